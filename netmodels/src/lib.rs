@@ -1,1 +1,29 @@
-//! placeholder during bootstrap
+//! vesper's network models: a deterministic discrete-event engine and the components
+//! of an interconnect (adapters, links, switches), arranged by a topology.
+//!
+//! ```text
+//!   NetworkBuilder (topology, switch and link parameters)
+//!        │ build()  (validation errors name the field and the rule)
+//!        ▼
+//!   Simulation ── inject(at, MessageSpec) ──▶ event loop ──▶ Delivery (arrival, first byte sent)
+//! ```
+//!
+//! Nothing here knows about sockets, the wire protocol or wall-clock time: time is
+//! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the
+//! same inputs always give the same outputs.
+
+pub mod engine;
+pub mod ids;
+pub mod link;
+pub mod simulation;
+pub mod stats;
+pub mod switch;
+pub mod time;
+pub mod topology;
+
+pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
+pub use link::LinkParams;
+pub use simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder, Simulation};
+pub use switch::SwitchParams;
+pub use time::{Bandwidth, SimTime, WireTimeError};
+pub use topology::{Cable, Endpoint, Topology, TopologyError};

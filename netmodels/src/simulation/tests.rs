@@ -1,0 +1,178 @@
+use super::*;
+use crate::time::Bandwidth;
+
+const KIB: u32 = 1024;
+
+fn crossbar(hosts: u32) -> Simulation {
+    NetworkBuilder::crossbar(hosts, LinkParams::default()).build().expect("valid network")
+}
+
+fn send(sim: &mut Simulation, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
+    let spec = MessageSpec {
+        src: HostId(src),
+        dst: HostId(dst),
+        size_bytes,
+        cookie,
+    };
+    sim.inject(SimTime::from_ns(at_ns), spec).expect("valid injection");
+}
+
+fn run(sim: &mut Simulation) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    sim.run_until(SimTime::MAX, &mut out);
+    out
+}
+
+/// hops × per-hop latency + size / bandwidth, for host → switch → host.
+fn zero_load_latency(size_bytes: u32) -> SimTime {
+    let link = LinkParams::default();
+    link.bandwidth.serialization_time(u64::from(size_bytes))
+        + link.propagation
+        + link.propagation
+        + SwitchParams::default().routing_latency
+}
+
+#[test]
+fn zero_load_latency_matches_the_closed_form() {
+    for size in [0, 1, 8, KIB, 64 * KIB, 1 << 20] {
+        let mut sim = crossbar(4);
+        send(&mut sim, 1000, 0, 3, size, 7);
+        let d = run(&mut sim);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].arrived, SimTime::from_ns(1000) + zero_load_latency(size), "size {size}");
+        assert_eq!(d[0].first_byte_sent, SimTime::from_ns(1000));
+        assert_eq!((d[0].cookie, d[0].src, d[0].dst, d[0].size_bytes), (7, HostId(0), HostId(3), size));
+    }
+    // The default Myrinet-class numbers: 4096 ns on the wire, 2 × 25 ns cable, 100 ns route.
+    assert_eq!(zero_load_latency(KIB), SimTime::from_ns(4246));
+}
+
+#[test]
+fn contention_at_the_destination_port_serialises_messages() {
+    let mut sim = crossbar(3);
+    send(&mut sim, 0, 0, 2, KIB, 0);
+    send(&mut sim, 0, 1, 2, KIB, 1);
+    let d = run(&mut sim);
+    let wire = LinkParams::default().bandwidth.serialization_time(u64::from(KIB));
+    assert_eq!(d[0].arrived, zero_load_latency(KIB));
+    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire);
+    // Both left their adapters at once: the wait was in the switch.
+    assert_eq!((d[0].first_byte_sent, d[1].first_byte_sent), (SimTime::ZERO, SimTime::ZERO));
+}
+
+#[test]
+fn different_destinations_do_not_contend() {
+    let mut sim = crossbar(4);
+    send(&mut sim, 0, 0, 2, KIB, 0);
+    send(&mut sim, 0, 1, 3, KIB, 1);
+    let d = run(&mut sim);
+    assert_eq!(d[0].arrived, d[1].arrived);
+}
+
+#[test]
+fn one_adapter_sends_one_message_at_a_time() {
+    let mut sim = crossbar(3);
+    send(&mut sim, 0, 0, 1, KIB, 0);
+    send(&mut sim, 0, 0, 2, KIB, 1);
+    let d = run(&mut sim);
+    let wire = LinkParams::default().bandwidth.serialization_time(u64::from(KIB));
+    assert_eq!(d[1].first_byte_sent, wire);
+    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire);
+}
+
+#[test]
+fn a_slow_upstream_link_holds_the_tail_back() {
+    // Cut-through never lets an output finish before the tail has arrived.
+    let slow = LinkParams {
+        bandwidth: Bandwidth::from_bytes_per_second(125_000_000).expect("non-zero"),
+        propagation: SimTime::from_ns(25),
+    };
+    let fast = LinkParams::default();
+    let mut topology = Topology::crossbar(2, fast);
+    topology.cables[0].link = slow;
+    let mut sim = NetworkBuilder::new(topology).build().expect("valid");
+    send(&mut sim, 0, 0, 1, KIB, 0);
+    let d = run(&mut sim);
+    let tail_at_switch = slow.bandwidth.serialization_time(u64::from(KIB)) + slow.propagation;
+    assert_eq!(d[0].arrived, tail_at_switch + fast.propagation);
+}
+
+#[test]
+fn every_injected_message_is_delivered_exactly_once() {
+    let mut sim = crossbar(8);
+    let mut cookies = Vec::new();
+    for i in 0..200u64 {
+        let src = (i * 7 % 8) as u32;
+        let dst = (i * 3 % 8) as u32;
+        send(&mut sim, i * 10, src, dst, (i as u32 % 5) * 1000, i);
+        cookies.push(i);
+    }
+    let mut delivered: Vec<u64> = run(&mut sim).iter().map(|d| d.cookie).collect();
+    delivered.sort_unstable();
+    assert_eq!(delivered, cookies);
+    assert_eq!(sim.in_flight(), 0);
+}
+
+#[test]
+fn deliveries_come_out_in_time_order() {
+    let mut sim = crossbar(8);
+    for i in 0..100u64 {
+        send(&mut sim, i, (i % 8) as u32, ((i + 3) % 8) as u32, (i as u32 * 37) % 9000, i);
+    }
+    let d = run(&mut sim);
+    assert!(d.windows(2).all(|w| w[0].arrived <= w[1].arrived));
+}
+
+#[test]
+fn same_inputs_give_the_same_run() {
+    let scenario = || {
+        let mut sim = crossbar(16);
+        for i in 0..500u64 {
+            send(&mut sim, i * 3, (i * 5 % 16) as u32, (i * 11 % 16) as u32, (i as u32 * 101) % 5000, i);
+        }
+        let d = run(&mut sim);
+        (format!("{d:?}"), sim.events_processed())
+    };
+    assert_eq!(scenario(), scenario());
+}
+
+#[test]
+fn run_until_stops_at_the_limit() {
+    let mut sim = crossbar(2);
+    send(&mut sim, 0, 0, 1, KIB, 0);
+    let mut d = Vec::new();
+    sim.run_until(SimTime::from_ns(4245), &mut d);
+    assert!(d.is_empty());
+    assert_eq!(sim.next_event_time(), Some(SimTime::from_ns(4246)));
+    sim.run_until(SimTime::from_ns(4246), &mut d);
+    assert_eq!(d.len(), 1);
+}
+
+#[test]
+fn bad_injections_are_refused() {
+    let mut sim = crossbar(2);
+    let spec = MessageSpec {
+        src: HostId(0),
+        dst: HostId(5),
+        size_bytes: 1,
+        cookie: 0,
+    };
+    assert_eq!(
+        sim.inject(SimTime::ZERO, spec),
+        Err(InjectError::UnknownHost { host: HostId(5), hosts: 2 })
+    );
+    send(&mut sim, 100, 0, 1, 1, 0);
+    run(&mut sim);
+    let ok = MessageSpec { dst: HostId(1), ..spec };
+    assert!(matches!(sim.inject(SimTime::ZERO, ok), Err(InjectError::InThePast { .. })));
+}
+
+#[test]
+fn message_slots_are_reused() {
+    let mut sim = crossbar(2);
+    for round in 0..10u64 {
+        send(&mut sim, round * 100_000, 0, 1, 1, round);
+        run(&mut sim);
+    }
+    assert_eq!(sim.messages.len(), 1);
+}

@@ -1,0 +1,378 @@
+//! Topology: which devices exist and how cables join their ports; and routing: where a
+//! packet may go. Topologies never touch buffers or timing.
+//!
+//! ```text
+//!   host0.p0 ──cable── sw0.p0        hosts have one port (p0);
+//!   host1.p0 ──cable── sw0.p1        switch ports are numbered 0..ports
+//!      …                  …
+//!   hostN.p0 ──cable── sw0.pN        (the built-in crossbar)
+//! ```
+
+use std::collections::VecDeque;
+
+use crate::ids::{Device, HostId, SwitchId};
+use crate::link::LinkParams;
+
+/// One end of a cable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Endpoint {
+    /// the device
+    pub device: Device,
+    /// its port, 0-based
+    pub port: u32,
+}
+
+/// A full-duplex cable between two ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Cable {
+    /// one end
+    pub a: Endpoint,
+    /// the other end
+    pub b: Endpoint,
+    /// rate and delay of both directions
+    pub link: LinkParams,
+}
+
+/// A network's devices and cables.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Topology {
+    /// number of hosts (each with one port, p0)
+    pub hosts: u32,
+    /// number of ports of each switch
+    pub switch_ports: Vec<u32>,
+    /// every cable
+    pub cables: Vec<Cable>,
+}
+
+impl Topology {
+    /// One switch with a port per host: host `h` on switch port `h`.
+    pub fn crossbar(hosts: u32, link: LinkParams) -> Topology {
+        let cables = (0..hosts)
+            .map(|h| Cable {
+                a: Endpoint {
+                    device: Device::Host(HostId(h)),
+                    port: 0,
+                },
+                b: Endpoint {
+                    device: Device::Switch(SwitchId(0)),
+                    port: h,
+                },
+                link,
+            })
+            .collect();
+        Topology {
+            hosts,
+            switch_ports: vec![hosts],
+            cables,
+        }
+    }
+
+    /// Number of ports of `device`.
+    pub fn ports_of(&self, device: Device) -> u32 {
+        match device {
+            Device::Host(_) => 1,
+            Device::Switch(s) => self.switch_ports.get(s.index()).copied().unwrap_or(0),
+        }
+    }
+
+    fn contains(&self, device: Device) -> bool {
+        match device {
+            Device::Host(h) => h.0 < self.hosts,
+            Device::Switch(s) => s.index() < self.switch_ports.len(),
+        }
+    }
+}
+
+/// Why a topology cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    /// a network needs hosts
+    #[error("topology.hosts: a network needs at least one host")]
+    NoHosts,
+    /// a cable names a device that does not exist
+    #[error("cables[{cable}]: {device} does not exist")]
+    UnknownDevice {
+        /// index of the cable
+        cable: usize,
+        /// the device named
+        device: Device,
+    },
+    /// a cable names a port beyond the device's ports
+    #[error("cables[{cable}]: {device} has {ports} ports, no port {port}")]
+    NoSuchPort {
+        /// index of the cable
+        cable: usize,
+        /// the device named
+        device: Device,
+        /// the port named
+        port: u32,
+        /// the device's port count
+        ports: u32,
+    },
+    /// two cables on one port
+    #[error("cables[{cable}]: {device}.p{port} is already used by cables[{first}]")]
+    PortUsedTwice {
+        /// index of the second cable
+        cable: usize,
+        /// index of the first cable
+        first: usize,
+        /// the device
+        device: Device,
+        /// the port
+        port: u32,
+    },
+    /// a host with no cable
+    #[error("host{0}.p0 has no cable: every host must be connected")]
+    HostNotConnected(u32),
+    /// no path from a switch to a host
+    #[error("no path from sw{switch} to host{host}: the network is not connected")]
+    Unreachable {
+        /// the switch
+        switch: u32,
+        /// the host
+        host: u32,
+    },
+}
+
+/// Where each port's cable leads, and the link behind it, after validation.
+#[derive(Debug, Clone)]
+pub(crate) struct Wiring {
+    /// first port index of each host (`hosts` entries) then of each switch
+    pub(crate) port_base: Vec<u32>,
+    /// for every port: the peer endpoint and the link
+    pub(crate) peer: Vec<Option<(Endpoint, LinkParams)>>,
+    pub(crate) hosts: u32,
+}
+
+impl Wiring {
+    pub(crate) fn device_index(&self, device: Device) -> usize {
+        match device {
+            Device::Host(h) => h.index(),
+            Device::Switch(s) => self.hosts as usize + s.index(),
+        }
+    }
+
+    /// Global port index of `endpoint`.
+    pub(crate) fn port(&self, endpoint: Endpoint) -> usize {
+        self.port_base[self.device_index(endpoint.device)] as usize + endpoint.port as usize
+    }
+}
+
+pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
+    if topology.hosts == 0 {
+        return Err(TopologyError::NoHosts);
+    }
+    let devices = (0..topology.hosts)
+        .map(|h| Device::Host(HostId(h)))
+        .chain((0..topology.switch_ports.len() as u32).map(|s| Device::Switch(SwitchId(s))));
+    let mut port_base = Vec::new();
+    let mut total = 0u32;
+    for device in devices {
+        port_base.push(total);
+        total += topology.ports_of(device);
+    }
+    let mut wiring = Wiring {
+        port_base,
+        peer: vec![None; total as usize],
+        hosts: topology.hosts,
+    };
+    let mut used_by: Vec<Option<usize>> = vec![None; total as usize];
+    for (index, cable) in topology.cables.iter().enumerate() {
+        for (end, other) in [(cable.a, cable.b), (cable.b, cable.a)] {
+            if !topology.contains(end.device) {
+                return Err(TopologyError::UnknownDevice {
+                    cable: index,
+                    device: end.device,
+                });
+            }
+            let ports = topology.ports_of(end.device);
+            if end.port >= ports {
+                return Err(TopologyError::NoSuchPort {
+                    cable: index,
+                    device: end.device,
+                    port: end.port,
+                    ports,
+                });
+            }
+            let port = wiring.port(end);
+            if let Some(first) = used_by[port] {
+                return Err(TopologyError::PortUsedTwice {
+                    cable: index,
+                    first,
+                    device: end.device,
+                    port: end.port,
+                });
+            }
+            used_by[port] = Some(index);
+            wiring.peer[port] = Some((other, cable.link));
+        }
+    }
+    if let Some(h) = (0..topology.hosts).find(|&h| wiring.peer[wiring.port_base[h as usize] as usize].is_none()) {
+        return Err(TopologyError::HostNotConnected(h));
+    }
+    Ok(wiring)
+}
+
+/// Routing tables: for each switch and destination host, the output port.
+///
+/// Built by breadth-first search from each destination: a switch forwards on the
+/// lowest-numbered port that leads one hop closer. Shortest paths, deterministic.
+/// (The topologies issue adds d-mod-k, s-mod-k, random and pattern-aware routing.)
+#[derive(Debug, Clone)]
+pub(crate) struct RouteTable {
+    hosts: u32,
+    /// `out_port[switch * hosts + host]`
+    out_port: Vec<u32>,
+}
+
+impl RouteTable {
+    pub(crate) fn shortest_paths(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
+        let hosts = topology.hosts;
+        let switches = topology.switch_ports.len();
+        let mut out_port = vec![u32::MAX; switches * hosts as usize];
+        let mut distance = vec![u32::MAX; switches];
+        let mut queue = VecDeque::new();
+        for host in 0..hosts {
+            distance.fill(u32::MAX);
+            queue.clear();
+            // Seed: the switch (if any) the destination host hangs off.
+            let host_port = wiring.port_base[host as usize] as usize;
+            if let Some((Endpoint { device: Device::Switch(s), .. }, _)) = wiring.peer[host_port] {
+                distance[s.index()] = 0;
+                queue.push_back(s);
+            }
+            while let Some(s) = queue.pop_front() {
+                for port in 0..topology.switch_ports[s.index()] {
+                    let global = wiring.port(Endpoint {
+                        device: Device::Switch(s),
+                        port,
+                    });
+                    if let Some((Endpoint { device: Device::Switch(n), .. }, _)) = wiring.peer[global] {
+                        if distance[n.index()] == u32::MAX {
+                            distance[n.index()] = distance[s.index()] + 1;
+                            queue.push_back(n);
+                        }
+                    }
+                }
+            }
+            for s in 0..switches {
+                let here = SwitchId(s as u32);
+                let port = (0..topology.switch_ports[s]).find(|&port| {
+                    let global = wiring.port(Endpoint {
+                        device: Device::Switch(here),
+                        port,
+                    });
+                    match wiring.peer[global] {
+                        Some((Endpoint { device: Device::Host(h), .. }, _)) => h.0 == host,
+                        Some((Endpoint { device: Device::Switch(n), .. }, _)) => {
+                            distance[s] != u32::MAX && distance[s].checked_sub(1) == Some(distance[n.index()])
+                        }
+                        None => false,
+                    }
+                });
+                match port {
+                    Some(port) => out_port[s * hosts as usize + host as usize] = port,
+                    None => {
+                        return Err(TopologyError::Unreachable {
+                            switch: s as u32,
+                            host,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(RouteTable { hosts, out_port })
+    }
+
+    /// The output port of `switch` towards `host`.
+    pub(crate) fn next_port(&self, switch: SwitchId, host: HostId) -> u32 {
+        self.out_port[switch.index() * self.hosts as usize + host.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(h: u32, port: u32) -> Endpoint {
+        Endpoint {
+            device: Device::Host(HostId(h)),
+            port,
+        }
+    }
+
+    fn switch(s: u32, port: u32) -> Endpoint {
+        Endpoint {
+            device: Device::Switch(SwitchId(s)),
+            port,
+        }
+    }
+
+    #[test]
+    fn crossbar_routes_each_host_to_its_port() {
+        let t = Topology::crossbar(4, LinkParams::default());
+        let w = wire(&t).expect("valid");
+        let r = RouteTable::shortest_paths(&t, &w).expect("connected");
+        for h in 0..4 {
+            assert_eq!(r.next_port(SwitchId(0), HostId(h)), h);
+        }
+    }
+
+    #[test]
+    fn two_switches_route_over_the_trunk() {
+        let link = LinkParams::default();
+        let t = Topology {
+            hosts: 2,
+            switch_ports: vec![4, 4],
+            cables: vec![
+                Cable { a: host(0, 0), b: switch(0, 1), link },
+                Cable { a: host(1, 0), b: switch(1, 2), link },
+                Cable { a: switch(0, 3), b: switch(1, 0), link },
+            ],
+        };
+        let w = wire(&t).expect("valid");
+        let r = RouteTable::shortest_paths(&t, &w).expect("connected");
+        assert_eq!(r.next_port(SwitchId(0), HostId(1)), 3);
+        assert_eq!(r.next_port(SwitchId(1), HostId(0)), 0);
+        assert_eq!(r.next_port(SwitchId(1), HostId(1)), 2);
+    }
+
+    #[test]
+    fn bad_wiring_is_named() {
+        let link = LinkParams::default();
+        let mut t = Topology::crossbar(2, link);
+        t.cables.push(Cable { a: host(1, 0), b: switch(0, 0), link });
+        assert_eq!(
+            wire(&t).err().map(|e| e.to_string()),
+            Some("cables[2]: host1.p0 is already used by cables[1]".to_string())
+        );
+        let mut t = Topology::crossbar(2, link);
+        t.cables[1].b.port = 9;
+        assert_eq!(
+            wire(&t).err().map(|e| e.to_string()),
+            Some("cables[1]: sw0 has 2 ports, no port 9".to_string())
+        );
+        let mut t = Topology::crossbar(3, link);
+        t.cables.pop();
+        assert_eq!(wire(&t).err(), Some(TopologyError::HostNotConnected(2)));
+        assert_eq!(wire(&Topology::crossbar(0, link)).err(), Some(TopologyError::NoHosts));
+    }
+
+    #[test]
+    fn disconnected_networks_are_refused() {
+        let link = LinkParams::default();
+        let t = Topology {
+            hosts: 2,
+            switch_ports: vec![1, 1],
+            cables: vec![
+                Cable { a: host(0, 0), b: switch(0, 0), link },
+                Cable { a: host(1, 0), b: switch(1, 0), link },
+            ],
+        };
+        let w = wire(&t).expect("valid wiring");
+        assert_eq!(
+            RouteTable::shortest_paths(&t, &w).err(),
+            Some(TopologyError::Unreachable { switch: 1, host: 0 })
+        );
+    }
+}
