@@ -1,1 +1,27 @@
-//! bootstrap
+//! The vesper server: a TCP listener for task-replay clients (Dimemas with its
+//! network-server client, or vesper's own), a coordinator thread that owns the network
+//! simulation and runs the conservative null-message synchronisation, and the
+//! statistics report.
+//!
+//! ```text
+//!  Dimemas ──TCP──┐  tokio listener (accept, TCP_NODELAY, limit)
+//!  Dimemas ──TCP──┤        │ socket
+//!                 │        ▼
+//!                 └──▶ simulation thread: driver ─▶ session ─▶ coordinator ─▶ Simulation
+//!                 ◀─── replies (≤ 500 bytes, one write each)
+//! ```
+//!
+//! [`run`] is the library entry point, so tests start a server on `127.0.0.1:0`.
+
+pub mod bench;
+pub mod config;
+pub mod coordinator;
+pub mod driver;
+pub mod report;
+pub mod server;
+pub mod session;
+pub mod translate;
+
+pub use config::{NetworkConfig, ServerConfig};
+pub use report::Report;
+pub use server::{ServerError, run};

@@ -1,0 +1,527 @@
+//! The coordinator: owns the simulation on a dedicated thread and runs the conservative
+//! null-message synchronisation with every connected client.
+//!
+//! ```text
+//!  session 0 ─┐  Command (Connect, Batch, Finish, Disconnect)   ┌─▶ Simulation
+//!  session 1 ─┼─────────────────────────────────▶ Coordinator ─┤
+//!  session n ─┘  ◀──── replies (one write each) ────────────────┘   statistics
+//! ```
+//!
+//! The coordinator is pure logic: it takes commands and hands out replies, and the
+//! driver ([`crate::driver`]) does the I/O on the same thread.
+//!
+//! Invariants (see `shared/spec/protocol.md`, "Synchronisation"):
+//! - the model processes events at time `e` only if every client allows it: a client
+//!   waiting on `STOP s` allows `e ≤ s`; a client that is not waiting (computing, or
+//!   not yet connected though expected) allows only `e < p`, `p` the time of the last
+//!   reply it got (0 at first). Strictly before `p`, because it may still send messages
+//!   stamped `p`;
+//! - injections are buffered and enter the model in (time, application, source node,
+//!   client sequence, client) order just before the model reaches their time, so the
+//!   result never depends on which socket's bytes arrived first;
+//! - a waiting client is answered as soon as everything up to its earliest completion
+//!   `c` (or its STOP) has been processed, with the completions at `c` only: the model
+//!   cannot run past `c` before the client answers, since it then allows only `e < c`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tracing::{info, warn};
+use vesper_netmodels::stats::Histogram;
+use vesper_netmodels::{Delivery, MessageSpec, SimTime, Simulation};
+use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
+
+use crate::config::ServerConfig;
+use crate::report::{ClientReport, Report, SimulationReport, WallReport};
+use crate::translate;
+
+/// Identifies a connection, in accept order.
+pub type ClientId = u32;
+
+/// One line of a batch that asks for something, with its line number.
+#[derive(Debug, Clone, Copy)]
+pub enum BatchItem {
+    /// `SEND` (eager) or `PROTO READY_TO_RECV` (rendezvous data): inject a message
+    Data {
+        /// line number on the connection
+        line: u64,
+        /// the request
+        message: DataMessage,
+        /// came as `PROTO READY_TO_RECV`
+        rendezvous: bool,
+    },
+    /// `PROTO OK_TO_SEND`: recorded (the `dimemas` rendezvous mode)
+    RequestToSend {
+        /// line number on the connection
+        line: u64,
+        /// the request
+        request: RendezvousRequest,
+    },
+}
+
+/// What sessions tell the coordinator.
+#[derive(Debug)]
+pub enum Command {
+    /// a client connected
+    Connect {
+        /// its id
+        client: ClientId,
+        /// its address, for logs
+        peer: String,
+    },
+    /// a batch ended with `END`
+    Batch {
+        /// who sent it
+        client: ClientId,
+        /// the `SEND`/`PROTO` lines, in order
+        items: Vec<BatchItem>,
+        /// the last `STOP` of the batch and its line number
+        stop: Option<(u64, WireTime)>,
+        /// when the `END` line was read (for the reply latency statistics)
+        received: Instant,
+    },
+    /// the client sent `FINISH`
+    Finish {
+        /// who
+        client: ClientId,
+    },
+    /// the connection closed (after `FINISH` or not)
+    Disconnect {
+        /// who
+        client: ClientId,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientState {
+    /// computing, or between batches: allows the model only strictly before `promise`
+    Running,
+    /// blocked on a reply to `STOP stop`
+    Waiting { stop: SimTime, received: Instant },
+    /// sent `FINISH` or disconnected: holds nothing back
+    Gone,
+}
+
+#[derive(Debug)]
+struct Client {
+    name: String,
+    state: ClientState,
+    /// time of the last reply (or of joining): the client sends nothing earlier
+    promise: SimTime,
+    /// completions not yet handed out, in time order
+    completions: VecDeque<(SimTime, Completion)>,
+    /// messages accepted and not yet reported (buffered or in the network)
+    in_flight: usize,
+    /// per-client sequence number of injections, for deterministic ordering
+    sequence: u64,
+    report: ClientReport,
+    warned_idle_wait: bool,
+}
+
+/// A message the client sent, kept until its completion is reported.
+#[derive(Debug, Clone, Copy)]
+struct SendRecord {
+    client: ClientId,
+    request: DataMessage,
+    requested_at: SimTime,
+}
+
+/// Order of simultaneous injections: (time, application, source node, sequence, client).
+type InjectionKey = (SimTime, u32, u32, u64, ClientId);
+
+/// The coordinator's state; runs on its own thread via [`Coordinator::run`].
+#[derive(Debug)]
+pub struct Coordinator {
+    config: ServerConfig,
+    sim: Simulation,
+    clients: BTreeMap<ClientId, Client>,
+    /// clients that ever connected
+    connected: usize,
+    records: Vec<Option<SendRecord>>,
+    free_records: Vec<usize>,
+    pending: BTreeMap<InjectionKey, MessageSpec>,
+    deliveries: Vec<Delivery>,
+    latency_ps: Histogram,
+    reply_latency_ns: Histogram,
+    round_trips: u64,
+    clamped: u64,
+    simulated_end: SimTime,
+    started: Instant,
+    shutdown: Arc<AtomicBool>,
+    /// replies to write, in order; each is one write
+    outbox: Vec<(ClientId, Bytes)>,
+}
+
+impl Coordinator {
+    /// A coordinator for `sim`; `shutdown` is polled between time steps.
+    pub fn new(config: ServerConfig, sim: Simulation, shutdown: Arc<AtomicBool>) -> Self {
+        Coordinator {
+            config,
+            sim,
+            clients: BTreeMap::new(),
+            connected: 0,
+            records: Vec::new(),
+            free_records: Vec::new(),
+            pending: BTreeMap::new(),
+            deliveries: Vec::new(),
+            latency_ps: Histogram::new(),
+            reply_latency_ns: Histogram::new(),
+            round_trips: 0,
+            clamped: 0,
+            simulated_end: SimTime::ZERO,
+            started: Instant::now(),
+            shutdown,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Whether the run is over: every expected client came and has gone (and the
+    /// configuration says to stop then).
+    pub fn is_complete(&self) -> bool {
+        self.config.exit_when_done
+            && self.connected >= self.config.clients
+            && self.clients.values().all(|c| c.state == ClientState::Gone)
+    }
+
+    /// Replies to write, in order, each in one write; empties the outbox.
+    pub fn take_replies(&mut self) -> std::vec::Drain<'_, (ClientId, Bytes)> {
+        self.outbox.drain(..)
+    }
+
+    /// Applies one command and advances the model as far as the clients allow.
+    pub fn apply(&mut self, command: Command) {
+        self.handle(command);
+        self.progress();
+    }
+
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Connect { client, peer } => {
+                self.connected += 1;
+                // A client joining a run in progress cannot send into the past.
+                let promise = self.sim.now();
+                if promise > SimTime::ZERO {
+                    warn!("client {client} ({peer}) joined at simulated time {promise}");
+                }
+                info!("client {client} connected from {peer}");
+                let report = ClientReport {
+                    client,
+                    ..ClientReport::default()
+                };
+                self.clients.insert(
+                    client,
+                    Client {
+                        name: format!("client {client} ({peer})"),
+                        state: ClientState::Running,
+                        promise,
+                        completions: VecDeque::new(),
+                        in_flight: 0,
+                        sequence: 0,
+                        report,
+                        warned_idle_wait: false,
+                    },
+                );
+            }
+            Command::Batch {
+                client,
+                items,
+                stop,
+                received,
+            } => self.batch(client, items, stop, received),
+            Command::Finish { client } => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    if c.in_flight > 0 {
+                        warn!("{} finished with {} messages still in flight", c.name, c.in_flight);
+                    }
+                    info!("{} finished", c.name);
+                    c.state = ClientState::Gone;
+                    c.report.finished = true;
+                }
+            }
+            Command::Disconnect { client } => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    if c.state != ClientState::Gone {
+                        warn!("{} disconnected before FINISH; dropped, the others continue", c.name);
+                        c.state = ClientState::Gone;
+                    }
+                }
+            }
+        }
+    }
+
+    fn batch(&mut self, id: ClientId, items: Vec<BatchItem>, stop: Option<(u64, WireTime)>, received: Instant) {
+        let hosts = self.sim.hosts();
+        let max_in_flight = self.config.max_in_flight;
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        if client.state == ClientState::Gone {
+            warn!("{}: batch after FINISH ignored", client.name);
+            return;
+        }
+        for item in items {
+            let (line, message, rendezvous) = match item {
+                BatchItem::RequestToSend { line, request } => {
+                    // `dimemas` rendezvous mode: the data follows in READY_TO_RECV.
+                    if request.src >= hosts || request.dst >= hosts {
+                        warn!(
+                            "{} line {line}: node {} or {} does not exist (the network has {hosts} hosts); OK_TO_SEND ignored",
+                            client.name, request.src, request.dst
+                        );
+                    }
+                    client.report.rendezvous_requests += 1;
+                    continue;
+                }
+                BatchItem::Data {
+                    line,
+                    message,
+                    rendezvous,
+                } => (line, message, rendezvous),
+            };
+            if message.src >= hosts || message.dst >= hosts {
+                warn!(
+                    "{} line {line}: expected node ids below {hosts} (the network's hosts), got {} → {}; message ignored",
+                    client.name, message.src, message.dst
+                );
+                client.report.bad_lines += 1;
+                continue;
+            }
+            if message.src_repeat != message.src || message.dst_repeat != message.dst {
+                warn!(
+                    "{} line {line}: repeated node pair {} {} differs from {} {}; using the first",
+                    client.name, message.src_repeat, message.dst_repeat, message.src, message.dst
+                );
+            }
+            let at = match translate::message_time(message.time) {
+                Ok(t) => t,
+                Err(e) => {
+                    warn!("{} line {line}: {e}; message ignored", client.name);
+                    client.report.bad_lines += 1;
+                    continue;
+                }
+            };
+            if client.in_flight >= max_in_flight {
+                warn!(
+                    "{} line {line}: more than {max_in_flight} messages in flight; message ignored",
+                    client.name
+                );
+                client.report.bad_lines += 1;
+                continue;
+            }
+            let at = if at < client.promise {
+                self.clamped += 1;
+                client.report.clamped_times += 1;
+                client.promise
+            } else {
+                at
+            };
+            let record = SendRecord {
+                client: id,
+                request: message,
+                requested_at: at,
+            };
+            let cookie = match self.free_records.pop() {
+                Some(slot) => {
+                    self.records[slot] = Some(record);
+                    slot
+                }
+                None => {
+                    self.records.push(Some(record));
+                    self.records.len() - 1
+                }
+            };
+            let spec = MessageSpec {
+                src: translate::host_of_node(message.src),
+                dst: translate::host_of_node(message.dst),
+                size_bytes: message.size,
+                cookie: cookie as u64,
+            };
+            client.sequence += 1;
+            client.in_flight += 1;
+            client.report.messages += 1;
+            client.report.bytes += u64::from(message.size);
+            if rendezvous {
+                client.report.rendezvous_messages += 1;
+            }
+            self.pending.insert((at, message.src_app, message.src, client.sequence, id), spec);
+        }
+        let stop = match stop {
+            None => {
+                warn!("{}: batch ended without a STOP; answering at its last time", client.name);
+                client.promise
+            }
+            Some((line, t)) => match translate::stop_time(t) {
+                Ok(s) => s,
+                Err(e) => {
+                    warn!("{} line {line}: {e}; answering at its last time", client.name);
+                    client.report.bad_lines += 1;
+                    client.promise
+                }
+            },
+        };
+        // A STOP below the last reply changes nothing: the client cannot go back.
+        let stop = stop.max(client.promise);
+        client.state = ClientState::Waiting { stop, received };
+    }
+
+    /// The earliest time at which something is pending: a model event or an injection.
+    fn next_time(&self) -> Option<SimTime> {
+        let injection = self.pending.keys().next().map(|k| k.0);
+        match (self.sim.next_event_time(), injection) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether every client allows the model to process events at time `e`.
+    fn may_process(&self, e: SimTime) -> bool {
+        self.connected >= self.config.clients
+            && self.clients.values().all(|c| match c.state {
+                ClientState::Waiting { stop, .. } => e <= stop,
+                ClientState::Running => e < c.promise,
+                ClientState::Gone => true,
+            })
+    }
+
+    /// Answers every client that can be answered and advances the model as far as the
+    /// clients allow, until nothing more can happen without a client.
+    fn progress(&mut self) {
+        loop {
+            self.answer_clients();
+            let Some(e) = self.next_time() else { break };
+            if !self.may_process(e) || self.shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+            // Injections due by `e` enter the model in their deterministic order.
+            while let Some(entry) = self.pending.first_entry() {
+                if entry.key().0 > e {
+                    break;
+                }
+                let ((at, ..), spec) = entry.remove_entry();
+                // `at ≥ now` holds: the model never passes a time a client may still use.
+                if let Err(err) = self.sim.inject(at, spec) {
+                    warn!("message from node {} dropped: {err}", spec.src);
+                }
+            }
+            self.sim.run_until(e, &mut self.deliveries);
+            self.take_deliveries();
+        }
+    }
+
+    fn take_deliveries(&mut self) {
+        for delivery in self.deliveries.drain(..) {
+            let slot = delivery.cookie as usize;
+            let Some(record) = self.records.get_mut(slot).and_then(Option::take) else {
+                continue;
+            };
+            self.free_records.push(slot);
+            self.latency_ps
+                .record((delivery.arrived - record.requested_at).as_ps());
+            self.simulated_end = self.simulated_end.max(delivery.arrived);
+            let Some(client) = self.clients.get_mut(&record.client) else {
+                continue;
+            };
+            client.in_flight -= 1;
+            if client.state == ClientState::Gone {
+                continue;
+            }
+            // Never report earlier than the client's last reply (only possible with a
+            // zero-delay network).
+            let at = delivery.arrived.max(client.promise);
+            let line = translate::completion(&record.request, &delivery, at);
+            client.completions.push_back((at, line));
+        }
+    }
+
+    fn answer_clients(&mut self) {
+        // Everything strictly before `frontier` has been processed.
+        let frontier = self.next_time().unwrap_or(SimTime::MAX);
+        let reply_limit = self.config.reply_limit;
+        for (&id, client) in self.clients.iter_mut() {
+            let ClientState::Waiting { stop, received } = client.state else {
+                continue;
+            };
+            let due = client.completions.front().map(|(t, _)| *t).filter(|&c| c <= stop);
+            let answer_at = match due {
+                Some(c) if c < frontier => c,
+                Some(_) => continue,
+                None if stop == SimTime::MAX && client.in_flight == 0 => {
+                    // "Until the next completion" with nothing in flight would never
+                    // end: answer at once rather than run the model to infinity.
+                    if !client.warned_idle_wait {
+                        warn!("{} waits for a completion but has no message in flight", client.name);
+                        client.warned_idle_wait = true;
+                    }
+                    client.promise
+                }
+                None if stop < frontier => stop,
+                None => continue,
+            };
+            let reply = take_reply(&mut client.completions, answer_at, reply_limit);
+            client.report.round_trips += 1;
+            client.promise = answer_at;
+            client.state = ClientState::Running;
+            self.round_trips += 1;
+            self.simulated_end = self.simulated_end.max(answer_at);
+            self.reply_latency_ns.record(received.elapsed().as_nanos() as u64);
+            self.outbox.push((id, reply));
+        }
+    }
+
+    /// The statistics so far.
+    pub fn report(&self) -> Report {
+        let wall = self.started.elapsed();
+        let events = self.sim.events_processed();
+        let ns = |h: &Histogram| h.summary();
+        Report {
+            simulation: SimulationReport {
+                network: self.config.network.describe(),
+                clients: self.clients.values().map(|c| c.report.clone()).collect(),
+                messages: self.clients.values().map(|c| c.report.messages).sum(),
+                bytes: self.clients.values().map(|c| c.report.bytes).sum(),
+                latency_ns: ns(&self.latency_ps).map(crate::report::LatencySummary::from_ps),
+                simulated_end_ns: self.simulated_end.to_wire_ns(),
+                sync_round_trips: self.round_trips,
+                clamped_times: self.clamped,
+                events_processed: events,
+                messages_in_flight_at_exit: self.sim.in_flight() + self.pending.len(),
+            },
+            wall: WallReport {
+                wall_seconds: wall.as_secs_f64(),
+                events_per_second: events as f64 / wall.as_secs_f64().max(1e-9),
+                reply_latency_us: self.reply_latency_ns.summary().map(crate::report::LatencySummary::from_ns_to_us),
+            },
+        }
+    }
+}
+
+/// The reply at `at`: as many completions due at `at` as fit in `limit` bytes together
+/// with the closing `END`, whole lines only; the rest stay for the client's next STOP.
+fn take_reply(completions: &mut VecDeque<(SimTime, Completion)>, at: SimTime, limit: Option<usize>) -> Bytes {
+    const END: &[u8] = b"END\n";
+    let mut out = BytesMut::with_capacity(limit.unwrap_or(512));
+    let mut line = BytesMut::new();
+    while let Some((t, completion)) = completions.front() {
+        if *t != at {
+            break;
+        }
+        line.clear();
+        vesper_protocol::codec::encode_line(&ServerMessage::Completed(*completion), &mut line);
+        if let Some(limit) = limit {
+            // Always hand out at least one line, or the client could never progress.
+            if out.len() + line.len() + END.len() > limit && !out.is_empty() {
+                break;
+            }
+        }
+        out.put_slice(&line);
+        completions.pop_front();
+    }
+    out.put_slice(END);
+    out.freeze()
+}
+
+#[cfg(test)]
+mod tests;

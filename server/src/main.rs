@@ -1,0 +1,210 @@
+//! `vesper`: the network co-simulation server and its tools.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use tracing::info;
+use vesper_netmodels::{LinkParams, SwitchParams};
+use vesper_server::config::{NetworkConfig, ServerConfig, bandwidth_from_mb_per_s, time_from_ns};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vesper",
+    version,
+    about = "Interconnect simulator that co-simulates with MPI trace replayers (Dimemas --venus)",
+    long_about = "vesper hosts a deterministic model of an HPC interconnect and synchronises with \
+                  task-replay clients (Dimemas built with its network-server client, run with \
+                  `--venus --venuscon 127.0.0.1:10000`) over a text protocol of SEND / STOP / END \
+                  lines and COMPLETED SEND replies."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the co-simulation server.
+    Serve(ServeArgs),
+    /// Measure the server's performance.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on (the Dimemas client accepts numeric IPv4 only).
+    #[arg(long, default_value = "127.0.0.1:10000")]
+    listen: String,
+    /// Hosts in the network; client node n runs on host n.
+    #[arg(long, default_value_t = 256)]
+    hosts: u32,
+    /// Link rate per direction [MB/s, 10^6 bytes/s] (default: 2 Gb/s, Myrinet-2000).
+    #[arg(long, default_value_t = 250.0)]
+    link_bandwidth: f64,
+    /// Cable propagation delay [ns] (default: 5 m at 5 ns/m).
+    #[arg(long, default_value_t = 25.0)]
+    link_latency: f64,
+    /// Switch routing decision time [ns].
+    #[arg(long, default_value_t = 100.0)]
+    routing_latency: f64,
+    /// Clients to wait for before simulated time starts (several applications may share
+    /// the network).
+    #[arg(long, default_value_t = 1)]
+    clients: usize,
+    /// Connections accepted at once; more are refused with a warning.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Longest line accepted from a client [bytes].
+    #[arg(long, default_value_t = vesper_protocol::DEFAULT_MAX_LINE)]
+    max_line: usize,
+    /// Largest reply written at once [bytes]; the legacy client reads 500. 0 = no limit.
+    #[arg(long, default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
+    reply_limit: usize,
+    /// Messages one client may have queued or in flight at once.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_in_flight: usize,
+    /// After each exchange, keep polling the sockets without sleeping for this long
+    /// [µs]: the client usually answers within microseconds, and a sleeping thread
+    /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
+    #[arg(long, default_value_t = 200)]
+    spin_us: u64,
+    /// Keep serving new clients after every client has finished.
+    #[arg(long)]
+    keep_serving: bool,
+    /// Write the JSON statistics report here (default: standard output).
+    #[arg(long)]
+    stats: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Synchronisation round trips per second and reply latency over loopback.
+    Sync {
+        /// Timed round trips.
+        #[arg(long, default_value_t = 20_000)]
+        round_trips: u64,
+        /// Untimed round trips first.
+        #[arg(long, default_value_t = 2_000)]
+        warmup: u64,
+        /// Print the full result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args),
+        Command::Bench(BenchCommand::Sync {
+            round_trips,
+            warmup,
+            json,
+        }) => bench_sync(round_trips, warmup, json),
+    }
+}
+
+fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
+    let bandwidth = bandwidth_from_mb_per_s(args.link_bandwidth)
+        .with_context(|| format!("--link-bandwidth {}: expected a positive rate in MB/s", args.link_bandwidth))?;
+    let propagation = time_from_ns(args.link_latency)
+        .with_context(|| format!("--link-latency {}: expected a non-negative delay in ns", args.link_latency))?;
+    let routing_latency = time_from_ns(args.routing_latency)
+        .with_context(|| format!("--routing-latency {}: expected a non-negative delay in ns", args.routing_latency))?;
+    anyhow::ensure!(args.hosts > 0, "--hosts: a network needs at least one host");
+    Ok(NetworkConfig {
+        hosts: args.hosts,
+        link: LinkParams { bandwidth, propagation },
+        switch: SwitchParams { routing_latency },
+    })
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.clients > 0, "--clients: at least one client");
+    let config = ServerConfig {
+        network: network(&args)?,
+        clients: args.clients,
+        max_connections: args.max_connections.max(1),
+        max_line: args.max_line.max(64),
+        reply_limit: (args.reply_limit > 0).then_some(args.reply_limit),
+        max_in_flight: args.max_in_flight.max(1),
+        exit_when_done: !args.keep_serving,
+        spin: std::time::Duration::from_micros(args.spin_us),
+        ..ServerConfig::default()
+    };
+    if let Some(limit) = config.reply_limit {
+        anyhow::ensure!(limit >= 256, "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
+        let report = vesper_server::run(listener, config, shutdown_signal()).await?;
+        anyhow::Ok(report)
+    })?;
+    let json = serde_json::to_string_pretty(&report)?;
+    match &args.stats {
+        Some(path) => {
+            std::fs::write(path, json + "\n").with_context(|| format!("--stats {}: cannot write", path.display()))?;
+            info!("statistics written to {}", path.display());
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+
+fn bench_sync(round_trips: u64, warmup: u64, json: bool) -> anyhow::Result<()> {
+    let result = vesper_server::bench::sync(round_trips, warmup)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(());
+    }
+    println!("sync round trips: {}", result.round_trips);
+    println!("round trips per second: {:.0}", result.round_trips_per_second);
+    if let Some(c) = result.client_round_trip_us {
+        println!(
+            "client round trip [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
+            c.p50, c.p99, c.mean, c.max
+        );
+    }
+    if let Some(s) = result.server.wall.reply_latency_us {
+        println!(
+            "server reply latency [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
+            s.p50, s.p99, s.mean, s.max
+        );
+    }
+    Ok(())
+}
