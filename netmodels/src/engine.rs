@@ -114,7 +114,10 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves the clock forward to `time` without an event (never backwards).
     pub fn advance_clock(&mut self, time: SimTime) {
-        debug_assert!(self.peek_time().is_none_or(|t| t >= time), "clock moved past a pending event");
+        debug_assert!(
+            self.peek_time().is_none_or(|t| t >= time),
+            "clock moved past a pending event"
+        );
         self.now = self.now.max(time);
     }
 }

@@ -215,7 +215,10 @@ impl Simulation {
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<MessageId, InjectError> {
         for host in [spec.src, spec.dst] {
             if host.0 >= self.hosts {
-                return Err(InjectError::UnknownHost { host, hosts: self.hosts });
+                return Err(InjectError::UnknownHost {
+                    host,
+                    hosts: self.hosts,
+                });
             }
         }
         if at < self.now() {
@@ -330,10 +333,12 @@ impl Simulation {
         if m.first_byte_sent == SimTime::MAX {
             m.first_byte_sent = now;
         }
-        let tail_sent = (now + link.bandwidth.serialization_time(u64::from(m.spec.size_bytes))).max(m.tail_at_next_input);
+        let tail_sent =
+            (now + link.bandwidth.serialization_time(u64::from(m.spec.size_bytes))).max(m.tail_at_next_input);
         m.tail_at_next_input = tail_sent + link.propagation;
         self.queue.schedule(tail_sent, Event::PortFree { port });
-        self.queue.schedule(now + link.propagation, Event::HeadArrives { message, at: peer });
+        self.queue
+            .schedule(now + link.propagation, Event::HeadArrives { message, at: peer });
     }
 
     fn port_id(&self, endpoint: Endpoint) -> PortId {

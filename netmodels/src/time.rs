@@ -152,7 +152,11 @@ fn compare_scaled(ns: f64, ps: u64) -> std::cmp::Ordering {
         let shift = exponent.unsigned_abs();
         if shift >= 64 {
             // ps * 2^shift ≥ 2^64 > scaled unless ps is zero.
-            if ps == 0 { scaled.cmp(&0) } else { std::cmp::Ordering::Less }
+            if ps == 0 {
+                scaled.cmp(&0)
+            } else {
+                std::cmp::Ordering::Less
+            }
         } else {
             scaled.cmp(&(ps << shift))
         }
@@ -227,6 +231,7 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    #[allow(clippy::excessive_precision, reason = "the client prints doubles in full, as here")]
     fn rounds_wire_times_to_the_nearest_picosecond() {
         let t = |ns: f64| SimTime::from_wire_ns(ns).map(SimTime::as_ps);
         assert_eq!(t(0.0), Ok(0));
@@ -254,11 +259,28 @@ mod tests {
 
     #[test]
     fn wire_times_are_never_earlier_than_the_event() {
-        for ps in [0, 1, 2, 3, 999, 1000, 1001, 8_524_001, 11_633_300, 123_456_789_012_345, u64::MAX / 2, u64::MAX] {
+        for ps in [
+            0,
+            1,
+            2,
+            3,
+            999,
+            1000,
+            1001,
+            8_524_001,
+            11_633_300,
+            123_456_789_012_345,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
             let ns = SimTime::from_ps(ps).to_wire_ns();
             assert_ne!(compare_scaled(ns, ps), std::cmp::Ordering::Less, "{ps} ps -> {ns} ns");
             if ps > 0 {
-                assert_eq!(compare_scaled(ns.next_down(), ps), std::cmp::Ordering::Less, "{ps} ps: not the smallest");
+                assert_eq!(
+                    compare_scaled(ns.next_down(), ps),
+                    std::cmp::Ordering::Less,
+                    "{ps} ps: not the smallest"
+                );
             }
         }
         assert_eq!(SimTime::from_ps(8_524_000).to_wire_ns(), 8524.0);

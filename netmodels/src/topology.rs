@@ -237,7 +237,14 @@ impl RouteTable {
             queue.clear();
             // Seed: the switch (if any) the destination host hangs off.
             let host_port = wiring.port_base[host as usize] as usize;
-            if let Some((Endpoint { device: Device::Switch(s), .. }, _)) = wiring.peer[host_port] {
+            if let Some((
+                Endpoint {
+                    device: Device::Switch(s),
+                    ..
+                },
+                _,
+            )) = wiring.peer[host_port]
+            {
                 distance[s.index()] = 0;
                 queue.push_back(s);
             }
@@ -247,11 +254,12 @@ impl RouteTable {
                         device: Device::Switch(s),
                         port,
                     });
-                    if let Some((Endpoint { device: Device::Switch(n), .. }, _)) = wiring.peer[global] {
-                        if distance[n.index()] == u32::MAX {
-                            distance[n.index()] = distance[s.index()] + 1;
-                            queue.push_back(n);
-                        }
+                    let Some((peer, _)) = wiring.peer[global] else { continue };
+                    if let Device::Switch(n) = peer.device
+                        && distance[n.index()] == u32::MAX
+                    {
+                        distance[n.index()] = distance[s.index()] + 1;
+                        queue.push_back(n);
                     }
                 }
             }
@@ -263,20 +271,27 @@ impl RouteTable {
                         port,
                     });
                     match wiring.peer[global] {
-                        Some((Endpoint { device: Device::Host(h), .. }, _)) => h.0 == host,
-                        Some((Endpoint { device: Device::Switch(n), .. }, _)) => {
-                            distance[s] != u32::MAX && distance[s].checked_sub(1) == Some(distance[n.index()])
-                        }
+                        Some((
+                            Endpoint {
+                                device: Device::Host(h),
+                                ..
+                            },
+                            _,
+                        )) => h.0 == host,
+                        Some((
+                            Endpoint {
+                                device: Device::Switch(n),
+                                ..
+                            },
+                            _,
+                        )) => distance[s] != u32::MAX && distance[s].checked_sub(1) == Some(distance[n.index()]),
                         None => false,
                     }
                 });
                 match port {
                     Some(port) => out_port[s * hosts as usize + host as usize] = port,
                     None => {
-                        return Err(TopologyError::Unreachable {
-                            switch: s as u32,
-                            host,
-                        });
+                        return Err(TopologyError::Unreachable { switch: s as u32, host });
                     }
                 }
             }
@@ -325,9 +340,21 @@ mod tests {
             hosts: 2,
             switch_ports: vec![4, 4],
             cables: vec![
-                Cable { a: host(0, 0), b: switch(0, 1), link },
-                Cable { a: host(1, 0), b: switch(1, 2), link },
-                Cable { a: switch(0, 3), b: switch(1, 0), link },
+                Cable {
+                    a: host(0, 0),
+                    b: switch(0, 1),
+                    link,
+                },
+                Cable {
+                    a: host(1, 0),
+                    b: switch(1, 2),
+                    link,
+                },
+                Cable {
+                    a: switch(0, 3),
+                    b: switch(1, 0),
+                    link,
+                },
             ],
         };
         let w = wire(&t).expect("valid");
@@ -341,7 +368,11 @@ mod tests {
     fn bad_wiring_is_named() {
         let link = LinkParams::default();
         let mut t = Topology::crossbar(2, link);
-        t.cables.push(Cable { a: host(1, 0), b: switch(0, 0), link });
+        t.cables.push(Cable {
+            a: host(1, 0),
+            b: switch(0, 0),
+            link,
+        });
         assert_eq!(
             wire(&t).err().map(|e| e.to_string()),
             Some("cables[2]: host1.p0 is already used by cables[1]".to_string())
@@ -365,8 +396,16 @@ mod tests {
             hosts: 2,
             switch_ports: vec![1, 1],
             cables: vec![
-                Cable { a: host(0, 0), b: switch(0, 0), link },
-                Cable { a: host(1, 0), b: switch(1, 0), link },
+                Cable {
+                    a: host(0, 0),
+                    b: switch(0, 0),
+                    link,
+                },
+                Cable {
+                    a: host(1, 0),
+                    b: switch(1, 0),
+                    link,
+                },
             ],
         };
         let w = wire(&t).expect("valid wiring");

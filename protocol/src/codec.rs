@@ -190,7 +190,7 @@ impl<P> Encoder<ClientMessage> for LineCodec<P> {
 pub fn encode_line(message: &impl std::fmt::Display, buf: &mut BytesMut) {
     use std::fmt::Write;
     // Writing into a BytesMut cannot fail.
-    let _ = write!(buf, "{message}\n");
+    let _ = writeln!(buf, "{message}");
 }
 
 #[cfg(test)]
@@ -270,7 +270,9 @@ mod tests {
         let mut codec = LineCodec::new(64, ClientLines);
         let mut buf = BytesMut::new();
         codec.encode(ServerMessage::End, &mut buf).expect("encode");
-        codec.encode(ClientMessage::Stop(crate::WireTime(7.5)), &mut buf).expect("encode");
+        codec
+            .encode(ClientMessage::Stop(crate::WireTime(7.5)), &mut buf)
+            .expect("encode");
         assert_eq!(&buf[..], b"END\nSTOP 7.5\n");
     }
 }

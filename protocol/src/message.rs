@@ -134,13 +134,7 @@ impl fmt::Display for DataMessage {
         write!(
             f,
             " {} {} {} {} {} {} {}",
-            self.size,
-            self.ev,
-            self.ev_out,
-            self.src_repeat,
-            self.dst_repeat,
-            self.src_app,
-            self.dst_app
+            self.size, self.ev, self.ev_out, self.src_repeat, self.dst_repeat, self.src_app, self.dst_app
         )
     }
 }

@@ -82,7 +82,16 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_a_pointer() {
-        for text in ["", "0x", "nil", "0x12345678901234567", "0xg1", "(NIL)", "-0x1", "7fffdeadbeef"] {
+        for text in [
+            "",
+            "0x",
+            "nil",
+            "0x12345678901234567",
+            "0xg1",
+            "(NIL)",
+            "-0x1",
+            "7fffdeadbeef",
+        ] {
             assert_eq!(Token::new(text), Err(TokenError), "{text:?}");
         }
     }

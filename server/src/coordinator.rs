@@ -242,11 +242,11 @@ impl Coordinator {
                 }
             }
             Command::Disconnect { client } => {
-                if let Some(c) = self.clients.get_mut(&client) {
-                    if c.state != ClientState::Gone {
-                        warn!("{} disconnected before FINISH; dropped, the others continue", c.name);
-                        c.state = ClientState::Gone;
-                    }
+                if let Some(c) = self.clients.get_mut(&client)
+                    && c.state != ClientState::Gone
+                {
+                    warn!("{} disconnected before FINISH; dropped, the others continue", c.name);
+                    c.state = ClientState::Gone;
                 }
             }
         }
@@ -346,11 +346,15 @@ impl Coordinator {
             if rendezvous {
                 client.report.rendezvous_messages += 1;
             }
-            self.pending.insert((at, message.src_app, message.src, client.sequence, id), spec);
+            self.pending
+                .insert((at, message.src_app, message.src, client.sequence, id), spec);
         }
         let stop = match stop {
             None => {
-                warn!("{}: batch ended without a STOP; answering at its last time", client.name);
+                warn!(
+                    "{}: batch ended without a STOP; answering at its last time",
+                    client.name
+                );
                 client.promise
             }
             Some((line, t)) => match translate::stop_time(t) {
@@ -418,8 +422,7 @@ impl Coordinator {
                 continue;
             };
             self.free_records.push(slot);
-            self.latency_ps
-                .record((delivery.arrived - record.requested_at).as_ps());
+            self.latency_ps.record((delivery.arrived - record.requested_at).as_ps());
             self.simulated_end = self.simulated_end.max(delivery.arrived);
             let Some(client) = self.clients.get_mut(&record.client) else {
                 continue;
@@ -492,7 +495,10 @@ impl Coordinator {
             wall: WallReport {
                 wall_seconds: wall.as_secs_f64(),
                 events_per_second: events as f64 / wall.as_secs_f64().max(1e-9),
-                reply_latency_us: self.reply_latency_ns.summary().map(crate::report::LatencySummary::from_ns_to_us),
+                reply_latency_us: self
+                    .reply_latency_ns
+                    .summary()
+                    .map(crate::report::LatencySummary::from_ns_to_us),
             },
         }
     }

@@ -74,7 +74,9 @@ pub struct Driver {
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver").field("connections", &self.connections.len()).finish()
+        f.debug_struct("Driver")
+            .field("connections", &self.connections.len())
+            .finish()
     }
 }
 
@@ -269,7 +271,11 @@ impl Driver {
         };
         conn.output.extend_from_slice(rest);
         let interest = Interest::READABLE | Interest::WRITABLE;
-        if let Err(e) = self.poll.registry().reregister(&mut conn.stream, Token(client as usize), interest) {
+        if let Err(e) = self
+            .poll
+            .registry()
+            .reregister(&mut conn.stream, Token(client as usize), interest)
+        {
             warn!("{}: cannot watch the socket: {e}", conn.session.name());
         }
     }

@@ -97,9 +97,7 @@ enum BenchCommand {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()))
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args),
@@ -112,12 +110,24 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
-    let bandwidth = bandwidth_from_mb_per_s(args.link_bandwidth)
-        .with_context(|| format!("--link-bandwidth {}: expected a positive rate in MB/s", args.link_bandwidth))?;
-    let propagation = time_from_ns(args.link_latency)
-        .with_context(|| format!("--link-latency {}: expected a non-negative delay in ns", args.link_latency))?;
-    let routing_latency = time_from_ns(args.routing_latency)
-        .with_context(|| format!("--routing-latency {}: expected a non-negative delay in ns", args.routing_latency))?;
+    let bandwidth = bandwidth_from_mb_per_s(args.link_bandwidth).with_context(|| {
+        format!(
+            "--link-bandwidth {}: expected a positive rate in MB/s",
+            args.link_bandwidth
+        )
+    })?;
+    let propagation = time_from_ns(args.link_latency).with_context(|| {
+        format!(
+            "--link-latency {}: expected a non-negative delay in ns",
+            args.link_latency
+        )
+    })?;
+    let routing_latency = time_from_ns(args.routing_latency).with_context(|| {
+        format!(
+            "--routing-latency {}: expected a non-negative delay in ns",
+            args.routing_latency
+        )
+    })?;
     anyhow::ensure!(args.hosts > 0, "--hosts: a network needs at least one host");
     Ok(NetworkConfig {
         hosts: args.hosts,
@@ -140,7 +150,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {
-        anyhow::ensure!(limit >= 256, "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)");
+        anyhow::ensure!(
+            limit >= 256,
+            "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)"
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

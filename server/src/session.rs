@@ -128,7 +128,10 @@ impl Session {
             ClientMessage::Finish => {
                 self.finished = true;
                 if !self.items.is_empty() || self.stop.is_some() {
-                    warn!("{} line {number}: FINISH before END; the open batch is dropped", self.name);
+                    warn!(
+                        "{} line {number}: FINISH before END; the open batch is dropped",
+                        self.name
+                    );
                 }
                 commands.push(Command::Finish { client: self.client });
                 return;
@@ -176,7 +179,12 @@ mod tests {
         let mut s = session();
         assert!(feed(&mut s, "SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\nSTOP 6500\n").is_empty());
         let out = feed(&mut s, "END\n");
-        let [Command::Batch { client, items, stop, .. }] = &out[..] else {
+        let [
+            Command::Batch {
+                client, items, stop, ..
+            },
+        ] = &out[..]
+        else {
             panic!("expected one batch, got {out:?}");
         };
         assert_eq!((*client, items.len()), (3, 1));

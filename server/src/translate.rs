@@ -74,7 +74,10 @@ mod tests {
             arrived: SimTime::from_ps(10_746_001),
         };
         let line = vesper_protocol::ServerMessage::Completed(completion(&request, &delivery, delivery.arrived));
-        assert_eq!(line.to_string(), "COMPLETED SEND 10746.001 0 1 1024 0x55a873d62cc0 (nil) 0 1 6500");
+        assert_eq!(
+            line.to_string(),
+            "COMPLETED SEND 10746.001 0 1 1024 0x55a873d62cc0 (nil) 0 1 6500"
+        );
     }
 
     #[test]

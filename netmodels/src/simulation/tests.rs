@@ -4,7 +4,9 @@ use crate::time::Bandwidth;
 const KIB: u32 = 1024;
 
 fn crossbar(hosts: u32) -> Simulation {
-    NetworkBuilder::crossbar(hosts, LinkParams::default()).build().expect("valid network")
+    NetworkBuilder::crossbar(hosts, LinkParams::default())
+        .build()
+        .expect("valid network")
 }
 
 fn send(sim: &mut Simulation, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
@@ -39,9 +41,16 @@ fn zero_load_latency_matches_the_closed_form() {
         send(&mut sim, 1000, 0, 3, size, 7);
         let d = run(&mut sim);
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].arrived, SimTime::from_ns(1000) + zero_load_latency(size), "size {size}");
+        assert_eq!(
+            d[0].arrived,
+            SimTime::from_ns(1000) + zero_load_latency(size),
+            "size {size}"
+        );
         assert_eq!(d[0].first_byte_sent, SimTime::from_ns(1000));
-        assert_eq!((d[0].cookie, d[0].src, d[0].dst, d[0].size_bytes), (7, HostId(0), HostId(3), size));
+        assert_eq!(
+            (d[0].cookie, d[0].src, d[0].dst, d[0].size_bytes),
+            (7, HostId(0), HostId(3), size)
+        );
     }
     // The default Myrinet-class numbers: 4096 ns on the wire, 2 × 25 ns cable, 100 ns route.
     assert_eq!(zero_load_latency(KIB), SimTime::from_ns(4246));
@@ -57,7 +66,10 @@ fn contention_at_the_destination_port_serialises_messages() {
     assert_eq!(d[0].arrived, zero_load_latency(KIB));
     assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire);
     // Both left their adapters at once: the wait was in the switch.
-    assert_eq!((d[0].first_byte_sent, d[1].first_byte_sent), (SimTime::ZERO, SimTime::ZERO));
+    assert_eq!(
+        (d[0].first_byte_sent, d[1].first_byte_sent),
+        (SimTime::ZERO, SimTime::ZERO)
+    );
 }
 
 #[test]
@@ -117,7 +129,14 @@ fn every_injected_message_is_delivered_exactly_once() {
 fn deliveries_come_out_in_time_order() {
     let mut sim = crossbar(8);
     for i in 0..100u64 {
-        send(&mut sim, i, (i % 8) as u32, ((i + 3) % 8) as u32, (i as u32 * 37) % 9000, i);
+        send(
+            &mut sim,
+            i,
+            (i % 8) as u32,
+            ((i + 3) % 8) as u32,
+            (i as u32 * 37) % 9000,
+            i,
+        );
     }
     let d = run(&mut sim);
     assert!(d.windows(2).all(|w| w[0].arrived <= w[1].arrived));
@@ -128,7 +147,14 @@ fn same_inputs_give_the_same_run() {
     let scenario = || {
         let mut sim = crossbar(16);
         for i in 0..500u64 {
-            send(&mut sim, i * 3, (i * 5 % 16) as u32, (i * 11 % 16) as u32, (i as u32 * 101) % 5000, i);
+            send(
+                &mut sim,
+                i * 3,
+                (i * 5 % 16) as u32,
+                (i * 11 % 16) as u32,
+                (i as u32 * 101) % 5000,
+                i,
+            );
         }
         let d = run(&mut sim);
         (format!("{d:?}"), sim.events_processed())
@@ -159,12 +185,18 @@ fn bad_injections_are_refused() {
     };
     assert_eq!(
         sim.inject(SimTime::ZERO, spec),
-        Err(InjectError::UnknownHost { host: HostId(5), hosts: 2 })
+        Err(InjectError::UnknownHost {
+            host: HostId(5),
+            hosts: 2
+        })
     );
     send(&mut sim, 100, 0, 1, 1, 0);
     run(&mut sim);
     let ok = MessageSpec { dst: HostId(1), ..spec };
-    assert!(matches!(sim.inject(SimTime::ZERO, ok), Err(InjectError::InThePast { .. })));
+    assert!(matches!(
+        sim.inject(SimTime::ZERO, ok),
+        Err(InjectError::InThePast { .. })
+    ));
 }
 
 #[test]

@@ -29,7 +29,10 @@ fn reads_the_older_tagless_send() {
     let Ok(ClientMessage::Send(m)) = parse_client_line(line) else {
         panic!("tagless SEND not read");
     };
-    assert_eq!((m.tag, m.size, m.ev, m.ev_out, m.src_app), (None, 64, token("0x1"), Token::NIL, 1));
+    assert_eq!(
+        (m.tag, m.size, m.ev, m.ev_out, m.src_app),
+        (None, 64, token("0x1"), Token::NIL, 1)
+    );
     assert_eq!(ClientMessage::Send(m).to_string(), line);
 }
 
@@ -39,7 +42,10 @@ fn reads_exponent_forms_and_tolerates_carriage_returns() {
         parse_client_line("STOP 5.0000000000000002396e-05\r"),
         Ok(ClientMessage::Stop(WireTime(5e-5)))
     );
-    assert_eq!(parse_client_line("STOP 2.52e17"), Ok(ClientMessage::Stop(WireTime(2.52e17))));
+    assert_eq!(
+        parse_client_line("STOP 2.52e17"),
+        Ok(ClientMessage::Stop(WireTime(2.52e17)))
+    );
     assert_eq!(parse_client_line("STOP 1E9 "), Ok(ClientMessage::Stop(WireTime(1e9))));
     assert_eq!(parse_client_line("END"), Ok(ClientMessage::End));
     assert_eq!(parse_client_line("FINISH\r"), Ok(ClientMessage::Finish));
@@ -102,9 +108,18 @@ fn errors_name_the_column_and_what_was_expected() {
         error_of("SEND 1 0 1 7 2147483648 0x1 0x2 0 1 0 0"),
         (14, Expected::Size, "2147483648 0x1 0x2 0 1 0 0".into())
     );
-    assert_eq!(error_of("SEND 1 0 x 7 4 0x1 0x2 0 1 0 0"), (10, Expected::NodeId, "x 7 4 0x1 0x2 0 1 0 0".into()));
-    assert_eq!(error_of("SEND 1 0 1 7 4 0x1 zz 0 1 0 0"), (20, Expected::Token, "zz 0 1 0 0".into()));
-    assert_eq!(error_of("SEND 1 0 1 7 4 0x1 0x2 0 1 0"), (29, Expected::Blank, "end of line".into()));
+    assert_eq!(
+        error_of("SEND 1 0 x 7 4 0x1 0x2 0 1 0 0"),
+        (10, Expected::NodeId, "x 7 4 0x1 0x2 0 1 0 0".into())
+    );
+    assert_eq!(
+        error_of("SEND 1 0 1 7 4 0x1 zz 0 1 0 0"),
+        (20, Expected::Token, "zz 0 1 0 0".into())
+    );
+    assert_eq!(
+        error_of("SEND 1 0 1 7 4 0x1 0x2 0 1 0"),
+        (29, Expected::Blank, "end of line".into())
+    );
 }
 
 #[test]
@@ -187,7 +202,10 @@ mod roundtrip {
     }
 
     fn server_message() -> impl Strategy<Value = ServerMessage> {
-        prop_oneof![completion().prop_map(ServerMessage::Completed), Just(ServerMessage::End)]
+        prop_oneof![
+            completion().prop_map(ServerMessage::Completed),
+            Just(ServerMessage::End)
+        ]
     }
 
     proptest! {

@@ -1,1 +1,309 @@
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
+use vesper_protocol::{DataMessage, ServerMessage, Token, WireTime, parse_server_line};
+
+use super::*;
+use crate::config::{NetworkConfig, ServerConfig};
+
+fn coordinator(clients: usize) -> Coordinator {
+    let config = ServerConfig {
+        network: NetworkConfig {
+            hosts: 32,
+            ..NetworkConfig::default()
+        },
+        clients,
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)))
+}
+
+fn connect(c: &mut Coordinator, client: ClientId) {
+    c.apply(Command::Connect {
+        client,
+        peer: format!("test{client}"),
+    });
+}
+
+fn data(t: f64, src: u32, dst: u32, size: u32, app: u32, ev: u64) -> BatchItem {
+    BatchItem::Data {
+        line: 1,
+        message: DataMessage {
+            time: WireTime(t),
+            src,
+            dst,
+            tag: Some(0),
+            size,
+            ev: Token::new(&format!("{ev:#x}")).expect("token"),
+            ev_out: Token::NIL,
+            src_repeat: src,
+            dst_repeat: dst,
+            src_app: app,
+            dst_app: app,
+        },
+        rendezvous: false,
+    }
+}
+
+fn batch(c: &mut Coordinator, client: ClientId, items: Vec<BatchItem>, stop: f64) {
+    c.apply(Command::Batch {
+        client,
+        items,
+        stop: Some((2, WireTime(stop))),
+        received: Instant::now(),
+    });
+}
+
+/// Replies as text, per client.
+fn replies(c: &mut Coordinator) -> Vec<(ClientId, String)> {
+    c.take_replies()
+        .map(|(id, bytes)| (id, String::from_utf8_lossy(&bytes).into_owned()))
+        .collect()
+}
+
+fn completion_times(reply: &str) -> Vec<f64> {
+    reply
+        .lines()
+        .filter_map(|l| match parse_server_line(l) {
+            Ok(ServerMessage::Completed(c)) => Some(c.time.0),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn eager_message_is_reported_at_its_arrival_only() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![data(6500.0, 0, 1, 1024, 0, 1)], 6500.0);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+    batch(&mut c, 0, vec![], 1e9);
+    assert_eq!(
+        replies(&mut c),
+        vec![(0, "COMPLETED SEND 10746 0 1 1024 0x1 (nil) 0 1 6500\nEND\n".to_string())]
+    );
+    // The clock stands at the completion: a STOP there is answered at once.
+    batch(&mut c, 0, vec![], 10746.0);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+    let report = c.report().simulation;
+    assert_eq!(
+        (report.messages, report.sync_round_trips, report.clamped_times),
+        (1, 3, 0)
+    );
+}
+
+#[test]
+fn nothing_is_answered_before_the_stop_is_reached() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 4245.0);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+    batch(&mut c, 0, vec![], 4246.0);
+    assert_eq!(completion_times(&replies(&mut c)[0].1), vec![4246.0]);
+}
+
+#[test]
+fn replies_fit_the_legacy_limit_and_the_rest_waits_for_the_next_stop() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    let items = (0..16)
+        .map(|n| data(0.0, n, n + 16, 1024, 0, 0x55a873d62cc0 + u64::from(n)))
+        .collect();
+    batch(&mut c, 0, items, 2.52e17);
+    let mut tokens = Vec::new();
+    for round in 0..16 {
+        let got = replies(&mut c);
+        assert_eq!(got.len(), 1, "round {round}");
+        let reply = &got[0].1;
+        assert!(reply.len() <= 500, "{} bytes", reply.len());
+        assert!(reply.ends_with("END\n"));
+        let times = completion_times(reply);
+        assert!(times.iter().all(|&t| t == 4246.0));
+        tokens.extend(reply.lines().filter_map(|l| l.split(' ').nth(6).map(str::to_string)));
+        if tokens.len() == 16 {
+            break;
+        }
+        // The client sees a completion at 4246 and STOPs there again.
+        batch(&mut c, 0, vec![], 4246.0);
+    }
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 16);
+}
+
+#[test]
+fn past_times_are_clamped_to_the_last_reply_and_counted() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![], 5000.0);
+    replies(&mut c);
+    batch(&mut c, 0, vec![data(1000.0, 0, 1, 1024, 0, 1)], 2.52e17);
+    assert_eq!(completion_times(&replies(&mut c)[0].1), vec![5000.0 + 4246.0]);
+    assert_eq!(c.report().simulation.clamped_times, 1);
+}
+
+#[test]
+fn a_stop_below_the_last_reply_is_answered_at_once() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![], 9000.0);
+    replies(&mut c);
+    batch(&mut c, 0, vec![], 10.0);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+}
+
+#[test]
+fn until_next_completion_with_nothing_in_flight_does_not_hang() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![], 2.52e17);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+}
+
+#[test]
+fn a_batch_without_stop_is_answered_at_the_last_reply() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    c.apply(Command::Batch {
+        client: 0,
+        items: vec![data(0.0, 0, 1, 8, 0, 1)],
+        stop: None,
+        received: Instant::now(),
+    });
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+}
+
+#[test]
+fn time_does_not_advance_until_every_expected_client_has_connected() {
+    let mut c = coordinator(2);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
+    assert!(replies(&mut c).is_empty());
+    connect(&mut c, 1);
+    // Client 1 has promised nothing beyond 0 yet.
+    assert!(replies(&mut c).is_empty());
+    batch(&mut c, 1, vec![], 1e9);
+    let got = replies(&mut c);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].0, 0);
+    assert_eq!(completion_times(&got[0].1), vec![4246.0]);
+    // Client 1 has nothing in flight: nothing can complete for it before its STOP,
+    // whatever client 0 does next, so it is answered too.
+    assert_eq!(got[1], (1, "END\n".to_string()));
+}
+
+#[test]
+fn a_client_with_messages_in_flight_waits_for_the_slowest_promise() {
+    let mut c = coordinator(2);
+    connect(&mut c, 0);
+    connect(&mut c, 1);
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
+    batch(&mut c, 1, vec![data(0.0, 2, 3, 64 * 1024, 1, 2)], 1e9);
+    // Client 0's message arrives first; client 1's is still travelling.
+    let got = replies(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(completion_times(&got[0].1), vec![4246.0]);
+    // Client 0 now computes: it may still send at 4246, which could delay client 1's
+    // message, so client 1 is not answered until client 0 promises more.
+    assert!(replies(&mut c).is_empty());
+    batch(&mut c, 0, vec![], 1e9);
+    let got = replies(&mut c);
+    let for_client_1: Vec<_> = got.iter().filter(|(id, _)| *id == 1).collect();
+    assert_eq!(for_client_1.len(), 1);
+    assert_eq!(completion_times(&for_client_1[0].1), vec![65536.0 * 4.0 + 150.0]);
+    // And client 0, with nothing in flight, reaches its STOP.
+    assert!(got.contains(&(0, "END\n".to_string())));
+}
+
+#[test]
+fn simultaneous_injections_do_not_depend_on_arrival_order() {
+    // Two applications send to the same node at the same time: who wins the output
+    // port must not depend on which batch arrived first.
+    let run = |first: ClientId| {
+        let mut c = coordinator(2);
+        connect(&mut c, 0);
+        connect(&mut c, 1);
+        let second = 1 - first;
+        for client in [first, second] {
+            let src = client + 1;
+            batch(
+                &mut c,
+                client,
+                vec![data(100.0, src, 0, 4096, client, u64::from(client))],
+                1e9,
+            );
+        }
+        let mut times = vec![Vec::new(), Vec::new()];
+        for (id, reply) in replies(&mut c) {
+            times[id as usize].extend(completion_times(&reply));
+        }
+        while times.iter().any(Vec::is_empty) {
+            // Whoever was answered STOPs again at its completion.
+            for id in [0, 1] {
+                if !times[id as usize].is_empty() && times[id as usize].len() == 1 {
+                    batch(&mut c, id, vec![], 1e9);
+                    times[id as usize].push(-1.0);
+                }
+            }
+            for (id, reply) in replies(&mut c) {
+                times[id as usize].extend(completion_times(&reply));
+            }
+        }
+        times
+    };
+    let a = run(0);
+    let b = run(1);
+    assert_eq!(a, b);
+    // Application 0 wins the tie: it is ordered first.
+    assert_eq!(a[0][0], 100.0 + 16384.0 + 150.0);
+    assert_eq!(a[1][a[1].len() - 1], 100.0 + 2.0 * 16384.0 + 150.0);
+}
+
+#[test]
+fn a_finished_client_no_longer_holds_time_back() {
+    let mut c = coordinator(2);
+    connect(&mut c, 0);
+    connect(&mut c, 1);
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
+    assert!(replies(&mut c).is_empty());
+    c.apply(Command::Finish { client: 1 });
+    assert_eq!(completion_times(&replies(&mut c)[0].1), vec![4246.0]);
+    c.apply(Command::Disconnect { client: 1 });
+    assert!(!c.is_complete());
+    c.apply(Command::Finish { client: 0 });
+    assert!(c.is_complete());
+}
+
+#[test]
+fn a_vanished_client_is_dropped_and_its_completions_discarded() {
+    let mut c = coordinator(2);
+    connect(&mut c, 0);
+    connect(&mut c, 1);
+    batch(&mut c, 1, vec![data(0.0, 2, 3, 1024, 1, 9)], 1e9);
+    c.apply(Command::Disconnect { client: 1 });
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
+    let got = replies(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, 0);
+    assert_eq!(completion_times(&got[0].1), vec![4246.0]);
+}
+
+#[test]
+fn unknown_nodes_and_bad_times_are_rejected_without_harm() {
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    let items = vec![
+        data(0.0, 0, 99, 1024, 0, 1),
+        data(3e17, 0, 1, 1024, 0, 2),
+        data(0.0, 0, 1, 1024, 0, 3),
+    ];
+    batch(&mut c, 0, items, 2.52e17);
+    let got = replies(&mut c);
+    assert_eq!(
+        got,
+        vec![(0, "COMPLETED SEND 4246 0 1 1024 0x3 (nil) 0 1 0\nEND\n".to_string())]
+    );
+    assert_eq!(c.report().simulation.clients[0].bad_lines, 2);
+}
