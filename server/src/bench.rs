@@ -26,19 +26,37 @@ pub struct SyncBenchResult {
     pub round_trips_per_second: f64,
     /// round-trip time seen by the client [µs]
     pub client_round_trip_us: Option<LatencySummary>,
-    /// the server's own report (its reply latency, from `END` read to reply handed out)
-    pub server: Report,
+    /// the server's own report (its reply latency, from `END` read to reply handed
+    /// out); `None` when the benchmark ran against an external server
+    pub server: Option<Report>,
 }
 
-/// Runs `round_trips` timed round trips (after `warmup` untimed ones).
-pub fn sync(round_trips: u64, warmup: u64) -> anyhow::Result<SyncBenchResult> {
+/// Runs `round_trips` timed round trips (after `warmup` untimed ones) against a vesper
+/// server started in this process, or against `external` (any line server that ends
+/// each reply with `END`, to compare servers with the same client).
+pub fn sync(
+    round_trips: u64,
+    warmup: u64,
+    external: Option<SocketAddr>,
+    spin: Duration,
+) -> anyhow::Result<SyncBenchResult> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr: SocketAddr = listener.local_addr()?;
-    let server = runtime.spawn(crate::run(listener, ServerConfig::default(), std::future::pending()));
+    let (addr, server) = match external {
+        Some(addr) => (addr, None),
+        None => {
+            let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+            let addr = listener.local_addr()?;
+            let config = ServerConfig {
+                spin,
+                ..ServerConfig::default()
+            };
+            let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
+            (addr, Some(server))
+        }
+    };
 
     let client = std::thread::spawn(move || -> anyhow::Result<(Histogram, Duration)> {
         let mut connection = LegacyConnection::connect(addr)?;
@@ -89,7 +107,10 @@ pub fn sync(round_trips: u64, warmup: u64) -> anyhow::Result<SyncBenchResult> {
     let (times, elapsed) = client
         .join()
         .map_err(|_| anyhow::anyhow!("benchmark client panicked"))??;
-    let report = runtime.block_on(server)??;
+    let report = match server {
+        Some(server) => Some(runtime.block_on(server)??),
+        None => None,
+    };
     Ok(SyncBenchResult {
         round_trips: times.count(),
         round_trips_per_second: times.count() as f64 / elapsed.as_secs_f64(),

@@ -91,6 +91,13 @@ enum BenchCommand {
         /// Print the full result as JSON.
         #[arg(long)]
         json: bool,
+        /// Measure an external server at this address instead (e.g. the Python line
+        /// server in `bench/python_line_server.py`), with the same client.
+        #[arg(long)]
+        server: Option<std::net::SocketAddr>,
+        /// The in-process server's `--spin-us`.
+        #[arg(long, default_value_t = 200)]
+        spin_us: u64,
     },
 }
 
@@ -105,7 +112,9 @@ fn main() -> anyhow::Result<()> {
             round_trips,
             warmup,
             json,
-        }) => bench_sync(round_trips, warmup, json),
+            server,
+            spin_us,
+        }) => bench_sync(round_trips, warmup, json, server, std::time::Duration::from_micros(spin_us)),
     }
 }
 
@@ -199,8 +208,14 @@ async fn shutdown_signal() {
     }
 }
 
-fn bench_sync(round_trips: u64, warmup: u64, json: bool) -> anyhow::Result<()> {
-    let result = vesper_server::bench::sync(round_trips, warmup)?;
+fn bench_sync(
+    round_trips: u64,
+    warmup: u64,
+    json: bool,
+    server: Option<std::net::SocketAddr>,
+    spin: std::time::Duration,
+) -> anyhow::Result<()> {
+    let result = vesper_server::bench::sync(round_trips, warmup, server, spin)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(());
@@ -213,7 +228,7 @@ fn bench_sync(round_trips: u64, warmup: u64, json: bool) -> anyhow::Result<()> {
             c.p50, c.p99, c.mean, c.max
         );
     }
-    if let Some(s) = result.server.wall.reply_latency_us {
+    if let Some(s) = result.server.and_then(|r| r.wall.reply_latency_us) {
         println!(
             "server reply latency [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
             s.p50, s.p99, s.mean, s.max
