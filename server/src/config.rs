@@ -43,6 +43,20 @@ impl NetworkConfig {
     }
 }
 
+/// How rendezvous (`PROTO`) lines are modelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RendezvousMode {
+    /// the data starts at the `READY_TO_RECV` time; `OK_TO_SEND` is only counted
+    #[default]
+    Dimemas,
+    /// the request and the acknowledgment travel the network as control packets of
+    /// `control_bytes`, and the data starts when the acknowledgment arrives
+    Wire {
+        /// size of a request or acknowledgment [bytes]
+        control_bytes: u32,
+    },
+}
+
 /// Everything the server needs to run.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -64,6 +78,8 @@ pub struct ServerConfig {
     pub accept_backoff: Duration,
     /// how long the simulation thread keeps polling without sleeping after work
     pub spin: Duration,
+    /// how `PROTO` lines are modelled
+    pub rendezvous: RendezvousMode,
 }
 
 impl Default for ServerConfig {
@@ -78,6 +94,7 @@ impl Default for ServerConfig {
             exit_when_done: true,
             accept_backoff: Duration::from_millis(100),
             spin: Duration::from_micros(200),
+            rendezvous: RendezvousMode::Dimemas,
         }
     }
 }

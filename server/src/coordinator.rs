@@ -34,7 +34,8 @@ use vesper_netmodels::stats::Histogram;
 use vesper_netmodels::{Delivery, MessageSpec, SimTime, Simulation};
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
-use crate::config::ServerConfig;
+use crate::config::{RendezvousMode, ServerConfig};
+use crate::rendezvous::{Ready, RendezvousId, RendezvousTable};
 use crate::report::{ClientReport, Report, SimulationReport, WallReport};
 use crate::translate;
 
@@ -129,6 +130,17 @@ struct SendRecord {
     requested_at: SimTime,
 }
 
+/// What a message inside the model is, by its cookie.
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    /// client data: reported with `COMPLETED SEND`
+    Data(SendRecord),
+    /// a rendezvous request (`wire` mode), receiver-bound
+    Request { client: ClientId, rendezvous: RendezvousId },
+    /// a rendezvous acknowledgment (`wire` mode), sender-bound
+    Ack { client: ClientId, rendezvous: RendezvousId },
+}
+
 /// Order of simultaneous injections: (time, application, source node, sequence, client).
 type InjectionKey = (SimTime, u32, u32, u64, ClientId);
 
@@ -140,8 +152,9 @@ pub struct Coordinator {
     clients: BTreeMap<ClientId, Client>,
     /// clients that ever connected
     connected: usize,
-    records: Vec<Option<SendRecord>>,
+    records: Vec<Option<Record>>,
     free_records: Vec<usize>,
+    rendezvous: RendezvousTable,
     pending: BTreeMap<InjectionKey, MessageSpec>,
     deliveries: Vec<Delivery>,
     latency_ps: Histogram,
@@ -165,6 +178,7 @@ impl Coordinator {
             connected: 0,
             records: Vec::new(),
             free_records: Vec::new(),
+            rendezvous: RendezvousTable::default(),
             pending: BTreeMap::new(),
             deliveries: Vec::new(),
             latency_ps: Histogram::new(),
@@ -253,9 +267,7 @@ impl Coordinator {
     }
 
     fn batch(&mut self, id: ClientId, items: Vec<BatchItem>, stop: Option<(u64, WireTime)>, received: Instant) {
-        let hosts = self.sim.hosts();
-        let max_in_flight = self.config.max_in_flight;
-        let Some(client) = self.clients.get_mut(&id) else {
+        let Some(client) = self.clients.get(&id) else {
             return;
         };
         if client.state == ClientState::Gone {
@@ -263,92 +275,18 @@ impl Coordinator {
             return;
         }
         for item in items {
-            let (line, message, rendezvous) = match item {
-                BatchItem::RequestToSend { line, request } => {
-                    // `dimemas` rendezvous mode: the data follows in READY_TO_RECV.
-                    if request.src >= hosts || request.dst >= hosts {
-                        warn!(
-                            "{} line {line}: node {} or {} does not exist (the network has {hosts} hosts); OK_TO_SEND ignored",
-                            client.name, request.src, request.dst
-                        );
-                    }
-                    client.report.rendezvous_requests += 1;
-                    continue;
-                }
+            match item {
+                BatchItem::RequestToSend { line, request } => self.request_to_send(id, line, &request),
                 BatchItem::Data {
                     line,
                     message,
                     rendezvous,
-                } => (line, message, rendezvous),
-            };
-            if message.src >= hosts || message.dst >= hosts {
-                warn!(
-                    "{} line {line}: expected node ids below {hosts} (the network's hosts), got {} → {}; message ignored",
-                    client.name, message.src, message.dst
-                );
-                client.report.bad_lines += 1;
-                continue;
+                } => self.data(id, line, &message, rendezvous),
             }
-            if message.src_repeat != message.src || message.dst_repeat != message.dst {
-                warn!(
-                    "{} line {line}: repeated node pair {} {} differs from {} {}; using the first",
-                    client.name, message.src_repeat, message.dst_repeat, message.src, message.dst
-                );
-            }
-            let at = match translate::message_time(message.time) {
-                Ok(t) => t,
-                Err(e) => {
-                    warn!("{} line {line}: {e}; message ignored", client.name);
-                    client.report.bad_lines += 1;
-                    continue;
-                }
-            };
-            if client.in_flight >= max_in_flight {
-                warn!(
-                    "{} line {line}: more than {max_in_flight} messages in flight; message ignored",
-                    client.name
-                );
-                client.report.bad_lines += 1;
-                continue;
-            }
-            let at = if at < client.promise {
-                self.clamped += 1;
-                client.report.clamped_times += 1;
-                client.promise
-            } else {
-                at
-            };
-            let record = SendRecord {
-                client: id,
-                request: message,
-                requested_at: at,
-            };
-            let cookie = match self.free_records.pop() {
-                Some(slot) => {
-                    self.records[slot] = Some(record);
-                    slot
-                }
-                None => {
-                    self.records.push(Some(record));
-                    self.records.len() - 1
-                }
-            };
-            let spec = MessageSpec {
-                src: translate::host_of_node(message.src),
-                dst: translate::host_of_node(message.dst),
-                size_bytes: message.size,
-                cookie: cookie as u64,
-            };
-            client.sequence += 1;
-            client.in_flight += 1;
-            client.report.messages += 1;
-            client.report.bytes += u64::from(message.size);
-            if rendezvous {
-                client.report.rendezvous_messages += 1;
-            }
-            self.pending
-                .insert((at, message.src_app, message.src, client.sequence, id), spec);
         }
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
         let stop = match stop {
             None => {
                 warn!(
@@ -369,6 +307,156 @@ impl Coordinator {
         // A STOP below the last reply changes nothing: the client cannot go back.
         let stop = stop.max(client.promise);
         client.state = ClientState::Waiting { stop, received };
+    }
+
+    /// Checks a line's nodes and time; returns its time, clamped to the client's last
+    /// reply, or `None` (logged and counted) if the line is unusable.
+    fn checked_time(&mut self, id: ClientId, line: u64, nodes: (u32, u32), time: WireTime) -> Option<SimTime> {
+        let hosts = self.sim.hosts();
+        let client = self.clients.get_mut(&id)?;
+        if nodes.0 >= hosts || nodes.1 >= hosts {
+            warn!(
+                "{} line {line}: expected node ids below {hosts} (the network's hosts), got {} → {}; line ignored",
+                client.name, nodes.0, nodes.1
+            );
+            client.report.bad_lines += 1;
+            return None;
+        }
+        let at = match translate::message_time(time) {
+            Ok(t) => t,
+            Err(e) => {
+                warn!("{} line {line}: {e}; line ignored", client.name);
+                client.report.bad_lines += 1;
+                return None;
+            }
+        };
+        if at < client.promise {
+            self.clamped += 1;
+            client.report.clamped_times += 1;
+            return Some(client.promise);
+        }
+        Some(at)
+    }
+
+    /// `SEND` or `PROTO READY_TO_RECV`: a data message to report when it completes.
+    fn data(&mut self, id: ClientId, line: u64, message: &DataMessage, rendezvous: bool) {
+        let max_in_flight = self.config.max_in_flight;
+        let Some(at) = self.checked_time(id, line, (message.src, message.dst), message.time) else {
+            return;
+        };
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        if client.in_flight >= max_in_flight {
+            warn!(
+                "{} line {line}: more than {max_in_flight} messages in flight; message ignored",
+                client.name
+            );
+            client.report.bad_lines += 1;
+            return;
+        }
+        if message.src_repeat != message.src || message.dst_repeat != message.dst {
+            warn!(
+                "{} line {line}: repeated node pair {} {} differs from {} {}; using the first",
+                client.name, message.src_repeat, message.dst_repeat, message.src, message.dst
+            );
+        }
+        client.in_flight += 1;
+        client.report.messages += 1;
+        client.report.bytes += u64::from(message.size);
+        if rendezvous {
+            client.report.rendezvous_messages += 1;
+        }
+        let slot = self.new_record(Record::Data(SendRecord {
+            client: id,
+            request: *message,
+            requested_at: at,
+        }));
+        if rendezvous && let RendezvousMode::Wire { .. } = self.config.rendezvous {
+            let key = (
+                id,
+                message.src_app,
+                message.dst_app,
+                message.src,
+                message.dst,
+                message.tag,
+                message.size,
+            );
+            match self.rendezvous.ready(key, at, slot) {
+                Ready::AckAt(rendezvous, ack_at) => {
+                    self.acknowledge(id, rendezvous, ack_at);
+                    return;
+                }
+                Ready::AwaitRequest => return,
+                Ready::Unmatched => {
+                    if let Some(client) = self.clients.get(&id) {
+                        warn!(
+                            "{} line {line}: READY_TO_RECV without a matching OK_TO_SEND; the data starts now",
+                            client.name
+                        );
+                    }
+                }
+            }
+        }
+        self.schedule(id, at, (message.src_app, message.src, message.dst), message.size, slot);
+    }
+
+    /// `PROTO OK_TO_SEND`: recorded (`dimemas` mode) or a request injected (`wire` mode).
+    fn request_to_send(&mut self, id: ClientId, line: u64, request: &RendezvousRequest) {
+        let Some(at) = self.checked_time(id, line, (request.src, request.dst), request.time) else {
+            return;
+        };
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        client.report.rendezvous_requests += 1;
+        if let RendezvousMode::Wire { control_bytes } = self.config.rendezvous {
+            let key = (
+                id,
+                request.src_app,
+                request.dst_app,
+                request.src,
+                request.dst,
+                Some(request.tag),
+                request.size,
+            );
+            let rendezvous = self.rendezvous.request(key);
+            let slot = self.new_record(Record::Request { client: id, rendezvous });
+            self.schedule(id, at, (request.src_app, request.src, request.dst), control_bytes, slot);
+        }
+    }
+
+    fn new_record(&mut self, record: Record) -> usize {
+        match self.free_records.pop() {
+            Some(slot) => {
+                self.records[slot] = Some(record);
+                slot
+            }
+            None => {
+                self.records.push(Some(record));
+                self.records.len() - 1
+            }
+        }
+    }
+
+    /// Queues an injection of `size` bytes from `route.1` to `route.2` at `at`, ordered
+    /// by (time, application `route.0`, source node, the client's sequence, client).
+    fn schedule(&mut self, id: ClientId, at: SimTime, route: (u32, u32, u32), size: u32, slot: usize) {
+        let (app, src, dst) = route;
+        let sequence = match self.clients.get_mut(&id) {
+            Some(client) => {
+                client.sequence += 1;
+                client.sequence
+            }
+            None => 0,
+        };
+        let spec = MessageSpec {
+            src: translate::host_of_node(src),
+            dst: translate::host_of_node(dst),
+            size_bytes: size,
+            cookie: slot as u64,
+        };
+        self.pending.insert((at, app, src, sequence, id), spec);
     }
 
     /// The earliest time at which something is pending: a model event or an injection.
@@ -416,27 +504,66 @@ impl Coordinator {
     }
 
     fn take_deliveries(&mut self) {
-        for delivery in self.deliveries.drain(..) {
+        let mut deliveries = std::mem::take(&mut self.deliveries);
+        for delivery in deliveries.drain(..) {
             let slot = delivery.cookie as usize;
             let Some(record) = self.records.get_mut(slot).and_then(Option::take) else {
                 continue;
             };
             self.free_records.push(slot);
-            self.latency_ps.record((delivery.arrived - record.requested_at).as_ps());
-            self.simulated_end = self.simulated_end.max(delivery.arrived);
-            let Some(client) = self.clients.get_mut(&record.client) else {
-                continue;
-            };
-            client.in_flight -= 1;
-            if client.state == ClientState::Gone {
-                continue;
+            match record {
+                Record::Data(record) => self.completed(&record, &delivery),
+                Record::Request { client, rendezvous } => {
+                    // The receiver may already be ready: then the ack leaves.
+                    if let Some(ack_at) = self.rendezvous.request_arrived(rendezvous, delivery.arrived) {
+                        self.acknowledge(client, rendezvous, ack_at);
+                    }
+                }
+                Record::Ack { client, rendezvous } => {
+                    // The sender has its ack: the data starts now.
+                    let Some(data) = self.rendezvous.acked(rendezvous) else {
+                        continue;
+                    };
+                    if let Some(Some(Record::Data(record))) = self.records.get(data) {
+                        let m = record.request;
+                        self.schedule(client, delivery.arrived, (m.src_app, m.src, m.dst), m.size, data);
+                    }
+                }
             }
-            // Never report earlier than the client's last reply (only possible with a
-            // zero-delay network).
-            let at = delivery.arrived.max(client.promise);
-            let line = translate::completion(&record.request, &delivery, at);
-            client.completions.push_back((at, line));
         }
+        self.deliveries = deliveries;
+    }
+
+    /// Injects the ack of `rendezvous`, from the receiver back to the sender, at `at`.
+    fn acknowledge(&mut self, client: ClientId, rendezvous: RendezvousId, at: SimTime) {
+        let RendezvousMode::Wire { control_bytes } = self.config.rendezvous else {
+            return;
+        };
+        let data = self.rendezvous.data_of(rendezvous);
+        let Some(Some(Record::Data(record))) = data.and_then(|d| self.records.get(d)) else {
+            return;
+        };
+        let m = record.request;
+        let ack = self.new_record(Record::Ack { client, rendezvous });
+        self.schedule(client, at, (m.dst_app, m.dst, m.src), control_bytes, ack);
+    }
+
+    /// A data message completed: queue its `COMPLETED SEND` for its client.
+    fn completed(&mut self, record: &SendRecord, delivery: &Delivery) {
+        self.latency_ps.record((delivery.arrived - record.requested_at).as_ps());
+        self.simulated_end = self.simulated_end.max(delivery.arrived);
+        let Some(client) = self.clients.get_mut(&record.client) else {
+            return;
+        };
+        client.in_flight -= 1;
+        if client.state == ClientState::Gone {
+            return;
+        }
+        // Never report earlier than the client's last reply (only possible with a
+        // zero-delay network).
+        let at = delivery.arrived.max(client.promise);
+        let line = translate::completion(&record.request, delivery, at);
+        client.completions.push_back((at, line));
     }
 
     fn answer_clients(&mut self) {

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 use vesper_netmodels::{LinkParams, SwitchParams};
-use vesper_server::config::{NetworkConfig, ServerConfig, bandwidth_from_mb_per_s, time_from_ns};
+use vesper_server::config::{NetworkConfig, RendezvousMode, ServerConfig, bandwidth_from_mb_per_s, time_from_ns};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -70,12 +70,26 @@ struct ServeArgs {
     /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
     #[arg(long, default_value_t = 200)]
     spin_us: u64,
+    /// How rendezvous lines are modelled: `dimemas` starts the data at the
+    /// READY_TO_RECV time; `wire` sends the request and the acknowledgment through the
+    /// network as control packets, and the data when the acknowledgment arrives.
+    #[arg(long, value_enum, default_value_t = Rendezvous::Dimemas)]
+    rendezvous: Rendezvous,
+    /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
+    #[arg(long, default_value_t = 64)]
+    control_size: u32,
     /// Keep serving new clients after every client has finished.
     #[arg(long)]
     keep_serving: bool,
     /// Write the JSON statistics report here (default: standard output).
     #[arg(long)]
     stats: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Rendezvous {
+    Dimemas,
+    Wire,
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,7 +128,13 @@ fn main() -> anyhow::Result<()> {
             json,
             server,
             spin_us,
-        }) => bench_sync(round_trips, warmup, json, server, std::time::Duration::from_micros(spin_us)),
+        }) => bench_sync(
+            round_trips,
+            warmup,
+            json,
+            server,
+            std::time::Duration::from_micros(spin_us),
+        ),
     }
 }
 
@@ -156,6 +176,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_in_flight: args.max_in_flight.max(1),
         exit_when_done: !args.keep_serving,
         spin: std::time::Duration::from_micros(args.spin_us),
+        rendezvous: match args.rendezvous {
+            Rendezvous::Dimemas => RendezvousMode::Dimemas,
+            Rendezvous::Wire => RendezvousMode::Wire {
+                control_bytes: args.control_size,
+            },
+        },
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {

@@ -2,10 +2,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use vesper_protocol::{DataMessage, ServerMessage, Token, WireTime, parse_server_line};
+use vesper_protocol::{DataMessage, RendezvousRequest, ServerMessage, Token, WireTime, parse_server_line};
 
 use super::*;
-use crate::config::{NetworkConfig, ServerConfig};
+use crate::config::{NetworkConfig, RendezvousMode, ServerConfig};
 
 fn coordinator(clients: usize) -> Coordinator {
     let config = ServerConfig {
@@ -306,4 +306,124 @@ fn unknown_nodes_and_bad_times_are_rejected_without_harm() {
         vec![(0, "COMPLETED SEND 4246 0 1 1024 0x3 (nil) 0 1 0\nEND\n".to_string())]
     );
     assert_eq!(c.report().simulation.clients[0].bad_lines, 2);
+}
+
+fn wire_coordinator() -> Coordinator {
+    let config = ServerConfig {
+        network: NetworkConfig {
+            hosts: 4,
+            ..NetworkConfig::default()
+        },
+        rendezvous: RendezvousMode::Wire { control_bytes: 64 },
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)))
+}
+
+fn request_to_send(t: f64, src: u32, dst: u32, size: u32) -> BatchItem {
+    BatchItem::RequestToSend {
+        line: 1,
+        request: RendezvousRequest {
+            time: WireTime(t),
+            src,
+            dst,
+            tag: 0,
+            size,
+            src_app: 0,
+            dst_app: 0,
+        },
+    }
+}
+
+fn ready_to_recv(t: f64, src: u32, dst: u32, size: u32, ev: u64) -> BatchItem {
+    match data(t, src, dst, size, 0, ev) {
+        BatchItem::Data { line, message, .. } => BatchItem::Data {
+            line,
+            message,
+            rendezvous: true,
+        },
+        other => other,
+    }
+}
+
+/// Runs one rendezvous 0 → 1 of 1 MiB and returns the completion line.
+fn rendezvous_completion(c: &mut Coordinator, request_at: f64, ready_at: f64) -> String {
+    connect(c, 0);
+    let items = vec![
+        request_to_send(request_at, 0, 1, 1 << 20),
+        ready_to_recv(ready_at, 0, 1, 1 << 20, 5),
+    ];
+    batch(c, 0, items, ready_at);
+    assert_eq!(replies(c), vec![(0, "END\n".to_string())]);
+    batch(c, 0, vec![], 2.52e13);
+    let got = replies(c);
+    assert_eq!(got.len(), 1);
+    got[0].1.clone()
+}
+
+const MIB_ON_THE_WIRE: f64 = 1048576.0 * 4.0 + 150.0;
+const CONTROL_ON_THE_WIRE: f64 = 64.0 * 4.0 + 150.0;
+
+#[test]
+fn dimemas_rendezvous_starts_the_data_at_ready() {
+    let mut c = coordinator(1);
+    let reply = rendezvous_completion(&mut c, 6500.0, 7000.0);
+    assert_eq!(completion_times(&reply), vec![7000.0 + MIB_ON_THE_WIRE]);
+    assert_eq!(c.report().simulation.clients[0].rendezvous_requests, 1);
+}
+
+#[test]
+fn wire_rendezvous_sends_request_and_ack_through_the_network() {
+    // The request arrives before the receiver is ready: the ack leaves at ready.
+    let mut c = wire_coordinator();
+    let reply = rendezvous_completion(&mut c, 6500.0, 7000.0);
+    let data_start = 7000.0 + CONTROL_ON_THE_WIRE;
+    assert_eq!(completion_times(&reply), vec![data_start + MIB_ON_THE_WIRE]);
+    // The physical send time is when the data really left, after the ack.
+    assert!(reply.ends_with(&format!(" {data_start}\nEND\n")), "{reply}");
+}
+
+#[test]
+fn wire_rendezvous_ack_waits_for_the_request() {
+    // The receiver is ready before the request arrives: the ack leaves on arrival.
+    let mut c = wire_coordinator();
+    let reply = rendezvous_completion(&mut c, 6500.0, 6600.0);
+    let data_start = 6500.0 + 2.0 * CONTROL_ON_THE_WIRE;
+    assert_eq!(completion_times(&reply), vec![data_start + MIB_ON_THE_WIRE]);
+}
+
+#[test]
+fn wire_rendezvous_ack_is_delayed_behind_data() {
+    // Node 1 is busy sending 1 MiB to node 0: the ack queues behind it at node 1's
+    // adapter and at the switch output towards node 0 (seed 004, section 5.2).
+    let mut c = wire_coordinator();
+    connect(&mut c, 0);
+    let items = vec![
+        data(0.0, 1, 0, 1 << 20, 0, 9),
+        request_to_send(6500.0, 0, 1, 1 << 20),
+        ready_to_recv(7000.0, 0, 1, 1 << 20, 5),
+    ];
+    batch(&mut c, 0, items, 7000.0);
+    replies(&mut c);
+    let mut times = Vec::new();
+    while times.len() < 2 {
+        batch(&mut c, 0, vec![], 2.52e13);
+        for (_, reply) in replies(&mut c) {
+            times.extend(completion_times(&reply));
+        }
+    }
+    let eager_done = MIB_ON_THE_WIRE;
+    // The ack leaves the switch when the eager data's tail has passed (1 MiB at 4 ns/B
+    // after 125 ns), then crosses 64 B and the last cable.
+    let ack_arrives = 125.0 + 1048576.0 * 4.0 + 64.0 * 4.0 + 25.0;
+    assert_eq!(times, vec![eager_done, ack_arrives + MIB_ON_THE_WIRE]);
+}
+
+#[test]
+fn wire_ready_without_request_starts_the_data_at_once() {
+    let mut c = wire_coordinator();
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![ready_to_recv(7000.0, 0, 1, 1024, 5)], 2.52e13);
+    assert_eq!(completion_times(&replies(&mut c)[0].1), vec![7000.0 + 4246.0]);
 }
