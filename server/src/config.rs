@@ -72,6 +72,8 @@ pub struct ServerConfig {
     pub reply_limit: Option<usize>,
     /// messages a client may have in the server (queued or in the network) at once
     pub max_in_flight: usize,
+    /// `SEND`/`PROTO` lines one batch may hold; the rest of a longer batch is dropped
+    pub max_batch: usize,
     /// after the last client finished, stop (true) or wait for new clients (false)
     pub exit_when_done: bool,
     /// how long to wait before retrying after a failed accept
@@ -91,6 +93,7 @@ impl Default for ServerConfig {
             max_line: vesper_protocol::DEFAULT_MAX_LINE,
             reply_limit: Some(vesper_protocol::LEGACY_REPLY_LIMIT),
             max_in_flight: 1 << 20,
+            max_batch: 1 << 16,
             exit_when_done: true,
             accept_backoff: Duration::from_millis(100),
             spin: Duration::from_micros(200),

@@ -601,6 +601,20 @@ impl Coordinator {
         }
     }
 
+    /// One line on where the run is, for the periodic status log.
+    pub fn status(&self) -> String {
+        let wall = self.started.elapsed().as_secs_f64().max(1e-9);
+        let messages: u64 = self.clients.values().map(|c| c.report.messages).sum();
+        let active = self.clients.values().filter(|c| c.state != ClientState::Gone).count();
+        format!(
+            "simulated time {}, {active} clients active, {messages} messages, {} in flight, {} round trips, {:.2} M events/s",
+            self.simulated_end,
+            self.sim.in_flight() + self.pending.len(),
+            self.round_trips,
+            self.sim.events_processed() as f64 / wall / 1e6
+        )
+    }
+
     /// The statistics so far.
     pub fn report(&self) -> Report {
         let wall = self.started.elapsed();

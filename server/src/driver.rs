@@ -31,6 +31,9 @@ use crate::coordinator::{ClientId, Command, Coordinator};
 use crate::report::Report;
 use crate::session::{Session, SessionLimits};
 
+/// How often a long run logs where it is.
+const STATUS_EVERY: Duration = Duration::from_secs(10);
+
 /// The poller token of the listener's wake-ups.
 pub const WAKER: Token = Token(usize::MAX);
 
@@ -111,13 +114,21 @@ impl Driver {
     pub fn run(mut self) -> Report {
         let mut events = Events::with_capacity(256);
         let mut last_work = Instant::now();
+        let mut last_status = Instant::now();
         loop {
+            if last_status.elapsed() >= STATUS_EVERY {
+                last_status = Instant::now();
+                if !self.connections.is_empty() {
+                    info!("{}", self.coordinator.status());
+                }
+            }
             if self.coordinator.is_complete() {
                 info!("every client has finished; the run is complete");
                 break;
             }
             let spinning = last_work.elapsed() < self.spin;
-            let timeout = if spinning { Some(Duration::ZERO) } else { None };
+            // Sleep until a socket wakes us, but wake for the status line on long runs.
+            let timeout = if spinning { Some(Duration::ZERO) } else { Some(STATUS_EVERY) };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     warn!("poll failed: {e}");

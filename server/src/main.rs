@@ -65,6 +65,9 @@ struct ServeArgs {
     /// Messages one client may have queued or in flight at once.
     #[arg(long, default_value_t = 1 << 20)]
     max_in_flight: usize,
+    /// SEND/PROTO lines one batch may hold; the rest of a longer batch is dropped.
+    #[arg(long, default_value_t = 1 << 16)]
+    max_batch: usize,
     /// After each exchange, keep polling the sockets without sleeping for this long
     /// [µs]: the client usually answers within microseconds, and a sleeping thread
     /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
@@ -174,6 +177,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_line: args.max_line.max(64),
         reply_limit: (args.reply_limit > 0).then_some(args.reply_limit),
         max_in_flight: args.max_in_flight.max(1),
+        max_batch: args.max_batch.max(1),
         exit_when_done: !args.keep_serving,
         spin: std::time::Duration::from_micros(args.spin_us),
         rendezvous: match args.rendezvous {

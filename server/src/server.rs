@@ -39,7 +39,7 @@ pub async fn run(
     let coordinator = Coordinator::new(config.clone(), sim, Arc::clone(&stop_flag));
     let limits = SessionLimits {
         max_line: config.max_line,
-        max_batch: config.max_in_flight,
+        max_batch: config.max_batch,
     };
     let (control, control_rx) = std::sync::mpsc::channel();
     let (driver, waker) = Driver::new(
