@@ -128,7 +128,11 @@ impl Driver {
             }
             let spinning = last_work.elapsed() < self.spin;
             // Sleep until a socket wakes us, but wake for the status line on long runs.
-            let timeout = if spinning { Some(Duration::ZERO) } else { Some(STATUS_EVERY) };
+            let timeout = if spinning {
+                Some(Duration::ZERO)
+            } else {
+                Some(STATUS_EVERY)
+            };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     warn!("poll failed: {e}");

@@ -121,6 +121,7 @@ enum BenchCommand {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()))
         .init();
     match Cli::parse().command {

@@ -1,0 +1,143 @@
+//! The `vesper` binary as a user runs it: start, serve a client, report, stop.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use vesper_client_dimemas_adapter::LegacyConnection;
+use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
+
+/// Starts `vesper serve` on a free port and returns it with its address, read from
+/// its "listening on" log line.
+fn start(extra: &[&str]) -> (Child, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"])
+        .args(extra)
+        .env("VESPER_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vesper starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("a log line").expect("readable log");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            let addr = rest.split(';').next().expect("an address");
+            break addr.trim().parse().expect("a socket address");
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+fn send(time: f64, src: u32, dst: u32) -> ClientMessage {
+    ClientMessage::Send(DataMessage {
+        time: WireTime(time),
+        src,
+        dst,
+        tag: Some(7),
+        size: 1024,
+        ev: Token::new("0x55a873d62cc0").expect("token"),
+        ev_out: Token::new("0x55a873d62c60").expect("token"),
+        src_repeat: src,
+        dst_repeat: dst,
+        src_app: 0,
+        dst_app: 0,
+    })
+}
+
+fn wait(child: &mut Child) -> std::process::ExitStatus {
+    for _ in 0..500 {
+        if let Some(status) = child.try_wait().expect("waitable") {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    panic!("vesper did not exit");
+}
+
+#[test]
+fn serves_a_client_then_prints_the_report_and_exits() {
+    let (mut child, addr) = start(&[]);
+    let mut client = LegacyConnection::connect(addr).expect("connects");
+    let reply = client
+        .exchange(&[
+            send(6500.0, 0, 1),
+            ClientMessage::Stop(WireTime(6500.0)),
+            ClientMessage::End,
+        ])
+        .expect("reply");
+    assert!(reply.completions.is_empty());
+    let reply = client
+        .exchange(&[ClientMessage::Stop(WireTime(1e9)), ClientMessage::End])
+        .expect("reply");
+    assert_eq!(reply.completions.len(), 1);
+    assert_eq!(reply.completions[0].time, WireTime(10746.0));
+    client.finish().expect("finish");
+    assert!(wait(&mut child).success());
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("report");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON report");
+    assert_eq!(report["simulation"]["messages"], 1);
+    assert_eq!(report["simulation"]["sync_round_trips"], 2);
+    assert_eq!(report["simulation"]["latency_ns"]["max"], 4246.0);
+    assert_eq!(report["simulation"]["simulated_end_ns"], 10746.0);
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_writes_the_report() {
+    let stats = std::env::temp_dir().join(format!("vesper-cli-test-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&stats);
+    let stats_arg = stats.to_str().expect("utf-8 path");
+    let (mut child, addr) = start(&["--stats", stats_arg]);
+    let mut client = LegacyConnection::connect(addr).expect("connects");
+    // A client that waits on a message in flight when the signal comes.
+    client
+        .exchange(&[send(0.0, 0, 1), ClientMessage::Stop(WireTime(0.0)), ClientMessage::End])
+        .expect("reply");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    assert!(wait(&mut child).success());
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).expect("JSON");
+    assert_eq!(report["simulation"]["messages"], 1);
+    assert_eq!(report["simulation"]["clients"][0]["finished"], false);
+    let _ = std::fs::remove_file(&stats);
+}
+
+#[test]
+fn bad_options_are_refused_with_a_clear_message() {
+    for (args, expected) in [
+        (
+            vec!["--link-bandwidth", "0"],
+            "--link-bandwidth 0: expected a positive rate in MB/s",
+        ),
+        (vec!["--hosts", "0"], "--hosts: a network needs at least one host"),
+        (
+            vec!["--listen", "not-an-address"],
+            "--listen not-an-address: cannot listen there",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .arg("serve")
+            .args(&args)
+            .output()
+            .expect("vesper runs");
+        assert!(!out.status.success(), "{args:?} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
