@@ -89,6 +89,11 @@ pub enum Command {
         /// who
         client: ClientId,
     },
+    /// the session dropped a line (malformed, too long, beyond the batch limit)
+    Rejected {
+        /// whose line
+        client: ClientId,
+    },
     /// the connection closed (after `FINISH` or not)
     Disconnect {
         /// who
@@ -116,6 +121,8 @@ struct Client {
     completions: VecDeque<(SimTime, Completion)>,
     /// messages accepted and not yet reported (buffered or in the network)
     in_flight: usize,
+    /// `wire` mode: requests not yet matched by a `READY_TO_RECV`
+    open_requests: usize,
     /// per-client sequence number of injections, for deterministic ordering
     sequence: u64,
     report: ClientReport,
@@ -233,6 +240,7 @@ impl Coordinator {
                         promise,
                         completions: VecDeque::new(),
                         in_flight: 0,
+                        open_requests: 0,
                         sequence: 0,
                         report,
                         warned_idle_wait: false,
@@ -253,6 +261,11 @@ impl Coordinator {
                     info!("{} finished", c.name);
                     c.state = ClientState::Gone;
                     c.report.finished = true;
+                }
+            }
+            Command::Rejected { client } => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.report.bad_lines += 1;
                 }
             }
             Command::Disconnect { client } => {
@@ -382,7 +395,13 @@ impl Coordinator {
                 message.tag,
                 message.size,
             );
-            match self.rendezvous.ready(key, at, slot) {
+            let ready = self.rendezvous.ready(key, at, slot);
+            if ready != Ready::Unmatched
+                && let Some(client) = self.clients.get_mut(&id)
+            {
+                client.open_requests = client.open_requests.saturating_sub(1);
+            }
+            match ready {
                 Ready::AckAt(rendezvous, ack_at) => {
                     self.acknowledge(id, rendezvous, ack_at);
                     return;
@@ -411,6 +430,17 @@ impl Coordinator {
         };
         client.report.rendezvous_requests += 1;
         if let RendezvousMode::Wire { control_bytes } = self.config.rendezvous {
+            // A request waits in the table until its READY_TO_RECV: bound them too.
+            let max_in_flight = self.config.max_in_flight;
+            if client.in_flight + client.open_requests >= max_in_flight {
+                warn!(
+                    "{} line {line}: more than {max_in_flight} messages and requests in flight; request ignored",
+                    client.name
+                );
+                client.report.bad_lines += 1;
+                return;
+            }
+            client.open_requests += 1;
             let key = (
                 id,
                 request.src_app,

@@ -40,7 +40,6 @@ pub struct Session {
     stop: Option<(u64, vesper_protocol::WireTime)>,
     finished: bool,
     overflow_warned: bool,
-    bad_lines: u64,
 }
 
 impl Session {
@@ -55,18 +54,12 @@ impl Session {
             stop: None,
             finished: false,
             overflow_warned: false,
-            bad_lines: 0,
         }
     }
 
     /// The name used in log lines.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// Lines rejected so far by the parser.
-    pub fn bad_lines(&self) -> u64 {
-        self.bad_lines
     }
 
     /// Consumes every complete line in `buf`, appending the commands they make.
@@ -91,7 +84,7 @@ impl Session {
             Ok(message) => message,
             Err(e) => {
                 warn!("{} line {number}: {e}; line ignored", self.name);
-                self.bad_lines += 1;
+                commands.push(Command::Rejected { client: self.client });
                 return;
             }
         };
@@ -145,7 +138,7 @@ impl Session {
                 );
                 self.overflow_warned = true;
             }
-            self.bad_lines += 1;
+            commands.push(Command::Rejected { client: self.client });
             return;
         }
         self.items.push(item);
@@ -191,12 +184,19 @@ mod tests {
         assert_eq!(stop.map(|(line, t)| (line, t.0)), Some((2, 6500.0)));
     }
 
+    fn rejected(commands: &[Command]) -> usize {
+        commands
+            .iter()
+            .filter(|c| matches!(c, Command::Rejected { client: 3 }))
+            .count()
+    }
+
     #[test]
-    fn bad_lines_are_dropped_and_counted() {
+    fn bad_lines_are_dropped_and_reported() {
         let mut s = session();
         let out = feed(&mut s, "HELLO\nSEND 1 0 1\nSTOP 5\nEND\n");
-        assert_eq!(s.bad_lines(), 2);
-        assert!(matches!(&out[..], [Command::Batch { items, .. }] if items.is_empty()));
+        assert_eq!(rejected(&out), 2);
+        assert!(matches!(out.last(), Some(Command::Batch { items, .. }) if items.is_empty()));
     }
 
     #[test]
@@ -204,8 +204,8 @@ mod tests {
         let mut s = session();
         let send = "SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\n";
         let out = feed(&mut s, &format!("{send}{send}{send}STOP 1\nEND\n"));
-        assert!(matches!(&out[..], [Command::Batch { items, .. }] if items.len() == 2));
-        assert_eq!(s.bad_lines(), 1);
+        assert!(matches!(out.last(), Some(Command::Batch { items, .. }) if items.len() == 2));
+        assert_eq!(rejected(&out), 1);
     }
 
     #[test]

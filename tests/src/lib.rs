@@ -1,1 +1,506 @@
-//! bootstrap
+//! Helpers for the over-TCP tests of the vesper server.
+//!
+//! ```text
+//!  test ──▶ TestServer::start(config) ──▶ thread: tokio runtime ─▶ vesper_server::run(127.0.0.1:0)
+//!   │                                                                  ▲        │
+//!   └──▶ Client / LegacyConnection ── lines ──────────────────────────┘        ▼
+//!        (one recv() ≤ 500 bytes per chunk, as the Dimemas client)           Report
+//! ```
+//!
+//! [`TestServer`] runs a server on an ephemeral port in a background thread with a
+//! watchdog: if a test hangs (a reply that never comes, a run that never ends), the
+//! watchdog shuts the server down, its sockets close, and every blocked read in the test
+//! fails instead of hanging. [`Client`] reads replies exactly as the legacy client does
+//! (one `recv()` of at most 500 bytes per chunk; a chunk that ends inside a line is an
+//! error), keeps the raw bytes of every reply, and has read timeouts.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use vesper_client_dimemas_adapter::LegacyConnection;
+use vesper_protocol::{ClientMessage, Completion, DataMessage, ServerMessage, Token, WireTime, parse_server_line};
+use vesper_server::config::{NetworkConfig, ServerConfig};
+use vesper_server::{Report, ServerError};
+
+/// After this long a test server shuts itself down: turns a hang into a failure.
+pub const WATCHDOG: Duration = Duration::from_secs(15);
+
+/// How long a [`Client`] waits for a reply before failing.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The legacy client's receive buffer [bytes].
+pub const RECV_SIZE: usize = vesper_protocol::LEGACY_REPLY_LIMIT;
+
+/// The client's "run until the next completion" STOP [ns] (beyond `u64` picoseconds).
+pub const HUGE_STOP_NS: f64 = 2.52e17;
+
+/// Zero-load latency of a message of `size` bytes on the default crossbar [ns]:
+/// serialisation at 250 bytes/µs (4 ns/byte, cut-through so paid once), two cables of
+/// 25 ns each, one routing decision of 100 ns.
+pub fn zero_load_ns(size: u64) -> u64 {
+    size * 4 + 2 * 25 + 100
+}
+
+/// A configuration for tests: a crossbar of `hosts` hosts, `clients` expected clients,
+/// a short spin so idle servers do not burn the CPU.
+pub fn config(hosts: u32, clients: usize) -> ServerConfig {
+    ServerConfig {
+        network: NetworkConfig {
+            hosts,
+            ..NetworkConfig::default()
+        },
+        clients,
+        spin: Duration::from_micros(50),
+        ..ServerConfig::default()
+    }
+}
+
+/// A server running on `127.0.0.1:0` in a background thread.
+#[derive(Debug)]
+pub struct TestServer {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<Result<Report, ServerError>>>,
+    watchdog_fired: Arc<AtomicBool>,
+}
+
+impl TestServer {
+    /// Binds `127.0.0.1:0` and starts `vesper_server::run` with `config`.
+    pub fn start(config: ServerConfig) -> TestServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener.set_nonblocking(true).expect("non-blocking listener");
+        let addr = listener.local_addr().expect("local address");
+        let (shutdown, shutdown_rx) = oneshot::channel::<()>();
+        let watchdog_fired = Arc::new(AtomicBool::new(false));
+        let fired = Arc::clone(&watchdog_fired);
+        let thread = std::thread::Builder::new()
+            .name("vesper-test-server".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                    let shutdown = async move {
+                        tokio::select! {
+                            // Fires on a shutdown request, or when the TestServer is dropped.
+                            _ = shutdown_rx => {}
+                            () = tokio::time::sleep(WATCHDOG) => fired.store(true, Ordering::SeqCst),
+                        }
+                    };
+                    vesper_server::run(listener, config, shutdown).await
+                })
+            })
+            .expect("spawn the server thread");
+        TestServer {
+            addr,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+            watchdog_fired,
+        }
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A new scripted client connected to this server.
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr)
+    }
+
+    /// A new connection through the adapter crate's legacy client.
+    pub fn legacy(&self) -> LegacyConnection {
+        LegacyConnection::connect(self.addr).expect("legacy connect")
+    }
+
+    /// Waits for the run to end on its own (every expected client finished); fails if
+    /// the watchdog had to stop it.
+    pub fn wait(mut self) -> Report {
+        let report = self.join();
+        assert!(
+            !self.watchdog_fired.load(Ordering::SeqCst),
+            "the server run did not end on its own: the watchdog stopped it after {WATCHDOG:?}"
+        );
+        report
+    }
+
+    /// Triggers the shutdown future and waits for the report.
+    pub fn shutdown(mut self) -> Report {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let report = self.join();
+        assert!(
+            !self.watchdog_fired.load(Ordering::SeqCst),
+            "the server ignored the shutdown: the watchdog stopped it after {WATCHDOG:?}"
+        );
+        report
+    }
+
+    fn join(&mut self) -> Report {
+        let thread = self.thread.take().expect("the server is joined once");
+        thread
+            .join()
+            .expect("the server thread panicked")
+            .expect("the server run failed")
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // A test that panicked leaves its server behind: stop it (without waiting).
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Why a reply could not be read the way the legacy client reads it.
+#[derive(Debug)]
+pub enum ReplyError {
+    /// a socket error
+    Io(io::Error),
+    /// nothing came within the read timeout
+    TimedOut,
+    /// the server closed the connection
+    Closed,
+    /// a chunk ended inside a line: the real client would misparse it
+    PartialLine {
+        /// the chunk
+        chunk: String,
+    },
+    /// a `COMPLETED SEND` line the real client would reject
+    BadCompletion {
+        /// the line
+        line: String,
+        /// why
+        reason: String,
+    },
+    /// bytes after the `END` of a reply, in the same chunk
+    AfterEnd {
+        /// the chunk
+        chunk: String,
+    },
+}
+
+/// One reply batch as received.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawReply {
+    /// every byte of the reply
+    pub bytes: Vec<u8>,
+    /// the size of each `recv()` chunk
+    pub chunks: Vec<usize>,
+    /// the completions, in the order received
+    pub completions: Vec<Completion>,
+    /// lines the client ignores (neither a completion nor `END`)
+    pub ignored: Vec<String>,
+}
+
+impl RawReply {
+    /// The reply as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// A scripted blocking client that reads as the legacy client does and keeps a
+/// transcript of every reply byte.
+#[derive(Debug)]
+pub struct Client {
+    stream: TcpStream,
+    transcript: Vec<u8>,
+}
+
+impl Client {
+    /// Connects with `TCP_NODELAY` and a read timeout of [`READ_TIMEOUT`].
+    pub fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).expect("connect to the test server");
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
+        Client {
+            stream,
+            transcript: Vec::new(),
+        }
+    }
+
+    /// Writes the lines in one `send()`.
+    pub fn send(&mut self, lines: &[ClientMessage]) {
+        self.send_raw(lines_text(lines).as_bytes());
+    }
+
+    /// Writes raw bytes in one `send()`.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("write to the server");
+    }
+
+    /// Reads one reply batch: `recv()` chunks of at most 500 bytes until one holds a
+    /// line starting with `END`; panics on anything the legacy client would choke on.
+    #[track_caller]
+    pub fn read_reply(&mut self) -> RawReply {
+        match self.try_read_reply() {
+            Ok(reply) => reply,
+            Err(e) => panic!("reading a reply: {e:?}"),
+        }
+    }
+
+    /// Like [`Client::read_reply`], returning what went wrong.
+    pub fn try_read_reply(&mut self) -> Result<RawReply, ReplyError> {
+        let mut reply = RawReply::default();
+        let mut buf = [0u8; RECV_SIZE];
+        loop {
+            let n = match self.stream.read(&mut buf) {
+                Ok(0) => return Err(ReplyError::Closed),
+                Ok(n) => n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    return Err(ReplyError::TimedOut);
+                }
+                Err(e) => return Err(ReplyError::Io(e)),
+            };
+            let chunk = &buf[..n];
+            reply.chunks.push(n);
+            reply.bytes.extend_from_slice(chunk);
+            self.transcript.extend_from_slice(chunk);
+            let text = String::from_utf8_lossy(chunk).into_owned();
+            if !text.ends_with('\n') {
+                return Err(ReplyError::PartialLine { chunk: text });
+            }
+            let mut ended = false;
+            for line in text.split('\n').filter(|l| !l.is_empty()) {
+                if ended {
+                    return Err(ReplyError::AfterEnd { chunk: text.clone() });
+                }
+                if line.starts_with("END") {
+                    ended = true;
+                } else if line.starts_with("COMPLETED SEND") {
+                    let bad = |reason: String| ReplyError::BadCompletion {
+                        line: line.to_string(),
+                        reason,
+                    };
+                    match parse_server_line(line) {
+                        Ok(ServerMessage::Completed(c)) => {
+                            if c.src_repeat != c.src || c.dst_repeat != c.dst {
+                                return Err(bad("the repeated node pair differs".into()));
+                            }
+                            reply.completions.push(c);
+                        }
+                        Ok(ServerMessage::End) => ended = true,
+                        Err(e) => return Err(bad(e.to_string())),
+                    }
+                } else {
+                    reply.ignored.push(line.to_string());
+                }
+            }
+            if ended {
+                return Ok(reply);
+            }
+        }
+    }
+
+    /// Sends a batch and reads its reply.
+    #[track_caller]
+    pub fn exchange(&mut self, lines: &[ClientMessage]) -> RawReply {
+        self.send(lines);
+        self.read_reply()
+    }
+
+    /// `STOP t` + `END`, and the reply.
+    #[track_caller]
+    pub fn stop(&mut self, t: f64) -> RawReply {
+        self.exchange(&[stop(t), ClientMessage::End])
+    }
+
+    /// Asserts that the server writes nothing for `wait`.
+    ///
+    /// Can only miss a wrong write on a very slow machine, never fail a correct server.
+    #[track_caller]
+    pub fn expect_silence(&mut self, wait: Duration) {
+        self.stream.set_read_timeout(Some(wait)).expect("read timeout");
+        let mut buf = [0u8; RECV_SIZE];
+        let got = self.stream.read(&mut buf);
+        self.stream.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
+        match got {
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Ok(0) => panic!("expected silence, but the server closed the connection"),
+            Ok(n) => panic!(
+                "expected silence, but the server wrote {:?}",
+                String::from_utf8_lossy(&buf[..n])
+            ),
+            Err(e) => panic!("expected silence, got a socket error: {e}"),
+        }
+    }
+
+    /// Asserts that the server closes the connection (end of file or reset) without
+    /// writing anything.
+    #[track_caller]
+    pub fn expect_closed(&mut self) {
+        let mut buf = [0u8; RECV_SIZE];
+        match self.stream.read(&mut buf) {
+            Ok(0) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
+                ) => {}
+            Ok(n) => panic!(
+                "expected the connection closed, got {:?}",
+                String::from_utf8_lossy(&buf[..n])
+            ),
+            Err(e) => panic!("expected the connection closed, got {e}"),
+        }
+    }
+
+    /// Every reply byte received so far.
+    pub fn transcript(&self) -> &[u8] {
+        &self.transcript
+    }
+
+    /// Sends `FINISH` and closes the connection.
+    pub fn finish(mut self) {
+        self.send(&[ClientMessage::Finish]);
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Closes the socket without `FINISH`.
+    pub fn vanish(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A client that exchanges batches: the scenario functions run over both [`Client`]
+/// and the adapter crate's [`LegacyConnection`].
+pub trait Replayer {
+    /// Sends a batch; returns the completions of its reply.
+    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion>;
+    /// Sends `FINISH` and closes.
+    fn done(self);
+}
+
+impl Replayer for Client {
+    #[track_caller]
+    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion> {
+        let reply = self.exchange(lines);
+        assert_eq!(reply.ignored, Vec::<String>::new(), "lines the client would ignore");
+        assert_one_write(&reply);
+        reply.completions
+    }
+
+    fn done(self) {
+        self.finish();
+    }
+}
+
+impl Replayer for LegacyConnection {
+    #[track_caller]
+    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion> {
+        let reply = match self.exchange(lines) {
+            Ok(reply) => reply,
+            Err(e) => panic!("legacy client: {e}"),
+        };
+        assert_eq!(reply.ignored, Vec::<String>::new(), "lines the client would ignore");
+        assert!(
+            reply.chunks.iter().all(|&n| n <= RECV_SIZE),
+            "chunks {:?}",
+            reply.chunks
+        );
+        reply.completions
+    }
+
+    fn done(self) {
+        self.finish().expect("legacy finish");
+    }
+}
+
+/// Asserts the spec's legacy rule: a reply is one write of at most 500 bytes, `END`
+/// included, so the client gets it in one `recv()` ending with `END\n`.
+#[track_caller]
+pub fn assert_one_write(reply: &RawReply) {
+    assert!(
+        reply.bytes.len() <= RECV_SIZE,
+        "a reply of {} bytes (limit {RECV_SIZE}): {:?}",
+        reply.bytes.len(),
+        reply.text()
+    );
+    assert_eq!(
+        reply.chunks.len(),
+        1,
+        "reply arrived in {:?} chunks: {:?}",
+        reply.chunks,
+        reply.text()
+    );
+    assert!(reply.bytes.ends_with(b"END\n"), "reply {:?}", reply.text());
+}
+
+/// The lines, each ending with `\n`.
+pub fn lines_text(lines: &[ClientMessage]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// A pointer-like token, distinct for every `n`.
+pub fn token(n: u64) -> Token {
+    Token::new(&format!("0x55a8{n:08x}")).expect("a valid token")
+}
+
+/// An eager data message between applications 0 and 0, tag 7, with tokens
+/// `token(2n)` and `token(2n + 1)`.
+pub fn message(t: f64, src: u32, dst: u32, size: u32, n: u64) -> DataMessage {
+    DataMessage {
+        time: WireTime(t),
+        src,
+        dst,
+        tag: Some(7),
+        size,
+        ev: token(2 * n),
+        ev_out: token(2 * n + 1),
+        src_repeat: src,
+        dst_repeat: dst,
+        src_app: 0,
+        dst_app: 0,
+    }
+}
+
+/// `SEND …`
+pub fn send(m: DataMessage) -> ClientMessage {
+    ClientMessage::Send(m)
+}
+
+/// `STOP t`
+pub fn stop(t: f64) -> ClientMessage {
+    ClientMessage::Stop(WireTime(t))
+}
+
+/// The `COMPLETED SEND` line (with its newline) the server owes for `m`.
+pub fn completed_line(arrival: &str, m: &DataMessage, phys_send: &str) -> String {
+    format!(
+        "COMPLETED SEND {arrival} {src} {dst} {size} {ev} {ev_out} {src} {dst} {phys_send}\n",
+        src = m.src,
+        dst = m.dst,
+        size = m.size,
+        ev = m.ev,
+        ev_out = m.ev_out,
+    )
+}
+
+/// Asserts that `c` is the completion of `m` at `arrival` ns, first byte sent at
+/// `phys_send` ns, every echoed field equal to the request's.
+#[track_caller]
+pub fn assert_completion(c: &Completion, m: &DataMessage, arrival: f64, phys_send: f64) {
+    assert_eq!(
+        (c.src, c.dst, c.size, c.ev, c.ev_out, c.src_repeat, c.dst_repeat),
+        (m.src, m.dst, m.size, m.ev, m.ev_out, m.src, m.dst),
+        "echoed fields of {c:?}"
+    );
+    assert_eq!(c.time, WireTime(arrival), "arrival time of {c:?}");
+    assert_eq!(
+        c.phys_send_time,
+        Some(WireTime(phys_send)),
+        "physical send time of {c:?}"
+    );
+}

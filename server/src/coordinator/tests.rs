@@ -427,3 +427,24 @@ fn wire_ready_without_request_starts_the_data_at_once() {
     batch(&mut c, 0, vec![ready_to_recv(7000.0, 0, 1, 1024, 5)], 2.52e13);
     assert_eq!(completion_times(&replies(&mut c)[0].1), vec![7000.0 + 4246.0]);
 }
+
+#[test]
+fn wire_requests_count_towards_the_in_flight_limit() {
+    let config = ServerConfig {
+        network: NetworkConfig {
+            hosts: 4,
+            ..NetworkConfig::default()
+        },
+        rendezvous: RendezvousMode::Wire { control_bytes: 64 },
+        max_in_flight: 2,
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
+    connect(&mut c, 0);
+    // Requests that never get their READY_TO_RECV must not pile up without bound.
+    let items = (0..5).map(|_| request_to_send(0.0, 0, 1, 1 << 20)).collect();
+    batch(&mut c, 0, items, 1e9);
+    assert_eq!(c.report().simulation.clients[0].bad_lines, 3);
+    assert_eq!(c.rendezvous.unmatched_requests(), 2);
+}
