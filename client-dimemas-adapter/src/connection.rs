@@ -4,11 +4,15 @@
 //! reads with a single `recv()` of at most 500 bytes, splits that chunk into lines on
 //! its own and never joins a line across two `recv()` calls; a line starting with `END`
 //! ends the batch. [`LegacyConnection`] does the same and turns what would corrupt the
-//! real client (a line cut at a chunk boundary) into an error, so a test over it is
-//! also a test of compatibility.
+//! real client (a line cut at a chunk boundary, a completion it cannot parse) into an
+//! error, so a test over it is also a test of compatibility. It is stricter than the
+//! real client in one way: bytes after `END` in the same chunk are an error (the real
+//! client would take them as part of the batch; a correct server never sends them,
+//! since the client is blocked until it has read the reply).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
 
 use vesper_protocol::{ClientMessage, Completion, ServerMessage, parse_server_line};
 
@@ -21,16 +25,17 @@ pub enum ClientError {
     /// a socket error
     #[error("socket: {0}")]
     Io(#[from] io::Error),
+    /// nothing came within the read timeout
+    #[error("no reply within the read timeout")]
+    TimedOut,
     /// the server closed the connection while a reply was awaited
     #[error("the server closed the connection")]
     Closed,
     /// a chunk ended inside a line: the real client would misparse it
-    #[error("reply chunk of {len} bytes ends inside a line: {tail:?}")]
+    #[error("reply chunk ends inside a line: {chunk:?}")]
     PartialLine {
-        /// chunk length
-        len: usize,
-        /// the cut line
-        tail: String,
+        /// the chunk
+        chunk: String,
     },
     /// a `COMPLETED SEND` line the real client would reject
     #[error("malformed completion {line:?}: {reason}")]
@@ -40,17 +45,32 @@ pub enum ClientError {
         /// why
         reason: String,
     },
+    /// bytes after the `END` of a reply, in the same chunk
+    #[error("bytes after END in the same chunk: {chunk:?}")]
+    AfterEnd {
+        /// the chunk
+        chunk: String,
+    },
 }
 
-/// One reply batch.
+/// One reply batch, as received.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
-    /// the completions, in the order received
-    pub completions: Vec<Completion>,
+    /// every byte of the reply
+    pub bytes: Vec<u8>,
     /// the size of each `recv()` chunk it took
     pub chunks: Vec<usize>,
+    /// the completions, in the order received
+    pub completions: Vec<Completion>,
     /// lines the client ignores (neither a completion nor `END`)
     pub ignored: Vec<String>,
+}
+
+impl Reply {
+    /// The reply as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
 }
 
 /// A connection to a vesper server, behaving as the legacy client.
@@ -58,6 +78,7 @@ pub struct Reply {
 pub struct LegacyConnection {
     stream: TcpStream,
     out: Vec<u8>,
+    transcript: Vec<u8>,
 }
 
 impl LegacyConnection {
@@ -68,7 +89,14 @@ impl LegacyConnection {
         Ok(LegacyConnection {
             stream,
             out: Vec::with_capacity(1024),
+            transcript: Vec::new(),
         })
+    }
+
+    /// How long a read may wait (`None`: forever, as the real client).
+    pub fn set_read_timeout(&mut self, timeout: Option<Duration>) -> Result<(), ClientError> {
+        self.stream.set_read_timeout(timeout)?;
+        Ok(())
     }
 
     /// Writes the lines in one `send()`.
@@ -88,50 +116,34 @@ impl LegacyConnection {
         Ok(())
     }
 
+    /// One `recv()` of at most 500 bytes, without interpretation (0: closed).
+    pub fn read_raw(&mut self, buf: &mut [u8; RECV_SIZE]) -> io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        self.transcript.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
     /// Reads one reply batch: `recv()` chunks of at most 500 bytes until one holds a
     /// line starting with `END`.
     pub fn read_reply(&mut self) -> Result<Reply, ClientError> {
         let mut reply = Reply::default();
         let mut buf = [0u8; RECV_SIZE];
         loop {
-            let n = self.stream.read(&mut buf)?;
-            if n == 0 {
-                return Err(ClientError::Closed);
-            }
-            reply.chunks.push(n);
-            let chunk = String::from_utf8_lossy(&buf[..n]);
-            if !chunk.ends_with('\n') {
-                let tail = chunk.rsplit('\n').next().unwrap_or_default().to_string();
-                return Err(ClientError::PartialLine { len: n, tail });
-            }
-            let mut ended = false;
-            for line in chunk.split('\n').filter(|l| !l.is_empty()) {
-                if line.starts_with("END") {
-                    ended = true;
-                } else if line.starts_with("COMPLETED SEND") {
-                    match parse_server_line(line) {
-                        Ok(ServerMessage::Completed(c)) => {
-                            if c.src_repeat != c.src || c.dst_repeat != c.dst {
-                                return Err(ClientError::BadCompletion {
-                                    line: line.to_string(),
-                                    reason: "the repeated node pair differs".into(),
-                                });
-                            }
-                            reply.completions.push(c);
-                        }
-                        Ok(ServerMessage::End) => ended = true,
-                        Err(e) => {
-                            return Err(ClientError::BadCompletion {
-                                line: line.to_string(),
-                                reason: e.to_string(),
-                            });
-                        }
-                    }
-                } else {
-                    reply.ignored.push(line.to_string());
+            let n = match self.read_raw(&mut buf) {
+                Ok(0) => return Err(ClientError::Closed),
+                Ok(n) => n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    return Err(ClientError::TimedOut);
                 }
+                Err(e) => return Err(e.into()),
+            };
+            reply.chunks.push(n);
+            reply.bytes.extend_from_slice(&buf[..n]);
+            let chunk = String::from_utf8_lossy(&buf[..n]).into_owned();
+            if !chunk.ends_with('\n') {
+                return Err(ClientError::PartialLine { chunk });
             }
-            if ended {
+            if read_lines(&chunk, &mut reply)? {
                 return Ok(reply);
             }
         }
@@ -143,10 +155,86 @@ impl LegacyConnection {
         self.read_reply()
     }
 
+    /// Every reply byte received so far.
+    pub fn transcript(&self) -> &[u8] {
+        &self.transcript
+    }
+
     /// Sends `FINISH` and closes the connection.
     pub fn finish(mut self) -> Result<(), ClientError> {
         self.send(&[ClientMessage::Finish])?;
-        self.stream.shutdown(std::net::Shutdown::Both)?;
+        self.close();
         Ok(())
+    }
+
+    /// Closes the connection without `FINISH`.
+    pub fn close(self) {
+        // Already closed by the peer is as good.
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Splits a chunk into lines as the client does; returns whether `END` was seen.
+fn read_lines(chunk: &str, reply: &mut Reply) -> Result<bool, ClientError> {
+    let mut ended = false;
+    for line in chunk.split('\n').filter(|l| !l.is_empty()) {
+        if ended {
+            return Err(ClientError::AfterEnd { chunk: chunk.into() });
+        }
+        if line.starts_with("END") {
+            ended = true;
+        } else if line.starts_with("COMPLETED SEND") {
+            let bad = |reason: String| ClientError::BadCompletion {
+                line: line.to_string(),
+                reason,
+            };
+            match parse_server_line(line) {
+                Ok(ServerMessage::Completed(c)) => {
+                    if c.src_repeat != c.src || c.dst_repeat != c.dst {
+                        return Err(bad("the repeated node pair differs".into()));
+                    }
+                    reply.completions.push(c);
+                }
+                Ok(ServerMessage::End) => ended = true,
+                Err(e) => return Err(bad(e.to_string())),
+            }
+        } else {
+            reply.ignored.push(line.to_string());
+        }
+    }
+    Ok(ended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_completions_and_the_end() {
+        let mut reply = Reply::default();
+        let chunk = "COMPLETED SEND 10746 0 1 1024 0x1 0x2 0 1 6500\nhello\nEND\n";
+        assert!(read_lines(chunk, &mut reply).expect("valid"));
+        assert_eq!(reply.completions.len(), 1);
+        assert_eq!(reply.ignored, vec!["hello".to_string()]);
+    }
+
+    #[test]
+    fn refuses_what_would_break_the_real_client() {
+        let mut reply = Reply::default();
+        let mismatched = "COMPLETED SEND 10746 0 1 1024 0x1 0x2 0 2 6500\nEND\n";
+        assert!(matches!(
+            read_lines(mismatched, &mut reply),
+            Err(ClientError::BadCompletion { .. })
+        ));
+        let tagged = "COMPLETED SEND 10746 0 1 7 1024 0x1 0x2 0 1 6500\nEND\n";
+        assert!(matches!(
+            read_lines(tagged, &mut reply),
+            Err(ClientError::BadCompletion { .. })
+        ));
+        assert!(matches!(
+            read_lines("END\nEND\n", &mut reply),
+            Err(ClientError::AfterEnd { .. })
+        ));
+        assert!(!read_lines("\n\n", &mut reply).expect("blank lines are skipped"));
     }
 }

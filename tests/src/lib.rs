@@ -3,27 +3,29 @@
 //! ```text
 //!  test ──▶ TestServer::start(config) ──▶ thread: tokio runtime ─▶ vesper_server::run(127.0.0.1:0)
 //!   │                                                                  ▲        │
-//!   └──▶ Client / LegacyConnection ── lines ──────────────────────────┘        ▼
+//!   └──▶ Client (LegacyConnection) ── lines ──────────────────────────┘        ▼
 //!        (one recv() ≤ 500 bytes per chunk, as the Dimemas client)           Report
 //! ```
 //!
 //! [`TestServer`] runs a server on an ephemeral port in a background thread with a
 //! watchdog: if a test hangs (a reply that never comes, a run that never ends), the
 //! watchdog shuts the server down, its sockets close, and every blocked read in the test
-//! fails instead of hanging. [`Client`] reads replies exactly as the legacy client does
-//! (one `recv()` of at most 500 bytes per chunk; a chunk that ends inside a line is an
-//! error), keeps the raw bytes of every reply, and has read timeouts.
+//! fails instead of hanging. [`Client`] wraps the adapter crate's `LegacyConnection`,
+//! which reads replies exactly as the legacy client does (one `recv()` of at most 500
+//! bytes per chunk; a chunk that ends inside a line is an error), with read timeouts
+//! and assertions.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
-use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_protocol::{ClientMessage, Completion, DataMessage, ServerMessage, Token, WireTime, parse_server_line};
+use vesper_client_dimemas_adapter::connection::RECV_SIZE;
+use vesper_client_dimemas_adapter::{LegacyConnection, Reply};
+use vesper_protocol::{ClientMessage, Completion, DataMessage, Token, WireTime};
 use vesper_server::config::{NetworkConfig, ServerConfig};
 use vesper_server::{Report, ServerError};
 
@@ -32,9 +34,6 @@ pub const WATCHDOG: Duration = Duration::from_secs(15);
 
 /// How long a [`Client`] waits for a reply before failing.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The legacy client's receive buffer [bytes].
-pub const RECV_SIZE: usize = vesper_protocol::LEGACY_REPLY_LIMIT;
 
 /// The client's "run until the next completion" STOP [ns] (beyond `u64` picoseconds).
 pub const HUGE_STOP_NS: f64 = 2.52e17;
@@ -116,11 +115,6 @@ impl TestServer {
         Client::connect(self.addr)
     }
 
-    /// A new connection through the adapter crate's legacy client.
-    pub fn legacy(&self) -> LegacyConnection {
-        LegacyConnection::connect(self.addr).expect("legacy connect")
-    }
-
     /// Waits for the run to end on its own (every expected client finished); fails if
     /// the watchdog had to stop it.
     pub fn wait(mut self) -> Report {
@@ -163,144 +157,40 @@ impl Drop for TestServer {
     }
 }
 
-/// Why a reply could not be read the way the legacy client reads it.
-#[derive(Debug)]
-pub enum ReplyError {
-    /// a socket error
-    Io(io::Error),
-    /// nothing came within the read timeout
-    TimedOut,
-    /// the server closed the connection
-    Closed,
-    /// a chunk ended inside a line: the real client would misparse it
-    PartialLine {
-        /// the chunk
-        chunk: String,
-    },
-    /// a `COMPLETED SEND` line the real client would reject
-    BadCompletion {
-        /// the line
-        line: String,
-        /// why
-        reason: String,
-    },
-    /// bytes after the `END` of a reply, in the same chunk
-    AfterEnd {
-        /// the chunk
-        chunk: String,
-    },
-}
+/// A reply batch as the legacy client received it.
+pub type RawReply = Reply;
 
-/// One reply batch as received.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawReply {
-    /// every byte of the reply
-    pub bytes: Vec<u8>,
-    /// the size of each `recv()` chunk
-    pub chunks: Vec<usize>,
-    /// the completions, in the order received
-    pub completions: Vec<Completion>,
-    /// lines the client ignores (neither a completion nor `END`)
-    pub ignored: Vec<String>,
-}
-
-impl RawReply {
-    /// The reply as text.
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes).into_owned()
-    }
-}
-
-/// A scripted blocking client that reads as the legacy client does and keeps a
-/// transcript of every reply byte.
+/// A scripted client: the adapter crate's [`LegacyConnection`] (which reads exactly as
+/// the Dimemas client does) with a read timeout, and assertions that fail the test.
 #[derive(Debug)]
 pub struct Client {
-    stream: TcpStream,
-    transcript: Vec<u8>,
+    connection: LegacyConnection,
 }
 
 impl Client {
     /// Connects with `TCP_NODELAY` and a read timeout of [`READ_TIMEOUT`].
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect to the test server");
-        stream.set_nodelay(true).expect("TCP_NODELAY");
-        stream.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
-        Client {
-            stream,
-            transcript: Vec::new(),
-        }
+        let mut connection = LegacyConnection::connect(addr).expect("connect to the test server");
+        connection.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
+        Client { connection }
     }
 
     /// Writes the lines in one `send()`.
     pub fn send(&mut self, lines: &[ClientMessage]) {
-        self.send_raw(lines_text(lines).as_bytes());
+        self.connection.send(lines).expect("write to the server");
     }
 
     /// Writes raw bytes in one `send()`.
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("write to the server");
+        self.connection.send_raw(bytes).expect("write to the server");
     }
 
-    /// Reads one reply batch: `recv()` chunks of at most 500 bytes until one holds a
-    /// line starting with `END`; panics on anything the legacy client would choke on.
+    /// Reads one reply batch; panics on anything the legacy client would choke on.
     #[track_caller]
     pub fn read_reply(&mut self) -> RawReply {
-        match self.try_read_reply() {
+        match self.connection.read_reply() {
             Ok(reply) => reply,
-            Err(e) => panic!("reading a reply: {e:?}"),
-        }
-    }
-
-    /// Like [`Client::read_reply`], returning what went wrong.
-    pub fn try_read_reply(&mut self) -> Result<RawReply, ReplyError> {
-        let mut reply = RawReply::default();
-        let mut buf = [0u8; RECV_SIZE];
-        loop {
-            let n = match self.stream.read(&mut buf) {
-                Ok(0) => return Err(ReplyError::Closed),
-                Ok(n) => n,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                    return Err(ReplyError::TimedOut);
-                }
-                Err(e) => return Err(ReplyError::Io(e)),
-            };
-            let chunk = &buf[..n];
-            reply.chunks.push(n);
-            reply.bytes.extend_from_slice(chunk);
-            self.transcript.extend_from_slice(chunk);
-            let text = String::from_utf8_lossy(chunk).into_owned();
-            if !text.ends_with('\n') {
-                return Err(ReplyError::PartialLine { chunk: text });
-            }
-            let mut ended = false;
-            for line in text.split('\n').filter(|l| !l.is_empty()) {
-                if ended {
-                    return Err(ReplyError::AfterEnd { chunk: text.clone() });
-                }
-                if line.starts_with("END") {
-                    ended = true;
-                } else if line.starts_with("COMPLETED SEND") {
-                    let bad = |reason: String| ReplyError::BadCompletion {
-                        line: line.to_string(),
-                        reason,
-                    };
-                    match parse_server_line(line) {
-                        Ok(ServerMessage::Completed(c)) => {
-                            if c.src_repeat != c.src || c.dst_repeat != c.dst {
-                                return Err(bad("the repeated node pair differs".into()));
-                            }
-                            reply.completions.push(c);
-                        }
-                        Ok(ServerMessage::End) => ended = true,
-                        Err(e) => return Err(bad(e.to_string())),
-                    }
-                } else {
-                    reply.ignored.push(line.to_string());
-                }
-            }
-            if ended {
-                return Ok(reply);
-            }
+            Err(e) => panic!("reading a reply: {e}"),
         }
     }
 
@@ -309,6 +199,16 @@ impl Client {
     pub fn exchange(&mut self, lines: &[ClientMessage]) -> RawReply {
         self.send(lines);
         self.read_reply()
+    }
+
+    /// Sends a batch; checks its reply is one legacy write with no line the client
+    /// would ignore; returns its completions.
+    #[track_caller]
+    pub fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion> {
+        let reply = self.exchange(lines);
+        assert_eq!(reply.ignored, Vec::<String>::new(), "lines the client would ignore");
+        assert_one_write(&reply);
+        reply.completions
     }
 
     /// `STOP t` + `END`, and the reply.
@@ -322,10 +222,12 @@ impl Client {
     /// Can only miss a wrong write on a very slow machine, never fail a correct server.
     #[track_caller]
     pub fn expect_silence(&mut self, wait: Duration) {
-        self.stream.set_read_timeout(Some(wait)).expect("read timeout");
+        self.connection.set_read_timeout(Some(wait)).expect("read timeout");
         let mut buf = [0u8; RECV_SIZE];
-        let got = self.stream.read(&mut buf);
-        self.stream.set_read_timeout(Some(READ_TIMEOUT)).expect("read timeout");
+        let got = self.connection.read_raw(&mut buf);
+        self.connection
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .expect("read timeout");
         match got {
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
             Ok(0) => panic!("expected silence, but the server closed the connection"),
@@ -342,7 +244,7 @@ impl Client {
     #[track_caller]
     pub fn expect_closed(&mut self) {
         let mut buf = [0u8; RECV_SIZE];
-        match self.stream.read(&mut buf) {
+        match self.connection.read_raw(&mut buf) {
             Ok(0) => {}
             Err(e)
                 if matches!(
@@ -359,62 +261,17 @@ impl Client {
 
     /// Every reply byte received so far.
     pub fn transcript(&self) -> &[u8] {
-        &self.transcript
+        self.connection.transcript()
     }
 
     /// Sends `FINISH` and closes the connection.
-    pub fn finish(mut self) {
-        self.send(&[ClientMessage::Finish]);
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    pub fn finish(self) {
+        self.connection.finish().expect("FINISH");
     }
 
     /// Closes the socket without `FINISH`.
     pub fn vanish(self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-/// A client that exchanges batches: the scenario functions run over both [`Client`]
-/// and the adapter crate's [`LegacyConnection`].
-pub trait Replayer {
-    /// Sends a batch; returns the completions of its reply.
-    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion>;
-    /// Sends `FINISH` and closes.
-    fn done(self);
-}
-
-impl Replayer for Client {
-    #[track_caller]
-    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion> {
-        let reply = self.exchange(lines);
-        assert_eq!(reply.ignored, Vec::<String>::new(), "lines the client would ignore");
-        assert_one_write(&reply);
-        reply.completions
-    }
-
-    fn done(self) {
-        self.finish();
-    }
-}
-
-impl Replayer for LegacyConnection {
-    #[track_caller]
-    fn batch(&mut self, lines: &[ClientMessage]) -> Vec<Completion> {
-        let reply = match self.exchange(lines) {
-            Ok(reply) => reply,
-            Err(e) => panic!("legacy client: {e}"),
-        };
-        assert_eq!(reply.ignored, Vec::<String>::new(), "lines the client would ignore");
-        assert!(
-            reply.chunks.iter().all(|&n| n <= RECV_SIZE),
-            "chunks {:?}",
-            reply.chunks
-        );
-        reply.completions
-    }
-
-    fn done(self) {
-        self.finish().expect("legacy finish");
+        self.connection.close();
     }
 }
 

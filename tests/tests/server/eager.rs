@@ -3,8 +3,7 @@
 
 use vesper_protocol::{ClientMessage, DataMessage, Token};
 use vesper_tests::{
-    Client, Replayer, TestServer, assert_completion, assert_one_write, completed_line, config, message, send, stop,
-    zero_load_ns,
+    TestServer, assert_completion, assert_one_write, completed_line, config, message, send, stop, zero_load_ns,
 };
 
 /// The spec's eager exchange: 1024 bytes 0 → 1 at 6500 ns complete at 6500 + 4246.
@@ -63,30 +62,21 @@ fn spec_eager_exchange_byte_for_byte() {
     );
 }
 
-fn spec_eager_exchange(r: &mut impl Replayer) {
+#[test]
+fn spec_eager_exchange() {
+    let server = TestServer::start(config(4, 1));
+    let mut r = server.client();
     let m = spec_message();
     assert!(r.batch(&[send(m), stop(6500.0), ClientMessage::End]).is_empty());
     let got = r.batch(&[stop(1e9), ClientMessage::End]);
     assert_eq!(got.len(), 1, "{got:?}");
     assert_completion(&got[0], &m, 10746.0, 6500.0);
     assert!(r.batch(&[stop(10746.0), ClientMessage::End]).is_empty());
-}
-
-#[test]
-fn spec_eager_exchange_scripted_client() {
-    let server = TestServer::start(config(4, 1));
-    let mut c = server.client();
-    spec_eager_exchange(&mut c);
-    c.done();
-    server.wait();
-}
-
-#[test]
-fn spec_eager_exchange_legacy_client() {
-    let server = TestServer::start(config(4, 1));
-    let mut c = server.legacy();
-    spec_eager_exchange(&mut c);
-    c.done();
+    assert_eq!(
+        String::from_utf8_lossy(r.transcript()),
+        "END\nCOMPLETED SEND 10746 0 1 1024 0x55a873d62cc0 0x55a873d62c60 0 1 6500\nEND\nEND\n"
+    );
+    r.finish();
     server.wait();
 }
 
@@ -205,19 +195,6 @@ fn source_adapter_serialises_messages_in_line_order() {
     let reply = c.stop(vesper_tests::HUGE_STOP_NS);
     assert_eq!(reply.completions.len(), 1, "{}", reply.text());
     assert_completion(&reply.completions[0], &second, 5096.0 + 4246.0, 5096.0);
-    c.finish();
-    server.wait();
-}
-
-#[test]
-fn scripted_client_keeps_the_transcript() {
-    let server = TestServer::start(config(4, 1));
-    let mut c: Client = server.client();
-    spec_eager_exchange(&mut c);
-    assert_eq!(
-        String::from_utf8_lossy(c.transcript()),
-        "END\nCOMPLETED SEND 10746 0 1 1024 0x55a873d62cc0 0x55a873d62c60 0 1 6500\nEND\nEND\n"
-    );
     c.finish();
     server.wait();
 }

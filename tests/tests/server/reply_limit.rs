@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use vesper_protocol::{ClientMessage, Completion, DataMessage, ServerMessage};
-use vesper_tests::{HUGE_STOP_NS, Replayer, TestServer, assert_completion, config, message, send, stop};
+use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_completion, config, message, send, stop};
 
 /// 16 messages of 1024 bytes, node i → node 16 + i, all at 1000 ns: no two share a
 /// link, so all complete at 5246. Returns the completions of each reply.
-fn sixteen_simultaneous_completions(r: &mut impl Replayer) -> Vec<Vec<Completion>> {
+fn sixteen_simultaneous_completions(r: &mut Client) -> Vec<Vec<Completion>> {
     let messages: Vec<DataMessage> = (0..16)
         .map(|i| message(1000.0, i, 16 + i, 1024, u64::from(i)))
         .collect();
@@ -38,7 +38,7 @@ fn sixteen_simultaneous_completions(r: &mut impl Replayer) -> Vec<Vec<Completion
 }
 
 #[test]
-fn sixteen_simultaneous_completions_scripted_client() {
+fn sixteen_simultaneous_completions_fill_replies_of_500_bytes() {
     let server = TestServer::start(config(32, 1));
     let mut c = server.client();
     let per_reply = sixteen_simultaneous_completions(&mut c);
@@ -55,18 +55,8 @@ fn sixteen_simultaneous_completions_scripted_client() {
             "a reply of {used} bytes left room: {counts:?}"
         );
     }
-    c.done();
+    c.finish();
     let report = server.wait();
     assert_eq!(report.simulation.messages, 16);
     assert_eq!(report.simulation.messages_in_flight_at_exit, 0);
-}
-
-#[test]
-fn sixteen_simultaneous_completions_legacy_client() {
-    let server = TestServer::start(config(32, 1));
-    let mut c = server.legacy();
-    let per_reply = sixteen_simultaneous_completions(&mut c);
-    assert_eq!(per_reply.iter().map(Vec::len).sum::<usize>(), 16);
-    c.done();
-    server.wait();
 }
