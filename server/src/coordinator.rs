@@ -636,13 +636,35 @@ impl Coordinator {
         let wall = self.started.elapsed().as_secs_f64().max(1e-9);
         let messages: u64 = self.clients.values().map(|c| c.report.messages).sum();
         let active = self.clients.values().filter(|c| c.state != ClientState::Gone).count();
-        format!(
+        let mut line = format!(
             "simulated time {}, {active} clients active, {messages} messages, {} in flight, {} round trips, {:.2} M events/s",
             self.simulated_end,
             self.sim.in_flight() + self.pending.len(),
             self.round_trips,
             self.sim.events_processed() as f64 / wall / 1e6
-        )
+        );
+        // Say who holds time back when someone is waiting for it.
+        let waiting = self
+            .clients
+            .values()
+            .any(|c| matches!(c.state, ClientState::Waiting { .. }));
+        let holding: Vec<&str> = self
+            .clients
+            .values()
+            .filter(|c| c.state == ClientState::Running)
+            .map(|c| c.name.as_str())
+            .collect();
+        if waiting && !holding.is_empty() {
+            line.push_str(&format!("; waiting for the next batch of {}", holding.join(", ")));
+        }
+        if self.connected < self.config.clients {
+            line.push_str(&format!(
+                "; waiting for {} more client(s) to connect (--clients {})",
+                self.config.clients - self.connected,
+                self.config.clients
+            ));
+        }
+        line
     }
 
     /// The statistics so far.

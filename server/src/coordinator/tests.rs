@@ -448,3 +448,20 @@ fn wire_requests_count_towards_the_in_flight_limit() {
     assert_eq!(c.report().simulation.clients[0].bad_lines, 3);
     assert_eq!(c.rendezvous.unmatched_requests(), 2);
 }
+
+#[test]
+fn the_status_line_names_who_holds_time_back() {
+    let mut c = coordinator(3);
+    connect(&mut c, 0);
+    connect(&mut c, 1);
+    batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
+    let status = c.status();
+    assert!(
+        status.contains("waiting for the next batch of client 1 (test1)"),
+        "{status}"
+    );
+    assert!(
+        status.contains("waiting for 1 more client(s) to connect (--clients 3)"),
+        "{status}"
+    );
+}
