@@ -23,7 +23,7 @@ pub mod topology;
 
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
-pub use simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder, Simulation};
+pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::SwitchParams;
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::{Cable, Endpoint, Topology, TopologyError};

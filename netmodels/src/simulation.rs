@@ -17,7 +17,7 @@ use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId, PortId};
 use crate::link::LinkParams;
 use crate::switch::SwitchParams;
-use crate::time::SimTime;
+use crate::time::{Bandwidth, SimTime};
 use crate::topology::{Endpoint, RouteTable, Topology, TopologyError, Wiring, wire};
 
 /// A message handed to the model.
@@ -81,19 +81,41 @@ pub enum BuildError {
     Topology(#[from] TopologyError),
 }
 
+/// The ideal network: every message arrives `latency + size / bandwidth` after it is
+/// injected, whatever else is travelling. It adds nothing a replayer does not model
+/// itself (Dimemas's point-to-point model), so a co-simulation over it must reproduce
+/// the replayer's own prediction: the first step of a calibration.
+///
+/// Rounding: the serialisation time is rounded up to the next picosecond, once per
+/// message; the latency is exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct IdealParams {
+    /// rate of every transfer, with no sharing
+    pub bandwidth: Bandwidth,
+    /// added to every transfer [ps]
+    pub latency: SimTime,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Switched { topology: Topology, switch: SwitchParams },
+    Ideal { hosts: u32, params: IdealParams },
+}
+
 /// Describes a network; [`NetworkBuilder::build`] validates it and freezes it.
 #[derive(Debug, Clone)]
 pub struct NetworkBuilder {
-    topology: Topology,
-    switch: SwitchParams,
+    kind: Kind,
 }
 
 impl NetworkBuilder {
     /// A network of `topology` with default switches.
     pub fn new(topology: Topology) -> Self {
         NetworkBuilder {
-            topology,
-            switch: SwitchParams::default(),
+            kind: Kind::Switched {
+                topology,
+                switch: SwitchParams::default(),
+            },
         }
     }
 
@@ -102,37 +124,76 @@ impl NetworkBuilder {
         NetworkBuilder::new(Topology::crossbar(hosts, link))
     }
 
-    /// Sets the parameters of every switch.
+    /// The ideal network of `hosts` hosts (see [`IdealParams`]).
+    pub fn ideal(hosts: u32, params: IdealParams) -> Self {
+        NetworkBuilder {
+            kind: Kind::Ideal { hosts, params },
+        }
+    }
+
+    /// Sets the parameters of every switch (no effect on the ideal network).
     pub fn switch_params(mut self, params: SwitchParams) -> Self {
-        self.switch = params;
+        if let Kind::Switched { switch, .. } = &mut self.kind {
+            *switch = params;
+        }
         self
     }
 
     /// Validates the description and builds the simulation.
     pub fn build(self) -> Result<Simulation, BuildError> {
-        let wiring = wire(&self.topology)?;
-        let routes = RouteTable::shortest_paths(&self.topology, &wiring)?;
-        let ports = wiring
-            .peer
-            .iter()
-            .map(|peer| OutPort {
-                peer: *peer,
-                busy: false,
-                queue: VecDeque::new(),
-            })
-            .collect();
+        let (hosts, fabric) = match self.kind {
+            Kind::Ideal { hosts, params } => {
+                if hosts == 0 {
+                    return Err(TopologyError::NoHosts.into());
+                }
+                (hosts, Fabric::Ideal(params))
+            }
+            Kind::Switched { topology, switch } => {
+                let wiring = wire(&topology)?;
+                let routes = RouteTable::shortest_paths(&topology, &wiring)?;
+                let ports = wiring
+                    .peer
+                    .iter()
+                    .map(|peer| OutPort {
+                        peer: *peer,
+                        busy: false,
+                        queue: VecDeque::new(),
+                    })
+                    .collect();
+                let switched = Switched {
+                    switch,
+                    wiring,
+                    routes,
+                    ports,
+                };
+                (topology.hosts, Fabric::Switched(switched))
+            }
+        };
         Ok(Simulation {
-            hosts: self.topology.hosts,
-            switch: self.switch,
-            wiring,
-            routes,
-            ports,
+            hosts,
+            fabric,
             messages: Vec::new(),
             free_messages: Vec::new(),
             in_flight: 0,
             queue: EventQueue::new(),
         })
     }
+}
+
+/// What carries the messages.
+#[derive(Debug)]
+enum Fabric {
+    Ideal(IdealParams),
+    Switched(Switched),
+}
+
+/// Adapters, links and switches.
+#[derive(Debug)]
+struct Switched {
+    switch: SwitchParams,
+    wiring: Wiring,
+    routes: RouteTable,
+    ports: Vec<OutPort>,
 }
 
 /// An output port: the transmitting side of one direction of a cable.
@@ -175,10 +236,7 @@ enum Event {
 #[derive(Debug)]
 pub struct Simulation {
     hosts: u32,
-    switch: SwitchParams,
-    wiring: Wiring,
-    routes: RouteTable,
-    ports: Vec<OutPort>,
+    fabric: Fabric,
     messages: Vec<Message>,
     free_messages: Vec<MessageId>,
     in_flight: usize,
@@ -259,42 +317,57 @@ impl Simulation {
     }
 
     fn handle(&mut self, now: SimTime, event: Event, deliveries: &mut Vec<Delivery>) {
-        match event {
-            Event::Inject { message } => {
-                let src = self.messages[message.index()].spec.src;
-                let port = self.port_id(Endpoint {
+        let Simulation {
+            fabric,
+            messages,
+            queue,
+            ..
+        } = self;
+        match (event, fabric) {
+            (Event::Inject { message }, Fabric::Ideal(params)) => {
+                let m = &mut messages[message.index()];
+                m.first_byte_sent = now;
+                let size = u64::from(m.spec.size_bytes);
+                let arrival = now + params.latency + params.bandwidth.serialization_time(size);
+                queue.schedule(arrival, Event::Delivered { message });
+            }
+            (Event::Inject { message }, Fabric::Switched(net)) => {
+                let src = messages[message.index()].spec.src;
+                let port = net.port_id(Endpoint {
                     device: Device::Host(src),
                     port: 0,
                 });
-                self.request(now, port, message);
+                net.request(now, port, message, messages, queue);
             }
-            Event::HeadArrives { message, at } => match at.device {
+            (Event::HeadArrives { message, at }, Fabric::Switched(net)) => match at.device {
                 Device::Switch(switch) => {
-                    let dst = self.messages[message.index()].spec.dst;
-                    let out = self.routes.next_port(switch, dst);
-                    let port = self.port_id(Endpoint {
+                    let dst = messages[message.index()].spec.dst;
+                    let out = net.routes.next_port(switch, dst);
+                    let port = net.port_id(Endpoint {
                         device: at.device,
                         port: out,
                     });
-                    let routed = now + self.switch.routing_latency;
-                    self.queue.schedule(routed, Event::Routed { message, port });
+                    let routed = now + net.switch.routing_latency;
+                    queue.schedule(routed, Event::Routed { message, port });
                 }
                 Device::Host(_) => {
                     // Routes end at the destination by construction (shortest paths).
-                    let tail = self.messages[message.index()].tail_at_next_input;
-                    self.queue.schedule(tail.max(now), Event::Delivered { message });
+                    let tail = messages[message.index()].tail_at_next_input;
+                    queue.schedule(tail.max(now), Event::Delivered { message });
                 }
             },
-            Event::Routed { message, port } => self.request(now, port, message),
-            Event::PortFree { port } => {
-                let out = &mut self.ports[port.index()];
+            (Event::Routed { message, port }, Fabric::Switched(net)) => {
+                net.request(now, port, message, messages, queue)
+            }
+            (Event::PortFree { port }, Fabric::Switched(net)) => {
+                let out = &mut net.ports[port.index()];
                 out.busy = false;
                 if let Some(next) = out.queue.pop_front() {
-                    self.transmit(now, port, next);
+                    net.transmit(now, port, next, messages, queue);
                 }
             }
-            Event::Delivered { message } => {
-                let m = self.messages[message.index()];
+            (Event::Delivered { message }, _) => {
+                let m = messages[message.index()];
                 deliveries.push(Delivery {
                     cookie: m.spec.cookie,
                     src: m.spec.src,
@@ -307,38 +380,55 @@ impl Simulation {
                 self.free_messages.push(message);
                 self.in_flight -= 1;
             }
+            // Switch events never exist on the ideal network.
+            (Event::HeadArrives { .. } | Event::Routed { .. } | Event::PortFree { .. }, Fabric::Ideal(_)) => {}
         }
     }
+}
 
+impl Switched {
     /// A message asks for an output port: sent now if it is idle, else queued (FIFO).
-    fn request(&mut self, now: SimTime, port: PortId, message: MessageId) {
+    fn request(
+        &mut self,
+        now: SimTime,
+        port: PortId,
+        message: MessageId,
+        messages: &mut [Message],
+        queue: &mut EventQueue<Event>,
+    ) {
         let out = &mut self.ports[port.index()];
         if out.busy {
             out.queue.push_back(message);
         } else {
-            self.transmit(now, port, message);
+            self.transmit(now, port, message, messages, queue);
         }
     }
 
     /// Starts sending `message` on `port`: cut-through, so the output may start before
     /// the tail has arrived, but cannot finish before it.
-    fn transmit(&mut self, now: SimTime, port: PortId, message: MessageId) {
+    fn transmit(
+        &mut self,
+        now: SimTime,
+        port: PortId,
+        message: MessageId,
+        messages: &mut [Message],
+        queue: &mut EventQueue<Event>,
+    ) {
         let out = &mut self.ports[port.index()];
         let Some((peer, link)) = out.peer else {
             // Unconnected ports never appear in routes (checked by `build`).
             return;
         };
         out.busy = true;
-        let m = &mut self.messages[message.index()];
+        let m = &mut messages[message.index()];
         if m.first_byte_sent == SimTime::MAX {
             m.first_byte_sent = now;
         }
-        let tail_sent =
-            (now + link.bandwidth.serialization_time(u64::from(m.spec.size_bytes))).max(m.tail_at_next_input);
+        let wire_time = link.bandwidth.serialization_time(u64::from(m.spec.size_bytes));
+        let tail_sent = (now + wire_time).max(m.tail_at_next_input);
         m.tail_at_next_input = tail_sent + link.propagation;
-        self.queue.schedule(tail_sent, Event::PortFree { port });
-        self.queue
-            .schedule(now + link.propagation, Event::HeadArrives { message, at: peer });
+        queue.schedule(tail_sent, Event::PortFree { port });
+        queue.schedule(now + link.propagation, Event::HeadArrives { message, at: peer });
     }
 
     fn port_id(&self, endpoint: Endpoint) -> PortId {

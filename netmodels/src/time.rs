@@ -195,32 +195,50 @@ impl fmt::Display for SimTime {
     }
 }
 
-/// A link or port rate.
+/// A link or port rate, exact: `numerator / denominator` bytes per second.
+///
+/// Rates given in decimal units (MB/s with fractions, or Dimemas's MBps of 2^20 bytes)
+/// stay exact, so serialisation times are exact up to the final rounding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Bandwidth {
-    /// bytes per second (of simulated time)
-    bytes_per_second: u64,
+    /// bytes …
+    numerator: u64,
+    /// … per this many seconds
+    denominator: u64,
 }
 
 impl Bandwidth {
     /// A rate of `bytes_per_second`; `None` if zero.
     pub const fn from_bytes_per_second(bytes_per_second: u64) -> Option<Bandwidth> {
-        if bytes_per_second == 0 {
+        Bandwidth::from_ratio(bytes_per_second, 1)
+    }
+
+    /// A rate of `bytes` per `seconds`; `None` if either is zero.
+    pub const fn from_ratio(bytes: u64, seconds: u64) -> Option<Bandwidth> {
+        if bytes == 0 || seconds == 0 {
             None
         } else {
-            Some(Bandwidth { bytes_per_second })
+            Some(Bandwidth {
+                numerator: bytes,
+                denominator: seconds,
+            })
         }
     }
 
-    /// Bytes per second.
+    /// Bytes per second (rounded down to a whole byte).
     pub const fn bytes_per_second(self) -> u64 {
-        self.bytes_per_second
+        self.numerator / self.denominator
+    }
+
+    /// Bytes per second as a float, for display.
+    pub fn bytes_per_second_f64(self) -> f64 {
+        self.numerator as f64 / self.denominator as f64
     }
 
     /// Time to put `bytes` on the wire, rounded up to the picosecond.
     pub fn serialization_time(self, bytes: u64) -> SimTime {
-        let numerator = u128::from(bytes) * 1_000_000_000_000u128;
-        let ps = numerator.div_ceil(u128::from(self.bytes_per_second));
+        let numerator = u128::from(bytes) * 1_000_000_000_000u128 * u128::from(self.denominator);
+        let ps = numerator.div_ceil(u128::from(self.numerator));
         SimTime(u64::try_from(ps).unwrap_or(u64::MAX))
     }
 }
@@ -293,6 +311,13 @@ mod tests {
         let odd = Bandwidth::from_bytes_per_second(3_000_000_000).expect("non-zero");
         assert_eq!(odd.serialization_time(1).as_ps(), 334);
         assert_eq!(Bandwidth::from_bytes_per_second(0), None);
+        // Dimemas's 1 MBps = 2^20 bytes per second: 1 byte takes 953674.31640625 ps.
+        let dimemas = Bandwidth::from_ratio(1 << 20, 1).expect("non-zero");
+        assert_eq!(dimemas.serialization_time(1).as_ps(), 953_675);
+        assert_eq!(dimemas.serialization_time(1 << 20), SimTime::from_ns(1_000_000_000));
+        // 312.5 MB/s as 3125 bytes per 10 µs: exact.
+        let fractional = Bandwidth::from_ratio(3_125_000_000, 10).expect("non-zero");
+        assert_eq!(fractional.serialization_time(5), SimTime::from_ns(16));
     }
 
     proptest! {

@@ -2,25 +2,39 @@
 
 use std::time::Duration;
 
-use vesper_netmodels::{Bandwidth, LinkParams, NetworkBuilder, SimTime, SwitchParams};
+use vesper_netmodels::{Bandwidth, IdealParams, LinkParams, NetworkBuilder, SimTime, SwitchParams};
 
-/// The first network model: an output-queued crossbar joining every host.
+/// The network to simulate: its hosts and what joins them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkConfig {
     /// number of hosts; client node `n` runs on host `n`
     pub hosts: u32,
-    /// every cable's rate and delay
-    pub link: LinkParams,
-    /// every switch's parameters
-    pub switch: SwitchParams,
+    /// what carries the messages
+    pub fabric: FabricConfig,
+}
+
+/// What carries the messages between hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FabricConfig {
+    /// an output-queued crossbar joining every host
+    Crossbar {
+        /// every cable's rate and delay
+        link: LinkParams,
+        /// the switch's parameters
+        switch: SwitchParams,
+    },
+    /// no contention: latency + size / bandwidth per message (calibration)
+    Ideal(IdealParams),
 }
 
 impl Default for NetworkConfig {
     fn default() -> Self {
         NetworkConfig {
             hosts: 256,
-            link: LinkParams::default(),
-            switch: SwitchParams::default(),
+            fabric: FabricConfig::Crossbar {
+                link: LinkParams::default(),
+                switch: SwitchParams::default(),
+            },
         }
     }
 }
@@ -28,18 +42,29 @@ impl Default for NetworkConfig {
 impl NetworkConfig {
     /// The network builder for this configuration.
     pub fn builder(&self) -> NetworkBuilder {
-        NetworkBuilder::crossbar(self.hosts, self.link).switch_params(self.switch)
+        match self.fabric {
+            FabricConfig::Crossbar { link, switch } => NetworkBuilder::crossbar(self.hosts, link).switch_params(switch),
+            FabricConfig::Ideal(params) => NetworkBuilder::ideal(self.hosts, params),
+        }
     }
 
     /// A one-line description for logs and reports.
     pub fn describe(&self) -> String {
-        format!(
-            "output-queued crossbar, {} hosts, links {} MB/s + {}, routing {}",
-            self.hosts,
-            self.link.bandwidth.bytes_per_second() / 1_000_000,
-            self.link.propagation,
-            self.switch.routing_latency
-        )
+        match self.fabric {
+            FabricConfig::Crossbar { link, switch } => format!(
+                "output-queued crossbar, {} hosts, links {} MB/s + {}, routing {}",
+                self.hosts,
+                link.bandwidth.bytes_per_second_f64() / 1e6,
+                link.propagation,
+                switch.routing_latency
+            ),
+            FabricConfig::Ideal(params) => format!(
+                "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",
+                self.hosts,
+                params.bandwidth.bytes_per_second_f64() / f64::from(1u32 << 20),
+                params.latency
+            ),
+        }
     }
 }
 
@@ -102,15 +127,66 @@ impl Default for ServerConfig {
     }
 }
 
-/// A link rate given in MB/s (10^6 bytes per second).
-pub fn bandwidth_from_mb_per_s(mb_per_s: f64) -> Option<Bandwidth> {
-    if !(mb_per_s.is_finite() && mb_per_s > 0.0) {
+/// A rate of `value` units of `unit_bytes` bytes per second, exact for any decimal
+/// `value` (its shortest decimal form is taken as written); `None` if not positive or
+/// beyond what the model can represent.
+pub fn bandwidth(value: f64, unit_bytes: u64) -> Option<Bandwidth> {
+    let (digits, scale) = decimal(value)?;
+    let bytes = u128::from(digits) * u128::from(unit_bytes);
+    let seconds = 10u128.checked_pow(scale)?;
+    let divisor = gcd(bytes, seconds);
+    Bandwidth::from_ratio(
+        u64::try_from(bytes / divisor).ok()?,
+        u64::try_from(seconds / divisor).ok()?,
+    )
+}
+
+/// Bytes in a MB of link rates (10^6).
+pub const MB: u64 = 1_000_000;
+
+/// Bytes in Dimemas's MBps unit (2^20).
+pub const DIMEMAS_MB: u64 = 1 << 20;
+
+/// A positive finite `value` as `digits / 10^scale`, from its shortest decimal form.
+fn decimal(value: f64) -> Option<(u64, u32)> {
+    if !(value.is_finite() && value > 0.0) {
         return None;
     }
-    Bandwidth::from_bytes_per_second((mb_per_s * 1e6).round() as u64)
+    // Rust prints the shortest decimal that reads back to the same double: "0.1", not
+    // 0.1000000000000000055511151231257827.
+    let text = value.to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let scale = u32::try_from(fraction.len()).ok()?;
+    let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
+    (digits > 0).then_some((digits, scale))
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
 }
 
 /// A delay given in nanoseconds (fractions allowed, down to the picosecond).
 pub fn time_from_ns(ns: f64) -> Option<SimTime> {
     SimTime::from_wire_ns(ns).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_rates_are_exact() {
+        let b = bandwidth(312.5, MB).expect("positive");
+        assert_eq!(b.serialization_time(5), SimTime::from_ns(16));
+        let tenth = bandwidth(0.1, MB).expect("positive");
+        assert_eq!(tenth.serialization_time(1), SimTime::from_ns(10_000));
+        let dimemas = bandwidth(250.0, DIMEMAS_MB).expect("positive");
+        assert_eq!(dimemas.serialization_time(250 << 20), SimTime::from_ns(1_000_000_000));
+        assert_eq!(bandwidth(0.0, MB), None);
+        assert_eq!(bandwidth(-1.0, MB), None);
+        assert_eq!(bandwidth(f64::NAN, MB), None);
+    }
 }

@@ -17,6 +17,7 @@ pub mod bench;
 pub mod config;
 pub mod coordinator;
 pub mod driver;
+pub mod network_file;
 pub mod rendezvous;
 pub mod report;
 pub mod server;

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
-use vesper_netmodels::{LinkParams, SwitchParams};
-use vesper_server::config::{NetworkConfig, RendezvousMode, ServerConfig, bandwidth_from_mb_per_s, time_from_ns};
+use vesper_netmodels::{IdealParams, LinkParams, SimTime, SwitchParams};
+use vesper_server::config::{
+    DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,18 +39,31 @@ struct ServeArgs {
     /// Address to listen on (the Dimemas client accepts numeric IPv4 only).
     #[arg(long, default_value = "127.0.0.1:10000")]
     listen: String,
-    /// Hosts in the network; client node n runs on host n.
-    #[arg(long, default_value_t = 256)]
-    hosts: u32,
-    /// Link rate per direction [MB/s, 10^6 bytes/s] (default: 2 Gb/s, Myrinet-2000).
-    #[arg(long, default_value_t = 250.0)]
-    link_bandwidth: f64,
-    /// Cable propagation delay [ns] (default: 5 m at 5 ns/m).
-    #[arg(long, default_value_t = 25.0)]
-    link_latency: f64,
-    /// Switch routing decision time [ns].
-    #[arg(long, default_value_t = 100.0)]
-    routing_latency: f64,
+    /// The network: `crossbar` (an output-queued crossbar of 2 Gb/s links), `ideal` (no
+    /// contention: latency + size / bandwidth, to calibrate against the replayer), or a
+    /// TOML network file.
+    #[arg(long, default_value = "crossbar", value_name = "crossbar|ideal|FILE")]
+    network: String,
+    /// Hosts in the network; client node n runs on host n [default: 256].
+    #[arg(long)]
+    hosts: Option<u32>,
+    /// crossbar: link rate per direction [MB/s, 10^6 bytes/s; default: 250, i.e. 2 Gb/s].
+    #[arg(long, value_name = "MB/s")]
+    link_bandwidth: Option<f64>,
+    /// crossbar: cable propagation delay [ns; default: 25, i.e. 5 m at 5 ns/m].
+    #[arg(long, value_name = "NS")]
+    link_latency: Option<f64>,
+    /// crossbar: switch routing decision time [ns; default: 100].
+    #[arg(long, value_name = "NS")]
+    routing_latency: Option<f64>,
+    /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
+    /// bytes/s]; use the configuration's inter-node bandwidth.
+    #[arg(long, value_name = "MBPS")]
+    bandwidth: Option<f64>,
+    /// ideal: latency added to every transfer [ns; default: 0]; use the
+    /// configuration's inter-node latency (and set it to 0 in the replayer).
+    #[arg(long, value_name = "NS")]
+    latency: Option<f64>,
     /// Clients to wait for before simulated time starts (several applications may share
     /// the network).
     #[arg(long, default_value_t = 1)]
@@ -143,30 +158,82 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
-    let bandwidth = bandwidth_from_mb_per_s(args.link_bandwidth).with_context(|| {
-        format!(
-            "--link-bandwidth {}: expected a positive rate in MB/s",
-            args.link_bandwidth
-        )
-    })?;
-    let propagation = time_from_ns(args.link_latency).with_context(|| {
-        format!(
-            "--link-latency {}: expected a non-negative delay in ns",
-            args.link_latency
-        )
-    })?;
-    let routing_latency = time_from_ns(args.routing_latency).with_context(|| {
-        format!(
-            "--routing-latency {}: expected a non-negative delay in ns",
-            args.routing_latency
-        )
-    })?;
-    anyhow::ensure!(args.hosts > 0, "--hosts: a network needs at least one host");
-    Ok(NetworkConfig {
-        hosts: args.hosts,
-        link: LinkParams { bandwidth, propagation },
-        switch: SwitchParams { routing_latency },
-    })
+    let crossbar_flags = [
+        ("--link-bandwidth", args.link_bandwidth.is_some()),
+        ("--link-latency", args.link_latency.is_some()),
+        ("--routing-latency", args.routing_latency.is_some()),
+    ];
+    let ideal_flags = [
+        ("--bandwidth", args.bandwidth.is_some()),
+        ("--latency", args.latency.is_some()),
+    ];
+    let given = |flags: &[(&'static str, bool)]| flags.iter().find(|(_, set)| *set).map(|(name, _)| *name);
+    let hosts = args.hosts.unwrap_or(NetworkConfig::default().hosts);
+    anyhow::ensure!(hosts > 0, "--hosts: a network needs at least one host");
+    let ns = |value: Option<f64>, default: SimTime, flag: &str| match value {
+        None => Ok(default),
+        Some(v) => time_from_ns(v).with_context(|| format!("{flag} {v}: expected a non-negative delay in ns")),
+    };
+    match args.network.as_str() {
+        "crossbar" => {
+            if let Some(flag) = given(&ideal_flags) {
+                anyhow::bail!(
+                    "{flag} applies to --network ideal; the crossbar takes --link-bandwidth and --link-latency"
+                );
+            }
+            let default = LinkParams::default();
+            let bandwidth = match args.link_bandwidth {
+                None => default.bandwidth,
+                Some(v) => bandwidth(v, MB)
+                    .with_context(|| format!("--link-bandwidth {v}: expected a positive rate in MB/s"))?,
+            };
+            let link = LinkParams {
+                bandwidth,
+                propagation: ns(args.link_latency, default.propagation, "--link-latency")?,
+            };
+            let switch = SwitchParams {
+                routing_latency: ns(
+                    args.routing_latency,
+                    SwitchParams::default().routing_latency,
+                    "--routing-latency",
+                )?,
+            };
+            Ok(NetworkConfig {
+                hosts,
+                fabric: FabricConfig::Crossbar { link, switch },
+            })
+        }
+        "ideal" => {
+            if let Some(flag) = given(&crossbar_flags) {
+                anyhow::bail!(
+                    "{flag} applies to --network crossbar; the ideal network takes --bandwidth and --latency"
+                );
+            }
+            let mbps = args
+                .bandwidth
+                .context("--network ideal needs --bandwidth MBPS: the replayer configuration's inter-node bandwidth")?;
+            let params = IdealParams {
+                bandwidth: bandwidth(mbps, DIMEMAS_MB)
+                    .with_context(|| format!("--bandwidth {mbps}: expected a positive rate in MBps (2^20 bytes/s)"))?,
+                latency: ns(args.latency, SimTime::ZERO, "--latency")?,
+            };
+            Ok(NetworkConfig {
+                hosts,
+                fabric: FabricConfig::Ideal(params),
+            })
+        }
+        file => {
+            let flags = crossbar_flags
+                .iter()
+                .chain(&ideal_flags)
+                .copied()
+                .chain([("--hosts", args.hosts.is_some())]);
+            if let Some((flag, _)) = flags.into_iter().find(|(_, set)| *set) {
+                anyhow::bail!("{flag} cannot be combined with a network file ({file}): set it in the file");
+            }
+            Ok(vesper_server::network_file::read(std::path::Path::new(file))?)
+        }
+    }
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {

@@ -141,3 +141,64 @@ fn bad_options_are_refused_with_a_clear_message() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn network_choices_are_checked() {
+    let dir = std::env::temp_dir().join(format!("vesper-cli-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("net.toml");
+    std::fs::write(&file, "[network]\nkind = \"ideal\"\nbandwidth_mbps = 0\n").expect("write");
+    let file = file.to_str().expect("utf-8 path").to_string();
+    for (args, expected) in [
+        (vec!["--network", "ideal"], "--network ideal needs --bandwidth MBPS"),
+        (
+            vec!["--network", "ideal", "--bandwidth", "250", "--link-latency", "3"],
+            "--link-latency applies to --network crossbar",
+        ),
+        (vec!["--bandwidth", "250"], "--bandwidth applies to --network ideal"),
+        (
+            vec!["--network", &file, "--hosts", "4"],
+            "--hosts cannot be combined with a network file",
+        ),
+        (
+            vec!["--network", &file],
+            "network.bandwidth_mbps: expected a positive rate",
+        ),
+        (vec!["--network", "no-such-file.toml"], "no-such-file.toml"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .arg("serve")
+            .args(&args)
+            .output()
+            .expect("vesper runs");
+        assert!(!out.status.success(), "{args:?} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_ideal_network_serves_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("vesper-cli-ideal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("ideal.toml");
+    let text = "[network]\nkind = \"ideal\"\nhosts = 4\nbandwidth_mbps = 250\nlatency_ns = 1500\n";
+    std::fs::write(&file, text).expect("write");
+    let (mut child, addr) = start(&["--network", file.to_str().expect("utf-8 path")]);
+    let mut client = LegacyConnection::connect(addr).expect("connects");
+    client
+        .exchange(&[
+            send(6500.0, 0, 1),
+            ClientMessage::Stop(WireTime(6500.0)),
+            ClientMessage::End,
+        ])
+        .expect("reply");
+    let reply = client
+        .exchange(&[ClientMessage::Stop(WireTime(1e9)), ClientMessage::End])
+        .expect("reply");
+    assert_eq!(reply.completions[0].time, WireTime(6500.0 + 1500.0 + 3906.25));
+    client.finish().expect("finish");
+    assert!(wait(&mut child).success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

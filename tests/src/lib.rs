@@ -25,8 +25,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use vesper_client_dimemas_adapter::connection::RECV_SIZE;
 use vesper_client_dimemas_adapter::{LegacyConnection, Reply};
+use vesper_netmodels::IdealParams;
 use vesper_protocol::{ClientMessage, Completion, DataMessage, Token, WireTime};
-use vesper_server::config::{NetworkConfig, ServerConfig};
+use vesper_server::config::{DIMEMAS_MB, FabricConfig, NetworkConfig, ServerConfig, bandwidth, time_from_ns};
 use vesper_server::{Report, ServerError};
 
 /// After this long a test server shuts itself down: turns a hang into a failure.
@@ -56,6 +57,22 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
         clients,
         spin: Duration::from_micros(50),
         ..ServerConfig::default()
+    }
+}
+
+/// A configuration for tests of the ideal network: `hosts` hosts, every transfer taking
+/// `latency_ns` + size / (`mbps` × 2^20 bytes/s).
+pub fn ideal_config(hosts: u32, mbps: f64, latency_ns: f64) -> ServerConfig {
+    let params = IdealParams {
+        bandwidth: bandwidth(mbps, DIMEMAS_MB).expect("a positive bandwidth"),
+        latency: time_from_ns(latency_ns).expect("a non-negative latency"),
+    };
+    ServerConfig {
+        network: NetworkConfig {
+            hosts,
+            fabric: FabricConfig::Ideal(params),
+        },
+        ..config(hosts, 1)
     }
 }
 

@@ -208,3 +208,48 @@ fn message_slots_are_reused() {
     }
     assert_eq!(sim.messages.len(), 1);
 }
+
+fn ideal(hosts: u32, bytes_per_second: u64, latency: SimTime) -> Simulation {
+    let params = IdealParams {
+        bandwidth: Bandwidth::from_bytes_per_second(bytes_per_second).expect("non-zero"),
+        latency,
+    };
+    NetworkBuilder::ideal(hosts, params).build().expect("valid network")
+}
+
+#[test]
+fn ideal_network_takes_latency_plus_size_over_bandwidth() {
+    // 1 MBps in Dimemas's unit (2^20 B/s): 1024 bytes take 1/1024 s.
+    let mut sim = ideal(4, 1 << 20, SimTime::from_ns(1500));
+    send(&mut sim, 6500, 0, 1, KIB, 0);
+    let d = run(&mut sim);
+    assert_eq!(
+        d[0].arrived,
+        SimTime::from_ns(6500 + 1500 + 976_562) + SimTime::from_ps(500)
+    );
+    assert_eq!(d[0].first_byte_sent, SimTime::from_ns(6500));
+}
+
+#[test]
+fn ideal_network_has_no_contention() {
+    // Many messages to one destination at once all take the same time.
+    let mut sim = ideal(64, 250_000_000, SimTime::ZERO);
+    for src in 0..64 {
+        send(&mut sim, 0, src, 0, KIB, u64::from(src));
+    }
+    let d = run(&mut sim);
+    assert_eq!(d.len(), 64);
+    assert!(d.iter().all(|d| d.arrived == SimTime::from_ns(4096)));
+}
+
+#[test]
+fn ideal_network_needs_hosts() {
+    let params = IdealParams {
+        bandwidth: Bandwidth::from_bytes_per_second(1).expect("non-zero"),
+        latency: SimTime::ZERO,
+    };
+    assert!(matches!(
+        NetworkBuilder::ideal(0, params).build(),
+        Err(BuildError::Topology(TopologyError::NoHosts))
+    ));
+}

@@ -8,6 +8,7 @@
 mod bad_input;
 mod determinism;
 mod eager;
+mod ideal;
 mod lifecycle;
 mod multi_client;
 mod rendezvous;

@@ -1,0 +1,213 @@
+//! The network configuration file (TOML), selected with `vesper serve --network FILE`.
+//!
+//! ```toml
+//! # a crossbar (the default network)
+//! [network]
+//! kind = "crossbar"
+//! hosts = 256
+//! link_bandwidth_mbs = 250      # per direction, 10^6 bytes/s
+//! link_latency_ns = 25          # cable propagation
+//! routing_latency_ns = 100      # switch routing decision
+//!
+//! # or the ideal network, for calibration against the replayer
+//! [network]
+//! kind = "ideal"
+//! hosts = 256
+//! bandwidth_mbps = 250          # Dimemas MBps: 2^20 bytes/s
+//! latency_ns = 0
+//! ```
+//!
+//! Every field but `kind` (and `bandwidth_mbps` for the ideal network) has the
+//! default shown. Unknown fields are errors, so a typo cannot silently fall back to a
+//! default. The topologies issue extends this file with topologies, switch kinds and
+//! routing.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use vesper_netmodels::{IdealParams, LinkParams, SwitchParams};
+
+use crate::config::{DIMEMAS_MB, FabricConfig, MB, NetworkConfig, bandwidth, time_from_ns};
+
+/// Why a network file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkFileError {
+    /// the file could not be read
+    #[error("{file}: {source}")]
+    Read {
+        /// the file
+        file: String,
+        /// why
+        source: std::io::Error,
+    },
+    /// the file is not valid TOML or breaks the schema
+    #[error("{file}: {message}")]
+    Syntax {
+        /// the file
+        file: String,
+        /// the parser's message (it names the line and the field)
+        message: String,
+    },
+    /// a value is out of range
+    #[error("{file}: network.{field}: {rule}")]
+    Value {
+        /// the file
+        file: String,
+        /// the field
+        field: &'static str,
+        /// the rule broken
+        rule: &'static str,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    network: Network,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Network {
+    Crossbar(Crossbar),
+    Ideal(Ideal),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Crossbar {
+    hosts: Option<u32>,
+    link_bandwidth_mbs: Option<f64>,
+    link_latency_ns: Option<f64>,
+    routing_latency_ns: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Ideal {
+    hosts: Option<u32>,
+    bandwidth_mbps: f64,
+    latency_ns: Option<f64>,
+}
+
+/// Reads a network file.
+pub fn read(path: &Path) -> Result<NetworkConfig, NetworkFileError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| NetworkFileError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse(&file, &text)
+}
+
+/// Parses the text of a network file named `file` (for messages).
+pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> {
+    let parsed: File = toml::from_str(text).map_err(|e| NetworkFileError::Syntax {
+        file: file.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    let value = |field, rule| NetworkFileError::Value {
+        file: file.to_string(),
+        field,
+        rule,
+    };
+    let defaults = NetworkConfig::default();
+    let ns = |v: Option<f64>, default, field| match v {
+        None => Ok(default),
+        Some(v) => time_from_ns(v).ok_or_else(|| value(field, "expected a non-negative time in ns")),
+    };
+    let (hosts, fabric) = match parsed.network {
+        Network::Crossbar(c) => {
+            let link_default = LinkParams::default();
+            let bandwidth = match c.link_bandwidth_mbs {
+                None => link_default.bandwidth,
+                Some(v) => bandwidth(v, MB).ok_or_else(|| value("link_bandwidth_mbs", "expected a positive rate"))?,
+            };
+            let link = LinkParams {
+                bandwidth,
+                propagation: ns(c.link_latency_ns, link_default.propagation, "link_latency_ns")?,
+            };
+            let switch = SwitchParams {
+                routing_latency: ns(
+                    c.routing_latency_ns,
+                    SwitchParams::default().routing_latency,
+                    "routing_latency_ns",
+                )?,
+            };
+            (c.hosts, FabricConfig::Crossbar { link, switch })
+        }
+        Network::Ideal(i) => {
+            let params = IdealParams {
+                bandwidth: bandwidth(i.bandwidth_mbps, DIMEMAS_MB)
+                    .ok_or_else(|| value("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
+                latency: ns(i.latency_ns, vesper_netmodels::SimTime::ZERO, "latency_ns")?,
+            };
+            (i.hosts, FabricConfig::Ideal(params))
+        }
+    };
+    let hosts = hosts.unwrap_or(defaults.hosts);
+    if hosts == 0 {
+        return Err(value("hosts", "a network needs at least one host"));
+    }
+    Ok(NetworkConfig { hosts, fabric })
+}
+
+#[cfg(test)]
+mod tests {
+    use vesper_netmodels::SimTime;
+
+    use super::*;
+
+    #[test]
+    fn reads_an_ideal_network() {
+        let config = parse(
+            "n.toml",
+            "[network]\nkind = \"ideal\"\nbandwidth_mbps = 250\nlatency_ns = 1500\n",
+        )
+        .expect("valid");
+        assert_eq!(config.hosts, 256);
+        let FabricConfig::Ideal(params) = config.fabric else {
+            panic!("not ideal: {config:?}");
+        };
+        assert_eq!(params.latency, SimTime::from_ns(1500));
+        assert_eq!(
+            params.bandwidth.serialization_time(250 << 20),
+            SimTime::from_ns(1_000_000_000)
+        );
+    }
+
+    #[test]
+    fn a_crossbar_takes_the_defaults() {
+        let config = parse("n.toml", "[network]\nkind = \"crossbar\"\nhosts = 8\n").expect("valid");
+        assert_eq!(
+            config,
+            NetworkConfig {
+                hosts: 8,
+                ..NetworkConfig::default()
+            }
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = |text: &str| parse("n.toml", text).expect_err("refused").to_string();
+        let typo = err("[network]\nkind = \"crossbar\"\nhostz = 8\n");
+        assert!(typo.starts_with("n.toml: ") && typo.contains("hostz"), "{typo}");
+        let kind = err("[network]\nkind = \"torus\"\n");
+        assert!(kind.contains("torus"), "{kind}");
+        let missing = err("[network]\nkind = \"ideal\"\n");
+        assert!(missing.contains("bandwidth_mbps"), "{missing}");
+        assert_eq!(
+            err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 0\n"),
+            "n.toml: network.bandwidth_mbps: expected a positive rate in MBps (2^20 bytes/s)"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\nlink_latency_ns = -1\n"),
+            "n.toml: network.link_latency_ns: expected a non-negative time in ns"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\nhosts = 0\n"),
+            "n.toml: network.hosts: a network needs at least one host"
+        );
+    }
+}
