@@ -12,6 +12,7 @@
 //! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the
 //! same inputs always give the same outputs.
 
+pub mod adapter;
 pub mod engine;
 pub mod ids;
 pub mod link;
@@ -20,10 +21,13 @@ pub mod stats;
 pub mod switch;
 pub mod time;
 pub mod topology;
+pub mod trace;
 
+pub use adapter::{AdapterParams, Interleave};
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::SwitchParams;
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::{Cable, Endpoint, Topology, TopologyError};
+pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

@@ -2,23 +2,28 @@
 //! loop.
 //!
 //! ```text
-//!   inject ─▶ adapter out queue ─▶ link ─▶ switch: route ─▶ output queue ─▶ link ─▶ … ─▶ host
-//!             (FIFO, link rate)            (latency)        (FIFO, link rate)          (delivered
-//!                                                                                        at tail)
+//!   inject ─▶ adapter: segment ─▶ out p0 ─▶ link ─▶ switch: route ─▶ output ─▶ link ─▶ … ─▶ adapter:
+//!             (round-robin or     (link      (prop)  (latency)       (queue,           reassemble;
+//!              FIFO packets)       rate)                              link rate)       complete at
+//!                                                                                      last byte
 //! ```
 //!
-//! Every output port (an adapter's or a switch's) sends one message at a time at its
-//! link's rate. A message's first byte leaving the source adapter is its physical send
-//! time; its last byte reaching the destination adapter completes it.
+//! Every output port (an adapter's or a switch's) sends one packet at a time at its
+//! link's rate, cut-through: a packet may leave a switch before its tail has arrived,
+//! but never finishes leaving before it. A message's first byte leaving the source
+//! adapter is its physical send time; the last byte of its last packet reaching the
+//! destination adapter completes it.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
+use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId, PortId};
 use crate::link::LinkParams;
 use crate::switch::SwitchParams;
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::{Endpoint, RouteTable, Topology, TopologyError, Wiring, wire};
+use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
 
 /// A message handed to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +84,9 @@ pub enum BuildError {
     /// the topology is invalid
     #[error(transparent)]
     Topology(#[from] TopologyError),
+    /// the adapters cannot cut packets
+    #[error("adapter.payload_bytes: a packet must carry at least one byte")]
+    EmptyPayload,
 }
 
 /// The ideal network: every message arrives `latency + size / bandwidth` after it is
@@ -98,8 +106,15 @@ pub struct IdealParams {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Switched { topology: Topology, switch: SwitchParams },
-    Ideal { hosts: u32, params: IdealParams },
+    Switched {
+        topology: Topology,
+        switch: SwitchParams,
+        adapter: AdapterParams,
+    },
+    Ideal {
+        hosts: u32,
+        params: IdealParams,
+    },
 }
 
 /// Describes a network; [`NetworkBuilder::build`] validates it and freezes it.
@@ -109,12 +124,13 @@ pub struct NetworkBuilder {
 }
 
 impl NetworkBuilder {
-    /// A network of `topology` with default switches.
+    /// A network of `topology` with default switches and adapters.
     pub fn new(topology: Topology) -> Self {
         NetworkBuilder {
             kind: Kind::Switched {
                 topology,
                 switch: SwitchParams::default(),
+                adapter: AdapterParams::default(),
             },
         }
     }
@@ -139,8 +155,21 @@ impl NetworkBuilder {
         self
     }
 
-    /// Validates the description and builds the simulation.
+    /// Sets the parameters of every adapter (no effect on the ideal network).
+    pub fn adapter_params(mut self, params: AdapterParams) -> Self {
+        if let Kind::Switched { adapter, .. } = &mut self.kind {
+            *adapter = params;
+        }
+        self
+    }
+
+    /// Validates the description and builds the simulation, tracing nothing.
     pub fn build(self) -> Result<Simulation, BuildError> {
+        self.build_with_sink(NullSink)
+    }
+
+    /// Validates the description and builds the simulation, tracing into `sink`.
+    pub fn build_with_sink<S: TraceSink>(self, sink: S) -> Result<Simulation<S>, BuildError> {
         let (hosts, fabric) = match self.kind {
             Kind::Ideal { hosts, params } => {
                 if hosts == 0 {
@@ -148,23 +177,40 @@ impl NetworkBuilder {
                 }
                 (hosts, Fabric::Ideal(params))
             }
-            Kind::Switched { topology, switch } => {
+            Kind::Switched {
+                topology,
+                switch,
+                adapter,
+            } => {
+                if adapter.payload_bytes == 0 {
+                    return Err(BuildError::EmptyPayload);
+                }
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::shortest_paths(&topology, &wiring)?;
                 let ports = wiring
-                    .peer
+                    .owner
                     .iter()
-                    .map(|peer| OutPort {
+                    .zip(&wiring.peer)
+                    .map(|(owner, peer)| OutPort {
+                        owner: *owner,
                         peer: *peer,
                         busy: false,
+                        current: None,
                         queue: VecDeque::new(),
+                        queued_bytes: 0,
                     })
                     .collect();
+                let senders = (0..topology.hosts).map(|_| Sender::default()).collect();
                 let switched = Switched {
                     switch,
+                    adapter,
                     wiring,
                     routes,
                     ports,
+                    senders,
+                    packets: Vec::new(),
+                    free_packets: Vec::new(),
+                    traversals: BTreeMap::new(),
                 };
                 (topology.hosts, Fabric::Switched(switched))
             }
@@ -176,6 +222,7 @@ impl NetworkBuilder {
             free_messages: Vec::new(),
             in_flight: 0,
             queue: EventQueue::new(),
+            sink,
         })
     }
 }
@@ -191,20 +238,60 @@ enum Fabric {
 #[derive(Debug)]
 struct Switched {
     switch: SwitchParams,
+    adapter: AdapterParams,
     wiring: Wiring,
     routes: RouteTable,
     ports: Vec<OutPort>,
+    senders: Vec<Sender>,
+    packets: Vec<Packet>,
+    free_packets: Vec<PacketId>,
+    /// link traversals in progress, by (message, hop); only kept when tracing
+    traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
 }
 
 /// An output port: the transmitting side of one direction of a cable.
 #[derive(Debug)]
 struct OutPort {
+    /// the port itself
+    owner: Endpoint,
     /// where the cable leads (`None`: nothing connected)
     peer: Option<(Endpoint, LinkParams)>,
-    /// a message is being transmitted
+    /// a packet is being transmitted
     busy: bool,
-    /// messages waiting for this output, oldest first
-    queue: VecDeque<MessageId>,
+    /// the packet being transmitted
+    current: Option<PacketId>,
+    /// packets waiting for this output, oldest first
+    queue: VecDeque<PacketId>,
+    /// bytes of the waiting packets
+    queued_bytes: u64,
+}
+
+/// A packet slot in the slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PacketId(u32);
+
+impl PacketId {
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A packet inside the network.
+#[derive(Debug, Clone, Copy)]
+struct Packet {
+    message: MessageId,
+    /// 0-based position within its message
+    index: u32,
+    /// header and payload [bytes]
+    wire_bytes: u32,
+    /// the last packet of its message
+    last: bool,
+    /// links crossed so far
+    hop: u16,
+    /// when the head reached the device it is at (or was cut, at the source)
+    head_in: SimTime,
+    /// when the tail reaches the input the head is heading for or waiting at
+    tail_at_next_input: SimTime,
 }
 
 /// A message inside the model.
@@ -213,37 +300,46 @@ struct Message {
     spec: MessageSpec,
     injected_at: SimTime,
     first_byte_sent: SimTime,
-    /// when the tail reaches the input the head is currently heading for or waiting at
-    tail_at_next_input: SimTime,
+    /// payload not yet cut into packets [bytes]
+    bytes_unsent: u32,
+    /// packets cut so far
+    packets_cut: u32,
+    /// packets it is cut into
+    packets_total: u32,
+    /// packets whose last byte reached the destination
+    packets_delivered: u32,
 }
 
 /// Everything that can happen. Small and `Copy`: the queue holds events by value.
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// the message enters its source adapter's output queue
+    /// the message enters its source adapter
     Inject { message: MessageId },
-    /// the head reaches a device's input
-    HeadArrives { message: MessageId, at: Endpoint },
-    /// a switch decided the output; the message requests it
-    Routed { message: MessageId, port: PortId },
-    /// an output finished sending its current message
+    /// a packet's head reaches a device's input
+    HeadArrives { packet: PacketId, at: Endpoint },
+    /// a switch decided the output; the packet requests it
+    Routed { packet: PacketId, port: PortId },
+    /// an output finished sending its current packet
     PortFree { port: PortId },
-    /// the tail reached the destination adapter
+    /// a packet's last byte reached its destination adapter
+    TailArrives { packet: PacketId },
+    /// the ideal network delivers a whole message
     Delivered { message: MessageId },
 }
 
-/// A frozen network and its event loop.
+/// A frozen network and its event loop, tracing into `S`.
 #[derive(Debug)]
-pub struct Simulation {
+pub struct Simulation<S: TraceSink = NullSink> {
     hosts: u32,
     fabric: Fabric,
     messages: Vec<Message>,
     free_messages: Vec<MessageId>,
     in_flight: usize,
     queue: EventQueue<Event>,
+    sink: S,
 }
 
-impl Simulation {
+impl<S: TraceSink> Simulation<S> {
     /// Number of hosts.
     pub fn hosts(&self) -> u32 {
         self.hosts
@@ -269,6 +365,16 @@ impl Simulation {
         self.in_flight
     }
 
+    /// The trace sink.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// The trace sink, for flushing.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
     /// Hands a message to its source adapter at time `at` (not before [`Self::now`]).
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<MessageId, InjectError> {
         for host in [spec.src, spec.dst] {
@@ -282,11 +388,18 @@ impl Simulation {
         if at < self.now() {
             return Err(InjectError::InThePast { at, now: self.now() });
         }
+        let packets_total = match &self.fabric {
+            Fabric::Switched(net) => net.adapter.packets(spec.size_bytes),
+            Fabric::Ideal(_) => 1,
+        };
         let record = Message {
             spec,
             injected_at: at,
             first_byte_sent: SimTime::MAX,
-            tail_at_next_input: at,
+            bytes_unsent: spec.size_bytes,
+            packets_cut: 0,
+            packets_total,
+            packets_delivered: 0,
         };
         let message = match self.free_messages.pop() {
             Some(id) => {
@@ -321,118 +434,250 @@ impl Simulation {
             fabric,
             messages,
             queue,
+            sink,
             ..
         } = self;
-        match (event, fabric) {
+        let delivered = match (event, fabric) {
             (Event::Inject { message }, Fabric::Ideal(params)) => {
                 let m = &mut messages[message.index()];
                 m.first_byte_sent = now;
                 let size = u64::from(m.spec.size_bytes);
                 let arrival = now + params.latency + params.bandwidth.serialization_time(size);
                 queue.schedule(arrival, Event::Delivered { message });
+                None
             }
-            (Event::Inject { message }, Fabric::Switched(net)) => {
-                let src = messages[message.index()].spec.src;
-                let port = net.port_id(Endpoint {
-                    device: Device::Host(src),
-                    port: 0,
-                });
-                net.request(now, port, message, messages, queue);
+            (Event::Delivered { message }, _) => Some(message),
+            (event, Fabric::Switched(net)) => {
+                let mut step = Step {
+                    now,
+                    messages,
+                    queue,
+                    sink,
+                };
+                net.handle(event, &mut step)
             }
-            (Event::HeadArrives { message, at }, Fabric::Switched(net)) => match at.device {
-                Device::Switch(switch) => {
-                    let dst = messages[message.index()].spec.dst;
-                    let out = net.routes.next_port(switch, dst);
-                    let port = net.port_id(Endpoint {
-                        device: at.device,
-                        port: out,
-                    });
-                    let routed = now + net.switch.routing_latency;
-                    queue.schedule(routed, Event::Routed { message, port });
-                }
-                Device::Host(_) => {
-                    // Routes end at the destination by construction (shortest paths).
-                    let tail = messages[message.index()].tail_at_next_input;
-                    queue.schedule(tail.max(now), Event::Delivered { message });
-                }
-            },
-            (Event::Routed { message, port }, Fabric::Switched(net)) => {
-                net.request(now, port, message, messages, queue)
-            }
-            (Event::PortFree { port }, Fabric::Switched(net)) => {
-                let out = &mut net.ports[port.index()];
-                out.busy = false;
-                if let Some(next) = out.queue.pop_front() {
-                    net.transmit(now, port, next, messages, queue);
-                }
-            }
-            (Event::Delivered { message }, _) => {
-                let m = messages[message.index()];
-                deliveries.push(Delivery {
-                    cookie: m.spec.cookie,
-                    src: m.spec.src,
-                    dst: m.spec.dst,
-                    size_bytes: m.spec.size_bytes,
-                    injected_at: m.injected_at,
-                    first_byte_sent: m.first_byte_sent,
-                    arrived: now,
-                });
-                self.free_messages.push(message);
-                self.in_flight -= 1;
-            }
-            // Switch events never exist on the ideal network.
-            (Event::HeadArrives { .. } | Event::Routed { .. } | Event::PortFree { .. }, Fabric::Ideal(_)) => {}
+            // Packet events never exist on the ideal network.
+            (_, Fabric::Ideal(_)) => None,
+        };
+        if let Some(message) = delivered {
+            let m = self.messages[message.index()];
+            deliveries.push(Delivery {
+                cookie: m.spec.cookie,
+                src: m.spec.src,
+                dst: m.spec.dst,
+                size_bytes: m.spec.size_bytes,
+                injected_at: m.injected_at,
+                first_byte_sent: m.first_byte_sent,
+                arrived: now,
+            });
+            self.free_messages.push(message);
+            self.in_flight -= 1;
         }
     }
 }
 
+/// What a packet-level handler works with besides the network itself.
+struct Step<'a, S> {
+    now: SimTime,
+    messages: &'a mut [Message],
+    queue: &'a mut EventQueue<Event>,
+    sink: &'a mut S,
+}
+
 impl Switched {
-    /// A message asks for an output port: sent now if it is idle, else queued (FIFO).
-    fn request(
-        &mut self,
-        now: SimTime,
-        port: PortId,
-        message: MessageId,
-        messages: &mut [Message],
-        queue: &mut EventQueue<Event>,
-    ) {
-        let out = &mut self.ports[port.index()];
-        if out.busy {
-            out.queue.push_back(message);
-        } else {
-            self.transmit(now, port, message, messages, queue);
+    /// Handles one packet-level event; returns a message that just completed.
+    fn handle<S: TraceSink>(&mut self, event: Event, step: &mut Step<'_, S>) -> Option<MessageId> {
+        let now = step.now;
+        match event {
+            Event::Inject { message } => {
+                let src = step.messages[message.index()].spec.src;
+                self.senders[src.index()].push(message);
+                let port = self.port_id(host_port(src));
+                if !self.ports[port.index()].busy {
+                    self.send_next_packet(port, src, step);
+                }
+            }
+            Event::HeadArrives { packet, at } => {
+                let p = &mut self.packets[packet.index()];
+                p.hop += 1;
+                p.head_in = now;
+                let (p, tail) = (*p, p.tail_at_next_input);
+                if S::ENABLED {
+                    let key = (p.message, p.hop - 1);
+                    if let Some(t) = self.traversals.get_mut(&key) {
+                        t.first_arrival = t.first_arrival.min(now);
+                        t.last_arrival = t.last_arrival.max(tail);
+                        if p.last {
+                            // The last packet's tail ends the traversal (packets of a
+                            // message follow one path in order).
+                            step.sink.link_traversal(t);
+                            self.traversals.remove(&key);
+                        }
+                    }
+                }
+                match at.device {
+                    Device::Switch(switch) => {
+                        let dst = step.messages[p.message.index()].spec.dst;
+                        let out = self.routes.next_port(switch, dst);
+                        let port = self.port_id(Endpoint {
+                            device: at.device,
+                            port: out,
+                        });
+                        let routed = now + self.switch.routing_latency;
+                        step.queue.schedule(routed, Event::Routed { packet, port });
+                    }
+                    Device::Host(_) => {
+                        // Routes end at the destination by construction (shortest paths).
+                        step.queue.schedule(tail.max(now), Event::TailArrives { packet });
+                    }
+                }
+            }
+            Event::Routed { packet, port } => {
+                let out = &mut self.ports[port.index()];
+                if out.busy {
+                    out.queue.push_back(packet);
+                    out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
+                    if S::ENABLED {
+                        step.sink.backlog(now, port_ref(out.owner), out.queued_bytes);
+                    }
+                } else {
+                    self.transmit(port, packet, step);
+                }
+            }
+            Event::PortFree { port } => {
+                let out = &mut self.ports[port.index()];
+                out.busy = false;
+                let finished = out.current.take();
+                match out.owner.device {
+                    Device::Host(host) => {
+                        if let (true, Some(packet)) = (S::ENABLED, finished) {
+                            let p = self.packets[packet.index()];
+                            let cookie = step.messages[p.message.index()].spec.cookie;
+                            step.sink.segment(now, port_ref(out.owner), cookie, p.index, false);
+                        }
+                        self.send_next_packet(port, host, step);
+                    }
+                    Device::Switch(_) => {
+                        if let Some(next) = out.queue.pop_front() {
+                            out.queued_bytes -= u64::from(self.packets[next.index()].wire_bytes);
+                            if S::ENABLED {
+                                step.sink.backlog(now, port_ref(out.owner), out.queued_bytes);
+                            }
+                            self.transmit(port, next, step);
+                        }
+                    }
+                }
+            }
+            Event::TailArrives { packet } => {
+                let message = self.packets[packet.index()].message;
+                self.free_packets.push(packet);
+                let m = &mut step.messages[message.index()];
+                m.packets_delivered += 1;
+                if m.packets_delivered == m.packets_total {
+                    return Some(message);
+                }
+            }
+            Event::Delivered { .. } => {}
         }
+        None
     }
 
-    /// Starts sending `message` on `port`: cut-through, so the output may start before
+    /// Cuts the next packet at `host`'s adapter, if it has any, and sends it.
+    fn send_next_packet<S: TraceSink>(&mut self, port: PortId, host: HostId, step: &mut Step<'_, S>) {
+        let Some(message) = self.senders[host.index()].current() else {
+            return;
+        };
+        let m = &mut step.messages[message.index()];
+        let payload = m.bytes_unsent.min(self.adapter.payload_bytes);
+        m.bytes_unsent -= payload;
+        m.packets_cut += 1;
+        let last = m.packets_cut == m.packets_total;
+        if m.packets_cut == 1 {
+            m.first_byte_sent = step.now;
+        }
+        let record = Packet {
+            message,
+            index: m.packets_cut - 1,
+            wire_bytes: payload + self.adapter.header_bytes,
+            last,
+            hop: 0,
+            // The whole message sits in the adapter's memory.
+            head_in: m.injected_at,
+            tail_at_next_input: step.now,
+        };
+        let cookie = m.spec.cookie;
+        self.senders[host.index()].cut(last, self.adapter.interleave);
+        let packet = match self.free_packets.pop() {
+            Some(id) => {
+                self.packets[id.index()] = record;
+                id
+            }
+            None => {
+                self.packets.push(record);
+                PacketId(self.packets.len() as u32 - 1)
+            }
+        };
+        if S::ENABLED {
+            let owner = self.ports[port.index()].owner;
+            step.sink.segment(step.now, port_ref(owner), cookie, record.index, true);
+        }
+        self.transmit(port, packet, step);
+    }
+
+    /// Starts sending `packet` on `port`: cut-through, so the output may start before
     /// the tail has arrived, but cannot finish before it.
-    fn transmit(
-        &mut self,
-        now: SimTime,
-        port: PortId,
-        message: MessageId,
-        messages: &mut [Message],
-        queue: &mut EventQueue<Event>,
-    ) {
+    fn transmit<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
+        let now = step.now;
         let out = &mut self.ports[port.index()];
         let Some((peer, link)) = out.peer else {
             // Unconnected ports never appear in routes (checked by `build`).
             return;
         };
         out.busy = true;
-        let m = &mut messages[message.index()];
-        if m.first_byte_sent == SimTime::MAX {
-            m.first_byte_sent = now;
+        out.current = Some(packet);
+        let owner = out.owner;
+        let p = &mut self.packets[packet.index()];
+        let wire_time = link.bandwidth.serialization_time(u64::from(p.wire_bytes));
+        let tail_sent = (now + wire_time).max(p.tail_at_next_input);
+        p.tail_at_next_input = tail_sent + link.propagation;
+        if S::ENABLED {
+            let p = *p;
+            let m = &step.messages[p.message.index()];
+            let t = self.traversals.entry((p.message, p.hop)).or_insert(LinkTraversal {
+                cookie: m.spec.cookie,
+                size_bytes: m.spec.size_bytes,
+                sender: port_ref(owner),
+                receiver: port_ref(peer),
+                first_in: p.head_in,
+                first_out: now,
+                last_out: tail_sent,
+                first_arrival: SimTime::MAX,
+                last_arrival: SimTime::ZERO,
+            });
+            t.first_in = t.first_in.min(p.head_in);
+            t.last_out = t.last_out.max(tail_sent);
         }
-        let wire_time = link.bandwidth.serialization_time(u64::from(m.spec.size_bytes));
-        let tail_sent = (now + wire_time).max(m.tail_at_next_input);
-        m.tail_at_next_input = tail_sent + link.propagation;
-        queue.schedule(tail_sent, Event::PortFree { port });
-        queue.schedule(now + link.propagation, Event::HeadArrives { message, at: peer });
+        step.queue.schedule(tail_sent, Event::PortFree { port });
+        step.queue
+            .schedule(now + link.propagation, Event::HeadArrives { packet, at: peer });
     }
 
     fn port_id(&self, endpoint: Endpoint) -> PortId {
         PortId(self.wiring.port(endpoint) as u32)
+    }
+}
+
+fn host_port(host: HostId) -> Endpoint {
+    Endpoint {
+        device: Device::Host(host),
+        port: 0,
+    }
+}
+
+fn port_ref(endpoint: Endpoint) -> PortRef {
+    PortRef {
+        device: endpoint.device,
+        port: endpoint.port,
     }
 }
 

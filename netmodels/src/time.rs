@@ -8,7 +8,7 @@
 //! back (with its `%lg`) is never earlier than the event it reports.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Sub};
+use std::ops::{Add, AddAssign, Mul, Sub};
 
 /// Picoseconds in one nanosecond.
 pub const PS_PER_NS: u64 = 1_000;
@@ -182,6 +182,14 @@ impl Sub for SimTime {
     /// Saturates at zero.
     fn sub(self, earlier: SimTime) -> SimTime {
         self.saturating_sub(earlier)
+    }
+}
+
+impl Mul<u64> for SimTime {
+    type Output = SimTime;
+    /// A duration repeated `n` times; saturates at [`SimTime::MAX`].
+    fn mul(self, n: u64) -> SimTime {
+        SimTime(self.0.saturating_mul(n))
     }
 }
 

@@ -139,6 +139,8 @@ pub enum TopologyError {
 pub(crate) struct Wiring {
     /// first port index of each host (`hosts` entries) then of each switch
     pub(crate) port_base: Vec<u32>,
+    /// for every port: the port itself
+    pub(crate) owner: Vec<Endpoint>,
     /// for every port: the peer endpoint and the link
     pub(crate) peer: Vec<Option<(Endpoint, LinkParams)>>,
     pub(crate) hosts: u32,
@@ -166,13 +168,17 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
         .map(|h| Device::Host(HostId(h)))
         .chain((0..topology.switch_ports.len() as u32).map(|s| Device::Switch(SwitchId(s))));
     let mut port_base = Vec::new();
+    let mut owner = Vec::new();
     let mut total = 0u32;
     for device in devices {
         port_base.push(total);
-        total += topology.ports_of(device);
+        let ports = topology.ports_of(device);
+        total += ports;
+        owner.extend((0..ports).map(|port| Endpoint { device, port }));
     }
     let mut wiring = Wiring {
         port_base,
+        owner,
         peer: vec![None; total as usize],
         hosts: topology.hosts,
     };

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use vesper_netmodels::{Bandwidth, IdealParams, LinkParams, NetworkBuilder, SimTime, SwitchParams};
+use vesper_netmodels::{AdapterParams, Bandwidth, IdealParams, LinkParams, NetworkBuilder, SimTime, SwitchParams};
 
 /// The network to simulate: its hosts and what joins them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum FabricConfig {
         link: LinkParams,
         /// the switch's parameters
         switch: SwitchParams,
+        /// every adapter's packets
+        adapter: AdapterParams,
     },
     /// no contention: latency + size / bandwidth per message (calibration)
     Ideal(IdealParams),
@@ -34,6 +36,7 @@ impl Default for NetworkConfig {
             fabric: FabricConfig::Crossbar {
                 link: LinkParams::default(),
                 switch: SwitchParams::default(),
+                adapter: AdapterParams::default(),
             },
         }
     }
@@ -43,7 +46,9 @@ impl NetworkConfig {
     /// The network builder for this configuration.
     pub fn builder(&self) -> NetworkBuilder {
         match self.fabric {
-            FabricConfig::Crossbar { link, switch } => NetworkBuilder::crossbar(self.hosts, link).switch_params(switch),
+            FabricConfig::Crossbar { link, switch, adapter } => NetworkBuilder::crossbar(self.hosts, link)
+                .switch_params(switch)
+                .adapter_params(adapter),
             FabricConfig::Ideal(params) => NetworkBuilder::ideal(self.hosts, params),
         }
     }
@@ -51,12 +56,15 @@ impl NetworkConfig {
     /// A one-line description for logs and reports.
     pub fn describe(&self) -> String {
         match self.fabric {
-            FabricConfig::Crossbar { link, switch } => format!(
-                "output-queued crossbar, {} hosts, links {} MB/s + {}, routing {}",
+            FabricConfig::Crossbar { link, switch, adapter } => format!(
+                "output-queued crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
                 self.hosts,
                 link.bandwidth.bytes_per_second_f64() / 1e6,
                 link.propagation,
-                switch.routing_latency
+                switch.routing_latency,
+                adapter.payload_bytes,
+                adapter.header_bytes,
+                adapter.interleave
             ),
             FabricConfig::Ideal(params) => format!(
                 "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
-use vesper_netmodels::{IdealParams, LinkParams, SimTime, SwitchParams};
+use vesper_netmodels::{AdapterParams, IdealParams, Interleave, LinkParams, SimTime, SwitchParams};
 use vesper_server::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
 };
@@ -56,6 +56,18 @@ struct ServeArgs {
     /// crossbar: switch routing decision time [ns; default: 100].
     #[arg(long, value_name = "NS")]
     routing_latency: Option<f64>,
+    /// crossbar: largest payload of a packet; adapters cut messages into packets
+    /// [bytes; default: 4096].
+    #[arg(long, value_name = "BYTES")]
+    packet_payload: Option<u32>,
+    /// crossbar: header added to every packet on the wire [bytes; default: 16].
+    #[arg(long, value_name = "BYTES")]
+    packet_header: Option<u32>,
+    /// crossbar: how an adapter serves concurrent messages: one packet of each in turn
+    /// (`round-robin`, as Myrinet adapters) or one message after the other (`fifo`)
+    /// [default: round-robin].
+    #[arg(long, value_enum)]
+    interleave: Option<InterleaveArg>,
     /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
     /// bytes/s]; use the configuration's inter-node bandwidth.
     #[arg(long, value_name = "MBPS")]
@@ -102,6 +114,12 @@ struct ServeArgs {
     /// Write the JSON statistics report here (default: standard output).
     #[arg(long)]
     stats: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum InterleaveArg {
+    RoundRobin,
+    Fifo,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -162,6 +180,9 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
         ("--link-bandwidth", args.link_bandwidth.is_some()),
         ("--link-latency", args.link_latency.is_some()),
         ("--routing-latency", args.routing_latency.is_some()),
+        ("--packet-payload", args.packet_payload.is_some()),
+        ("--packet-header", args.packet_header.is_some()),
+        ("--interleave", args.interleave.is_some()),
     ];
     let ideal_flags = [
         ("--bandwidth", args.bandwidth.is_some()),
@@ -198,9 +219,23 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
                     "--routing-latency",
                 )?,
             };
+            let default = AdapterParams::default();
+            let adapter = AdapterParams {
+                payload_bytes: args.packet_payload.unwrap_or(default.payload_bytes),
+                header_bytes: args.packet_header.unwrap_or(default.header_bytes),
+                interleave: match args.interleave {
+                    None => default.interleave,
+                    Some(InterleaveArg::RoundRobin) => Interleave::RoundRobin,
+                    Some(InterleaveArg::Fifo) => Interleave::Fifo,
+                },
+            };
+            anyhow::ensure!(
+                adapter.payload_bytes > 0,
+                "--packet-payload: a packet must carry at least one byte"
+            );
             Ok(NetworkConfig {
                 hosts,
-                fabric: FabricConfig::Crossbar { link, switch },
+                fabric: FabricConfig::Crossbar { link, switch, adapter },
             })
         }
         "ideal" => {

@@ -8,6 +8,9 @@
 //! link_bandwidth_mbs = 250      # per direction, 10^6 bytes/s
 //! link_latency_ns = 25          # cable propagation
 //! routing_latency_ns = 100      # switch routing decision
+//! packet_payload_bytes = 4096   # adapters cut messages into packets of this payload
+//! packet_header_bytes = 16      # … plus this header
+//! interleave = "round-robin"    # or "fifo": how an adapter serves concurrent messages
 //!
 //! # or the ideal network, for calibration against the replayer
 //! [network]
@@ -25,7 +28,7 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use vesper_netmodels::{IdealParams, LinkParams, SwitchParams};
+use vesper_netmodels::{AdapterParams, IdealParams, Interleave, LinkParams, SwitchParams};
 
 use crate::config::{DIMEMAS_MB, FabricConfig, MB, NetworkConfig, bandwidth, time_from_ns};
 
@@ -80,6 +83,25 @@ struct Crossbar {
     link_bandwidth_mbs: Option<f64>,
     link_latency_ns: Option<f64>,
     routing_latency_ns: Option<f64>,
+    packet_payload_bytes: Option<u32>,
+    packet_header_bytes: Option<u32>,
+    interleave: Option<InterleaveName>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum InterleaveName {
+    RoundRobin,
+    Fifo,
+}
+
+impl From<InterleaveName> for Interleave {
+    fn from(name: InterleaveName) -> Interleave {
+        match name {
+            InterleaveName::RoundRobin => Interleave::RoundRobin,
+            InterleaveName::Fifo => Interleave::Fifo,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,7 +156,16 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                     "routing_latency_ns",
                 )?,
             };
-            (c.hosts, FabricConfig::Crossbar { link, switch })
+            let adapter_default = AdapterParams::default();
+            let adapter = AdapterParams {
+                payload_bytes: c.packet_payload_bytes.unwrap_or(adapter_default.payload_bytes),
+                header_bytes: c.packet_header_bytes.unwrap_or(adapter_default.header_bytes),
+                interleave: c.interleave.map_or(adapter_default.interleave, Interleave::from),
+            };
+            if adapter.payload_bytes == 0 {
+                return Err(value("packet_payload_bytes", "a packet must carry at least one byte"));
+            }
+            (c.hosts, FabricConfig::Crossbar { link, switch, adapter })
         }
         Network::Ideal(i) => {
             let params = IdealParams {
@@ -177,6 +208,19 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_adapter_fields() {
+        let text = "[network]\nkind = \"crossbar\"\npacket_payload_bytes = 2048\npacket_header_bytes = 8\ninterleave = \"fifo\"\n";
+        let config = parse("n.toml", text).expect("valid");
+        let FabricConfig::Crossbar { adapter, .. } = config.fabric else {
+            panic!("not a crossbar: {config:?}");
+        };
+        assert_eq!(
+            (adapter.payload_bytes, adapter.header_bytes, adapter.interleave),
+            (2048, 8, Interleave::Fifo)
+        );
+    }
+
+    #[test]
     fn a_crossbar_takes_the_defaults() {
         let config = parse("n.toml", "[network]\nkind = \"crossbar\"\nhosts = 8\n").expect("valid");
         assert_eq!(
@@ -193,6 +237,12 @@ mod tests {
         let err = |text: &str| parse("n.toml", text).expect_err("refused").to_string();
         let typo = err("[network]\nkind = \"crossbar\"\nhostz = 8\n");
         assert!(typo.starts_with("n.toml: ") && typo.contains("hostz"), "{typo}");
+        let interleave = err("[network]\nkind = \"crossbar\"\ninterleave = \"random\"\n");
+        assert!(interleave.contains("random"), "{interleave}");
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\npacket_payload_bytes = 0\n"),
+            "n.toml: network.packet_payload_bytes: a packet must carry at least one byte"
+        );
         let kind = err("[network]\nkind = \"torus\"\n");
         assert!(kind.contains("torus"), "{kind}");
         let missing = err("[network]\nkind = \"ideal\"\n");

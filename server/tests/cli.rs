@@ -77,7 +77,8 @@ fn serves_a_client_then_prints_the_report_and_exits() {
         .exchange(&[ClientMessage::Stop(WireTime(1e9)), ClientMessage::End])
         .expect("reply");
     assert_eq!(reply.completions.len(), 1);
-    assert_eq!(reply.completions[0].time, WireTime(10746.0));
+    // 1024 bytes and a 16-byte header at 4 ns/byte, two 25 ns cables, 100 ns routing.
+    assert_eq!(reply.completions[0].time, WireTime(6500.0 + 4160.0 + 150.0));
     client.finish().expect("finish");
     assert!(wait(&mut child).success());
     let mut stdout = String::new();
@@ -90,8 +91,8 @@ fn serves_a_client_then_prints_the_report_and_exits() {
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON report");
     assert_eq!(report["simulation"]["messages"], 1);
     assert_eq!(report["simulation"]["sync_round_trips"], 2);
-    assert_eq!(report["simulation"]["latency_ns"]["max"], 4246.0);
-    assert_eq!(report["simulation"]["simulated_end_ns"], 10746.0);
+    assert_eq!(report["simulation"]["latency_ns"]["max"], 4310.0);
+    assert_eq!(report["simulation"]["simulated_end_ns"], 10810.0);
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use vesper_client_dimemas_adapter::connection::RECV_SIZE;
 use vesper_client_dimemas_adapter::{LegacyConnection, Reply};
-use vesper_netmodels::IdealParams;
+use vesper_netmodels::{AdapterParams, IdealParams, LinkParams, SwitchParams};
 use vesper_protocol::{ClientMessage, Completion, DataMessage, Token, WireTime};
 use vesper_server::config::{DIMEMAS_MB, FabricConfig, NetworkConfig, ServerConfig, bandwidth, time_from_ns};
 use vesper_server::{Report, ServerError};
@@ -46,13 +46,23 @@ pub fn zero_load_ns(size: u64) -> u64 {
     size * 4 + 2 * 25 + 100
 }
 
-/// A configuration for tests: a crossbar of `hosts` hosts, `clients` expected clients,
+/// A configuration for tests: a crossbar of `hosts` hosts without packet headers (so
+/// that [`zero_load_ns`] holds: these tests are about the protocol and
+/// synchronisation; the model's own tests cover headers), `clients` expected clients,
 /// a short spin so idle servers do not burn the CPU.
 pub fn config(hosts: u32, clients: usize) -> ServerConfig {
+    let adapter = AdapterParams {
+        header_bytes: 0,
+        ..AdapterParams::default()
+    };
     ServerConfig {
         network: NetworkConfig {
             hosts,
-            ..NetworkConfig::default()
+            fabric: FabricConfig::Crossbar {
+                link: LinkParams::default(),
+                switch: SwitchParams::default(),
+                adapter,
+            },
         },
         clients,
         spin: Duration::from_micros(50),

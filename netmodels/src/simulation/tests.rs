@@ -1,5 +1,8 @@
 use super::*;
+use crate::adapter::{AdapterParams, Interleave};
+use crate::ids::SwitchId;
 use crate::time::Bandwidth;
+use crate::trace::{PortRef, RecordingSink, TraceSink};
 
 const KIB: u32 = 1024;
 
@@ -9,7 +12,7 @@ fn crossbar(hosts: u32) -> Simulation {
         .expect("valid network")
 }
 
-fn send(sim: &mut Simulation, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
+fn send<S: TraceSink>(sim: &mut Simulation<S>, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
     let spec = MessageSpec {
         src: HostId(src),
         dst: HostId(dst),
@@ -19,19 +22,24 @@ fn send(sim: &mut Simulation, at_ns: u64, src: u32, dst: u32, size_bytes: u32, c
     sim.inject(SimTime::from_ns(at_ns), spec).expect("valid injection");
 }
 
-fn run(sim: &mut Simulation) -> Vec<Delivery> {
+fn run<S: TraceSink>(sim: &mut Simulation<S>) -> Vec<Delivery> {
     let mut out = Vec::new();
     sim.run_until(SimTime::MAX, &mut out);
     out
 }
 
-/// hops × per-hop latency + size / bandwidth, for host → switch → host.
+/// Time on one default link of a message's packets, headers included.
+fn wire(size_bytes: u32) -> SimTime {
+    let adapter = AdapterParams::default();
+    let bytes = size_bytes + adapter.packets(size_bytes) * adapter.header_bytes;
+    LinkParams::default().bandwidth.serialization_time(u64::from(bytes))
+}
+
+/// hops × per-hop latency + serialisation of headers and payload, for
+/// host → switch → host: the packets stream back to back through the cut-through switch.
 fn zero_load_latency(size_bytes: u32) -> SimTime {
     let link = LinkParams::default();
-    link.bandwidth.serialization_time(u64::from(size_bytes))
-        + link.propagation
-        + link.propagation
-        + SwitchParams::default().routing_latency
+    wire(size_bytes) + link.propagation + link.propagation + SwitchParams::default().routing_latency
 }
 
 #[test]
@@ -52,8 +60,13 @@ fn zero_load_latency_matches_the_closed_form() {
             (7, HostId(0), HostId(3), size)
         );
     }
-    // The default Myrinet-class numbers: 4096 ns on the wire, 2 × 25 ns cable, 100 ns route.
-    assert_eq!(zero_load_latency(KIB), SimTime::from_ns(4246));
+    // The default Myrinet-class numbers: 1024 + 16 bytes at 4 ns each on the wire,
+    // 2 × 25 ns cable, 100 ns route; 64 KiB is 16 packets of 4 KiB + 16.
+    assert_eq!(zero_load_latency(KIB), SimTime::from_ns(4310));
+    assert_eq!(
+        zero_load_latency(64 * KIB),
+        SimTime::from_ns(65536 * 4 + 16 * 16 * 4 + 150)
+    );
 }
 
 #[test]
@@ -62,9 +75,8 @@ fn contention_at_the_destination_port_serialises_messages() {
     send(&mut sim, 0, 0, 2, KIB, 0);
     send(&mut sim, 0, 1, 2, KIB, 1);
     let d = run(&mut sim);
-    let wire = LinkParams::default().bandwidth.serialization_time(u64::from(KIB));
     assert_eq!(d[0].arrived, zero_load_latency(KIB));
-    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire);
+    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire(KIB));
     // Both left their adapters at once: the wait was in the switch.
     assert_eq!(
         (d[0].first_byte_sent, d[1].first_byte_sent),
@@ -87,9 +99,8 @@ fn one_adapter_sends_one_message_at_a_time() {
     send(&mut sim, 0, 0, 1, KIB, 0);
     send(&mut sim, 0, 0, 2, KIB, 1);
     let d = run(&mut sim);
-    let wire = LinkParams::default().bandwidth.serialization_time(u64::from(KIB));
-    assert_eq!(d[1].first_byte_sent, wire);
-    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire);
+    assert_eq!(d[1].first_byte_sent, wire(KIB));
+    assert_eq!(d[1].arrived, zero_load_latency(KIB) + wire(KIB));
 }
 
 #[test]
@@ -105,7 +116,7 @@ fn a_slow_upstream_link_holds_the_tail_back() {
     let mut sim = NetworkBuilder::new(topology).build().expect("valid");
     send(&mut sim, 0, 0, 1, KIB, 0);
     let d = run(&mut sim);
-    let tail_at_switch = slow.bandwidth.serialization_time(u64::from(KIB)) + slow.propagation;
+    let tail_at_switch = slow.bandwidth.serialization_time(u64::from(KIB + 16)) + slow.propagation;
     assert_eq!(d[0].arrived, tail_at_switch + fast.propagation);
 }
 
@@ -167,10 +178,10 @@ fn run_until_stops_at_the_limit() {
     let mut sim = crossbar(2);
     send(&mut sim, 0, 0, 1, KIB, 0);
     let mut d = Vec::new();
-    sim.run_until(SimTime::from_ns(4245), &mut d);
+    sim.run_until(SimTime::from_ns(4309), &mut d);
     assert!(d.is_empty());
-    assert_eq!(sim.next_event_time(), Some(SimTime::from_ns(4246)));
-    sim.run_until(SimTime::from_ns(4246), &mut d);
+    assert_eq!(sim.next_event_time(), Some(SimTime::from_ns(4310)));
+    sim.run_until(SimTime::from_ns(4310), &mut d);
     assert_eq!(d.len(), 1);
 }
 
@@ -252,4 +263,114 @@ fn ideal_network_needs_hosts() {
         NetworkBuilder::ideal(0, params).build(),
         Err(BuildError::Topology(TopologyError::NoHosts))
     ));
+}
+
+#[test]
+fn round_robin_adapters_interleave_packets_of_concurrent_messages() {
+    // Two 8 KiB messages (2 packets each) from host 0: packets go m0, m1, m0, m1, so
+    // both finish late; FIFO finishes the first a packet-time earlier.
+    let packet = wire(4096);
+    let run_with = |interleave| {
+        let adapter = AdapterParams {
+            interleave,
+            ..AdapterParams::default()
+        };
+        let mut sim = NetworkBuilder::crossbar(3, LinkParams::default())
+            .adapter_params(adapter)
+            .build()
+            .expect("valid");
+        send(&mut sim, 0, 0, 1, 8 * KIB, 0);
+        send(&mut sim, 0, 0, 2, 8 * KIB, 1);
+        run(&mut sim).iter().map(|d| (d.cookie, d.arrived)).collect::<Vec<_>>()
+    };
+    let tail = zero_load_latency(4096) - packet;
+    assert_eq!(
+        run_with(Interleave::RoundRobin),
+        vec![(0, tail + packet * 3), (1, tail + packet * 4)]
+    );
+    assert_eq!(
+        run_with(Interleave::Fifo),
+        vec![(0, tail + packet * 2), (1, tail + packet * 4)]
+    );
+}
+
+#[test]
+fn bad_adapters_are_refused() {
+    let adapter = AdapterParams {
+        payload_bytes: 0,
+        ..AdapterParams::default()
+    };
+    let built = NetworkBuilder::crossbar(2, LinkParams::default())
+        .adapter_params(adapter)
+        .build();
+    assert_eq!(built.err(), Some(BuildError::EmptyPayload));
+}
+
+#[test]
+fn the_trace_sees_segments_backlogs_and_link_traversals() {
+    let mut sim = NetworkBuilder::crossbar(3, LinkParams::default())
+        .build_with_sink(RecordingSink::default())
+        .expect("valid");
+    send(&mut sim, 0, 0, 2, 8 * KIB, 10);
+    send(&mut sim, 0, 1, 2, KIB, 11);
+    let d = run(&mut sim);
+    let sink = sim.sink();
+    let host = |h| PortRef {
+        device: Device::Host(HostId(h)),
+        port: 0,
+    };
+    let switch_port = |p| PortRef {
+        device: Device::Switch(SwitchId(0)),
+        port: p,
+    };
+    // Two segments of message 10 start and end at host 0, back to back.
+    let segments: Vec<_> = sink.segments.iter().filter(|s| s.1 == host(0)).collect();
+    let packet = wire(4096);
+    assert_eq!(
+        segments.iter().map(|s| (s.0, s.3, s.4)).collect::<Vec<_>>(),
+        vec![
+            (SimTime::ZERO, 0, true),
+            (packet, 0, false),
+            (packet, 1, true),
+            (packet * 2, 1, false)
+        ]
+    );
+    // Message 11 waits behind message 10's first packet at the switch output to host 2.
+    assert!(
+        sink.backlogs
+            .iter()
+            .any(|b| b.1 == switch_port(2) && b.2 == u64::from(KIB + 16))
+    );
+    assert_eq!(sink.backlogs.last().map(|b| b.2), Some(0));
+    // One traversal per message per link: 2 messages × 2 links.
+    assert_eq!(sink.traversals.len(), 4);
+    let prop = LinkParams::default().propagation;
+    let first = sink
+        .traversals
+        .iter()
+        .find(|t| t.cookie == 10 && t.sender == host(0))
+        .expect("message 10 leaves host 0");
+    assert_eq!(first.receiver, switch_port(0));
+    assert_eq!(
+        (first.first_in, first.first_out, first.last_out),
+        (SimTime::ZERO, SimTime::ZERO, packet * 2)
+    );
+    assert_eq!((first.first_arrival, first.last_arrival), (prop, packet * 2 + prop));
+    let last = sink
+        .traversals
+        .iter()
+        .find(|t| t.cookie == 10 && t.sender == switch_port(2))
+        .expect("message 10 reaches host 2");
+    assert_eq!(last.receiver, host(2));
+    assert_eq!(
+        last.last_arrival,
+        d.iter().find(|d| d.cookie == 10).expect("delivered").arrived
+    );
+    for t in &sink.traversals {
+        assert!(t.first_in <= t.first_out && t.first_out <= t.last_out, "{t:?}");
+        assert!(
+            t.first_out < t.first_arrival && t.first_arrival <= t.last_arrival,
+            "{t:?}"
+        );
+    }
 }

@@ -5,14 +5,29 @@ use std::time::Instant;
 use vesper_protocol::{DataMessage, RendezvousRequest, ServerMessage, Token, WireTime, parse_server_line};
 
 use super::*;
-use crate::config::{NetworkConfig, RendezvousMode, ServerConfig};
+use vesper_netmodels::{AdapterParams, Interleave, LinkParams, SwitchParams};
+
+use crate::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
+
+/// The default crossbar without packet headers, so that a message of S bytes takes the
+/// closed form S × 4 ns + 2 × 25 ns + 100 ns: these tests are about synchronisation.
+fn network(hosts: u32) -> NetworkConfig {
+    NetworkConfig {
+        hosts,
+        fabric: FabricConfig::Crossbar {
+            link: LinkParams::default(),
+            switch: SwitchParams::default(),
+            adapter: AdapterParams {
+                header_bytes: 0,
+                ..AdapterParams::default()
+            },
+        },
+    }
+}
 
 fn coordinator(clients: usize) -> Coordinator {
     let config = ServerConfig {
-        network: NetworkConfig {
-            hosts: 32,
-            ..NetworkConfig::default()
-        },
+        network: network(32),
         clients,
         ..ServerConfig::default()
     };
@@ -310,10 +325,7 @@ fn unknown_nodes_and_bad_times_are_rejected_without_harm() {
 
 fn wire_coordinator() -> Coordinator {
     let config = ServerConfig {
-        network: NetworkConfig {
-            hosts: 4,
-            ..NetworkConfig::default()
-        },
+        network: network(4),
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         ..ServerConfig::default()
     };
@@ -393,11 +405,27 @@ fn wire_rendezvous_ack_waits_for_the_request() {
     assert_eq!(completion_times(&reply), vec![data_start + MIB_ON_THE_WIRE]);
 }
 
-#[test]
-fn wire_rendezvous_ack_is_delayed_behind_data() {
-    // Node 1 is busy sending 1 MiB to node 0: the ack queues behind it at node 1's
-    // adapter and at the switch output towards node 0 (seed 004, section 5.2).
-    let mut c = wire_coordinator();
+/// Node 1 is busy sending 1 MiB to node 0 when node 0's rendezvous needs an ack from
+/// node 1; returns the completion times (eager data, rendezvous data).
+fn ack_behind_data(interleave: Interleave) -> Vec<f64> {
+    let config = ServerConfig {
+        network: NetworkConfig {
+            hosts: 4,
+            fabric: FabricConfig::Crossbar {
+                link: LinkParams::default(),
+                switch: SwitchParams::default(),
+                adapter: AdapterParams {
+                    header_bytes: 0,
+                    interleave,
+                    ..AdapterParams::default()
+                },
+            },
+        },
+        rendezvous: RendezvousMode::Wire { control_bytes: 64 },
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
     let items = vec![
         data(0.0, 1, 0, 1 << 20, 0, 9),
@@ -413,11 +441,25 @@ fn wire_rendezvous_ack_is_delayed_behind_data() {
             times.extend(completion_times(&reply));
         }
     }
-    let eager_done = MIB_ON_THE_WIRE;
-    // The ack leaves the switch when the eager data's tail has passed (1 MiB at 4 ns/B
-    // after 125 ns), then crosses 64 B and the last cable.
-    let ack_arrives = 125.0 + 1048576.0 * 4.0 + 64.0 * 4.0 + 25.0;
-    assert_eq!(times, vec![eager_done, ack_arrives + MIB_ON_THE_WIRE]);
+    times
+}
+
+#[test]
+fn wire_rendezvous_ack_is_delayed_behind_data() {
+    // The protocol messages share the network with data (seed 004, section 5.2).
+    let packet = 4096.0 * 4.0;
+    let ack = 64.0 * 4.0;
+    // FIFO adapters: the ack (ready at 7000) waits for all of node 1's 1 MiB, then
+    // crosses the switch behind its tail: it arrives after 1 MiB + 125 ns + 64 B + 25 ns.
+    let fifo = ack_behind_data(Interleave::Fifo);
+    let ack_arrives = 125.0 + 1048576.0 * 4.0 + ack + 25.0;
+    assert_eq!(fifo, vec![MIB_ON_THE_WIRE, ack_arrives + MIB_ON_THE_WIRE]);
+    // Round-robin adapters: the ack waits only for the packet in progress (it leaves at
+    // 16384), and behind that packet's tail at the switch (16509); the eager data is
+    // delayed by the ack's 256 ns.
+    let round_robin = ack_behind_data(Interleave::RoundRobin);
+    let ack_arrives = 125.0 + packet + ack + 25.0;
+    assert_eq!(round_robin, vec![MIB_ON_THE_WIRE + ack, ack_arrives + MIB_ON_THE_WIRE]);
 }
 
 #[test]
@@ -431,10 +473,7 @@ fn wire_ready_without_request_starts_the_data_at_once() {
 #[test]
 fn wire_requests_count_towards_the_in_flight_limit() {
     let config = ServerConfig {
-        network: NetworkConfig {
-            hosts: 4,
-            ..NetworkConfig::default()
-        },
+        network: network(4),
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         max_in_flight: 2,
         ..ServerConfig::default()

@@ -170,10 +170,13 @@ fn wire_ready_without_a_request_starts_at_once() {
 
 #[test]
 fn wire_request_waits_behind_a_data_message() {
-    // An eager 1 MiB message 0 → 1 at 1000 holds node 0's adapter until 4195304. The
-    // request (OK_TO_SEND at 2000) leaves then and reaches node 1 at 4195304 + 406; the
-    // receiver is ready (3000), so the ack leaves at once and is back at + 406; only
-    // then does the 1024-byte data start.
+    // An eager 1 MiB message 0 → 1 at 1000 is 256 packets of 4 KiB (16384 ns each) at
+    // node 0's round-robin adapter. The request (OK_TO_SEND at 2000) leaves after the
+    // packet in progress, at 17384, and follows its tail through the switch output to
+    // node 1 (free at 17509): it arrives at 17509 + 256 + 25 = 17790. The receiver is
+    // ready (3000), so the ack leaves at once, back at 17790 + 406. The 1024-byte data
+    // then waits for the eager packet in progress (until 34024), and behind its tail at
+    // the switch (34149): it arrives at 34149 + 4096 + 25.
     let server = TestServer::start(wire_config());
     let mut c = server.client();
     let eager = message(1000.0, 0, 1, SIZE, 1);
@@ -197,13 +200,16 @@ fn wire_request_waits_behind_a_data_message() {
     let reply = c.exchange(&[ClientMessage::ReadyToRecv(m), stop(3000.0), ClientMessage::End]);
     assert_eq!(reply.text(), "END\n");
 
+    let packet = 4096.0 * 4.0;
+    let request_arrives = 1000.0 + packet + 125.0 + 256.0 + 25.0;
+    assert_eq!(request_arrives + control_latency(), 18_196.0);
+    let data_leaves = 1000.0 + 2.0 * packet + 256.0;
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(&reply, &eager, 1000.0 + zero_load_ns(u64::from(SIZE)) as f64, 1000.0);
-    let adapter_free = 1000.0 + f64::from(SIZE) * 4.0;
-    let ack_arrives = adapter_free + 2.0 * control_latency();
-    assert_eq!(ack_arrives, 4_196_116.0);
+    expect_one(&reply, &m, data_leaves + 125.0 + 4096.0 + 25.0, data_leaves);
+    // The eager message is late by the request's and the data's packets.
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(&reply, &m, ack_arrives + 4246.0, ack_arrives);
+    let eager_done = 1000.0 + zero_load_ns(u64::from(SIZE)) as f64 + 256.0 + 4096.0;
+    expect_one(&reply, &eager, eager_done, 1000.0);
     c.finish();
     server.wait();
 }
