@@ -212,7 +212,7 @@ impl NetworkBuilder {
                     free_packets: Vec::new(),
                     traversals: BTreeMap::new(),
                 };
-                (topology.hosts, Fabric::Switched(switched))
+                (topology.hosts, Fabric::Switched(Box::new(switched)))
             }
         };
         Ok(Simulation {
@@ -231,7 +231,7 @@ impl NetworkBuilder {
 #[derive(Debug)]
 enum Fabric {
     Ideal(IdealParams),
-    Switched(Switched),
+    Switched(Box<Switched>),
 }
 
 /// Adapters, links and switches.
