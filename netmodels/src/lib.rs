@@ -16,6 +16,7 @@ pub mod adapter;
 pub mod engine;
 pub mod ids;
 pub mod link;
+pub mod rng;
 pub mod simulation;
 pub mod stats;
 pub mod switch;

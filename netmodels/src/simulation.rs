@@ -315,9 +315,7 @@ struct Message {
 enum Event {
     /// the message enters its source adapter
     Inject { message: MessageId },
-    /// a packet's head reaches a device's input
-    HeadArrives { packet: PacketId, at: Endpoint },
-    /// a switch decided the output; the packet requests it
+    /// a packet's head reached a switch and was routed: it requests the output
     Routed { packet: PacketId, port: PortId },
     /// an output finished sending its current packet
     PortFree { port: PortId },
@@ -497,41 +495,6 @@ impl Switched {
                     self.send_next_packet(port, src, step);
                 }
             }
-            Event::HeadArrives { packet, at } => {
-                let p = &mut self.packets[packet.index()];
-                p.hop += 1;
-                p.head_in = now;
-                let (p, tail) = (*p, p.tail_at_next_input);
-                if S::ENABLED {
-                    let key = (p.message, p.hop - 1);
-                    if let Some(t) = self.traversals.get_mut(&key) {
-                        t.first_arrival = t.first_arrival.min(now);
-                        t.last_arrival = t.last_arrival.max(tail);
-                        if p.last {
-                            // The last packet's tail ends the traversal (packets of a
-                            // message follow one path in order).
-                            step.sink.link_traversal(t);
-                            self.traversals.remove(&key);
-                        }
-                    }
-                }
-                match at.device {
-                    Device::Switch(switch) => {
-                        let dst = step.messages[p.message.index()].spec.dst;
-                        let out = self.routes.next_port(switch, dst);
-                        let port = self.port_id(Endpoint {
-                            device: at.device,
-                            port: out,
-                        });
-                        let routed = now + self.switch.routing_latency;
-                        step.queue.schedule(routed, Event::Routed { packet, port });
-                    }
-                    Device::Host(_) => {
-                        // Routes end at the destination by construction (shortest paths).
-                        step.queue.schedule(tail.max(now), Event::TailArrives { packet });
-                    }
-                }
-            }
             Event::Routed { packet, port } => {
                 let out = &mut self.ports[port.index()];
                 if out.busy {
@@ -626,6 +589,11 @@ impl Switched {
 
     /// Starts sending `packet` on `port`: cut-through, so the output may start before
     /// the tail has arrived, but cannot finish before it.
+    ///
+    /// The packet's head reaches the far end after the propagation delay. There a
+    /// switch routes it (the request for its output follows after the routing latency)
+    /// and an adapter receives it (complete when the tail arrives): both are scheduled
+    /// from here, one event each, rather than with an event for the head's arrival.
     fn transmit<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
         let now = step.now;
         let out = &mut self.ports[port.index()];
@@ -639,27 +607,50 @@ impl Switched {
         let p = &mut self.packets[packet.index()];
         let wire_time = link.bandwidth.serialization_time(u64::from(p.wire_bytes));
         let tail_sent = (now + wire_time).max(p.tail_at_next_input);
-        p.tail_at_next_input = tail_sent + link.propagation;
+        let head_arrives = now + link.propagation;
+        let tail_arrives = tail_sent + link.propagation;
+        let sent = *p;
+        p.tail_at_next_input = tail_arrives;
+        p.head_in = head_arrives;
+        p.hop += 1;
+        step.queue.schedule(tail_sent, Event::PortFree { port });
+        let message = &step.messages[sent.message.index()];
+        match peer.device {
+            Device::Switch(switch) => {
+                let out = self.routes.next_port(switch, message.spec.dst);
+                let next = self.port_id(Endpoint {
+                    device: peer.device,
+                    port: out,
+                });
+                let routed = head_arrives + self.switch.routing_latency;
+                step.queue.schedule(routed, Event::Routed { packet, port: next });
+            }
+            // Routes end at the destination by construction (shortest paths).
+            Device::Host(_) => step.queue.schedule(tail_arrives, Event::TailArrives { packet }),
+        }
         if S::ENABLED {
-            let p = *p;
-            let m = &step.messages[p.message.index()];
-            let t = self.traversals.entry((p.message, p.hop)).or_insert(LinkTraversal {
-                cookie: m.spec.cookie,
-                size_bytes: m.spec.size_bytes,
+            let key = (sent.message, sent.hop);
+            let t = self.traversals.entry(key).or_insert(LinkTraversal {
+                cookie: message.spec.cookie,
+                size_bytes: message.spec.size_bytes,
                 sender: port_ref(owner),
                 receiver: port_ref(peer),
-                first_in: p.head_in,
+                first_in: sent.head_in,
                 first_out: now,
                 last_out: tail_sent,
-                first_arrival: SimTime::MAX,
-                last_arrival: SimTime::ZERO,
+                first_arrival: head_arrives,
+                last_arrival: tail_arrives,
             });
-            t.first_in = t.first_in.min(p.head_in);
+            t.first_in = t.first_in.min(sent.head_in);
             t.last_out = t.last_out.max(tail_sent);
+            t.last_arrival = t.last_arrival.max(tail_arrives);
+            if sent.last {
+                // The last packet of a message ends its traversal of this link (the
+                // packets of a message follow one path, in order).
+                step.sink.link_traversal(t);
+                self.traversals.remove(&key);
+            }
         }
-        step.queue.schedule(tail_sent, Event::PortFree { port });
-        step.queue
-            .schedule(now + link.propagation, Event::HeadArrives { packet, at: peer });
     }
 
     fn port_id(&self, endpoint: Endpoint) -> PortId {

@@ -52,7 +52,9 @@ pub struct LinkTraversal {
 }
 
 /// Receives the model's trace events, in non-decreasing time per kind of call except
-/// link traversals, which are reported when the last byte arrives (after later events).
+/// link traversals: one is reported as soon as it is known, when the message's last
+/// packet starts on the link, so its arrival times lie ahead of the clock; a writer
+/// sorts them into place (the Paraver writer's reorder window).
 pub trait TraceSink {
     /// Whether the simulation should do the bookkeeping that only traces need.
     const ENABLED: bool = true;

@@ -118,3 +118,129 @@ pub fn sync(
         server: report,
     })
 }
+
+/// Results of one model benchmark point.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelBenchPoint {
+    /// hosts in the network
+    pub hosts: u32,
+    /// offered load, as a fraction of a host link's rate
+    pub offered_load: f64,
+    /// accepted load (delivered bytes over the measured time), same unit
+    pub accepted_load: f64,
+    /// packets delivered
+    pub packets: u64,
+    /// packet-hops (a packet crossing one link)
+    pub packet_hops: u64,
+    /// model events processed
+    pub events: u64,
+    /// wall time of the run [s]
+    pub wall_seconds: f64,
+    /// packet-hops per wall second
+    pub packet_hops_per_second: f64,
+    /// events per wall second
+    pub events_per_second: f64,
+    /// mean message latency [ns]
+    pub mean_latency_ns: f64,
+    /// peak resident memory of this process so far [MiB] (Linux only)
+    pub peak_memory_mib: Option<f64>,
+}
+
+/// Drives the model without sockets: every host sends single-packet messages
+/// (`payload` bytes) to uniformly random other hosts, with Poisson arrivals at
+/// `offered_load` of its link rate, for `duration` of simulated time.
+pub fn model(
+    network: &crate::config::NetworkConfig,
+    offered_load: f64,
+    duration: vesper_netmodels::SimTime,
+    seed: u64,
+) -> anyhow::Result<ModelBenchPoint> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    use vesper_netmodels::rng::Rng;
+    use vesper_netmodels::{HostId, MessageSpec, SimTime};
+
+    use crate::config::FabricConfig;
+
+    let FabricConfig::Crossbar { link, adapter, .. } = network.fabric else {
+        anyhow::bail!("the model benchmark needs a switched network");
+    };
+    anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");
+    anyhow::ensure!(offered_load > 0.0, "the offered load must be positive");
+    let mut sim = network.builder().build()?;
+    let payload = adapter.payload_bytes;
+    let packet_time = link
+        .bandwidth
+        .serialization_time(u64::from(payload + adapter.header_bytes));
+    let mean_gap_ps = packet_time.as_ps() as f64 / offered_load;
+    let mut rng = Rng::new(seed);
+    let mut arrivals = BinaryHeap::new();
+    for host in 0..network.hosts {
+        let gap = rng.exponential(mean_gap_ps) as u64;
+        arrivals.push(Reverse((SimTime::from_ps(gap), host)));
+    }
+    let mut deliveries = Vec::new();
+    let mut packets = 0u64;
+    let mut latency_sum = 0u128;
+    let mut delivered_bytes = 0u64;
+    let mut cookie = 0u64;
+    let started = Instant::now();
+    while let Some(Reverse((at, host))) = arrivals.pop() {
+        if at > duration {
+            break;
+        }
+        sim.run_until(at, &mut deliveries);
+        for d in deliveries.drain(..) {
+            packets += 1;
+            latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
+            delivered_bytes += u64::from(d.size_bytes);
+        }
+        let mut dst = rng.below(u64::from(network.hosts - 1)) as u32;
+        if dst >= host {
+            dst += 1;
+        }
+        let spec = MessageSpec {
+            src: HostId(host),
+            dst: HostId(dst),
+            size_bytes: payload,
+            cookie,
+        };
+        cookie += 1;
+        sim.inject(at, spec)?;
+        let gap = rng.exponential(mean_gap_ps) as u64;
+        arrivals.push(Reverse((at + SimTime::from_ps(gap.max(1)), host)));
+    }
+    // Deliveries inside the measured time count towards the accepted load.
+    sim.run_until(duration, &mut deliveries);
+    for d in deliveries.drain(..) {
+        packets += 1;
+        latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
+        delivered_bytes += u64::from(d.size_bytes);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let link_bytes = link.bandwidth.bytes_per_second_f64() * duration.as_ps() as f64 * 1e-12;
+    // Each packet crosses the host's link and the switch's link to its destination.
+    let packet_hops = packets * 2;
+    Ok(ModelBenchPoint {
+        hosts: network.hosts,
+        offered_load,
+        accepted_load: delivered_bytes as f64 / (link_bytes * f64::from(network.hosts)),
+        packets,
+        packet_hops,
+        events: sim.events_processed(),
+        wall_seconds: wall,
+        packet_hops_per_second: packet_hops as f64 / wall,
+        events_per_second: sim.events_processed() as f64 / wall,
+        mean_latency_ns: latency_sum as f64 / packets.max(1) as f64 / 1e3,
+        peak_memory_mib: peak_memory_mib(),
+    })
+}
+
+/// Peak resident memory of this process [MiB], from `/proc/self/status` (Linux).
+pub fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}

@@ -130,6 +130,25 @@ enum Rendezvous {
 
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
+    /// The network model alone, without sockets: uniform random traffic of
+    /// single-packet messages on the crossbar at several offered loads.
+    Model {
+        /// Hosts in the network.
+        #[arg(long, default_value_t = 256)]
+        hosts: u32,
+        /// Offered loads, as fractions of a host link's rate.
+        #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
+        loads: Vec<f64>,
+        /// Simulated time per load [µs].
+        #[arg(long, default_value_t = 20_000)]
+        duration_us: u64,
+        /// Seed of the traffic generator.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Synchronisation round trips per second and reply latency over loopback.
     Sync {
         /// Timed round trips.
@@ -159,6 +178,13 @@ fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args),
+        Command::Bench(BenchCommand::Model {
+            hosts,
+            loads,
+            duration_us,
+            seed,
+            json,
+        }) => bench_model(hosts, &loads, duration_us, seed, json),
         Command::Bench(BenchCommand::Sync {
             round_trips,
             warmup,
@@ -366,6 +392,54 @@ fn bench_sync(
             "server reply latency [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
             s.p50, s.p99, s.mean, s.max
         );
+    }
+    Ok(())
+}
+
+fn bench_model(hosts: u32, loads: &[f64], duration_us: u64, seed: u64, json: bool) -> anyhow::Result<()> {
+    let network = NetworkConfig {
+        hosts,
+        ..NetworkConfig::default()
+    };
+    let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
+    let mut points = Vec::new();
+    if !json {
+        println!("network: {}", network.describe());
+        println!(
+            "{:>6} {:>8} {:>9} {:>10} {:>12} {:>8} {:>14} {:>12} {:>12} {:>9}",
+            "hosts",
+            "offered",
+            "accepted",
+            "packets",
+            "packet-hops",
+            "wall s",
+            "pkt-hops/s",
+            "events/s",
+            "latency ns",
+            "peak MiB"
+        );
+    }
+    for &load in loads {
+        let p = vesper_server::bench::model(&network, load, duration, seed)?;
+        if !json {
+            println!(
+                "{:>6} {:>8.2} {:>9.3} {:>10} {:>12} {:>8.2} {:>14.0} {:>12.0} {:>12.0} {:>9.1}",
+                p.hosts,
+                p.offered_load,
+                p.accepted_load,
+                p.packets,
+                p.packet_hops,
+                p.wall_seconds,
+                p.packet_hops_per_second,
+                p.events_per_second,
+                p.mean_latency_ns,
+                p.peak_memory_mib.unwrap_or(f64::NAN)
+            );
+        }
+        points.push(p);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&points)?);
     }
     Ok(())
 }
