@@ -23,12 +23,13 @@ pub mod switch;
 pub mod time;
 pub mod topology;
 pub mod trace;
+pub mod wormhole;
 
 pub use adapter::{AdapterParams, Interleave};
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
-pub use switch::SwitchParams;
+pub use switch::{Arbitration, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::{Cable, Endpoint, Topology, TopologyError};
 pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

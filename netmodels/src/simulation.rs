@@ -20,10 +20,11 @@ use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId, PortId};
 use crate::link::LinkParams;
-use crate::switch::SwitchParams;
+use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::{Endpoint, RouteTable, Topology, TopologyError, Wiring, wire};
 use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
+use crate::wormhole::{Ctx, WormEvent, WormholeFabric};
 
 /// A message handed to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +88,9 @@ pub enum BuildError {
     /// the adapters cannot cut packets
     #[error("adapter.payload_bytes: a packet must carry at least one byte")]
     EmptyPayload,
+    /// the wormhole switches' parameters do not work
+    #[error("switch.wormhole.{0}")]
+    Wormhole(String),
 }
 
 /// The ideal network: every message arrives `latency + size / bandwidth` after it is
@@ -187,6 +191,19 @@ impl NetworkBuilder {
                 }
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::shortest_paths(&topology, &wiring)?;
+                if let SwitchKind::Wormhole(params) = switch.kind {
+                    let fabric =
+                        WormholeFabric::new(params, switch.routing_latency, adapter, wiring, routes, topology.hosts)?;
+                    return Ok(Simulation {
+                        hosts: topology.hosts,
+                        fabric: Fabric::Wormhole(Box::new(fabric)),
+                        messages: Vec::new(),
+                        free_messages: Vec::new(),
+                        in_flight: 0,
+                        queue: EventQueue::new(),
+                        sink,
+                    });
+                }
                 let ports = wiring
                     .owner
                     .iter()
@@ -232,6 +249,7 @@ impl NetworkBuilder {
 enum Fabric {
     Ideal(IdealParams),
     Switched(Box<Switched>),
+    Wormhole(Box<WormholeFabric>),
 }
 
 /// Adapters, links and switches.
@@ -268,7 +286,7 @@ struct OutPort {
 
 /// A packet slot in the slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PacketId(u32);
+pub(crate) struct PacketId(u32);
 
 impl PacketId {
     fn index(self) -> usize {
@@ -296,23 +314,23 @@ struct Packet {
 
 /// A message inside the model.
 #[derive(Debug, Clone, Copy)]
-struct Message {
-    spec: MessageSpec,
-    injected_at: SimTime,
-    first_byte_sent: SimTime,
+pub(crate) struct Message {
+    pub(crate) spec: MessageSpec,
+    pub(crate) injected_at: SimTime,
+    pub(crate) first_byte_sent: SimTime,
     /// payload not yet cut into packets [bytes]
-    bytes_unsent: u32,
+    pub(crate) bytes_unsent: u32,
     /// packets cut so far
-    packets_cut: u32,
+    pub(crate) packets_cut: u32,
     /// packets it is cut into
-    packets_total: u32,
+    pub(crate) packets_total: u32,
     /// packets whose last byte reached the destination
-    packets_delivered: u32,
+    pub(crate) packets_delivered: u32,
 }
 
 /// Everything that can happen. Small and `Copy`: the queue holds events by value.
 #[derive(Debug, Clone, Copy)]
-enum Event {
+pub(crate) enum Event {
     /// the message enters its source adapter
     Inject { message: MessageId },
     /// a packet's head reached a switch and was routed: it requests the output
@@ -323,6 +341,8 @@ enum Event {
     TailArrives { packet: PacketId },
     /// the ideal network delivers a whole message
     Delivered { message: MessageId },
+    /// an event of the wormhole fabric
+    Worm(WormEvent),
 }
 
 /// A frozen network and its event loop, tracing into `S`.
@@ -388,6 +408,7 @@ impl<S: TraceSink> Simulation<S> {
         }
         let packets_total = match &self.fabric {
             Fabric::Switched(net) => net.adapter.packets(spec.size_bytes),
+            Fabric::Wormhole(net) => net.adapter().packets(spec.size_bytes),
             Fabric::Ideal(_) => 1,
         };
         let record = Message {
@@ -445,6 +466,25 @@ impl<S: TraceSink> Simulation<S> {
                 None
             }
             (Event::Delivered { message }, _) => Some(message),
+            (Event::Inject { message }, Fabric::Wormhole(net)) => {
+                let mut ctx = Ctx {
+                    now,
+                    messages,
+                    queue,
+                    sink,
+                };
+                net.inject(message, &mut ctx);
+                None
+            }
+            (Event::Worm(event), Fabric::Wormhole(net)) => {
+                let mut ctx = Ctx {
+                    now,
+                    messages,
+                    queue,
+                    sink,
+                };
+                net.handle(event, &mut ctx)
+            }
             (event, Fabric::Switched(net)) => {
                 let mut step = Step {
                     now,
@@ -454,8 +494,8 @@ impl<S: TraceSink> Simulation<S> {
                 };
                 net.handle(event, &mut step)
             }
-            // Packet events never exist on the ideal network.
-            (_, Fabric::Ideal(_)) => None,
+            // Each fabric only ever sees its own events.
+            (_, Fabric::Ideal(_) | Fabric::Wormhole(_)) => None,
         };
         if let Some(message) = delivered {
             let m = self.messages[message.index()];
@@ -540,7 +580,7 @@ impl Switched {
                     return Some(message);
                 }
             }
-            Event::Delivered { .. } => {}
+            Event::Delivered { .. } | Event::Worm(_) => {}
         }
         None
     }

@@ -2,36 +2,106 @@
 //! go (the topology's route table), is there room downstream (flow control), and who
 //! wins an output (arbitration).
 //!
-//! The model here is the **output-queued crossbar**: a message's head is routed after
-//! the routing latency and joins the FIFO queue of its output port; the output is never
-//! blocked by other inputs (unbounded output buffers, ideal internal speedup), so the
-//! only contention is for the output link itself. Transmission is cut-through: the
-//! output may start before the tail has arrived, but never finishes before it.
+//! Kinds ([`SwitchKind`]):
 //!
-//! ```text
-//!   in p0 ──▶ route (latency) ──▶ [queue] out p0 ──▶
-//!   in p1 ──▶ route (latency) ──▶ [queue] out p1 ──▶
-//! ```
+//! - **output-queued** (ideal, speedup N): a packet's head is routed after the routing
+//!   latency and joins the FIFO queue of its output port; the output is never blocked
+//!   by other inputs (unbounded output buffers), so the only contention is for the
+//!   output link itself. Transmission is cut-through at packet level: the output may
+//!   start before the tail has arrived, but never finishes before it.
 //!
-//! Wormhole switches with stop/go flow control and CIOQ switches come with the
-//! detailed-models issue, behind the same `Simulation` interface.
+//!   ```text
+//!     in p0 ──▶ route (latency) ──▶ [queue] out p0 ──▶
+//!     in p1 ──▶ route (latency) ──▶ [queue] out p1 ──▶
+//!   ```
+//!
+//! - **wormhole** (Myrinet-like), in [`crate::wormhole`]: flits, small input (slack)
+//!   buffers with stop/go flow control, an output held by one worm from its head to its
+//!   tail, round-robin or oldest-first output arbitration.
 
 use crate::time::SimTime;
 
 /// Default routing decision time of a Myrinet Xbar32-class switch.
 pub const DEFAULT_ROUTING_LATENCY: SimTime = SimTime::from_ns(100);
 
-/// Parameters of the output-queued switches.
+/// Parameters of the switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct SwitchParams {
     /// time from a head's arrival at an input to its request at the output [ps]
     pub routing_latency: SimTime,
+    /// what kind of switch
+    pub kind: SwitchKind,
 }
 
 impl Default for SwitchParams {
     fn default() -> Self {
         SwitchParams {
             routing_latency: DEFAULT_ROUTING_LATENCY,
+            kind: SwitchKind::OutputQueued,
         }
     }
+}
+
+/// The switch architecture (one kind for every switch of a network).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum SwitchKind {
+    /// ideal output-queued crossbar, packet-level cut-through
+    #[default]
+    OutputQueued,
+    /// Myrinet-like wormhole switch with stop/go flow control
+    Wormhole(WormholeParams),
+}
+
+/// Default flow-control unit: 8 bytes.
+pub const DEFAULT_FLIT_BYTES: u32 = 8;
+
+/// Default input (slack) buffer of a wormhole switch port: 512 bytes.
+pub const DEFAULT_BUFFER_BYTES: u32 = 512;
+
+/// Parameters of wormhole switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WormholeParams {
+    /// the flow-control unit [bytes]: links carry whole flits
+    pub flit_bytes: u32,
+    /// input (slack) buffer of every switch port [bytes]
+    pub buffer_bytes: u32,
+    /// who wins an output that several inputs want
+    pub arbitration: Arbitration,
+}
+
+impl Default for WormholeParams {
+    fn default() -> Self {
+        WormholeParams {
+            flit_bytes: DEFAULT_FLIT_BYTES,
+            buffer_bytes: DEFAULT_BUFFER_BYTES,
+            arbitration: Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed: 1 },
+            },
+        }
+    }
+}
+
+/// Output arbitration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Arbitration {
+    /// the first requesting input at or after the pointer wins; the pointer then moves
+    /// just past the winner
+    RoundRobin {
+        /// where every output's pointer starts
+        initial: InitialPointer,
+    },
+    /// the input that has waited longest wins (ties: lowest port)
+    OldestFirst,
+}
+
+/// Where round-robin pointers start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum InitialPointer {
+    /// every output's pointer at this input port (modulo the port count)
+    Fixed(u32),
+    /// each output's pointer drawn from a generator with this seed
+    Random {
+        /// the seed
+        seed: u64,
+    },
 }

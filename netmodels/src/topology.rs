@@ -154,6 +154,17 @@ impl Wiring {
         }
     }
 
+    /// Number of ports of switch `s`.
+    pub(crate) fn switch_ports(&self, s: SwitchId) -> u32 {
+        let index = self.hosts as usize + s.index();
+        let end = self
+            .port_base
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.owner.len() as u32);
+        end - self.port_base[index]
+    }
+
     /// Global port index of `endpoint`.
     pub(crate) fn port(&self, endpoint: Endpoint) -> usize {
         self.port_base[self.device_index(endpoint.device)] as usize + endpoint.port as usize

@@ -244,6 +244,7 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
                     SwitchParams::default().routing_latency,
                     "--routing-latency",
                 )?,
+                ..SwitchParams::default()
             };
             let default = AdapterParams::default();
             let adapter = AdapterParams {

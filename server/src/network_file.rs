@@ -155,6 +155,7 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                     SwitchParams::default().routing_latency,
                     "routing_latency_ns",
                 )?,
+                ..SwitchParams::default()
             };
             let adapter_default = AdapterParams::default();
             let adapter = AdapterParams {

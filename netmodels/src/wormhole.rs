@@ -1,0 +1,733 @@
+//! The wormhole fabric: Myrinet-like switches and adapters exchanging flits under
+//! stop/go flow control.
+//!
+//! ```text
+//!              STOP / GO (after the cable's delay)
+//!   sender ◀─────────────────────────────────────┐
+//!   out port ── flits (one per flit time) ──▶ in port: [slack buffer] ─ head routed ─▶ output
+//!                                             occupancy ≥ high ⇒ STOP   (after the routing
+//!                                             occupancy ≤ low  ⇒ GO      latency), held by
+//!                                                                        the worm to its tail
+//! ```
+//!
+//! Semantics, at flit granularity (a flit is `flit_bytes`; links carry whole flits):
+//! - an output sends flit `j` of the packet it is allocated to at the first flit
+//!   boundary when flit `j` is wholly in its input buffer (or, at an adapter, at once)
+//!   and the output is not stopped; the flit is wholly received one flit time plus the
+//!   cable's delay later;
+//! - a packet's head is routed `routing_latency` after it reaches the front of its
+//!   input buffer (at once if the buffer held nothing before it); the output it wants
+//!   is then arbitrated among the inputs that want it (round-robin with a configurable
+//!   initial pointer, or oldest-first) and stays allocated until the tail flit leaves;
+//! - an input buffer that reaches its high-water mark sends STOP upstream; once it
+//!   drains to its low-water mark it sends GO. The marks come from the buffer size and
+//!   the cable's round trip so that no flit is ever lost (see [`Thresholds`]);
+//! - a destination adapter takes flits as fast as they come; a message completes when
+//!   the last flit of its last packet has arrived.
+//!
+//! Head-of-line blocking is detected as it happens: the packet at the front of an input
+//! waits for an output held by another worm while the next packet in the same buffer
+//! wants an output that is free.
+//!
+//! This is the fine path: one event per flit per hop. It is the reference semantics;
+//! a coarse path that computes unobstructed flit runs in closed form must give the
+//! same times.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::adapter::{AdapterParams, Sender};
+use crate::engine::EventQueue;
+use crate::ids::{Device, HostId, MessageId};
+use crate::link::LinkParams;
+use crate::rng::Rng;
+use crate::simulation::{BuildError, Event, Message};
+use crate::switch::{Arbitration, InitialPointer, WormholeParams};
+use crate::time::SimTime;
+use crate::topology::{Endpoint, RouteTable, Wiring};
+use crate::trace::{FlowSignal, LinkTraversal, PortRef, TraceSink};
+
+/// Where the stop/go thresholds of an input buffer sit, in flits.
+///
+/// With `C` flits of buffer, a flit time `τ` and a cable delay `p`: a STOP sent when
+/// the occupancy reaches `high` arrives upstream `p` later; flits already started by
+/// then keep arriving until `2p + τ` after the STOP was sent, at most
+/// `⌈2p/τ⌉ + 1` of them. So `high = C − ⌈2p/τ⌉ − 1` never overflows the buffer. After a
+/// GO sent at `low`, the first new flit arrives `2p + τ` later, while the output drains
+/// at most `⌈2p/τ⌉ + 1` flits: `low = min(high − 1, ⌈2p/τ⌉ + 1)` keeps the output busy
+/// whenever the buffer allows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// buffer size [flits]
+    pub capacity: u32,
+    /// occupancy at which STOP is sent [flits]
+    pub high: u32,
+    /// occupancy at which GO is sent [flits]
+    pub low: u32,
+}
+
+impl Thresholds {
+    /// The thresholds of a buffer of `capacity` flits fed by a cable of `propagation`
+    /// delay at `flit_time` per flit; `None` if the buffer cannot cover the round trip.
+    pub fn new(capacity: u32, flit_time: SimTime, propagation: SimTime) -> Option<Thresholds> {
+        let tau = flit_time.as_ps().max(1);
+        let in_flight = (2 * propagation.as_ps()).div_ceil(tau) + 1;
+        let in_flight = u32::try_from(in_flight).ok()?;
+        let high = capacity.checked_sub(in_flight)?;
+        if high < 2 {
+            return None;
+        }
+        Some(Thresholds {
+            capacity,
+            high,
+            low: (high - 1).min(in_flight),
+        })
+    }
+}
+
+/// Events of the wormhole fabric; global port indices (output and input sides of a
+/// port share the index).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WormEvent {
+    /// an output may send its next flit
+    Tick { port: u32 },
+    /// a flit is wholly in the input buffer `input`
+    FlitArrives { input: u32, packet: u32 },
+    /// the head at the front of `input` has been routed
+    Routed { input: u32 },
+    /// an idle output chooses among the inputs that want it
+    Arbitrate { port: u32 },
+    /// an output finished sending a packet's tail
+    Released { port: u32 },
+    /// a STOP reaches the sender `port`
+    StopArrives { port: u32 },
+    /// a GO reaches the sender `port`
+    GoArrives { port: u32 },
+}
+
+/// A packet of the wormhole fabric.
+#[derive(Debug, Clone, Copy)]
+struct Packet {
+    message: MessageId,
+    /// 0-based position within its message
+    index: u32,
+    /// flits on the wire
+    flits: u32,
+    /// the last packet of its message
+    last: bool,
+    /// flits wholly received by the destination adapter
+    delivered: u32,
+}
+
+/// The packet an output is sending: its worm.
+#[derive(Debug, Clone, Copy)]
+struct Worm {
+    packet: u32,
+    /// the input buffer it comes from (`None`: the adapter's memory)
+    input: Option<u32>,
+    /// next flit to send
+    next: u32,
+}
+
+#[derive(Debug)]
+struct OutPort {
+    owner: Endpoint,
+    /// global index of the input at the far end
+    peer_input: Option<u32>,
+    link: LinkParams,
+    flit_time: SimTime,
+    worm: Option<Worm>,
+    /// a STOP from downstream holds this output
+    stopped: bool,
+    /// a Tick is scheduled
+    ticking: bool,
+    /// an Arbitrate is scheduled
+    arbitrating: bool,
+    /// inputs whose front packet wants this output: (input, when it asked)
+    requests: Vec<(u32, SimTime)>,
+    /// round-robin: the first input port number to consider
+    pointer: u32,
+}
+
+/// A packet (some of its flits) in an input buffer.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    packet: u32,
+    /// when its head flit was wholly received
+    head_arrived: SimTime,
+    arrived: u32,
+    departed: u32,
+    /// the output it was routed to
+    route: Option<u32>,
+}
+
+#[derive(Debug)]
+struct InPort {
+    owner: Endpoint,
+    /// global index of the output feeding this input
+    upstream: Option<u32>,
+    propagation: SimTime,
+    thresholds: Option<Thresholds>,
+    entries: VecDeque<Entry>,
+    occupancy: u32,
+    stop_sent: bool,
+    hol: bool,
+}
+
+/// Adapters, cables and wormhole switches.
+#[derive(Debug)]
+pub(crate) struct WormholeFabric {
+    params: WormholeParams,
+    routing_latency: SimTime,
+    adapter: AdapterParams,
+    wiring: Wiring,
+    routes: RouteTable,
+    outs: Vec<OutPort>,
+    ins: Vec<InPort>,
+    senders: Vec<Sender>,
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    /// link traversals in progress, by (message, output port); only kept when tracing
+    traversals: BTreeMap<(MessageId, u32), LinkTraversal>,
+}
+
+/// What a handler works with besides the fabric.
+pub(crate) struct Ctx<'a, S> {
+    pub(crate) now: SimTime,
+    pub(crate) messages: &'a mut [Message],
+    pub(crate) queue: &'a mut EventQueue<Event>,
+    pub(crate) sink: &'a mut S,
+}
+
+impl WormholeFabric {
+    pub(crate) fn new(
+        params: WormholeParams,
+        routing_latency: SimTime,
+        adapter: AdapterParams,
+        wiring: Wiring,
+        routes: RouteTable,
+        hosts: u32,
+    ) -> Result<WormholeFabric, BuildError> {
+        if params.flit_bytes == 0 {
+            return Err(BuildError::Wormhole(
+                "flit_bytes: a flit must hold at least one byte".into(),
+            ));
+        }
+        let capacity = params.buffer_bytes / params.flit_bytes;
+        let mut rng = match params.arbitration {
+            Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed },
+            } => Some(Rng::new(seed)),
+            _ => None,
+        };
+        let mut outs = Vec::with_capacity(wiring.owner.len());
+        let mut ins = Vec::with_capacity(wiring.owner.len());
+        for (&owner, peer) in wiring.owner.iter().zip(&wiring.peer) {
+            let link = peer.map(|(_, link)| link).unwrap_or_default();
+            let flit_time = link.bandwidth.serialization_time(u64::from(params.flit_bytes));
+            let switch_ports = match owner.device {
+                Device::Host(_) => 1,
+                Device::Switch(s) => wiring.switch_ports(s),
+            };
+            let pointer = match (params.arbitration, rng.as_mut()) {
+                (
+                    Arbitration::RoundRobin {
+                        initial: InitialPointer::Fixed(p),
+                    },
+                    _,
+                ) => p % switch_ports.max(1),
+                (_, Some(rng)) => rng.below(u64::from(switch_ports)) as u32,
+                _ => 0,
+            };
+            outs.push(OutPort {
+                owner,
+                peer_input: peer.map(|(end, _)| wiring.port(end) as u32),
+                link,
+                flit_time,
+                worm: None,
+                stopped: false,
+                ticking: false,
+                arbitrating: false,
+                requests: Vec::new(),
+                pointer,
+            });
+            // The input side of this port is fed by the peer's output.
+            let thresholds = match (owner.device, peer) {
+                (Device::Switch(_), Some((_, link))) => {
+                    let tau = link.bandwidth.serialization_time(u64::from(params.flit_bytes));
+                    let t = Thresholds::new(capacity, tau, link.propagation).ok_or_else(|| {
+                        let needed = (2 * link.propagation.as_ps()).div_ceil(tau.as_ps().max(1)) + 3;
+                        BuildError::Wormhole(format!(
+                            "buffer_bytes: {} bytes cannot cover the round trip of a {} cable at {} per flit; \
+                             at least {} bytes are needed",
+                            params.buffer_bytes,
+                            link.propagation,
+                            tau,
+                            needed * u64::from(params.flit_bytes)
+                        ))
+                    })?;
+                    Some(t)
+                }
+                _ => None,
+            };
+            ins.push(InPort {
+                owner,
+                upstream: peer.map(|(end, _)| wiring.port(end) as u32),
+                propagation: link.propagation,
+                thresholds,
+                entries: VecDeque::new(),
+                occupancy: 0,
+                stop_sent: false,
+                hol: false,
+            });
+        }
+        Ok(WormholeFabric {
+            params,
+            routing_latency,
+            adapter,
+            wiring,
+            routes,
+            outs,
+            ins,
+            senders: (0..hosts).map(|_| Sender::default()).collect(),
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            traversals: BTreeMap::new(),
+        })
+    }
+
+    /// The adapters' parameters.
+    pub(crate) fn adapter(&self) -> &AdapterParams {
+        &self.adapter
+    }
+
+    /// A message enters its source adapter.
+    pub(crate) fn inject<S: TraceSink>(&mut self, message: MessageId, ctx: &mut Ctx<'_, S>) {
+        let src = ctx.messages[message.index()].spec.src;
+        self.senders[src.index()].push(message);
+        let port = self.host_port(src);
+        if self.outs[port as usize].worm.is_none() {
+            self.next_packet(port, src, ctx);
+        }
+    }
+
+    /// Handles one event; returns a message that just completed.
+    pub(crate) fn handle<S: TraceSink>(&mut self, event: WormEvent, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
+        match event {
+            WormEvent::Tick { port } => {
+                self.outs[port as usize].ticking = false;
+                self.tick(port, ctx);
+            }
+            WormEvent::FlitArrives { input, packet } => return self.flit_arrives(input, packet, ctx),
+            WormEvent::Routed { input } => self.routed(input, ctx),
+            WormEvent::Arbitrate { port } => {
+                self.outs[port as usize].arbitrating = false;
+                self.arbitrate(port, ctx);
+            }
+            WormEvent::Released { port } => match self.outs[port as usize].owner.device {
+                Device::Host(host) => self.next_packet(port, host, ctx),
+                Device::Switch(_) => {
+                    self.arbitrate(port, ctx);
+                    self.check_hol_at(port, ctx);
+                }
+            },
+            WormEvent::StopArrives { port } => {
+                let out = &mut self.outs[port as usize];
+                out.stopped = true;
+                if S::ENABLED {
+                    ctx.sink
+                        .flow_control(ctx.now, port_ref(out.owner), FlowSignal::Stop, false);
+                }
+            }
+            WormEvent::GoArrives { port } => {
+                let out = &mut self.outs[port as usize];
+                out.stopped = false;
+                if S::ENABLED {
+                    ctx.sink
+                        .flow_control(ctx.now, port_ref(out.owner), FlowSignal::Go, false);
+                }
+                self.wake(port, ctx);
+            }
+        }
+        None
+    }
+
+    /// Cuts the next packet at `host`'s adapter and starts sending it.
+    fn next_packet<S: TraceSink>(&mut self, port: u32, host: HostId, ctx: &mut Ctx<'_, S>) {
+        let Some(message) = self.senders[host.index()].current() else {
+            return;
+        };
+        let m = &mut ctx.messages[message.index()];
+        let payload = m.bytes_unsent.min(self.adapter.payload_bytes);
+        m.bytes_unsent -= payload;
+        m.packets_cut += 1;
+        let last = m.packets_cut == m.packets_total;
+        if m.packets_cut == 1 {
+            m.first_byte_sent = ctx.now;
+        }
+        let wire_bytes = payload + self.adapter.header_bytes;
+        let record = Packet {
+            message,
+            index: m.packets_cut - 1,
+            flits: wire_bytes.div_ceil(self.params.flit_bytes).max(1),
+            last,
+            delivered: 0,
+        };
+        if S::ENABLED {
+            ctx.sink.segment(
+                ctx.now,
+                port_ref(self.outs[port as usize].owner),
+                m.spec.cookie,
+                record.index,
+                true,
+            );
+        }
+        self.senders[host.index()].cut(last, self.adapter.interleave);
+        let packet = match self.free_packets.pop() {
+            Some(id) => {
+                self.packets[id as usize] = record;
+                id
+            }
+            None => {
+                self.packets.push(record);
+                self.packets.len() as u32 - 1
+            }
+        };
+        self.outs[port as usize].worm = Some(Worm {
+            packet,
+            input: None,
+            next: 0,
+        });
+        self.tick(port, ctx);
+    }
+
+    /// Sends the next flit on `port` if it can, now.
+    fn tick<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let now = ctx.now;
+        let out = &self.outs[port as usize];
+        let Some(worm) = out.worm else { return };
+        if out.stopped || out.ticking {
+            return;
+        }
+        let p = self.packets[worm.packet as usize];
+        let available = match worm.input {
+            None => p.flits,
+            Some(input) => self.ins[input as usize].entries.front().map_or(0, |e| e.arrived),
+        };
+        if worm.next >= available {
+            // Woken by the flit's arrival.
+            return;
+        }
+        let flit = worm.next;
+        let Some(peer_input) = out.peer_input else { return };
+        let (flit_time, propagation, owner) = (out.flit_time, out.link.propagation, out.owner);
+        if let Some(input) = worm.input {
+            self.depart(input, ctx);
+        }
+        let out = &mut self.outs[port as usize];
+        let tail = flit + 1 == p.flits;
+        if tail {
+            out.worm = None;
+            ctx.queue
+                .schedule(now + flit_time, Event::Worm(WormEvent::Released { port }));
+        } else {
+            if let Some(w) = out.worm.as_mut() {
+                w.next += 1;
+            }
+            out.ticking = true;
+            ctx.queue
+                .schedule(now + flit_time, Event::Worm(WormEvent::Tick { port }));
+        }
+        let arrives = now + flit_time + propagation;
+        ctx.queue.schedule(
+            arrives,
+            Event::Worm(WormEvent::FlitArrives {
+                input: peer_input,
+                packet: worm.packet,
+            }),
+        );
+        if S::ENABLED {
+            let m = &ctx.messages[p.message.index()];
+            let key = (p.message, port);
+            let first_in = match worm.input {
+                None => m.injected_at,
+                Some(input) => self.ins[input as usize].entries.front().map_or(now, |e| e.head_arrived),
+            };
+            let peer = self.wiring.owner[peer_input as usize];
+            let t = self.traversals.entry(key).or_insert(LinkTraversal {
+                cookie: m.spec.cookie,
+                size_bytes: m.spec.size_bytes,
+                sender: port_ref(owner),
+                receiver: port_ref(peer),
+                first_in,
+                first_out: now,
+                last_out: now + flit_time,
+                first_arrival: arrives,
+                last_arrival: arrives,
+            });
+            t.last_out = now + flit_time;
+            t.last_arrival = arrives;
+            if tail && worm.input.is_none() {
+                ctx.sink
+                    .segment(now + flit_time, port_ref(owner), m.spec.cookie, p.index, false);
+            }
+            if tail && p.last {
+                // The last flit of the message on this link: the traversal is complete.
+                ctx.sink.link_traversal(t);
+                self.traversals.remove(&key);
+            }
+        }
+        if tail && let Some(input) = worm.input {
+            self.front_done(input, ctx);
+        }
+    }
+
+    /// A flit leaves input buffer `input` (its front packet's next flit).
+    fn depart<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let now = ctx.now;
+        let flit_bytes = self.params.flit_bytes;
+        let inp = &mut self.ins[input as usize];
+        inp.occupancy -= 1;
+        if let Some(e) = inp.entries.front_mut() {
+            e.departed += 1;
+        }
+        if S::ENABLED {
+            ctx.sink
+                .backlog(now, port_ref(inp.owner), u64::from(inp.occupancy * flit_bytes));
+        }
+        if let (true, Some(t), Some(upstream)) = (inp.stop_sent, inp.thresholds, inp.upstream)
+            && inp.occupancy <= t.low
+        {
+            inp.stop_sent = false;
+            if S::ENABLED {
+                ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Go, true);
+            }
+            let at = now + inp.propagation;
+            ctx.queue
+                .schedule(at, Event::Worm(WormEvent::GoArrives { port: upstream }));
+        }
+    }
+
+    /// The front packet of `input` has sent its tail: the next packet comes forward.
+    fn front_done<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        inp.entries.pop_front();
+        if !inp.entries.is_empty() {
+            // Its head is in the buffer: routing starts now that it is at the front.
+            let at = ctx.now + self.routing_latency;
+            ctx.queue.schedule(at, Event::Worm(WormEvent::Routed { input }));
+        }
+        self.check_hol(input, ctx);
+    }
+
+    fn flit_arrives<S: TraceSink>(&mut self, input: u32, packet: u32, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
+        let now = ctx.now;
+        let inp = &mut self.ins[input as usize];
+        if let Device::Host(_) = inp.owner.device {
+            // The destination adapter takes every flit as it comes.
+            let p = &mut self.packets[packet as usize];
+            p.delivered += 1;
+            if p.delivered < p.flits {
+                return None;
+            }
+            let message = p.message;
+            self.free_packets.push(packet);
+            let m = &mut ctx.messages[message.index()];
+            m.packets_delivered += 1;
+            return (m.packets_delivered == m.packets_total).then_some(message);
+        }
+        let new_packet = inp
+            .entries
+            .back()
+            .is_none_or(|e| e.packet != packet || e.arrived == self.packets[packet as usize].flits);
+        if new_packet {
+            inp.entries.push_back(Entry {
+                packet,
+                head_arrived: now,
+                arrived: 1,
+                departed: 0,
+                route: None,
+            });
+            if inp.entries.len() == 1 {
+                let at = now + self.routing_latency;
+                ctx.queue.schedule(at, Event::Worm(WormEvent::Routed { input }));
+            }
+        } else if let Some(e) = inp.entries.back_mut() {
+            e.arrived += 1;
+        }
+        inp.occupancy += 1;
+        if S::ENABLED {
+            let bytes = u64::from(inp.occupancy * self.params.flit_bytes);
+            ctx.sink.backlog(now, port_ref(inp.owner), bytes);
+        }
+        debug_assert!(
+            inp.thresholds.is_none_or(|t| inp.occupancy <= t.capacity),
+            "input buffer overflow at {:?}",
+            inp.owner
+        );
+        if let (false, Some(t), Some(upstream)) = (inp.stop_sent, inp.thresholds, inp.upstream)
+            && inp.occupancy >= t.high
+        {
+            inp.stop_sent = true;
+            if S::ENABLED {
+                ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Stop, true);
+            }
+            let at = now + inp.propagation;
+            ctx.queue
+                .schedule(at, Event::Worm(WormEvent::StopArrives { port: upstream }));
+        }
+        // The output sending the front packet may have been waiting for this flit.
+        if let Some(out) = inp.entries.front().and_then(|e| e.route) {
+            let granted = self.outs[out as usize].worm.is_some_and(|w| w.input == Some(input));
+            if granted {
+                self.wake(out, ctx);
+            }
+        }
+        if S::ENABLED {
+            self.check_hol(input, ctx);
+        }
+        None
+    }
+
+    /// The head at the front of `input` has been routed: it asks for its output.
+    fn routed<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        let Some(front) = inp.entries.front_mut() else { return };
+        let Device::Switch(switch) = inp.owner.device else {
+            return;
+        };
+        if front.route.is_some() {
+            return;
+        }
+        let dst = ctx.messages[self.packets[front.packet as usize].message.index()]
+            .spec
+            .dst;
+        let port = self.routes.next_port(switch, dst);
+        let out = self.wiring.port(Endpoint {
+            device: inp.owner.device,
+            port,
+        }) as u32;
+        front.route = Some(out);
+        let o = &mut self.outs[out as usize];
+        o.requests.push((input, ctx.now));
+        if o.worm.is_none() && !o.arbitrating {
+            // Arbitrate after every other request of this instant is in.
+            o.arbitrating = true;
+            ctx.queue
+                .schedule(ctx.now, Event::Worm(WormEvent::Arbitrate { port: out }));
+        }
+        if S::ENABLED {
+            self.check_hol(input, ctx);
+        }
+    }
+
+    /// An idle output grants one of the inputs that want it.
+    fn arbitrate<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let ports = match self.outs[port as usize].owner.device {
+            Device::Switch(s) => self.wiring.switch_ports(s),
+            Device::Host(_) => 1,
+        };
+        let out = &mut self.outs[port as usize];
+        if out.worm.is_some() || out.requests.is_empty() {
+            return;
+        }
+        let base = self.wiring.port_base[self.wiring.device_index(out.owner.device)];
+        let in_port = |input: u32| input - base;
+        let chosen = match self.params.arbitration {
+            Arbitration::RoundRobin { .. } => {
+                let pointer = out.pointer;
+                (0..out.requests.len())
+                    .min_by_key(|&i| (in_port(out.requests[i].0) + ports - pointer) % ports)
+                    .unwrap_or(0)
+            }
+            Arbitration::OldestFirst => (0..out.requests.len())
+                .min_by_key(|&i| (out.requests[i].1, in_port(out.requests[i].0)))
+                .unwrap_or(0),
+        };
+        let (input, _) = out.requests.swap_remove(chosen);
+        out.pointer = (in_port(input) + 1) % ports;
+        let Some(front) = self.ins[input as usize].entries.front() else {
+            return;
+        };
+        out.worm = Some(Worm {
+            packet: front.packet,
+            input: Some(input),
+            next: 0,
+        });
+        self.tick(port, ctx);
+        if S::ENABLED {
+            self.check_hol_at(port, ctx);
+        }
+    }
+
+    /// Sends on `port` now if it is not already scheduled to.
+    fn wake<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        if !self.outs[port as usize].ticking {
+            self.tick(port, ctx);
+        }
+    }
+
+    /// Re-evaluates head-of-line blocking at every input of the switch owning `port`.
+    fn check_hol_at<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        if !S::ENABLED {
+            return;
+        }
+        let device = self.outs[port as usize].owner.device;
+        let Device::Switch(s) = device else { return };
+        let base = self.wiring.port_base[self.wiring.device_index(device)];
+        for input in base..base + self.wiring.switch_ports(s) {
+            self.check_hol(input, ctx);
+        }
+    }
+
+    /// Head-of-line blocking at `input`: its front packet waits for an output held by
+    /// another worm, while the next packet in the buffer wants an output that is free.
+    fn check_hol<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        if !S::ENABLED {
+            return;
+        }
+        let inp = &self.ins[input as usize];
+        let Device::Switch(switch) = inp.owner.device else {
+            return;
+        };
+        let blocked = (|| {
+            let front = inp.entries.front()?;
+            let wanted = front.route?;
+            let holder = self.outs[wanted as usize].worm?;
+            if holder.input == Some(input) {
+                return None;
+            }
+            let next = inp.entries.get(1)?;
+            let dst = ctx.messages[self.packets[next.packet as usize].message.index()]
+                .spec
+                .dst;
+            let other = self.wiring.port(Endpoint {
+                device: inp.owner.device,
+                port: self.routes.next_port(switch, dst),
+            }) as u32;
+            (other != wanted && self.outs[other as usize].worm.is_none()).then_some(())
+        })()
+        .is_some();
+        let inp = &mut self.ins[input as usize];
+        if blocked != inp.hol {
+            inp.hol = blocked;
+            ctx.sink.hol_blocking(ctx.now, port_ref(inp.owner), blocked);
+        }
+    }
+
+    fn host_port(&self, host: HostId) -> u32 {
+        self.wiring.port(Endpoint {
+            device: Device::Host(host),
+            port: 0,
+        }) as u32
+    }
+}
+
+fn port_ref(endpoint: Endpoint) -> PortRef {
+    PortRef {
+        device: endpoint.device,
+        port: endpoint.port,
+    }
+}
+
+#[cfg(test)]
+mod tests;
