@@ -323,13 +323,17 @@ impl WormholeFabric {
                 self.outs[port as usize].arbitrating = false;
                 self.arbitrate(port, ctx);
             }
-            WormEvent::Released { port } => match self.outs[port as usize].owner.device {
-                Device::Host(host) => self.next_packet(port, host, ctx),
-                Device::Switch(_) => {
-                    self.arbitrate(port, ctx);
-                    self.check_hol_at(port, ctx);
+            WormEvent::Released { port } => {
+                let out = &mut self.outs[port as usize];
+                out.worm = None;
+                match out.owner.device {
+                    Device::Host(host) => self.next_packet(port, host, ctx),
+                    Device::Switch(_) => {
+                        self.arbitrate(port, ctx);
+                        self.check_hol_at(port, ctx);
+                    }
                 }
-            },
+            }
             WormEvent::StopArrives { port } => {
                 let out = &mut self.outs[port as usize];
                 out.stopped = true;
@@ -425,14 +429,14 @@ impl WormholeFabric {
         }
         let out = &mut self.outs[port as usize];
         let tail = flit + 1 == p.flits;
+        if let Some(w) = out.worm.as_mut() {
+            w.next += 1;
+        }
         if tail {
-            out.worm = None;
+            // The output stays the worm's until the tail has left.
             ctx.queue
                 .schedule(now + flit_time, Event::Worm(WormEvent::Released { port }));
         } else {
-            if let Some(w) = out.worm.as_mut() {
-                w.next += 1;
-            }
             out.ticking = true;
             ctx.queue
                 .schedule(now + flit_time, Event::Worm(WormEvent::Tick { port }));

@@ -57,7 +57,14 @@ impl NetworkConfig {
     pub fn describe(&self) -> String {
         match self.fabric {
             FabricConfig::Crossbar { link, switch, adapter } => format!(
-                "output-queued crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
+                "{} crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
+                match switch.kind {
+                    vesper_netmodels::SwitchKind::OutputQueued => "output-queued".to_string(),
+                    vesper_netmodels::SwitchKind::Wormhole(w) => format!(
+                        "wormhole ({} B flits, {} B buffers, {:?})",
+                        w.flit_bytes, w.buffer_bytes, w.arbitration
+                    ),
+                },
                 self.hosts,
                 link.bandwidth.bytes_per_second_f64() / 1e6,
                 link.propagation,

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
-use vesper_netmodels::{AdapterParams, IdealParams, Interleave, LinkParams, SimTime, SwitchParams};
+use vesper_netmodels::{
+    AdapterParams, Arbitration, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind, SwitchParams,
+    WormholeParams,
+};
 use vesper_server::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
 };
@@ -68,6 +71,26 @@ struct ServeArgs {
     /// [default: round-robin].
     #[arg(long, value_enum)]
     interleave: Option<InterleaveArg>,
+    /// crossbar: the switch architecture: `output-queued` (ideal) or `wormhole`
+    /// (Myrinet-like, flits with stop/go flow control) [default: output-queued].
+    #[arg(long, value_enum)]
+    switch: Option<SwitchArg>,
+    /// wormhole: flow-control unit [bytes; default: 8].
+    #[arg(long, value_name = "BYTES")]
+    flit_bytes: Option<u32>,
+    /// wormhole: input (slack) buffer per switch port [bytes; default: 512].
+    #[arg(long, value_name = "BYTES")]
+    buffer_bytes: Option<u32>,
+    /// wormhole: output arbitration [default: round-robin].
+    #[arg(long, value_enum)]
+    arbitration: Option<ArbitrationArg>,
+    /// wormhole round-robin: where every output's pointer starts: `random` (seeded by
+    /// --seed) or a port number [default: random].
+    #[arg(long, value_name = "random|PORT")]
+    initial_pointer: Option<String>,
+    /// wormhole: seed of the random initial pointers [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
     /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
     /// bytes/s]; use the configuration's inter-node bandwidth.
     #[arg(long, value_name = "MBPS")]
@@ -116,6 +139,18 @@ struct ServeArgs {
     stats: Option<PathBuf>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SwitchArg {
+    OutputQueued,
+    Wormhole,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ArbitrationArg {
+    RoundRobin,
+    OldestFirst,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum InterleaveArg {
     RoundRobin,
@@ -145,6 +180,9 @@ enum BenchCommand {
         /// Seed of the traffic generator.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The switch architecture.
+        #[arg(long, value_enum, default_value_t = SwitchArg::OutputQueued)]
+        switch: SwitchArg,
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
@@ -183,8 +221,9 @@ fn main() -> anyhow::Result<()> {
             loads,
             duration_us,
             seed,
+            switch,
             json,
-        }) => bench_model(hosts, &loads, duration_us, seed, json),
+        }) => bench_model(hosts, &loads, duration_us, seed, switch, json),
         Command::Bench(BenchCommand::Sync {
             round_trips,
             warmup,
@@ -209,6 +248,12 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
         ("--packet-payload", args.packet_payload.is_some()),
         ("--packet-header", args.packet_header.is_some()),
         ("--interleave", args.interleave.is_some()),
+        ("--switch", args.switch.is_some()),
+        ("--flit-bytes", args.flit_bytes.is_some()),
+        ("--buffer-bytes", args.buffer_bytes.is_some()),
+        ("--arbitration", args.arbitration.is_some()),
+        ("--initial-pointer", args.initial_pointer.is_some()),
+        ("--seed", args.seed.is_some()),
     ];
     let ideal_flags = [
         ("--bandwidth", args.bandwidth.is_some()),
@@ -244,7 +289,7 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
                     SwitchParams::default().routing_latency,
                     "--routing-latency",
                 )?,
-                ..SwitchParams::default()
+                kind: switch_kind(args)?,
             };
             let default = AdapterParams::default();
             let adapter = AdapterParams {
@@ -296,6 +341,41 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
             Ok(vesper_server::network_file::read(std::path::Path::new(file))?)
         }
     }
+}
+
+fn switch_kind(args: &ServeArgs) -> anyhow::Result<SwitchKind> {
+    let wormhole_flags = [
+        ("--flit-bytes", args.flit_bytes.is_some()),
+        ("--buffer-bytes", args.buffer_bytes.is_some()),
+        ("--arbitration", args.arbitration.is_some()),
+        ("--initial-pointer", args.initial_pointer.is_some()),
+        ("--seed", args.seed.is_some()),
+    ];
+    if args.switch != Some(SwitchArg::Wormhole) {
+        if let Some((flag, _)) = wormhole_flags.iter().find(|(_, set)| *set) {
+            anyhow::bail!("{flag} applies to --switch wormhole");
+        }
+        return Ok(SwitchKind::OutputQueued);
+    }
+    let default = WormholeParams::default();
+    let seed = args.seed.unwrap_or(1);
+    let initial = match args.initial_pointer.as_deref() {
+        None | Some("random") => InitialPointer::Random { seed },
+        Some(port) => InitialPointer::Fixed(
+            port.parse()
+                .with_context(|| format!("--initial-pointer {port}: expected `random` or a port number"))?,
+        ),
+    };
+    let flit_bytes = args.flit_bytes.unwrap_or(default.flit_bytes);
+    anyhow::ensure!(flit_bytes > 0, "--flit-bytes: a flit must hold at least one byte");
+    Ok(SwitchKind::Wormhole(WormholeParams {
+        flit_bytes,
+        buffer_bytes: args.buffer_bytes.unwrap_or(default.buffer_bytes),
+        arbitration: match args.arbitration {
+            None | Some(ArbitrationArg::RoundRobin) => Arbitration::RoundRobin { initial },
+            Some(ArbitrationArg::OldestFirst) => Arbitration::OldestFirst,
+        },
+    }))
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -397,10 +477,28 @@ fn bench_sync(
     Ok(())
 }
 
-fn bench_model(hosts: u32, loads: &[f64], duration_us: u64, seed: u64, json: bool) -> anyhow::Result<()> {
+fn bench_model(
+    hosts: u32,
+    loads: &[f64],
+    duration_us: u64,
+    seed: u64,
+    switch: SwitchArg,
+    json: bool,
+) -> anyhow::Result<()> {
+    let kind = match switch {
+        SwitchArg::OutputQueued => SwitchKind::OutputQueued,
+        SwitchArg::Wormhole => SwitchKind::Wormhole(WormholeParams::default()),
+    };
     let network = NetworkConfig {
         hosts,
-        ..NetworkConfig::default()
+        fabric: FabricConfig::Crossbar {
+            link: LinkParams::default(),
+            switch: SwitchParams {
+                kind,
+                ..SwitchParams::default()
+            },
+            adapter: AdapterParams::default(),
+        },
     };
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
     let mut points = Vec::new();

@@ -11,6 +11,12 @@
 //! packet_payload_bytes = 4096   # adapters cut messages into packets of this payload
 //! packet_header_bytes = 16      # … plus this header
 //! interleave = "round-robin"    # or "fifo": how an adapter serves concurrent messages
+//! switch = "output-queued"      # or "wormhole" (Myrinet-like, stop/go flow control)
+//! flit_bytes = 8                # wormhole: flow-control unit
+//! buffer_bytes = 512            # wormhole: input (slack) buffer per port
+//! arbitration = "round-robin"   # wormhole: or "oldest-first"
+//! initial_pointer = "random"    # wormhole round-robin: "random" (seeded) or a port number
+//! seed = 1                      # wormhole: seed of the random initial pointers
 //!
 //! # or the ideal network, for calibration against the replayer
 //! [network]
@@ -28,7 +34,10 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use vesper_netmodels::{AdapterParams, IdealParams, Interleave, LinkParams, SwitchParams};
+use vesper_netmodels::{
+    AdapterParams, Arbitration, IdealParams, InitialPointer, Interleave, LinkParams, SwitchKind, SwitchParams,
+    WormholeParams,
+};
 
 use crate::config::{DIMEMAS_MB, FabricConfig, MB, NetworkConfig, bandwidth, time_from_ns};
 
@@ -86,6 +95,26 @@ struct Crossbar {
     packet_payload_bytes: Option<u32>,
     packet_header_bytes: Option<u32>,
     interleave: Option<InterleaveName>,
+    switch: Option<SwitchName>,
+    flit_bytes: Option<u32>,
+    buffer_bytes: Option<u32>,
+    arbitration: Option<ArbitrationName>,
+    initial_pointer: Option<toml::Value>,
+    seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum SwitchName {
+    OutputQueued,
+    Wormhole,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum ArbitrationName {
+    RoundRobin,
+    OldestFirst,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -149,13 +178,50 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                 bandwidth,
                 propagation: ns(c.link_latency_ns, link_default.propagation, "link_latency_ns")?,
             };
+            let wormhole_fields = [
+                ("flit_bytes", c.flit_bytes.is_some()),
+                ("buffer_bytes", c.buffer_bytes.is_some()),
+                ("arbitration", c.arbitration.is_some()),
+                ("initial_pointer", c.initial_pointer.is_some()),
+                ("seed", c.seed.is_some()),
+            ];
+            let kind = match c.switch.unwrap_or(SwitchName::OutputQueued) {
+                SwitchName::OutputQueued => {
+                    if let Some((field, _)) = wormhole_fields.iter().find(|(_, set)| *set) {
+                        return Err(value(field, "applies to switch = \"wormhole\" only"));
+                    }
+                    SwitchKind::OutputQueued
+                }
+                SwitchName::Wormhole => {
+                    let default = WormholeParams::default();
+                    let seed = c.seed.unwrap_or(1);
+                    let initial = match &c.initial_pointer {
+                        None => InitialPointer::Random { seed },
+                        Some(toml::Value::String(s)) if s == "random" => InitialPointer::Random { seed },
+                        Some(toml::Value::Integer(n)) => InitialPointer::Fixed(
+                            u32::try_from(*n)
+                                .map_err(|_| value("initial_pointer", "expected \"random\" or a port number"))?,
+                        ),
+                        Some(_) => return Err(value("initial_pointer", "expected \"random\" or a port number")),
+                    };
+                    let arbitration = match c.arbitration.unwrap_or(ArbitrationName::RoundRobin) {
+                        ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
+                        ArbitrationName::OldestFirst => Arbitration::OldestFirst,
+                    };
+                    SwitchKind::Wormhole(WormholeParams {
+                        flit_bytes: c.flit_bytes.unwrap_or(default.flit_bytes),
+                        buffer_bytes: c.buffer_bytes.unwrap_or(default.buffer_bytes),
+                        arbitration,
+                    })
+                }
+            };
             let switch = SwitchParams {
                 routing_latency: ns(
                     c.routing_latency_ns,
                     SwitchParams::default().routing_latency,
                     "routing_latency_ns",
                 )?,
-                ..SwitchParams::default()
+                kind,
             };
             let adapter_default = AdapterParams::default();
             let adapter = AdapterParams {
@@ -218,6 +284,30 @@ mod tests {
         assert_eq!(
             (adapter.payload_bytes, adapter.header_bytes, adapter.interleave),
             (2048, 8, Interleave::Fifo)
+        );
+    }
+
+    #[test]
+    fn reads_a_wormhole_switch() {
+        let text = "[network]\nkind = \"crossbar\"\nswitch = \"wormhole\"\nbuffer_bytes = 1024\ninitial_pointer = 3\n";
+        let config = parse("n.toml", text).expect("valid");
+        let FabricConfig::Crossbar { switch, .. } = config.fabric else {
+            panic!("not a crossbar: {config:?}");
+        };
+        let SwitchKind::Wormhole(params) = switch.kind else {
+            panic!("not wormhole: {switch:?}");
+        };
+        assert_eq!(params.buffer_bytes, 1024);
+        assert_eq!(
+            params.arbitration,
+            Arbitration::RoundRobin {
+                initial: InitialPointer::Fixed(3)
+            }
+        );
+        let err = parse("n.toml", "[network]\nkind = \"crossbar\"\nflit_bytes = 16\n").expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "n.toml: network.flit_bytes: applies to switch = \"wormhole\" only"
         );
     }
 

@@ -307,3 +307,21 @@ fn buffers_too_small_for_the_cable_are_refused() {
         "{message}"
     );
 }
+
+#[test]
+fn a_new_message_waits_for_the_tail_to_leave() {
+    // Message 0 is 3 flits (8 bytes + 16 of header): its tail is on the wire from 64 to
+    // 96 ns. Message 1, injected at 80 ns, starts at 96 ns, not over the tail.
+    let mut sim = crossbar(3, WormholeParams::default());
+    send(&mut sim, 0, 0, 1, 8, 0);
+    send(&mut sim, 80, 0, 2, 8, 1);
+    let d = run(&mut sim);
+    let second = d.iter().find(|d| d.cookie == 1).expect("delivered");
+    assert_eq!(second.first_byte_sent, SimTime::from_ns(3 * TAU));
+    // Two worms arriving at one switch output back to back do not overlap either.
+    let mut sim = crossbar(3, fixed(0));
+    send(&mut sim, 0, 0, 2, 8, 0);
+    send(&mut sim, 0, 1, 2, 8, 1);
+    let d = run(&mut sim);
+    assert_eq!(d[1].arrived - d[0].arrived, SimTime::from_ns(3 * TAU));
+}
