@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the co-simulation server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Measure the server's performance.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -215,7 +215,7 @@ fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()))
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Bench(BenchCommand::Model {
             hosts,
             loads,
