@@ -31,5 +31,5 @@ pub use link::LinkParams;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::{Arbitration, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
-pub use topology::{Cable, Endpoint, Topology, TopologyError};
+pub use topology::{Cable, Endpoint, Routing, Topology, TopologyError, Xgft, XgftError};
 pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

@@ -190,7 +190,7 @@ impl NetworkBuilder {
                     return Err(BuildError::EmptyPayload);
                 }
                 let wiring = wire(&topology)?;
-                let routes = RouteTable::shortest_paths(&topology, &wiring)?;
+                let routes = RouteTable::build(&topology, &wiring)?;
                 if let SwitchKind::Wormhole(params) = switch.kind {
                     let fabric =
                         WormholeFabric::new(params, switch.routing_latency, adapter, wiring, routes, topology.hosts)?;

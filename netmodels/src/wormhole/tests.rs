@@ -105,6 +105,7 @@ fn zero_load_latency_over_two_switches() {
         port,
     };
     let topology = Topology {
+        routing: crate::topology::Routing::ShortestPath,
         hosts: 2,
         switch_ports: vec![4, 4],
         cables: vec![

@@ -13,6 +13,20 @@ use std::collections::VecDeque;
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 
+pub mod xgft;
+
+pub use xgft::{Xgft, XgftError};
+
+/// How switches choose the output towards a destination.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Routing {
+    /// breadth-first shortest paths; among equals, the lowest port
+    #[default]
+    ShortestPath,
+    /// XGFT d-mod-k: up port ⌊d / (w1·…·wl)⌋ mod w(l+1), down by the destination's digit
+    DModK(Xgft),
+}
+
 /// One end of a cable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Endpoint {
@@ -42,6 +56,8 @@ pub struct Topology {
     pub switch_ports: Vec<u32>,
     /// every cable
     pub cables: Vec<Cable>,
+    /// how switches route
+    pub routing: Routing,
 }
 
 impl Topology {
@@ -64,6 +80,7 @@ impl Topology {
             hosts,
             switch_ports: vec![hosts],
             cables,
+            routing: Routing::ShortestPath,
         }
     }
 
@@ -243,6 +260,22 @@ pub(crate) struct RouteTable {
 }
 
 impl RouteTable {
+    /// The table of `topology`'s routing.
+    pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
+        match &topology.routing {
+            Routing::ShortestPath => RouteTable::shortest_paths(topology, wiring),
+            Routing::DModK(x) => {
+                let hosts = topology.hosts;
+                let switches = topology.switch_ports.len() as u32;
+                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
+                for s in 0..switches {
+                    out_port.extend((0..hosts).map(|h| x.d_mod_k(SwitchId(s), HostId(h))));
+                }
+                Ok(RouteTable { hosts, out_port })
+            }
+        }
+    }
+
     pub(crate) fn shortest_paths(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         let hosts = topology.hosts;
         let switches = topology.switch_ports.len();
@@ -354,6 +387,7 @@ mod tests {
     fn two_switches_route_over_the_trunk() {
         let link = LinkParams::default();
         let t = Topology {
+            routing: Routing::ShortestPath,
             hosts: 2,
             switch_ports: vec![4, 4],
             cables: vec![
@@ -410,6 +444,7 @@ mod tests {
     fn disconnected_networks_are_refused() {
         let link = LinkParams::default();
         let t = Topology {
+            routing: Routing::ShortestPath,
             hosts: 2,
             switch_ports: vec![1, 1],
             cables: vec![

@@ -1,0 +1,294 @@
+//! Extended generalized fat trees, XGFT(h; m1..mh; w1..wh), and their d-mod-k routing.
+//!
+//! ```text
+//!   level 2:      [s00]     [s01]  …        each level-i switch: m_i children (down
+//!                 /  |  \   /  |  \                 ports 0..m_i), w_{i+1} parents (up
+//!   level 1:   [s0]    [s1]    [s2]  …              ports m_i..m_i+w_{i+1})
+//!              / | \   / | \
+//!   level 0:  h0 h1 h2 h3 h4 h5  …              hosts: port 0
+//! ```
+//!
+//! Levels 0..h; level 0 holds the N = m1·…·mh hosts. A level-i node is labelled by
+//! digits (d1..dh): digits 1..i are parent indices in [0, w_j), digits i+1..h child
+//! indices in [0, m_j). A level-i node and a level-(i+1) node are linked iff their
+//! labels agree in every digit but digit i+1; the child's digit i+1 is its down-port
+//! number at the parent, the parent's digit i+1 is its up-port number (after the down
+//! ports) at the child. Labels are numbered mixed-radix with digit 1 least significant,
+//! so hosts 0..m1 share the first leaf switch. Switches are numbered level by level.
+//!
+//! k-ary n-tree = XGFT(n; k,…,k; 1,k,…,k). Slimmed k:k' tree = XGFT(n; k,…,k; 1,k',…,k').
+
+use crate::ids::{Device, HostId, SwitchId};
+use crate::link::LinkParams;
+use crate::topology::{Cable, Endpoint, Routing, Topology};
+
+/// The shape of an extended generalized fat tree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Xgft {
+    /// children per node at levels 1..h (m1..mh)
+    pub children: Vec<u32>,
+    /// parents per node at levels 0..h-1 (w1..wh); w1 must be 1 (one port per host)
+    pub parents: Vec<u32>,
+}
+
+/// Why an XGFT cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XgftError {
+    /// the two lists differ in length, or are empty
+    #[error("xgft: m and w must both list h ≥ 1 values (got {children} and {parents})")]
+    Height {
+        /// values of m
+        children: usize,
+        /// values of w
+        parents: usize,
+    },
+    /// a zero in m or w
+    #[error("xgft: every m_i and w_i must be at least 1")]
+    Zero,
+    /// hosts with several parents are multi-rail hosts, not supported here
+    #[error("xgft: w1 must be 1 (hosts have one port)")]
+    HostParents,
+    /// too many nodes
+    #[error("xgft: the tree has more than 2^32 nodes at one level")]
+    TooLarge,
+}
+
+impl Xgft {
+    /// XGFT(h; m; w), checked.
+    pub fn new(children: Vec<u32>, parents: Vec<u32>) -> Result<Xgft, XgftError> {
+        if children.is_empty() || children.len() != parents.len() {
+            return Err(XgftError::Height {
+                children: children.len(),
+                parents: parents.len(),
+            });
+        }
+        if children.iter().chain(&parents).any(|&v| v == 0) {
+            return Err(XgftError::Zero);
+        }
+        if parents[0] != 1 {
+            return Err(XgftError::HostParents);
+        }
+        let x = Xgft { children, parents };
+        for level in 0..=x.height() {
+            x.nodes_checked(level).ok_or(XgftError::TooLarge)?;
+        }
+        Ok(x)
+    }
+
+    /// The k-ary n-tree: XGFT(n; k,…,k; 1,k,…,k).
+    pub fn kary_ntree(k: u32, n: u32) -> Result<Xgft, XgftError> {
+        let n = n as usize;
+        let mut parents = vec![k; n];
+        if let Some(first) = parents.first_mut() {
+            *first = 1;
+        }
+        Xgft::new(vec![k; n], parents)
+    }
+
+    /// Height h (levels of switches).
+    pub fn height(&self) -> usize {
+        self.children.len()
+    }
+
+    /// Radix of digit `j` (1-based) in a level-`level` label.
+    fn radix(&self, level: usize, j: usize) -> u32 {
+        if j <= level {
+            self.parents[j - 1]
+        } else {
+            self.children[j - 1]
+        }
+    }
+
+    fn nodes_checked(&self, level: usize) -> Option<u32> {
+        (1..=self.height()).try_fold(1u32, |n, j| n.checked_mul(self.radix(level, j)))
+    }
+
+    /// Nodes at `level` (0 = hosts).
+    pub fn nodes(&self, level: usize) -> u32 {
+        self.nodes_checked(level).unwrap_or(u32::MAX)
+    }
+
+    /// Hosts N = m1·…·mh.
+    pub fn hosts(&self) -> u32 {
+        self.nodes(0)
+    }
+
+    /// Switches at levels 1..h.
+    pub fn switches(&self) -> u32 {
+        (1..=self.height()).map(|l| self.nodes(l)).sum()
+    }
+
+    /// Cables (host links included).
+    pub fn links(&self) -> u64 {
+        (0..self.height())
+            .map(|l| u64::from(self.nodes(l)) * u64::from(self.parents[l]))
+            .sum()
+    }
+
+    /// The digits of node `index` at `level`, digit 1 first.
+    fn digits(&self, level: usize, mut index: u32) -> Vec<u32> {
+        (1..=self.height())
+            .map(|j| {
+                let r = self.radix(level, j);
+                let d = index % r;
+                index /= r;
+                d
+            })
+            .collect()
+    }
+
+    fn index(&self, level: usize, digits: &[u32]) -> u32 {
+        digits
+            .iter()
+            .enumerate()
+            .rev()
+            .fold(0, |acc, (j, &d)| acc * self.radix(level, j + 1) + d)
+    }
+
+    /// The global switch id of node `index` at `level` (≥ 1).
+    fn switch_id(&self, level: usize, index: u32) -> SwitchId {
+        SwitchId((1..level).map(|l| self.nodes(l)).sum::<u32>() + index)
+    }
+
+    /// Ports of a level-`level` switch: its children, then its parents.
+    fn ports(&self, level: usize) -> u32 {
+        self.children[level - 1] + self.parents.get(level).copied().unwrap_or(0)
+    }
+
+    /// The network, every cable alike, routed d-mod-k.
+    pub fn topology(&self, link: LinkParams) -> Topology {
+        let mut switch_ports = Vec::new();
+        for level in 1..=self.height() {
+            switch_ports.extend(std::iter::repeat_n(self.ports(level), self.nodes(level) as usize));
+        }
+        let mut cables = Vec::new();
+        for level in 0..self.height() {
+            for index in 0..self.nodes(level) {
+                let digits = self.digits(level, index);
+                for parent in 0..self.parents[level] {
+                    let mut up = digits.clone();
+                    up[level] = parent;
+                    let above = self.index(level + 1, &up);
+                    let a = match level {
+                        0 => Endpoint {
+                            device: Device::Host(HostId(index)),
+                            port: 0,
+                        },
+                        _ => Endpoint {
+                            device: Device::Switch(self.switch_id(level, index)),
+                            port: self.children[level - 1] + parent,
+                        },
+                    };
+                    let b = Endpoint {
+                        device: Device::Switch(self.switch_id(level + 1, above)),
+                        port: digits[level],
+                    };
+                    cables.push(Cable { a, b, link });
+                }
+            }
+        }
+        Topology {
+            hosts: self.hosts(),
+            switch_ports,
+            cables,
+            routing: Routing::DModK(self.clone()),
+        }
+    }
+
+    /// d-mod-k: the output port of `switch` towards host `dst`. Down when `dst` is in
+    /// the switch's subtree (its digits above the switch's level agree), on the child
+    /// port of `dst`'s digit at this level; else up, on parent ⌊d / (w1·…·wl)⌋ mod w(l+1).
+    pub fn d_mod_k(&self, switch: SwitchId, dst: HostId) -> u32 {
+        let (level, index) = self.locate(switch);
+        let here = self.digits(level, index);
+        let there = self.digits(0, dst.0);
+        if here[level..] == there[level..] {
+            return there[level - 1];
+        }
+        let below: u32 = self.parents[..level].iter().product();
+        self.children[level - 1] + (dst.0 / below) % self.parents[level]
+    }
+
+    /// Level and index within the level of `switch`.
+    fn locate(&self, switch: SwitchId) -> (usize, u32) {
+        let mut id = switch.0;
+        for level in 1..=self.height() {
+            let n = self.nodes(level);
+            if id < n {
+                return (level, id);
+            }
+            id -= n;
+        }
+        (self.height(), 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{RouteTable, wire};
+
+    #[test]
+    fn counts_match_the_formats_spec() {
+        let t = Xgft::kary_ntree(4, 3).expect("valid");
+        assert_eq!(
+            (t.hosts(), t.switches(), t.links() - u64::from(t.hosts())),
+            (64, 48, 128)
+        );
+        let slim = Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid");
+        assert_eq!((slim.switches(), slim.links()), (28, 112));
+        assert_eq!(Xgft::kary_ntree(8, 4).expect("valid").switches(), 2048);
+        assert_eq!(Xgft::new(vec![2, 3], vec![2, 1]), Err(XgftError::HostParents));
+        assert_eq!(
+            Xgft::new(vec![2], vec![1, 1]).err(),
+            Some(XgftError::Height {
+                children: 1,
+                parents: 2
+            })
+        );
+    }
+
+    #[test]
+    fn every_route_is_minimal_and_reaches_its_destination() {
+        for x in [
+            Xgft::kary_ntree(4, 3).expect("valid"),
+            Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid"),
+            Xgft::new(vec![3, 2, 2], vec![1, 3, 1]).expect("valid"),
+        ] {
+            let topology = x.topology(LinkParams::default());
+            let wiring = wire(&topology).expect("valid wiring");
+            let routes = RouteTable::build(&topology, &wiring).expect("routable");
+            for src in 0..x.hosts() {
+                for dst in 0..x.hosts() {
+                    let hops = walk(&wiring, &routes, src, dst);
+                    // Minimal: up to the lowest common level L and down again, 2L − 1
+                    // switches (one when source and destination share a leaf or match).
+                    let (s, d) = (x.digits(0, src), x.digits(0, dst));
+                    let level = (0..x.height()).rev().find(|&j| s[j] != d[j]).map_or(1, |j| j + 1);
+                    assert_eq!(hops, 2 * level - 1, "{x:?} {src} → {dst}");
+                }
+            }
+        }
+    }
+
+    /// Follows the route table from host `src` to host `dst`; returns the switches crossed.
+    fn walk(wiring: &crate::topology::Wiring, routes: &RouteTable, src: u32, dst: u32) -> usize {
+        let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
+            .expect("connected")
+            .0;
+        let mut switches = 0;
+        while let Device::Switch(s) = at.device {
+            switches += 1;
+            assert!(switches < 64, "routing loop");
+            let port = routes.next_port(s, HostId(dst));
+            at = wiring.peer[wiring.port(Endpoint {
+                device: at.device,
+                port,
+            })]
+            .expect("connected")
+            .0;
+        }
+        assert_eq!(at.device, Device::Host(HostId(dst)));
+        switches
+    }
+}
