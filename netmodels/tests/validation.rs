@@ -1,0 +1,315 @@
+//! Validation of the network models against physics, for each switch kind: closed-form
+//! zero-load latency, conservation, throughput bounds, Little's law, and the
+//! head-of-line blocking scenario of seed 004, section 5.4.
+//!
+//! Scenario functions take the switch kind; thin `#[test]` wrappers name the variant.
+
+use vesper_netmodels::rng::Rng;
+use vesper_netmodels::{
+    AdapterParams, Arbitration, Delivery, Device, HostId, InitialPointer, LinkParams, MessageSpec, NetworkBuilder,
+    RecordingSink, SimTime, Simulation, SwitchId, SwitchKind, SwitchParams, TraceSink, WormholeParams, Xgft,
+};
+
+fn output_queued() -> SwitchKind {
+    SwitchKind::OutputQueued
+}
+
+fn wormhole() -> SwitchKind {
+    SwitchKind::Wormhole(WormholeParams::default())
+}
+
+fn network<S: TraceSink>(xgft: &Xgft, kind: SwitchKind, adapter: AdapterParams, sink: S) -> Simulation<S> {
+    NetworkBuilder::new(xgft.topology(LinkParams::default()))
+        .switch_params(SwitchParams {
+            kind,
+            ..SwitchParams::default()
+        })
+        .adapter_params(adapter)
+        .build_with_sink(sink)
+        .expect("valid network")
+}
+
+fn spec(src: u32, dst: u32, size_bytes: u32, cookie: u64) -> MessageSpec {
+    MessageSpec {
+        src: HostId(src),
+        dst: HostId(dst),
+        size_bytes,
+        cookie,
+    }
+}
+
+fn run_all<S: TraceSink>(sim: &mut Simulation<S>) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    sim.run_until(SimTime::MAX, &mut out);
+    out
+}
+
+// ---------------------------------------------------------------- zero-load latency
+
+/// hops × per-switch latency + (hops + 1) × cable + serialisation of header + payload.
+/// Per switch: the routing decision, plus (wormhole) one flit time to receive a flit
+/// wholly before forwarding it.
+fn zero_load_latency(kind: SwitchKind) {
+    let tree = Xgft::kary_ntree(4, 3).expect("valid");
+    let link = LinkParams::default();
+    let routing = SwitchParams::default().routing_latency;
+    for (src, dst, switches) in [(0, 1, 1u64), (0, 5, 3), (0, 63, 5)] {
+        for size in [0u32, 100, 4096] {
+            let mut sim = network(&tree, kind, AdapterParams::default(), vesper_netmodels::NullSink);
+            sim.inject(SimTime::ZERO, spec(src, dst, size, 0)).expect("valid");
+            let d = run_all(&mut sim);
+            let wire_bytes = u64::from(size + 16);
+            let (per_switch, serialisation) = match kind {
+                SwitchKind::Wormhole(w) => {
+                    let flit = link.bandwidth.serialization_time(u64::from(w.flit_bytes));
+                    (routing + flit, flit * wire_bytes.div_ceil(u64::from(w.flit_bytes)))
+                }
+                SwitchKind::OutputQueued => (routing, link.bandwidth.serialization_time(wire_bytes)),
+            };
+            let expected = per_switch * switches + link.propagation * (switches + 1) + serialisation;
+            assert_eq!(d[0].arrived, expected, "{kind:?} {src}→{dst} {size} B");
+        }
+    }
+}
+
+#[test]
+fn zero_load_latency_output_queued() {
+    zero_load_latency(output_queued());
+}
+
+#[test]
+fn zero_load_latency_wormhole() {
+    zero_load_latency(wormhole());
+}
+
+// ---------------------------------------------- open-loop traffic: bounds, Little's law
+
+/// What an open-loop run measured in its window.
+#[derive(Debug)]
+struct Measured {
+    /// offered load, fraction of a host link
+    offered: f64,
+    /// accepted load, same unit
+    accepted: f64,
+    /// messages delivered in the window per ps
+    throughput: f64,
+    /// mean latency of those messages [ps]
+    mean_latency: f64,
+    /// time-average of messages in the network, sampled
+    mean_in_flight: f64,
+    /// every message injected was delivered exactly once (after draining)
+    conserved: bool,
+}
+
+/// Uniform random traffic of single-packet messages at `load` of the link rate, Poisson
+/// arrivals, on a 4-ary 2-tree; measured between `warmup` and `end`, sampled every
+/// `sample` for the in-flight average.
+fn open_loop(kind: SwitchKind, load: f64, payload: u32, seed: u64) -> Measured {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let hosts = tree.hosts();
+    let adapter = AdapterParams::default();
+    let mut sim = network(&tree, kind, adapter, vesper_netmodels::NullSink);
+    let link = LinkParams::default();
+    let packet_time = link
+        .bandwidth
+        .serialization_time(u64::from(payload + adapter.header_bytes));
+    let mean_gap = packet_time.as_ps() as f64 / load;
+    let (warmup, end) = (SimTime::from_ns(200_000), SimTime::from_ns(2_200_000));
+    let sample = SimTime::from_ns(200);
+    let mut rng = Rng::new(seed);
+    let mut next: Vec<SimTime> = (0..hosts)
+        .map(|_| SimTime::from_ps(rng.exponential(mean_gap) as u64))
+        .collect();
+    let mut deliveries = Vec::new();
+    let mut window = Vec::new();
+    let mut injected = 0u64;
+    let mut samples = (0u64, 0u64);
+    let mut t = SimTime::ZERO;
+    while t < end {
+        // Inject everything due before the next sample point, in time order.
+        let until = t + sample;
+        loop {
+            let (host, at) = next
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, &at)| at)
+                .map(|(h, &at)| (h as u32, at))
+                .expect("hosts");
+            if at >= until {
+                break;
+            }
+            sim.run_until(at, &mut deliveries);
+            let mut dst = rng.below(u64::from(hosts - 1)) as u32;
+            if dst >= host {
+                dst += 1;
+            }
+            sim.inject(at, spec(host, dst, payload, injected)).expect("valid");
+            injected += 1;
+            next[host as usize] = at + SimTime::from_ps(rng.exponential(mean_gap).max(1.0) as u64);
+        }
+        sim.run_until(until, &mut deliveries);
+        t = until;
+        if t > warmup && t <= end {
+            samples.0 += sim.in_flight() as u64;
+            samples.1 += 1;
+        }
+        window.extend(deliveries.drain(..).filter(|d| d.arrived > warmup && d.arrived <= end));
+    }
+    // Drain, then check conservation.
+    let mut rest = Vec::new();
+    sim.run_until(SimTime::MAX, &mut rest);
+    let delivered_total = injected as usize - sim.in_flight();
+    let span = (end - warmup).as_ps() as f64;
+    let bytes: f64 = window.iter().map(|d| f64::from(d.size_bytes)).sum();
+    let capacity = link.bandwidth.bytes_per_second_f64() * span * 1e-12 * f64::from(hosts);
+    Measured {
+        offered: load * f64::from(payload) / f64::from(payload + adapter.header_bytes),
+        accepted: bytes / capacity,
+        throughput: window.len() as f64 / span,
+        mean_latency: window
+            .iter()
+            .map(|d| (d.arrived - d.injected_at).as_ps() as f64)
+            .sum::<f64>()
+            / window.len() as f64,
+        mean_in_flight: samples.0 as f64 / samples.1 as f64,
+        conserved: sim.in_flight() == 0 && delivered_total == injected as usize,
+    }
+}
+
+fn bounds_and_littles_law(kind: SwitchKind) {
+    for load in [0.2, 0.4] {
+        let m = open_loop(kind, load, 256, 11);
+        assert!(m.conserved, "{kind:?} {m:?}");
+        // Accepted never above offered (beyond sampling noise) nor the link rate.
+        assert!(m.accepted <= m.offered * 1.05 && m.accepted <= 1.0, "{kind:?} {m:?}");
+        // Below saturation, all that is offered is accepted.
+        assert!(m.accepted >= m.offered * 0.95, "{kind:?} {m:?}");
+        // Little's law: messages in flight = throughput × mean latency, within 2 %.
+        let little = m.throughput * m.mean_latency;
+        let error = (m.mean_in_flight - little).abs() / little;
+        assert!(
+            error < 0.02,
+            "{kind:?} load {load}: sampled {} vs λW {little} ({m:?})",
+            m.mean_in_flight
+        );
+    }
+}
+
+#[test]
+fn bounds_and_littles_law_output_queued() {
+    bounds_and_littles_law(output_queued());
+}
+
+#[test]
+fn bounds_and_littles_law_wormhole() {
+    bounds_and_littles_law(wormhole());
+}
+
+#[test]
+fn saturated_wormhole_switches_accept_less_than_output_queued_ones() {
+    // Offered far beyond what the network carries: input FIFOs of wormhole switches
+    // lose throughput to head-of-line blocking (about 59 % of the links for uniform
+    // traffic in theory); output-queued switches carry close to the link rate.
+    let wormhole = open_loop(wormhole(), 1.2, 256, 3);
+    let output_queued = open_loop(output_queued(), 1.2, 256, 3);
+    assert!(wormhole.accepted <= 1.0 && output_queued.accepted <= 1.0);
+    assert!((0.45..0.75).contains(&wormhole.accepted), "{wormhole:?}");
+    assert!(output_queued.accepted > 0.85, "{output_queued:?}");
+}
+
+// ------------------------------------------------ seed 004 §5.4: head-of-line blocking
+
+/// The WRF pattern on a two-level fat tree of 256 hosts (XGFT(2; 16,16; 1,16), d-mod-k):
+/// node n sends to n + 16, then to n − 16 (nodes 0–15 only the first, 240–255 only the
+/// second). Returns each node's finish time and the spines whose inputs saw HOL
+/// blocking.
+fn wrf(kind: SwitchKind) -> (Vec<SimTime>, Vec<u32>) {
+    let tree = Xgft::new(vec![16, 16], vec![1, 16]).expect("valid");
+    let mut sim = network(&tree, kind, AdapterParams::default(), RecordingSink::default());
+    let mut cookie = 0;
+    for n in 0..256u32 {
+        for dst in [n.checked_add(16).filter(|&d| d < 256), n.checked_sub(16)]
+            .into_iter()
+            .flatten()
+        {
+            sim.inject(SimTime::ZERO, spec(n, dst, 256, u64::from(n) << 16 | cookie))
+                .expect("valid");
+            cookie += 1;
+        }
+    }
+    let mut finish = vec![SimTime::ZERO; 256];
+    for d in run_all(&mut sim) {
+        let n = (d.cookie >> 16) as usize;
+        finish[n] = finish[n].max(d.arrived);
+    }
+    let mut spines: Vec<u32> = sim
+        .sink()
+        .hol
+        .iter()
+        .filter(|h| h.2)
+        .filter_map(|h| match h.1.device {
+            Device::Switch(SwitchId(s)) if s >= 16 => Some(s - 16),
+            _ => None,
+        })
+        .collect();
+    spines.sort_unstable();
+    spines.dedup();
+    (finish, spines)
+}
+
+fn fixed_pointer(pointer: u32) -> SwitchKind {
+    SwitchKind::Wormhole(WormholeParams {
+        arbitration: Arbitration::RoundRobin {
+            initial: InitialPointer::Fixed(pointer),
+        },
+        ..WormholeParams::default()
+    })
+}
+
+/// Nodes that finish clearly after the common finish time.
+fn late(finish: &[SimTime]) -> Vec<u32> {
+    let mut sorted = finish.to_vec();
+    sorted.sort_unstable();
+    let common = sorted[sorted.len() / 2];
+    (0..finish.len() as u32)
+        .filter(|&n| finish[n as usize] > common + SimTime::from_ns(500))
+        .collect()
+}
+
+#[test]
+fn wrf_pattern_hol_blocking_with_random_pointers() {
+    // Destinations 224–239 get two messages at once (from 208–223 and 240–255), through
+    // spine n mod 16. Where the spine's output to leaf 14 serves leaf 15 first, the
+    // message from leaf 13 waits, and that node's second message (to n − 16, a free
+    // output) is stuck behind it: HOL blocking, and that node finishes late.
+    let (finish, spines) = wrf(wormhole());
+    assert!(!spines.is_empty() && spines.len() < 16, "HOL on spines {spines:?}");
+    let late = late(&finish);
+    assert!(late.len() < 32, "most nodes finish together: late {late:?}");
+    // Every HOL-blocked spine j delays node 208 + j.
+    for j in &spines {
+        assert!(
+            late.contains(&(208 + j)),
+            "spine {j} blocked, node {} on time ({late:?})",
+            208 + j
+        );
+    }
+}
+
+#[test]
+fn wrf_pattern_hol_blocking_on_all_or_none_of_the_spines() {
+    // All pointers alike: the same arbitration happens on every spine. A pointer past
+    // leaf 13's port (14) serves leaf 15 first everywhere; pointer 0 serves leaf 13.
+    let (_, all) = wrf(fixed_pointer(14));
+    assert_eq!(all, (0..16).collect::<Vec<_>>());
+    let (_, none) = wrf(fixed_pointer(0));
+    assert_eq!(none, Vec::<u32>::new());
+}
+
+#[test]
+fn wrf_pattern_output_queued_switches_never_block() {
+    let (finish, spines) = wrf(output_queued());
+    assert!(spines.is_empty());
+    let late = late(&finish);
+    assert!(late.len() < 32, "{late:?}");
+}
