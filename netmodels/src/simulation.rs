@@ -18,8 +18,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
-use crate::ids::{Device, HostId, MessageId, PortId};
+use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
 use crate::link::LinkParams;
+use crate::switch::cioq::Crossbar;
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::{Endpoint, RouteTable, Topology, TopologyError, Wiring, wire};
@@ -218,7 +219,16 @@ impl NetworkBuilder {
                     })
                     .collect();
                 let senders = (0..topology.hosts).map(|_| Sender::default()).collect();
+                let crossbars = topology
+                    .switch_ports
+                    .iter()
+                    .map(|&ports| match switch.kind {
+                        SwitchKind::Cioq(params) => Some(Crossbar::new(params, ports)),
+                        _ => None,
+                    })
+                    .collect();
                 let switched = Switched {
+                    crossbars,
                     switch,
                     adapter,
                     wiring,
@@ -265,6 +275,8 @@ struct Switched {
     free_packets: Vec<PacketId>,
     /// link traversals in progress, by (message, hop); only kept when tracing
     traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
+    /// the crossbar of each switch, for CIOQ switches
+    crossbars: Vec<Option<Crossbar>>,
 }
 
 /// An output port: the transmitting side of one direction of a cable.
@@ -310,6 +322,8 @@ struct Packet {
     head_in: SimTime,
     /// when the tail reaches the input the head is heading for or waiting at
     tail_at_next_input: SimTime,
+    /// global index of the input port it arrives at or waits in
+    in_port: u32,
 }
 
 /// A message inside the model.
@@ -339,6 +353,10 @@ pub(crate) enum Event {
     PortFree { port: PortId },
     /// a packet's last byte reached its destination adapter
     TailArrives { packet: PacketId },
+    /// a CIOQ switch matches free inputs to free outputs
+    Match { switch: SwitchId },
+    /// a CIOQ crossbar transfer ended (switch-local port numbers)
+    CrossbarDone { switch: SwitchId, input: u32, output: u32 },
     /// the ideal network delivers a whole message
     Delivered { message: MessageId },
     /// an event of the wormhole fabric
@@ -536,16 +554,14 @@ impl Switched {
                 }
             }
             Event::Routed { packet, port } => {
-                let out = &mut self.ports[port.index()];
-                if out.busy {
-                    out.queue.push_back(packet);
-                    out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
-                    if S::ENABLED {
-                        step.sink.backlog(now, port_ref(out.owner), out.queued_bytes);
-                    }
-                } else {
-                    self.transmit(port, packet, step);
+                let owner = self.ports[port.index()].owner;
+                if let Device::Switch(switch) = owner.device
+                    && self.crossbars[switch.index()].is_some()
+                {
+                    self.cioq_arrive(switch, packet, port, step);
+                    return None;
                 }
+                self.enter_output(port, packet, step);
             }
             Event::PortFree { port } => {
                 let out = &mut self.ports[port.index()];
@@ -580,9 +596,102 @@ impl Switched {
                     return Some(message);
                 }
             }
+            Event::Match { switch } => self.cioq_match(switch, step),
+            Event::CrossbarDone { switch, input, output } => {
+                if let Some(x) = self.crossbars[switch.index()].as_mut() {
+                    x.inputs[input as usize].busy = false;
+                    x.output_busy[output as usize] = false;
+                }
+                self.schedule_match(switch, step);
+            }
             Event::Delivered { .. } | Event::Worm(_) => {}
         }
         None
+    }
+
+    /// A routed packet joins its CIOQ input queue.
+    fn cioq_arrive<S: TraceSink>(&mut self, switch: SwitchId, packet: PacketId, port: PortId, step: &mut Step<'_, S>) {
+        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
+        let p = self.packets[packet.index()];
+        let (input, output) = (p.in_port - base, port.0 - base);
+        let Some(x) = self.crossbars[switch.index()].as_mut() else {
+            return;
+        };
+        x.enqueue(input, output, packet.0);
+        x.inputs[input as usize].bytes += u64::from(p.wire_bytes);
+        if S::ENABLED {
+            let at = PortRef {
+                device: Device::Switch(switch),
+                port: input,
+            };
+            step.sink.backlog(step.now, at, x.inputs[input as usize].bytes);
+        }
+        self.schedule_match(switch, step);
+    }
+
+    fn schedule_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
+        if let Some(x) = self.crossbars[switch.index()].as_mut()
+            && !x.matching
+        {
+            // After every other arrival of this instant.
+            x.matching = true;
+            step.queue.schedule(step.now, Event::Match { switch });
+        }
+    }
+
+    /// Starts every crossbar transfer the free ports allow.
+    fn cioq_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
+        let now = step.now;
+        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
+        let Some(x) = self.crossbars[switch.index()].as_mut() else {
+            return;
+        };
+        x.matching = false;
+        let speedup = u64::from(x.speedup());
+        for (input, output, packet) in x.matches() {
+            let Some(x) = self.crossbars[switch.index()].as_mut() else {
+                return;
+            };
+            let packet = PacketId(packet);
+            let port = PortId(base + output);
+            let p = &mut self.packets[packet.index()];
+            let link = self.ports[port.index()].peer.map(|(_, link)| link).unwrap_or_default();
+            let transfer = SimTime::from_ps(
+                link.bandwidth
+                    .serialization_time(u64::from(p.wire_bytes))
+                    .as_ps()
+                    .div_ceil(speedup),
+            );
+            // Cut-through: the transfer cannot end before the tail is in.
+            let end = (now + transfer).max(p.tail_at_next_input);
+            p.tail_at_next_input = end;
+            let bytes = u64::from(p.wire_bytes);
+            x.inputs[input as usize].bytes -= bytes;
+            if S::ENABLED {
+                let at = PortRef {
+                    device: Device::Switch(switch),
+                    port: input,
+                };
+                step.sink.backlog(now, at, x.inputs[input as usize].bytes);
+            }
+            step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
+            // The head is through: the packet joins its output queue now.
+            self.enter_output(port, packet, step);
+        }
+    }
+
+    /// A packet asks for output `port`: sent now if it is idle, else queued (FIFO).
+    fn enter_output<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
+        let out = &mut self.ports[port.index()];
+        if out.busy {
+            out.queue.push_back(packet);
+            out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
+            if S::ENABLED {
+                step.sink.backlog(step.now, port_ref(out.owner), out.queued_bytes);
+            }
+        } else {
+            self.transmit(port, packet, step);
+        }
     }
 
     /// Cuts the next packet at `host`'s adapter, if it has any, and sends it.
@@ -607,6 +716,7 @@ impl Switched {
             // The whole message sits in the adapter's memory.
             head_in: m.injected_at,
             tail_at_next_input: step.now,
+            in_port: 0,
         };
         let cookie = m.spec.cookie;
         self.senders[host.index()].cut(last, self.adapter.interleave);
@@ -653,6 +763,7 @@ impl Switched {
         p.tail_at_next_input = tail_arrives;
         p.head_in = head_arrives;
         p.hop += 1;
+        p.in_port = self.wiring.port(peer) as u32;
         step.queue.schedule(tail_sent, Event::PortFree { port });
         let message = &step.messages[sent.message.index()];
         match peer.device {

@@ -6,12 +6,20 @@
 
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, Delivery, Device, HostId, InitialPointer, LinkParams, MessageSpec, NetworkBuilder,
-    RecordingSink, SimTime, Simulation, SwitchId, SwitchKind, SwitchParams, TraceSink, WormholeParams, Xgft,
+    AdapterParams, Arbitration, CioqParams, Delivery, Device, HostId, InitialPointer, LinkParams, MessageSpec,
+    NetworkBuilder, RecordingSink, SimTime, Simulation, SwitchId, SwitchKind, SwitchParams, TraceSink, WormholeParams,
+    Xgft,
 };
 
 fn output_queued() -> SwitchKind {
     SwitchKind::OutputQueued
+}
+
+fn cioq(speedup: u32, virtual_output_queues: bool) -> SwitchKind {
+    SwitchKind::Cioq(CioqParams {
+        speedup,
+        virtual_output_queues,
+    })
 }
 
 fn wormhole() -> SwitchKind {
@@ -64,7 +72,10 @@ fn zero_load_latency(kind: SwitchKind) {
                     let flit = link.bandwidth.serialization_time(u64::from(w.flit_bytes));
                     (routing + flit, flit * wire_bytes.div_ceil(u64::from(w.flit_bytes)))
                 }
-                SwitchKind::OutputQueued => (routing, link.bandwidth.serialization_time(wire_bytes)),
+                // CIOQ: the crossbar transfer overlaps the output link (cut-through).
+                SwitchKind::OutputQueued | SwitchKind::Cioq(_) => {
+                    (routing, link.bandwidth.serialization_time(wire_bytes))
+                }
             };
             let expected = per_switch * switches + link.propagation * (switches + 1) + serialisation;
             assert_eq!(d[0].arrived, expected, "{kind:?} {src}→{dst} {size} B");
@@ -75,6 +86,12 @@ fn zero_load_latency(kind: SwitchKind) {
 #[test]
 fn zero_load_latency_output_queued() {
     zero_load_latency(output_queued());
+}
+
+#[test]
+fn zero_load_latency_cioq() {
+    zero_load_latency(cioq(1, false));
+    zero_load_latency(cioq(2, true));
 }
 
 #[test]
@@ -201,6 +218,12 @@ fn bounds_and_littles_law_output_queued() {
 }
 
 #[test]
+fn bounds_and_littles_law_cioq() {
+    bounds_and_littles_law(cioq(1, false));
+    bounds_and_littles_law(cioq(2, true));
+}
+
+#[test]
 fn bounds_and_littles_law_wormhole() {
     bounds_and_littles_law(wormhole());
 }
@@ -215,6 +238,16 @@ fn saturated_wormhole_switches_accept_less_than_output_queued_ones() {
     assert!(wormhole.accepted <= 1.0 && output_queued.accepted <= 1.0);
     assert!((0.45..0.75).contains(&wormhole.accepted), "{wormhole:?}");
     assert!(output_queued.accepted > 0.85, "{output_queued:?}");
+}
+
+#[test]
+fn cioq_needs_virtual_queues_or_speedup_to_escape_head_of_line_blocking() {
+    // One FIFO per input at speedup 1: HOL-limited like an input-queued switch. Virtual
+    // output queues and a speedup of 2 come close to output queueing.
+    let fifo = open_loop(cioq(1, false), 1.2, 256, 3);
+    let voq = open_loop(cioq(2, true), 1.2, 256, 3);
+    assert!((0.45..0.75).contains(&fifo.accepted), "{fifo:?}");
+    assert!(voq.accepted > 0.85 && voq.accepted <= 1.0, "{voq:?}");
 }
 
 // ------------------------------------------------ seed 004 §5.4: head-of-line blocking

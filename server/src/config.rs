@@ -60,6 +60,15 @@ impl NetworkConfig {
                 "{} crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
                 match switch.kind {
                     vesper_netmodels::SwitchKind::OutputQueued => "output-queued".to_string(),
+                    vesper_netmodels::SwitchKind::Cioq(c) => format!(
+                        "CIOQ (speedup {}, {})",
+                        c.speedup,
+                        if c.virtual_output_queues {
+                            "virtual output queues"
+                        } else {
+                            "FIFO inputs"
+                        }
+                    ),
                     vesper_netmodels::SwitchKind::Wormhole(w) => format!(
                         "wormhole ({} B flits, {} B buffers, {:?})",
                         w.flit_bytes, w.buffer_bytes, w.arbitration

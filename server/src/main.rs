@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind, SwitchParams,
-    WormholeParams,
+    AdapterParams, Arbitration, CioqParams, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind,
+    SwitchParams, WormholeParams,
 };
 use vesper_server::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
@@ -71,10 +71,17 @@ struct ServeArgs {
     /// [default: round-robin].
     #[arg(long, value_enum)]
     interleave: Option<InterleaveArg>,
-    /// crossbar: the switch architecture: `output-queued` (ideal) or `wormhole`
-    /// (Myrinet-like, flits with stop/go flow control) [default: output-queued].
+    /// crossbar: the switch architecture: `output-queued` (ideal), `cioq` (input and
+    /// output queues, a crossbar with a speedup) or `wormhole` (Myrinet-like, flits with
+    /// stop/go flow control) [default: output-queued].
     #[arg(long, value_enum)]
     switch: Option<SwitchArg>,
+    /// cioq: the crossbar runs this many times faster than a link [default: 1].
+    #[arg(long)]
+    speedup: Option<u32>,
+    /// cioq: one virtual output queue per output at every input, instead of one FIFO.
+    #[arg(long)]
+    voq: bool,
     /// wormhole: flow-control unit [bytes; default: 8].
     #[arg(long, value_name = "BYTES")]
     flit_bytes: Option<u32>,
@@ -142,6 +149,7 @@ struct ServeArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum SwitchArg {
     OutputQueued,
+    Cioq,
     Wormhole,
 }
 
@@ -249,6 +257,8 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
         ("--packet-header", args.packet_header.is_some()),
         ("--interleave", args.interleave.is_some()),
         ("--switch", args.switch.is_some()),
+        ("--speedup", args.speedup.is_some()),
+        ("--voq", args.voq),
         ("--flit-bytes", args.flit_bytes.is_some()),
         ("--buffer-bytes", args.buffer_bytes.is_some()),
         ("--arbitration", args.arbitration.is_some()),
@@ -351,11 +361,28 @@ fn switch_kind(args: &ServeArgs) -> anyhow::Result<SwitchKind> {
         ("--initial-pointer", args.initial_pointer.is_some()),
         ("--seed", args.seed.is_some()),
     ];
+    let cioq_flags = [("--speedup", args.speedup.is_some()), ("--voq", args.voq)];
+    let refuse = |flags: &[(&str, bool)], kind: &str| match flags.iter().find(|(_, set)| *set) {
+        Some((flag, _)) => Err(anyhow::anyhow!("{flag} applies to --switch {kind}")),
+        None => Ok(()),
+    };
     if args.switch != Some(SwitchArg::Wormhole) {
-        if let Some((flag, _)) = wormhole_flags.iter().find(|(_, set)| *set) {
-            anyhow::bail!("{flag} applies to --switch wormhole");
+        refuse(&wormhole_flags, "wormhole")?;
+    }
+    if args.switch != Some(SwitchArg::Cioq) {
+        refuse(&cioq_flags, "cioq")?;
+    }
+    match args.switch {
+        None | Some(SwitchArg::OutputQueued) => return Ok(SwitchKind::OutputQueued),
+        Some(SwitchArg::Cioq) => {
+            let speedup = args.speedup.unwrap_or(1);
+            anyhow::ensure!(speedup >= 1, "--speedup: at least 1");
+            return Ok(SwitchKind::Cioq(CioqParams {
+                speedup,
+                virtual_output_queues: args.voq,
+            }));
         }
-        return Ok(SwitchKind::OutputQueued);
+        Some(SwitchArg::Wormhole) => {}
     }
     let default = WormholeParams::default();
     let seed = args.seed.unwrap_or(1);
@@ -487,6 +514,7 @@ fn bench_model(
 ) -> anyhow::Result<()> {
     let kind = match switch {
         SwitchArg::OutputQueued => SwitchKind::OutputQueued,
+        SwitchArg::Cioq => SwitchKind::Cioq(CioqParams::default()),
         SwitchArg::Wormhole => SwitchKind::Wormhole(WormholeParams::default()),
     };
     let network = NetworkConfig {

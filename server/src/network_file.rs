@@ -11,7 +11,9 @@
 //! packet_payload_bytes = 4096   # adapters cut messages into packets of this payload
 //! packet_header_bytes = 16      # … plus this header
 //! interleave = "round-robin"    # or "fifo": how an adapter serves concurrent messages
-//! switch = "output-queued"      # or "wormhole" (Myrinet-like, stop/go flow control)
+//! switch = "output-queued"      # or "cioq", or "wormhole" (Myrinet-like, stop/go)
+//! speedup = 1                   # cioq: crossbar speed over a link's
+//! virtual_output_queues = false # cioq: one queue per output at every input
 //! flit_bytes = 8                # wormhole: flow-control unit
 //! buffer_bytes = 512            # wormhole: input (slack) buffer per port
 //! arbitration = "round-robin"   # wormhole: or "oldest-first"
@@ -35,8 +37,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, IdealParams, InitialPointer, Interleave, LinkParams, SwitchKind, SwitchParams,
-    WormholeParams,
+    AdapterParams, Arbitration, CioqParams, IdealParams, InitialPointer, Interleave, LinkParams, SwitchKind,
+    SwitchParams, WormholeParams,
 };
 
 use crate::config::{DIMEMAS_MB, FabricConfig, MB, NetworkConfig, bandwidth, time_from_ns};
@@ -101,12 +103,15 @@ struct Crossbar {
     arbitration: Option<ArbitrationName>,
     initial_pointer: Option<toml::Value>,
     seed: Option<u64>,
+    speedup: Option<u32>,
+    virtual_output_queues: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum SwitchName {
     OutputQueued,
+    Cioq,
     Wormhole,
 }
 
@@ -185,12 +190,32 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                 ("initial_pointer", c.initial_pointer.is_some()),
                 ("seed", c.seed.is_some()),
             ];
-            let kind = match c.switch.unwrap_or(SwitchName::OutputQueued) {
-                SwitchName::OutputQueued => {
-                    if let Some((field, _)) = wormhole_fields.iter().find(|(_, set)| *set) {
-                        return Err(value(field, "applies to switch = \"wormhole\" only"));
+            let cioq_fields = [
+                ("speedup", c.speedup.is_some()),
+                ("virtual_output_queues", c.virtual_output_queues.is_some()),
+            ];
+            let switch_name = c.switch.unwrap_or(SwitchName::OutputQueued);
+            if switch_name != SwitchName::Wormhole
+                && let Some((field, _)) = wormhole_fields.iter().find(|(_, set)| *set)
+            {
+                return Err(value(field, "applies to switch = \"wormhole\" only"));
+            }
+            if switch_name != SwitchName::Cioq
+                && let Some((field, _)) = cioq_fields.iter().find(|(_, set)| *set)
+            {
+                return Err(value(field, "applies to switch = \"cioq\" only"));
+            }
+            let kind = match switch_name {
+                SwitchName::OutputQueued => SwitchKind::OutputQueued,
+                SwitchName::Cioq => {
+                    let speedup = c.speedup.unwrap_or(1);
+                    if speedup == 0 {
+                        return Err(value("speedup", "at least 1"));
                     }
-                    SwitchKind::OutputQueued
+                    SwitchKind::Cioq(CioqParams {
+                        speedup,
+                        virtual_output_queues: c.virtual_output_queues.unwrap_or(false),
+                    })
                 }
                 SwitchName::Wormhole => {
                     let default = WormholeParams::default();

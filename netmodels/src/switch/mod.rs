@@ -15,11 +15,18 @@
 //!     in p1 ──▶ route (latency) ──▶ [queue] out p1 ──▶
 //!   ```
 //!
+//! - **CIOQ** (combined input-output queued), in [`cioq`]: packets wait in input
+//!   queues (one FIFO, or one virtual output queue per output), cross the crossbar at
+//!   `speedup` × the link rate when both their input and their output crossbar ports
+//!   are free, and wait again in the output queue for the link.
+//!
 //! - **wormhole** (Myrinet-like), in [`crate::wormhole`]: flits, small input (slack)
 //!   buffers with stop/go flow control, an output held by one worm from its head to its
 //!   tail, round-robin or oldest-first output arbitration.
 
 use crate::time::SimTime;
+
+pub mod cioq;
 
 /// Default routing decision time of a Myrinet Xbar32-class switch.
 pub const DEFAULT_ROUTING_LATENCY: SimTime = SimTime::from_ns(100);
@@ -48,8 +55,29 @@ pub enum SwitchKind {
     /// ideal output-queued crossbar, packet-level cut-through
     #[default]
     OutputQueued,
+    /// combined input-output queued switch
+    Cioq(CioqParams),
     /// Myrinet-like wormhole switch with stop/go flow control
     Wormhole(WormholeParams),
+}
+
+/// Parameters of CIOQ switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CioqParams {
+    /// the crossbar runs this many times faster than a link (at least 1)
+    pub speedup: u32,
+    /// one queue per output at every input (no head-of-line blocking), instead of one
+    /// FIFO per input
+    pub virtual_output_queues: bool,
+}
+
+impl Default for CioqParams {
+    fn default() -> Self {
+        CioqParams {
+            speedup: 1,
+            virtual_output_queues: false,
+        }
+    }
 }
 
 /// Default flow-control unit: 8 bytes.
