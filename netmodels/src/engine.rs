@@ -1,7 +1,10 @@
-//! The discrete-event engine: a queue of events ordered by (time, insertion sequence).
+//! The discrete-event engine: a queue of events ordered by (time, rank, insertion
+//! sequence).
 //!
-//! Ties in time are broken by the order of scheduling (FIFO), which makes a run a pure
-//! function of its inputs. Events are small `Copy` values held by value in a binary
+//! Ties in time are broken first by an optional rank (a model may say, for instance,
+//! that a flow-control signal arriving at an instant takes effect before a send at that
+//! instant), then by the order of scheduling (FIFO), which makes a run a pure function
+//! of its inputs. Events are small `Copy` values held by value in a binary
 //! heap: no allocation per event.
 
 use std::cmp::Ordering;
@@ -13,13 +16,14 @@ use crate::time::SimTime;
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
+    rank: u8,
     sequence: u64,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.sequence) == (other.time, other.sequence)
+        (self.time, self.rank, self.sequence) == (other.time, other.rank, other.sequence)
     }
 }
 
@@ -32,9 +36,9 @@ impl<E> PartialOrd for Entry<E> {
 }
 
 impl<E> Ord for Entry<E> {
-    /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
+    /// Reversed, so that the max-heap pops the earliest (time, rank, sequence) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.sequence).cmp(&(self.time, self.sequence))
+        (other.time, other.rank, other.sequence).cmp(&(self.time, self.rank, self.sequence))
     }
 }
 
@@ -84,13 +88,19 @@ impl<E: Copy> EventQueue<E> {
         self.heap.is_empty()
     }
 
-    /// Schedules `event` at `time`, which must not be in the past.
+    /// Schedules `event` at `time`, which must not be in the past (rank 0).
     pub fn schedule(&mut self, time: SimTime, event: E) {
+        self.schedule_ranked(time, 0, event);
+    }
+
+    /// Schedules `event` at `time`; among events at one instant, lower ranks go first.
+    pub fn schedule_ranked(&mut self, time: SimTime, rank: u8, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         self.heap.push(Entry {
             time: time.max(self.now),
+            rank,
             sequence,
             event,
         });
@@ -140,6 +150,20 @@ mod tests {
         assert_eq!(order, ['a', 'b', 'c', 'd']);
         assert_eq!(q.now(), SimTime::from_ps(30));
         assert_eq!(q.processed(), 4);
+    }
+
+    #[test]
+    fn ranks_order_events_of_one_instant() {
+        let mut q = EventQueue::new();
+        q.schedule_ranked(SimTime::from_ps(10), 2, 'c');
+        q.schedule_ranked(SimTime::from_ps(10), 1, 'b');
+        q.schedule(SimTime::from_ps(10), 'a');
+        q.schedule_ranked(SimTime::from_ps(5), 9, 'z');
+        let mut order = Vec::new();
+        while let Some((_, e)) = q.pop_until(SimTime::MAX) {
+            order.push(e);
+        }
+        assert_eq!(order, ['z', 'a', 'b', 'c']);
     }
 
     #[test]

@@ -86,6 +86,11 @@ impl Thresholds {
 
 /// Events of the wormhole fabric; global port indices (output and input sides of a
 /// port share the index).
+///
+/// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
+/// signals arriving, flits arriving, outputs released, heads routed, arbitration, sends.
+/// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
+/// send at `t`, and an output freed at `t` is arbitrated among every request of `t`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum WormEvent {
     /// an output may send its next flit
@@ -102,6 +107,20 @@ pub(crate) enum WormEvent {
     StopArrives { port: u32 },
     /// a GO reaches the sender `port`
     GoArrives { port: u32 },
+}
+
+impl WormEvent {
+    /// The order of events at one instant (lower first).
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } => 1,
+            WormEvent::FlitArrives { .. } => 2,
+            WormEvent::Released { .. } => 3,
+            WormEvent::Routed { .. } => 4,
+            WormEvent::Arbitrate { .. } => 5,
+            WormEvent::Tick { .. } => 6,
+        }
+    }
 }
 
 /// A packet of the wormhole fabric.
@@ -196,6 +215,13 @@ pub(crate) struct Ctx<'a, S> {
     pub(crate) messages: &'a mut [Message],
     pub(crate) queue: &'a mut EventQueue<Event>,
     pub(crate) sink: &'a mut S,
+}
+
+impl<S> Ctx<'_, S> {
+    /// Schedules a fabric event at `at`, ranked.
+    fn schedule(&mut self, at: SimTime, event: WormEvent) {
+        self.queue.schedule_ranked(at, event.rank(), Event::Worm(event));
+    }
 }
 
 impl WormholeFabric {
@@ -329,7 +355,8 @@ impl WormholeFabric {
                 match out.owner.device {
                     Device::Host(host) => self.next_packet(port, host, ctx),
                     Device::Switch(_) => {
-                        self.arbitrate(port, ctx);
+                        // Arbitrate once every request of this instant is in.
+                        self.schedule_arbitration(port, ctx);
                         self.check_hol_at(port, ctx);
                     }
                 }
@@ -434,20 +461,18 @@ impl WormholeFabric {
         }
         if tail {
             // The output stays the worm's until the tail has left.
-            ctx.queue
-                .schedule(now + flit_time, Event::Worm(WormEvent::Released { port }));
+            ctx.schedule(now + flit_time, WormEvent::Released { port });
         } else {
             out.ticking = true;
-            ctx.queue
-                .schedule(now + flit_time, Event::Worm(WormEvent::Tick { port }));
+            ctx.schedule(now + flit_time, WormEvent::Tick { port });
         }
         let arrives = now + flit_time + propagation;
-        ctx.queue.schedule(
+        ctx.schedule(
             arrives,
-            Event::Worm(WormEvent::FlitArrives {
+            WormEvent::FlitArrives {
                 input: peer_input,
                 packet: worm.packet,
-            }),
+            },
         );
         if S::ENABLED {
             let m = &ctx.messages[p.message.index()];
@@ -506,8 +531,7 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Go, true);
             }
             let at = now + inp.propagation;
-            ctx.queue
-                .schedule(at, Event::Worm(WormEvent::GoArrives { port: upstream }));
+            ctx.schedule(at, WormEvent::GoArrives { port: upstream });
         }
     }
 
@@ -518,7 +542,7 @@ impl WormholeFabric {
         if !inp.entries.is_empty() {
             // Its head is in the buffer: routing starts now that it is at the front.
             let at = ctx.now + self.routing_latency;
-            ctx.queue.schedule(at, Event::Worm(WormEvent::Routed { input }));
+            ctx.schedule(at, WormEvent::Routed { input });
         }
         self.check_hol(input, ctx);
     }
@@ -553,7 +577,7 @@ impl WormholeFabric {
             });
             if inp.entries.len() == 1 {
                 let at = now + self.routing_latency;
-                ctx.queue.schedule(at, Event::Worm(WormEvent::Routed { input }));
+                ctx.schedule(at, WormEvent::Routed { input });
             }
         } else if let Some(e) = inp.entries.back_mut() {
             e.arrived += 1;
@@ -576,8 +600,7 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Stop, true);
             }
             let at = now + inp.propagation;
-            ctx.queue
-                .schedule(at, Event::Worm(WormEvent::StopArrives { port: upstream }));
+            ctx.schedule(at, WormEvent::StopArrives { port: upstream });
         }
         // The output sending the front packet may have been waiting for this flit.
         if let Some(out) = inp.entries.front().and_then(|e| e.route) {
@@ -611,16 +634,19 @@ impl WormholeFabric {
             port,
         }) as u32;
         front.route = Some(out);
-        let o = &mut self.outs[out as usize];
-        o.requests.push((input, ctx.now));
-        if o.worm.is_none() && !o.arbitrating {
-            // Arbitrate after every other request of this instant is in.
-            o.arbitrating = true;
-            ctx.queue
-                .schedule(ctx.now, Event::Worm(WormEvent::Arbitrate { port: out }));
-        }
+        self.outs[out as usize].requests.push((input, ctx.now));
+        self.schedule_arbitration(out, ctx);
         if S::ENABLED {
             self.check_hol(input, ctx);
+        }
+    }
+
+    /// Arbitrates an idle output after every request of this instant is in.
+    fn schedule_arbitration<S>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let o = &mut self.outs[port as usize];
+        if o.worm.is_none() && !o.arbitrating && !o.requests.is_empty() {
+            o.arbitrating = true;
+            ctx.schedule(ctx.now, WormEvent::Arbitrate { port });
         }
     }
 
