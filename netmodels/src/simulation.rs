@@ -401,6 +401,15 @@ impl<S: TraceSink> Simulation<S> {
         self.in_flight
     }
 
+    /// Flow-control signals the wormhole fabric sent: (time, input, STOP?).
+    #[cfg(test)]
+    pub(crate) fn wormhole_signals(&self) -> Vec<(SimTime, u32, bool)> {
+        match &self.fabric {
+            Fabric::Wormhole(w) => w.signals.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The trace sink.
     pub fn sink(&self) -> &S {
         &self.sink
@@ -487,6 +496,7 @@ impl<S: TraceSink> Simulation<S> {
             (Event::Inject { message }, Fabric::Wormhole(net)) => {
                 let mut ctx = Ctx {
                     now,
+                    rank: 0,
                     messages,
                     queue,
                     sink,
@@ -497,6 +507,7 @@ impl<S: TraceSink> Simulation<S> {
             (Event::Worm(event), Fabric::Wormhole(net)) => {
                 let mut ctx = Ctx {
                     now,
+                    rank: event.rank(),
                     messages,
                     queue,
                     sink,

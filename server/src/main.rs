@@ -402,6 +402,7 @@ fn switch_kind(args: &ServeArgs) -> anyhow::Result<SwitchKind> {
             None | Some(ArbitrationArg::RoundRobin) => Arbitration::RoundRobin { initial },
             Some(ArbitrationArg::OldestFirst) => Arbitration::OldestFirst,
         },
+        ..default
     }))
 }
 

@@ -237,6 +237,7 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                         flit_bytes: c.flit_bytes.unwrap_or(default.flit_bytes),
                         buffer_bytes: c.buffer_bytes.unwrap_or(default.buffer_bytes),
                         arbitration,
+                        ..WormholeParams::default()
                     })
                 }
             };

@@ -95,6 +95,20 @@ pub struct WormholeParams {
     pub buffer_bytes: u32,
     /// who wins an output that several inputs want
     pub arbitration: Arbitration,
+    /// how finely the model steps (same results either way)
+    pub granularity: Granularity,
+}
+
+/// How the wormhole model steps through time. Both give identical results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Granularity {
+    /// unobstructed runs of flits are computed in closed form, with events only at
+    /// packet heads and tails, flow-control thresholds and stalls; used whenever every
+    /// link has the same rate and no trace is written (traces need every flit)
+    #[default]
+    Coarse,
+    /// one event per flit per hop
+    Fine,
 }
 
 impl Default for WormholeParams {
@@ -105,6 +119,7 @@ impl Default for WormholeParams {
             arbitration: Arbitration::RoundRobin {
                 initial: InitialPointer::Random { seed: 1 },
             },
+            granularity: Granularity::Coarse,
         }
     }
 }

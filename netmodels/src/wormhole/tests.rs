@@ -1,7 +1,7 @@
 use super::*;
 use crate::ids::SwitchId;
 use crate::simulation::{Delivery, MessageSpec, NetworkBuilder, Simulation};
-use crate::switch::{SwitchKind, SwitchParams};
+use crate::switch::{Granularity, SwitchKind, SwitchParams};
 use crate::time::Bandwidth;
 use crate::topology::{Cable, Topology};
 use crate::trace::RecordingSink;
@@ -325,4 +325,230 @@ fn a_new_message_waits_for_the_tail_to_leave() {
     send(&mut sim, 0, 1, 2, 8, 1);
     let d = run(&mut sim);
     assert_eq!(d[1].arrived - d[0].arrived, SimTime::from_ns(3 * TAU));
+}
+
+// ------------------------------------------------------- coarse and fine paths agree
+
+fn granular(params: WormholeParams, granularity: Granularity) -> WormholeParams {
+    WormholeParams { granularity, ..params }
+}
+
+/// What one path produced: deliveries (arrival, message, first byte sent), events
+/// processed, flow-control signals (time, input, STOP?).
+type PathRun = (Vec<(SimTime, u64, SimTime)>, u64, Vec<(SimTime, u32, bool)>);
+
+/// Runs `traffic` (time ns, src, dst, size) on `topology` with the fine and the coarse
+/// path; returns the deliveries of each, sorted, and the events each processed.
+fn fine_and_coarse(
+    topology: &Topology,
+    params: WormholeParams,
+    traffic: &[(u64, u32, u32, u32)],
+) -> [PathRun; 2] {
+    [Granularity::Fine, Granularity::Coarse].map(|g| {
+        let mut sim = build(topology.clone(), granular(params, g), crate::trace::NullSink);
+        for (i, &(at, src, dst, size)) in traffic.iter().enumerate() {
+            send(&mut sim, at, src, dst, size, i as u64);
+        }
+        let mut d: Vec<_> = run(&mut sim)
+            .iter()
+            .map(|d| (d.arrived, d.cookie, d.first_byte_sent))
+            .collect();
+        d.sort_unstable();
+        let mut signals = sim.wormhole_signals();
+        signals.sort_unstable();
+        (d, sim.events_processed(), signals)
+    })
+}
+
+fn assert_same(topology: &Topology, params: WormholeParams, traffic: &[(u64, u32, u32, u32)]) -> (u64, u64) {
+    let [
+        (fine, fine_events, fine_signals),
+        (coarse, coarse_events, coarse_signals),
+    ] = fine_and_coarse(topology, params, traffic);
+    assert_eq!(
+        (fine.len(), coarse.len()),
+        (traffic.len(), traffic.len()),
+        "every message delivered"
+    );
+    for (f, c) in fine.iter().zip(&coarse) {
+        assert_eq!(f, c, "first difference (arrival, message, first byte sent)");
+    }
+    // The same STOPs and GOs, sent at the same instants by the same inputs.
+    assert_eq!(fine_signals, coarse_signals);
+    (fine_events, coarse_events)
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_unobstructed() {
+    let topology = Topology::crossbar(4, LinkParams::default());
+    let traffic: Vec<_> = [0, 1, 100, 1024, 4096, 40_000]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (i as u64 * 200_000, 0, 3, s))
+        .collect();
+    let (fine, coarse) = assert_same(&topology, WormholeParams::default(), &traffic);
+    // One event per flit per hop against a handful per packet per hop.
+    assert!(coarse * 20 < fine, "coarse {coarse} events, fine {fine}");
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_under_contention_and_stop_go() {
+    // Long packets from two hosts to one: the loser's input buffer fills, STOPs its
+    // adapter, and is released by GO when the output frees.
+    let topology = Topology::crossbar(4, LinkParams::default());
+    for pointer in 0..3 {
+        let traffic = [
+            (0, 0, 2, 20_000),
+            (0, 1, 2, 20_000),
+            (500, 3, 2, 3000),
+            (700, 1, 0, 9000),
+        ];
+        assert_same(&topology, fixed(pointer), &traffic);
+    }
+    let oldest = WormholeParams {
+        arbitration: Arbitration::OldestFirst,
+        ..WormholeParams::default()
+    };
+    assert_same(
+        &topology,
+        oldest,
+        &[(0, 0, 2, 20_000), (3, 1, 2, 20_000), (5, 3, 2, 100)],
+    );
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_on_random_traffic() {
+    let tree = crate::topology::Xgft::kary_ntree(4, 2)
+        .expect("valid")
+        .topology(LinkParams::default());
+    let crossbar = Topology::crossbar(8, LinkParams::default());
+    let seeds: u64 = std::env::var("VESPER_EQUIVALENCE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    for seed in 1..=seeds {
+        let topology = if seed % 2 == 0 { &tree } else { &crossbar };
+        let mut rng = Rng::new(seed);
+        let hosts = topology.hosts;
+        let traffic: Vec<_> = (0..150)
+            .map(|i| {
+                let size = match rng.below(3) {
+                    0 => rng.below(64) as u32,
+                    1 => rng.below(4096) as u32,
+                    _ => rng.below(30_000) as u32,
+                };
+                (
+                    i * rng.below(3000),
+                    rng.below(u64::from(hosts)) as u32,
+                    rng.below(u64::from(hosts)) as u32,
+                    size,
+                )
+            })
+            .collect();
+        let small_buffers = WormholeParams {
+            buffer_bytes: 128,
+            arbitration: Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed },
+            },
+            ..WormholeParams::default()
+        };
+        assert_same(topology, small_buffers, &traffic);
+        assert_same(topology, WormholeParams::default(), &traffic);
+    }
+}
+
+/// A random scenario of a shape the coarse path supports: topology, parameters and
+/// traffic (time ns, src, dst, size).
+type Scenario = (Topology, WormholeParams, Vec<(u64, u32, u32, u32)>);
+
+fn random_scenario(seed: u64) -> Scenario {
+    let mut rng = Rng::new(seed);
+    let mut topology = match rng.below(3) {
+        0 => Topology::crossbar(8, LinkParams::default()),
+        1 => crate::topology::Xgft::kary_ntree(4, 2)
+            .expect("valid")
+            .topology(LinkParams::default()),
+        _ => crate::topology::Xgft::kary_ntree(2, 3)
+            .expect("valid")
+            .topology(LinkParams::default()),
+    };
+    // Cables of different lengths (the flit time stays the same everywhere).
+    for cable in &mut topology.cables {
+        cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
+    }
+    let flit_bytes = [8, 16, 32][rng.below(3) as usize];
+    let params = WormholeParams {
+        flit_bytes,
+        buffer_bytes: flit_bytes * (12 + rng.below(60) as u32),
+        arbitration: if rng.below(4) == 0 {
+            Arbitration::OldestFirst
+        } else {
+            Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed },
+            }
+        },
+        granularity: Granularity::Coarse,
+    };
+    let hosts = topology.hosts;
+    let gap = 1 + rng.below(4000);
+    let traffic: Vec<_> = (0..100)
+        .map(|i| {
+            let size = match rng.below(3) {
+                0 => rng.below(64) as u32,
+                1 => rng.below(4096) as u32,
+                _ => rng.below(30_000) as u32,
+            };
+            (
+                i * rng.below(gap),
+                rng.below(u64::from(hosts)) as u32,
+                rng.below(u64::from(hosts)) as u32,
+                size,
+            )
+        })
+        .collect();
+    (topology, params, traffic)
+}
+
+/// `None` if both paths agree on a random scenario, else a shrunk traffic that shows
+/// the difference.
+fn random_mismatch(seed: u64) -> Option<String> {
+    let (topology, params, traffic) = random_scenario(seed);
+    let Ok(_) = NetworkBuilder::new(topology.clone())
+        .switch_params(wormhole(params))
+        .build()
+    else {
+        return None; // buffers too small for the longest cable
+    };
+    let differs = |t: &[(u64, u32, u32, u32)]| {
+        let [(f, _, fs), (c, _, cs)] = fine_and_coarse(&topology, params, t);
+        f != c || f.len() != t.len() || fs != cs
+    };
+    if !differs(&traffic) {
+        return None;
+    }
+    let mut t = traffic.clone();
+    let mut i = 0;
+    while i < t.len() {
+        let mut smaller = t.clone();
+        smaller.remove(i);
+        if differs(&smaller) { t = smaller } else { i += 1 }
+    }
+    let [(f, _, _), (c, _, _)] = fine_and_coarse(&topology, params, &t);
+    Some(format!(
+        "seed {seed} {params:?}\ntraffic {t:?}\nfine   {f:?}\ncoarse {c:?}"
+    ))
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_on_random_shapes() {
+    // More seeds: VESPER_EQUIVALENCE_SEEDS=1000 cargo test --release coarse_path.
+    let seeds: u64 = std::env::var("VESPER_EQUIVALENCE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    for seed in 1..=seeds {
+        if let Some(report) = random_mismatch(seed) {
+            panic!("{report}");
+        }
+    }
 }

@@ -35,16 +35,20 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+mod coarse;
+mod runs;
+
 use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
 use crate::rng::Rng;
 use crate::simulation::{BuildError, Event, Message};
-use crate::switch::{Arbitration, InitialPointer, WormholeParams};
+use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Wiring};
 use crate::trace::{FlowSignal, LinkTraversal, PortRef, TraceSink};
+use runs::Run;
 
 /// Where the stop/go thresholds of an input buffer sit, in flits.
 ///
@@ -107,6 +111,16 @@ pub(crate) enum WormEvent {
     StopArrives { port: u32 },
     /// a GO reaches the sender `port`
     GoArrives { port: u32 },
+    /// coarse path: `port`'s planned run ended before the packet's tail
+    RunEnd { port: u32, version: u32 },
+    /// coarse path: `port` sends the packet's tail flit now
+    TailLeaves { port: u32, version: u32 },
+    /// coarse path: `input` reaches its high-water mark with a flit arriving now
+    StopDue { input: u32, version: u32 },
+    /// coarse path: `input` drains to its low-water mark with a flit leaving now
+    GoDue { input: u32, version: u32 },
+    /// coarse path: a packet's tail arrives at its destination adapter now
+    TailArrives { packet: u32, version: u32 },
 }
 
 impl WormEvent {
@@ -114,11 +128,14 @@ impl WormEvent {
     pub(crate) fn rank(self) -> u8 {
         match self {
             WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } => 1,
-            WormEvent::FlitArrives { .. } => 2,
+            WormEvent::FlitArrives { .. } | WormEvent::StopDue { .. } | WormEvent::TailArrives { .. } => 2,
             WormEvent::Released { .. } => 3,
             WormEvent::Routed { .. } => 4,
             WormEvent::Arbitrate { .. } => 5,
-            WormEvent::Tick { .. } => 6,
+            WormEvent::Tick { .. }
+            | WormEvent::RunEnd { .. }
+            | WormEvent::TailLeaves { .. }
+            | WormEvent::GoDue { .. } => 6,
         }
     }
 }
@@ -135,6 +152,8 @@ struct Packet {
     last: bool,
     /// flits wholly received by the destination adapter
     delivered: u32,
+    /// coarse path: the plan of its arrival at the destination (stale events differ)
+    version: u32,
 }
 
 /// The packet an output is sending: its worm.
@@ -165,10 +184,16 @@ struct OutPort {
     requests: Vec<(u32, SimTime)>,
     /// round-robin: the first input port number to consider
     pointer: u32,
+    /// coarse path: the flits planned to leave, back to back
+    run: Option<Run>,
+    /// coarse path: when the worm's last committed flit left
+    last_send: Option<SimTime>,
+    /// coarse path: the plan (stale events carry an older one)
+    version: u32,
 }
 
 /// A packet (some of its flits) in an input buffer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Entry {
     packet: u32,
     /// when its head flit was wholly received
@@ -177,6 +202,8 @@ struct Entry {
     departed: u32,
     /// the output it was routed to
     route: Option<u32>,
+    /// coarse path: when its flits arrive (runs, in flit order)
+    arrivals: Vec<Run>,
 }
 
 #[derive(Debug)]
@@ -190,6 +217,10 @@ struct InPort {
     occupancy: u32,
     stop_sent: bool,
     hol: bool,
+    /// coarse path: since when the front entry has been at the front
+    front_since: SimTime,
+    /// coarse path: the threshold plan (stale events carry an older one)
+    version: u32,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -207,11 +238,20 @@ pub(crate) struct WormholeFabric {
     free_packets: Vec<u32>,
     /// link traversals in progress, by (message, output port); only kept when tracing
     traversals: BTreeMap<(MessageId, u32), LinkTraversal>,
+    /// runs of flits are computed in closed form (see `coarse`)
+    coarse: bool,
+    /// the flit time of every link (the coarse path needs them equal)
+    tau: SimTime,
+    /// flow-control signals sent, for comparing the paths in tests
+    #[cfg(test)]
+    pub(crate) signals: Vec<(SimTime, u32, bool)>,
 }
 
 /// What a handler works with besides the fabric.
 pub(crate) struct Ctx<'a, S> {
     pub(crate) now: SimTime,
+    /// the rank of the event being handled (0 for injections)
+    pub(crate) rank: u8,
     pub(crate) messages: &'a mut [Message],
     pub(crate) queue: &'a mut EventQueue<Event>,
     pub(crate) sink: &'a mut S,
@@ -275,6 +315,9 @@ impl WormholeFabric {
                 arbitrating: false,
                 requests: Vec::new(),
                 pointer,
+                run: None,
+                last_send: None,
+                version: 0,
             });
             // The input side of this port is fed by the peer's output.
             let thresholds = match (owner.device, peer) {
@@ -304,9 +347,19 @@ impl WormholeFabric {
                 occupancy: 0,
                 stop_sent: false,
                 hol: false,
+                front_since: SimTime::ZERO,
+                version: 0,
             });
         }
+        // The coarse path needs one flit time everywhere.
+        let mut flit_times = outs.iter().filter(|o| o.peer_input.is_some()).map(|o| o.flit_time);
+        let tau = flit_times.next().unwrap_or(SimTime::from_ps(1));
+        let uniform = flit_times.all(|t| t == tau);
         Ok(WormholeFabric {
+            #[cfg(test)]
+            signals: Vec::new(),
+            coarse: uniform && params.granularity == Granularity::Coarse,
+            tau,
             params,
             routing_latency,
             adapter,
@@ -368,6 +421,9 @@ impl WormholeFabric {
                     ctx.sink
                         .flow_control(ctx.now, port_ref(out.owner), FlowSignal::Stop, false);
                 }
+                if self.coarse_now::<S>() {
+                    self.replan(port, ctx);
+                }
             }
             WormEvent::GoArrives { port } => {
                 let out = &mut self.outs[port as usize];
@@ -376,7 +432,27 @@ impl WormholeFabric {
                     ctx.sink
                         .flow_control(ctx.now, port_ref(out.owner), FlowSignal::Go, false);
                 }
-                self.wake(port, ctx);
+                let ticking = out.ticking;
+                if self.coarse_now::<S>() {
+                    self.replan(port, ctx);
+                } else if !ticking {
+                    // Send with the other sends of this instant, after its arrivals.
+                    self.outs[port as usize].ticking = true;
+                    ctx.schedule(ctx.now, WormEvent::Tick { port });
+                }
+            }
+            WormEvent::RunEnd { port, version } => {
+                if self.outs[port as usize].version == version {
+                    self.replan(port, ctx);
+                }
+            }
+            WormEvent::TailLeaves { port, version } => self.tail_leaves(port, version, ctx),
+            WormEvent::StopDue { input, version } => self.stop_due(input, version, ctx),
+            WormEvent::GoDue { input, version } => self.go_due(input, version, ctx),
+            WormEvent::TailArrives { packet, version } => {
+                if self.packets[packet as usize].version == version {
+                    return self.delivered(packet, ctx);
+                }
             }
         }
         None
@@ -402,6 +478,7 @@ impl WormholeFabric {
             flits: wire_bytes.div_ceil(self.params.flit_bytes).max(1),
             last,
             delivered: 0,
+            version: 0,
         };
         if S::ENABLED {
             ctx.sink.segment(
@@ -428,7 +505,23 @@ impl WormholeFabric {
             input: None,
             next: 0,
         });
-        self.tick(port, ctx);
+        self.start(port, ctx);
+    }
+
+    /// An output has a new worm, or may send again: the fine path ticks, the coarse
+    /// path plans.
+    fn start<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        if self.coarse_now::<S>() {
+            self.replan(port, ctx);
+        } else {
+            self.tick(port, ctx);
+        }
+    }
+
+    /// Whether this run uses the coarse path: traces need every flit, so they use the
+    /// fine path.
+    fn coarse_now<S: TraceSink>(&self) -> bool {
+        self.coarse && !S::ENABLED
     }
 
     /// Sends the next flit on `port` if it can, now.
@@ -440,6 +533,10 @@ impl WormholeFabric {
             return;
         }
         let p = self.packets[worm.packet as usize];
+        if worm.next >= p.flits {
+            // The tail is on the wire; the output is released when it has left.
+            return;
+        }
         let available = match worm.input {
             None => p.flits,
             Some(input) => self.ins[input as usize].entries.front().map_or(0, |e| e.arrived),
@@ -515,6 +612,12 @@ impl WormholeFabric {
         let now = ctx.now;
         let flit_bytes = self.params.flit_bytes;
         let inp = &mut self.ins[input as usize];
+        debug_assert!(
+            inp.occupancy > 0,
+            "departure from an empty buffer at {:?} at {now}: {:?}",
+            inp.owner,
+            inp.entries
+        );
         inp.occupancy -= 1;
         if let Some(e) = inp.entries.front_mut() {
             e.departed += 1;
@@ -527,6 +630,8 @@ impl WormholeFabric {
             && inp.occupancy <= t.low
         {
             inp.stop_sent = false;
+            #[cfg(test)]
+            self.signals.push((now, input, false));
             if S::ENABLED {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Go, true);
             }
@@ -557,11 +662,7 @@ impl WormholeFabric {
             if p.delivered < p.flits {
                 return None;
             }
-            let message = p.message;
-            self.free_packets.push(packet);
-            let m = &mut ctx.messages[message.index()];
-            m.packets_delivered += 1;
-            return (m.packets_delivered == m.packets_total).then_some(message);
+            return self.delivered(packet, ctx);
         }
         let new_packet = inp
             .entries
@@ -574,6 +675,7 @@ impl WormholeFabric {
                 arrived: 1,
                 departed: 0,
                 route: None,
+                arrivals: Vec::new(),
             });
             if inp.entries.len() == 1 {
                 let at = now + self.routing_latency;
@@ -596,6 +698,8 @@ impl WormholeFabric {
             && inp.occupancy >= t.high
         {
             inp.stop_sent = true;
+            #[cfg(test)]
+            self.signals.push((now, input, true));
             if S::ENABLED {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Stop, true);
             }
@@ -615,15 +719,34 @@ impl WormholeFabric {
         None
     }
 
+    /// A packet's tail reached its destination adapter: returns its message if that
+    /// was the message's last packet.
+    fn delivered<S>(&mut self, packet: u32, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
+        let message = self.packets[packet as usize].message;
+        self.free_packets.push(packet);
+        let m = &mut ctx.messages[message.index()];
+        m.packets_delivered += 1;
+        (m.packets_delivered == m.packets_total).then_some(message)
+    }
+
     /// The head at the front of `input` has been routed: it asks for its output.
     fn routed<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let coarse = self.coarse_now::<S>();
         let inp = &mut self.ins[input as usize];
+        let front_since = inp.front_since;
         let Some(front) = inp.entries.front_mut() else { return };
         let Device::Switch(switch) = inp.owner.device else {
             return;
         };
         if front.route.is_some() {
             return;
+        }
+        if coarse {
+            // A plan that changed since this event was scheduled routes at another time.
+            let head = front.arrivals.first().filter(|r| r.first == 0).map(|r| r.start);
+            if head.is_none_or(|a| a.max(front_since) + self.routing_latency != ctx.now) {
+                return;
+            }
         }
         let dst = ctx.messages[self.packets[front.packet as usize].message.index()]
             .spec
@@ -683,7 +806,8 @@ impl WormholeFabric {
             input: Some(input),
             next: 0,
         });
-        self.tick(port, ctx);
+        out.last_send = None;
+        self.start(port, ctx);
         if S::ENABLED {
             self.check_hol_at(port, ctx);
         }

@@ -1,0 +1,348 @@
+//! The coarse path: the same semantics as the fine path, without an event per flit.
+//!
+//! ```text
+//!   output plan: flits k..end leave at c, c+τ, …  (c = max(now, last send + τ, arrival of k))
+//!        │ cascades: the next input's arrival runs, the next output's plan, …
+//!        ▼
+//!   input: arrival runs − departure run ⇒ when STOP or GO is due (closed form, `runs`)
+//! ```
+//!
+//! Each output holds a plan: the run of flits it will send back to back, as far as
+//! their arrival at its input is already planned upstream. The plan is recomputed
+//! (`replan`) when something it depends on changes: a grant, a STOP or GO arriving,
+//! the upstream plan changing, the run running out. A recomputation keeps every flit
+//! sent before now and redoes the rest with the fine path's formula, so flits already
+//! planned keep their times unless what they waited for moved; a plan that did not
+//! change schedules nothing. Changes flow downstream along the worm (the next input's
+//! arrival runs, then the output that input's front packet holds, …), never into the
+//! past: a flit re-planned at `t ≥ now` arrives after `t + τ + p > now`.
+//!
+//! Events left per packet and hop: head routed, arbitration, tail leaves, output
+//! released, plus STOP/GO thresholds and stalls when flow control or contention acts.
+//! Requires every link to have the same flit time; traces use the fine path.
+
+use crate::ids::Device;
+use crate::time::SimTime;
+use crate::trace::TraceSink;
+use crate::wormhole::runs::{Run, first_go, first_stop};
+use crate::wormhole::{Ctx, Entry, WormEvent, WormholeFabric};
+
+impl WormholeFabric {
+    /// Recomputes `port`'s plan from now, and every plan downstream that depends on it.
+    pub(super) fn replan<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let mut work = vec![port];
+        let mut inputs = Vec::new();
+        while let Some(out) = work.pop() {
+            self.replan_one(out, ctx, &mut work, &mut inputs);
+        }
+        inputs.sort_unstable();
+        inputs.dedup();
+        for input in inputs {
+            self.schedule_thresholds(input, ctx);
+        }
+    }
+
+    fn replan_one<S: TraceSink>(
+        &mut self,
+        port: u32,
+        ctx: &mut Ctx<'_, S>,
+        work: &mut Vec<u32>,
+        inputs: &mut Vec<u32>,
+    ) {
+        let now = ctx.now;
+        let tau = self.tau;
+        let out = &mut self.outs[port as usize];
+        let Some(mut worm) = out.worm else {
+            out.run = None;
+            return;
+        };
+        let flits = self.packets[worm.packet as usize].flits;
+        if worm.next >= flits {
+            // The tail is on the wire (its packet already left the input): nothing to plan.
+            out.run = None;
+            return;
+        }
+        // Keep what has left already.
+        let old = out.run;
+        if let Some(run) = old {
+            let sent = run.count_by(now, tau, true);
+            if sent > 0 {
+                worm.next = run.first + sent;
+                out.last_send = Some(run.at(run.first + sent - 1, tau));
+            }
+        }
+        out.worm = Some(worm);
+        if let Some(input) = worm.input {
+            if let Some(front) = self.ins[input as usize].entries.front_mut() {
+                front.departed = worm.next;
+            }
+            inputs.push(input);
+        }
+        // Plan the next run: c = max(now, last send + τ, arrival of the next flit).
+        let out = &self.outs[port as usize];
+        let new = if out.stopped || worm.next >= flits {
+            None
+        } else {
+            let k = worm.next;
+            let earliest = out.last_send.map_or(now, |t| now.max(t + tau));
+            match worm.input {
+                None => Some(Run {
+                    first: k,
+                    end: flits,
+                    start: earliest,
+                }),
+                Some(input) => self.ins[input as usize]
+                    .entries
+                    .front()
+                    .and_then(|front| plan_from_arrivals(&front.arrivals, k, earliest, tau)),
+            }
+        };
+        let unchanged = match (old, new) {
+            (None, None) => true,
+            (Some(o), Some(n)) => o.end == n.end && n.first >= o.first && o.at(n.first, tau) == n.start,
+            _ => false,
+        };
+        if unchanged {
+            self.outs[port as usize].run = new;
+            return;
+        }
+        let out = &mut self.outs[port as usize];
+        out.run = new;
+        out.version += 1;
+        let version = out.version;
+        if let Some(run) = new {
+            let last = run.last(tau);
+            if run.end == flits {
+                ctx.schedule(last, WormEvent::TailLeaves { port, version });
+            } else {
+                ctx.schedule(last + tau, WormEvent::RunEnd { port, version });
+            }
+        }
+        if let Some(peer) = self.outs[port as usize].peer_input {
+            let propagation = self.outs[port as usize].link.propagation;
+            let arrivals = new.map(|r| Run {
+                start: r.start + tau + propagation,
+                ..r
+            });
+            self.set_arrivals(peer, worm.packet, worm.next, arrivals, ctx, work, inputs);
+        }
+    }
+
+    /// The plan of `packet`'s flits arriving at `input` changed: flits before
+    /// `committed` stay as they are; `run` (if any) follows them.
+    #[allow(clippy::too_many_arguments, reason = "one step of the cascade, with its work lists")]
+    fn set_arrivals<S: TraceSink>(
+        &mut self,
+        input: u32,
+        packet: u32,
+        committed: u32,
+        run: Option<Run>,
+        ctx: &mut Ctx<'_, S>,
+        work: &mut Vec<u32>,
+        inputs: &mut Vec<u32>,
+    ) {
+        let tau = self.tau;
+        let flits = self.packets[packet as usize].flits;
+        let inp = &mut self.ins[input as usize];
+        if let Device::Host(_) = inp.owner.device {
+            // The destination: the packet is delivered when its tail arrives.
+            let p = &mut self.packets[packet as usize];
+            p.version += 1;
+            if let Some(r) = run.filter(|r| r.end == flits) {
+                let version = p.version;
+                ctx.schedule(r.last(tau), WormEvent::TailArrives { packet, version });
+            }
+            return;
+        }
+        inputs.push(input);
+        let at_back = inp
+            .entries
+            .back()
+            .is_some_and(|e| e.packet == packet && e.departed < flits);
+        if !at_back {
+            if run.is_none() {
+                return;
+            }
+            inp.entries.push_back(Entry {
+                packet,
+                head_arrived: SimTime::MAX,
+                arrived: 0,
+                departed: 0,
+                route: None,
+                arrivals: Vec::new(),
+            });
+        }
+        let position = inp.entries.len() - 1;
+        let Some(entry) = inp.entries.back_mut() else { return };
+        entry.arrivals.retain(|r| r.first < committed);
+        if let Some(last) = entry.arrivals.last_mut() {
+            last.end = last.end.min(committed);
+        }
+        if let Some(r) = run {
+            entry.arrivals.push(r);
+        }
+        if entry.arrivals.is_empty() {
+            inp.entries.pop_back();
+            return;
+        }
+        if position != 0 {
+            return;
+        }
+        // The front packet: route its head, or let its output follow the new arrivals.
+        let entry = &inp.entries[0];
+        match entry.route {
+            None => {
+                if let Some(head) = run.filter(|r| r.first == 0) {
+                    let at = head.start.max(inp.front_since) + self.routing_latency;
+                    ctx.schedule(at, WormEvent::Routed { input });
+                }
+            }
+            Some(out) => {
+                if self.outs[out as usize]
+                    .worm
+                    .is_some_and(|w| w.input == Some(input) && w.packet == packet)
+                {
+                    work.push(out);
+                }
+            }
+        }
+    }
+
+    /// The tail flit of `port`'s worm leaves now: the packet is out of its input, and
+    /// the output is free one flit time later.
+    pub(super) fn tail_leaves<S: TraceSink>(&mut self, port: u32, version: u32, ctx: &mut Ctx<'_, S>) {
+        let now = ctx.now;
+        let out = &mut self.outs[port as usize];
+        if out.version != version {
+            return;
+        }
+        let Some(mut worm) = out.worm else { return };
+        let flits = self.packets[worm.packet as usize].flits;
+        worm.next = flits;
+        out.worm = Some(worm);
+        out.last_send = Some(now);
+        out.run = None;
+        ctx.schedule(now + self.tau, WormEvent::Released { port });
+        let Some(input) = worm.input else { return };
+        // The tail's departure is a departure like any other: a GO may be due at it
+        // (checked here, as the packet leaves the buffer's accounting).
+        if let Some(front) = self.ins[input as usize].entries.front_mut() {
+            front.departed = flits;
+        }
+        self.go_if_drained(input, ctx);
+        let inp = &mut self.ins[input as usize];
+        inp.entries.pop_front();
+        inp.front_since = now;
+        if let Some(head) = inp
+            .entries
+            .front()
+            .and_then(|e| e.arrivals.first())
+            .filter(|r| r.first == 0)
+        {
+            let at = head.start.max(now) + self.routing_latency;
+            ctx.schedule(at, WormEvent::Routed { input });
+        }
+        self.schedule_thresholds(input, ctx);
+    }
+
+    /// Finds when `input` next sends STOP (or GO, once stopped) under the current
+    /// plans, and schedules it; earlier schedules become stale.
+    pub(super) fn schedule_thresholds<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let tau = self.tau;
+        let inp = &mut self.ins[input as usize];
+        let Some(thresholds) = inp.thresholds else { return };
+        inp.version += 1;
+        let version = inp.version;
+        let Some(front) = inp.entries.front() else { return };
+        let departure = front.route.and_then(|o| {
+            let out = &self.outs[o as usize];
+            out.worm.filter(|w| w.input == Some(input)).and(out.run)
+        });
+        let base = -i64::from(front.departed);
+        let arrivals: Vec<Run> = inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()).collect();
+        if inp.stop_sent {
+            if let Some(at) = first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau) {
+                ctx.schedule(at, WormEvent::GoDue { input, version });
+            }
+        } else {
+            // Arrivals of this instant had their STOP check already, unless we are ahead
+            // of them (a flow-control signal or an injection of this instant).
+            let from = if ctx.rank < 2 {
+                ctx.now
+            } else {
+                ctx.now + SimTime::from_ps(1)
+            };
+            if let Some(at) = first_stop(&arrivals, base, departure, from, thresholds.high, tau) {
+                ctx.schedule(at, WormEvent::StopDue { input, version });
+            }
+        }
+    }
+
+    /// Sends GO now if `input` is stopped and its occupancy, counting every arrival and
+    /// departure up to now, is at most the low-water mark.
+    fn go_if_drained<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let tau = self.tau;
+        let now = ctx.now;
+        let inp = &self.ins[input as usize];
+        let (Some(thresholds), true) = (inp.thresholds, inp.stop_sent) else {
+            return;
+        };
+        let arrived: i64 = inp
+            .entries
+            .iter()
+            .flat_map(|e| e.arrivals.iter())
+            .map(|r| i64::from(r.count_by(now, tau, false)))
+            .sum();
+        let departed: i64 = inp.entries.iter().map(|e| i64::from(e.departed)).sum();
+        if arrived - departed <= i64::from(thresholds.low) {
+            let version = inp.version;
+            self.go_due(input, version, ctx);
+        }
+    }
+
+    pub(super) fn stop_due<S: TraceSink>(&mut self, input: u32, version: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        if inp.version != version || inp.stop_sent {
+            return;
+        }
+        inp.stop_sent = true;
+        #[cfg(test)]
+        self.signals.push((ctx.now, input, true));
+        if let Some(upstream) = inp.upstream {
+            let at = ctx.now + inp.propagation;
+            ctx.schedule(at, WormEvent::StopArrives { port: upstream });
+        }
+        self.schedule_thresholds(input, ctx);
+    }
+
+    pub(super) fn go_due<S: TraceSink>(&mut self, input: u32, version: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        if inp.version != version || !inp.stop_sent {
+            return;
+        }
+        inp.stop_sent = false;
+        #[cfg(test)]
+        self.signals.push((ctx.now, input, false));
+        if let Some(upstream) = inp.upstream {
+            let at = ctx.now + inp.propagation;
+            ctx.schedule(at, WormEvent::GoArrives { port: upstream });
+        }
+        self.schedule_thresholds(input, ctx);
+    }
+}
+
+/// The run an output can send from flit `k` on, not before `earliest`, given when the
+/// flits arrive at its input: back to back while each has arrived by its turn.
+fn plan_from_arrivals(arrivals: &[Run], k: u32, earliest: SimTime, tau: SimTime) -> Option<Run> {
+    let position = arrivals.iter().position(|r| r.first <= k && k < r.end)?;
+    let start = earliest.max(arrivals[position].at(k, tau));
+    let mut end = arrivals[position].end;
+    for r in &arrivals[position + 1..] {
+        // Contiguous flits that arrive in time for their turn extend the run.
+        if r.first != end || r.start > start + tau * u64::from(r.first - k) {
+            break;
+        }
+        end = r.end;
+    }
+    Some(Run { first: k, end, start })
+}

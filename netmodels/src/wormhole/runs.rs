@@ -1,0 +1,264 @@
+//! Flit runs and the buffer arithmetic of the coarse path.
+//!
+//! A run is a stretch of consecutive flits sent (or received) one flit time apart:
+//! `start, start + τ, …`. An input buffer's future is a list of arrival runs (from the
+//! upstream output's plan) and one departure run (the plan of the output its front
+//! packet holds). From them the coarse path computes, without an event per flit, when
+//! the occupancy first reaches the high-water mark (a STOP is due) or drains to the
+//! low-water mark (a GO is due), with the fine path's rules at one instant: a flit
+//! arriving at `t` counts before a flit leaving at `t`.
+//!
+//! Every function here has a brute-force twin in the tests that steps flit by flit.
+
+use crate::time::SimTime;
+
+/// Flits `first..end` at `start + (k − first)·τ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) first: u32,
+    pub(crate) end: u32,
+    pub(crate) start: SimTime,
+}
+
+impl Run {
+    pub(crate) fn len(&self) -> u32 {
+        self.end - self.first
+    }
+
+    /// Time of flit `k` (in `first..end`).
+    pub(crate) fn at(&self, k: u32, tau: SimTime) -> SimTime {
+        self.start + tau * u64::from(k - self.first)
+    }
+
+    /// Time of the last flit.
+    pub(crate) fn last(&self, tau: SimTime) -> SimTime {
+        self.at(self.end - 1, tau)
+    }
+
+    /// Flits of the run at times `≤ t` (`strict`: `< t`).
+    pub(crate) fn count_by(&self, t: SimTime, tau: SimTime, strict: bool) -> u32 {
+        if t < self.start || (strict && t == self.start) {
+            return 0;
+        }
+        let elapsed = (t - self.start).as_ps();
+        let tau = tau.as_ps().max(1);
+        let n = if strict {
+            elapsed.div_ceil(tau)
+        } else {
+            elapsed / tau + 1
+        };
+        u32::try_from(n).unwrap_or(u32::MAX).min(self.len())
+    }
+}
+
+/// Arrivals at or before `t`, over runs.
+fn arrived(arrivals: &[Run], t: SimTime, tau: SimTime) -> u32 {
+    arrivals.iter().map(|r| r.count_by(t, tau, false)).sum()
+}
+
+/// Departures before `t` (`strict`) or at or before it.
+fn departed(base: u32, departure: Option<Run>, t: SimTime, tau: SimTime, strict: bool) -> u32 {
+    base + departure.map_or(0, |r| r.count_by(t, tau, strict))
+}
+
+/// The first arrival instant `a ≥ from` at which the occupancy (arrivals up to and
+/// including `a`, less departures strictly before `a`) is at least `high`.
+///
+/// `arrivals` are in time order; `base` is the occupancy contributed by what happened
+/// before the runs (arrivals minus departures not described by them).
+pub(crate) fn first_stop(
+    arrivals: &[Run],
+    base: i64,
+    departure: Option<Run>,
+    from: SimTime,
+    high: u32,
+    tau: SimTime,
+) -> Option<SimTime> {
+    let occupancy = |a: SimTime| -> i64 {
+        base + i64::from(arrived(arrivals, a, tau)) - i64::from(departed(0, departure, a, tau, true))
+    };
+    for run in arrivals {
+        if run.len() == 0 || run.last(tau) < from {
+            continue;
+        }
+        // The first flit of the run at or after `from`.
+        let mut k = run.first + run.count_by(from, tau, true);
+        while k < run.end {
+            let a = run.at(k, tau);
+            let occ = occupancy(a);
+            if occ >= i64::from(high) {
+                return Some(a);
+            }
+            // While the departure run keeps pace with the arrivals, the occupancy
+            // stays as it is: skip to where either run ends.
+            let next = match departure {
+                Some(d) if d.len() > 0 && d.start < a && d.count_by(a, tau, true) < d.len() => {
+                    // Departures before a+τ, a+2τ, … keep growing by one per step until
+                    // the departure run is spent.
+                    let spent_after = d.len() - d.count_by(a, tau, true);
+                    let steps = spent_after.min(run.end - k - 1);
+                    if steps > 1 { k + steps } else { k + 1 }
+                }
+                _ => k + 1,
+            };
+            // Confirm the skip kept the occupancy (it can only be equal); otherwise step.
+            if next > k + 1 && occupancy(run.at(next - 1, tau)) != occ {
+                k += 1;
+            } else {
+                k = next;
+            }
+        }
+    }
+    None
+}
+
+/// The first departure instant `d ≥ from` after which the occupancy (arrivals up to
+/// and including `d`, less departures up to and including `d`) is at most `low`.
+pub(crate) fn first_go(
+    arrivals: &[Run],
+    base: i64,
+    departure: Option<Run>,
+    from: SimTime,
+    low: u32,
+    tau: SimTime,
+) -> Option<SimTime> {
+    let d = departure?;
+    if d.len() == 0 {
+        return None;
+    }
+    let occupancy = |t: SimTime| -> i64 {
+        base + i64::from(arrived(arrivals, t, tau)) - i64::from(departed(0, Some(d), t, tau, false))
+    };
+    let mut k = d.first + d.count_by(from, tau, true);
+    while k < d.end {
+        let t = d.at(k, tau);
+        let occ = occupancy(t);
+        if occ <= i64::from(low) {
+            return Some(t);
+        }
+        // While arrivals keep pace, the occupancy stays: skip to where they stop.
+        let pace = arrivals
+            .iter()
+            .find(|r| r.len() > 0 && r.start <= t + tau && t < r.last(tau))
+            .map(|r| {
+                // Arrivals in (t, t+τ], (t+τ, t+2τ], … continue until the run's last flit.
+                let remaining = (r.last(tau) - t).as_ps() / tau.as_ps().max(1);
+                u32::try_from(remaining).unwrap_or(u32::MAX)
+            });
+        let next = match pace {
+            Some(steps) if steps > 1 => k + steps.min(d.end - k - 1).max(1),
+            _ => k + 1,
+        };
+        if next > k + 1 && occupancy(d.at(next - 1, tau)) != occ {
+            k += 1;
+        } else {
+            k = next;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    const TAU: SimTime = SimTime::from_ns(32);
+
+    /// Every instant of the runs, flit by flit, as the fine path sees them.
+    fn brute(
+        arrivals: &[Run],
+        base: i64,
+        departure: Option<Run>,
+        from: SimTime,
+        high: u32,
+        low: u32,
+    ) -> (Option<SimTime>, Option<SimTime>) {
+        let mut stop = None;
+        for r in arrivals {
+            for k in r.first..r.end {
+                let a = r.at(k, TAU);
+                if a < from || stop.is_some() {
+                    continue;
+                }
+                let occ = base + i64::from(arrived(arrivals, a, TAU)) - i64::from(departed(0, departure, a, TAU, true));
+                if occ >= i64::from(high) {
+                    stop = Some(a);
+                }
+            }
+        }
+        let mut go = None;
+        if let Some(d) = departure {
+            for k in d.first..d.end {
+                let t = d.at(k, TAU);
+                if t < from || go.is_some() {
+                    continue;
+                }
+                let occ = base + i64::from(arrived(arrivals, t, TAU)) - i64::from(departed(0, Some(d), t, TAU, false));
+                if occ <= i64::from(low) {
+                    go = Some(t);
+                }
+            }
+        }
+        (stop, go)
+    }
+
+    #[test]
+    fn counts_by_time() {
+        let r = Run {
+            first: 3,
+            end: 8,
+            start: SimTime::from_ns(100),
+        };
+        assert_eq!(r.count_by(SimTime::from_ns(99), TAU, false), 0);
+        assert_eq!(r.count_by(SimTime::from_ns(100), TAU, false), 1);
+        assert_eq!(r.count_by(SimTime::from_ns(100), TAU, true), 0);
+        assert_eq!(r.count_by(SimTime::from_ns(132), TAU, true), 1);
+        assert_eq!(r.count_by(SimTime::from_ns(133), TAU, true), 2);
+        assert_eq!(r.count_by(SimTime::from_ns(10_000), TAU, false), 5);
+        assert_eq!(r.last(TAU), SimTime::from_ns(100 + 4 * 32));
+    }
+
+    #[test]
+    fn crossings_match_stepping_flit_by_flit() {
+        let mut rng = Rng::new(17);
+        for case in 0..20_000 {
+            let ns = |rng: &mut Rng, max: u64| SimTime::from_ns(rng.below(max));
+            let mut arrivals = Vec::new();
+            let mut t = ns(&mut rng, 200);
+            let mut flit = 0;
+            for _ in 0..rng.below(4) {
+                let len = rng.below(40) as u32;
+                arrivals.push(Run {
+                    first: flit,
+                    end: flit + len,
+                    start: t,
+                });
+                flit += len;
+                t = t + TAU * u64::from(len) + ns(&mut rng, 300);
+            }
+            let departure = (rng.below(4) > 0).then(|| {
+                let first = rng.below(5) as u32;
+                Run {
+                    first,
+                    end: first + rng.below(120) as u32,
+                    start: ns(&mut rng, 1500),
+                }
+            });
+            let base = rng.below(6) as i64;
+            let from = ns(&mut rng, 800);
+            let (high, low) = (1 + rng.below(30) as u32, rng.below(10) as u32);
+            let (stop, go) = brute(&arrivals, base, departure, from, high, low);
+            assert_eq!(
+                first_stop(&arrivals, base, departure, from, high, TAU),
+                stop,
+                "case {case}: stop {arrivals:?} {departure:?} base {base} from {from} high {high}"
+            );
+            assert_eq!(
+                first_go(&arrivals, base, departure, from, low, TAU),
+                go,
+                "case {case}: go {arrivals:?} {departure:?} base {base} from {from} low {low}"
+            );
+        }
+    }
+}
