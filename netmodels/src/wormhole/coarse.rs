@@ -30,16 +30,21 @@ use crate::wormhole::{Ctx, Entry, WormEvent, WormholeFabric};
 impl WormholeFabric {
     /// Recomputes `port`'s plan from now, and every plan downstream that depends on it.
     pub(super) fn replan<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
-        let mut work = vec![port];
-        let mut inputs = Vec::new();
+        // Work lists kept between calls: no allocation per event.
+        let mut work = std::mem::take(&mut self.scratch_ports);
+        let mut inputs = std::mem::take(&mut self.scratch_inputs);
+        work.push(port);
         while let Some(out) = work.pop() {
             self.replan_one(out, ctx, &mut work, &mut inputs);
         }
         inputs.sort_unstable();
         inputs.dedup();
-        for input in inputs {
+        for &input in &inputs {
             self.schedule_thresholds(input, ctx);
         }
+        inputs.clear();
+        self.scratch_ports = work;
+        self.scratch_inputs = inputs;
     }
 
     fn replan_one<S: TraceSink>(
@@ -259,11 +264,11 @@ impl WormholeFabric {
             out.worm.filter(|w| w.input == Some(input)).and(out.run)
         });
         let base = -i64::from(front.departed);
-        let arrivals: Vec<Run> = inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()).collect();
-        if inp.stop_sent {
-            if let Some(at) = first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau) {
-                ctx.schedule(at, WormEvent::GoDue { input, version });
-            }
+        let mut arrivals = std::mem::take(&mut self.scratch_runs);
+        arrivals.clear();
+        arrivals.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+        let due = if inp.stop_sent {
+            first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
         } else {
             // Arrivals of this instant had their STOP check already, unless we are ahead
             // of them (a flow-control signal or an injection of this instant).
@@ -272,9 +277,13 @@ impl WormholeFabric {
             } else {
                 ctx.now + SimTime::from_ps(1)
             };
-            if let Some(at) = first_stop(&arrivals, base, departure, from, thresholds.high, tau) {
-                ctx.schedule(at, WormEvent::StopDue { input, version });
-            }
+            first_stop(&arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
+        };
+        self.scratch_runs = arrivals;
+        match due {
+            Some((at, true)) => ctx.schedule(at, WormEvent::StopDue { input, version }),
+            Some((at, false)) => ctx.schedule(at, WormEvent::GoDue { input, version }),
+            None => {}
         }
     }
 

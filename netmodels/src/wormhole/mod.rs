@@ -242,6 +242,10 @@ pub(crate) struct WormholeFabric {
     coarse: bool,
     /// the flit time of every link (the coarse path needs them equal)
     tau: SimTime,
+    /// coarse path: work lists reused between events
+    scratch_ports: Vec<u32>,
+    scratch_inputs: Vec<u32>,
+    scratch_runs: Vec<Run>,
     /// flow-control signals sent, for comparing the paths in tests
     #[cfg(test)]
     pub(crate) signals: Vec<(SimTime, u32, bool)>,
@@ -358,6 +362,9 @@ impl WormholeFabric {
         Ok(WormholeFabric {
             #[cfg(test)]
             signals: Vec::new(),
+            scratch_ports: Vec::new(),
+            scratch_inputs: Vec::new(),
+            scratch_runs: Vec::new(),
             coarse: uniform && params.granularity == Granularity::Coarse,
             tau,
             params,

@@ -74,6 +74,28 @@ pub(crate) fn first_stop(
     high: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
+    if departure.is_none_or(|d| d.len() == 0) {
+        // Nothing leaves: the occupancy grows by one per arrival. The answer is the
+        // first arrival from `from` on, or the one that brings the count to `high`.
+        let needed = i64::from(high) - base;
+        let mut seen = 0i64;
+        for run in arrivals {
+            let len = i64::from(run.len());
+            if len == 0 {
+                continue;
+            }
+            // The earliest arrival of this run not before `from`, and the one that makes
+            // `needed` arrivals in all.
+            let from_k = run.first + run.count_by(from, tau, true);
+            let needed_k = needed - seen - 1;
+            seen += len;
+            let k = i64::from(from_k).max(i64::from(run.first) + needed_k);
+            if k < i64::from(run.end) {
+                return Some(run.at(k as u32, tau));
+            }
+        }
+        return None;
+    }
     let occupancy = |a: SimTime| -> i64 {
         base + i64::from(arrived(arrivals, a, tau)) - i64::from(departed(0, departure, a, tau, true))
     };

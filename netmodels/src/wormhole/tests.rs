@@ -339,11 +339,7 @@ type PathRun = (Vec<(SimTime, u64, SimTime)>, u64, Vec<(SimTime, u32, bool)>);
 
 /// Runs `traffic` (time ns, src, dst, size) on `topology` with the fine and the coarse
 /// path; returns the deliveries of each, sorted, and the events each processed.
-fn fine_and_coarse(
-    topology: &Topology,
-    params: WormholeParams,
-    traffic: &[(u64, u32, u32, u32)],
-) -> [PathRun; 2] {
+fn fine_and_coarse(topology: &Topology, params: WormholeParams, traffic: &[(u64, u32, u32, u32)]) -> [PathRun; 2] {
     [Granularity::Fine, Granularity::Coarse].map(|g| {
         let mut sim = build(topology.clone(), granular(params, g), crate::trace::NullSink);
         for (i, &(at, src, dst, size)) in traffic.iter().enumerate() {
