@@ -132,6 +132,8 @@ pub struct ModelBenchPoint {
     pub packets: u64,
     /// packet-hops (a packet crossing one link)
     pub packet_hops: u64,
+    /// flit-hops, for wormhole switches (a flit crossing one link)
+    pub flit_hops: Option<u64>,
     /// model events processed
     pub events: u64,
     /// wall time of the run [s]
@@ -163,7 +165,7 @@ pub fn model(
 
     use crate::config::FabricConfig;
 
-    let FabricConfig::Crossbar { link, adapter, .. } = network.fabric else {
+    let FabricConfig::Crossbar { link, adapter, switch } = network.fabric else {
         anyhow::bail!("the model benchmark needs a switched network");
     };
     anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");
@@ -222,12 +224,19 @@ pub fn model(
     let link_bytes = link.bandwidth.bytes_per_second_f64() * duration.as_ps() as f64 * 1e-12;
     // Each packet crosses the host's link and the switch's link to its destination.
     let packet_hops = packets * 2;
+    let flit_hops = match switch.kind {
+        vesper_netmodels::SwitchKind::Wormhole(w) => {
+            Some(packet_hops * u64::from((payload + adapter.header_bytes).div_ceil(w.flit_bytes)))
+        }
+        _ => None,
+    };
     Ok(ModelBenchPoint {
         hosts: network.hosts,
         offered_load,
         accepted_load: delivered_bytes as f64 / (link_bytes * f64::from(network.hosts)),
         packets,
         packet_hops,
+        flit_hops,
         events: sim.events_processed(),
         wall_seconds: wall,
         packet_hops_per_second: packet_hops as f64 / wall,

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind,
+    AdapterParams, Arbitration, CioqParams, Granularity, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind,
     SwitchParams, WormholeParams,
 };
 use vesper_server::config::{
@@ -179,9 +179,17 @@ enum BenchCommand {
         /// Hosts in the network.
         #[arg(long, default_value_t = 256)]
         hosts: u32,
-        /// Offered loads, as fractions of a host link's rate.
+        /// Offered loads, as fractions of a host link's rate (or of the saturation
+        /// throughput with --of-saturation).
         #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
         loads: Vec<f64>,
+        /// Read --loads as fractions of the saturation throughput, measured first (an
+        /// overloaded run).
+        #[arg(long)]
+        of_saturation: bool,
+        /// Also run the wormhole model one event per flit (to compare with the default).
+        #[arg(long)]
+        fine: bool,
         /// Simulated time per load [µs].
         #[arg(long, default_value_t = 20_000)]
         duration_us: u64,
@@ -227,11 +235,13 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Model {
             hosts,
             loads,
+            of_saturation,
+            fine,
             duration_us,
             seed,
             switch,
             json,
-        }) => bench_model(hosts, &loads, duration_us, seed, switch, json),
+        }) => bench_model(hosts, &loads, of_saturation, fine, duration_us, seed, switch, json),
         Command::Bench(BenchCommand::Sync {
             round_trips,
             warmup,
@@ -505,9 +515,12 @@ fn bench_sync(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 fn bench_model(
     hosts: u32,
     loads: &[f64],
+    of_saturation: bool,
+    fine: bool,
     duration_us: u64,
     seed: u64,
     switch: SwitchArg,
@@ -516,7 +529,10 @@ fn bench_model(
     let kind = match switch {
         SwitchArg::OutputQueued => SwitchKind::OutputQueued,
         SwitchArg::Cioq => SwitchKind::Cioq(CioqParams::default()),
-        SwitchArg::Wormhole => SwitchKind::Wormhole(WormholeParams::default()),
+        SwitchArg::Wormhole => SwitchKind::Wormhole(WormholeParams {
+            granularity: if fine { Granularity::Fine } else { Granularity::Coarse },
+            ..WormholeParams::default()
+        }),
     };
     let network = NetworkConfig {
         hosts,
@@ -530,11 +546,20 @@ fn bench_model(
         },
     };
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
+    let scale = if of_saturation {
+        let overloaded = vesper_server::bench::model(&network, 1.2, duration, seed)?;
+        if !json {
+            println!("saturation throughput: {:.3} of the link rate", overloaded.accepted_load);
+        }
+        overloaded.accepted_load
+    } else {
+        1.0
+    };
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());
         println!(
-            "{:>6} {:>8} {:>9} {:>10} {:>12} {:>8} {:>14} {:>12} {:>12} {:>9}",
+            "{:>6} {:>8} {:>9} {:>10} {:>12} {:>8} {:>14} {:>14} {:>12} {:>12} {:>9}",
             "hosts",
             "offered",
             "accepted",
@@ -542,16 +567,20 @@ fn bench_model(
             "packet-hops",
             "wall s",
             "pkt-hops/s",
+            "flit-hops/s",
             "events/s",
             "latency ns",
             "peak MiB"
         );
     }
     for &load in loads {
-        let p = vesper_server::bench::model(&network, load, duration, seed)?;
+        let p = vesper_server::bench::model(&network, load * scale, duration, seed)?;
         if !json {
+            let flit_hops = p
+                .flit_hops
+                .map_or("-".to_string(), |f| format!("{:.0}", f as f64 / p.wall_seconds));
             println!(
-                "{:>6} {:>8.2} {:>9.3} {:>10} {:>12} {:>8.2} {:>14.0} {:>12.0} {:>12.0} {:>9.1}",
+                "{:>6} {:>8.3} {:>9.3} {:>10} {:>12} {:>8.2} {:>14.0} {:>14} {:>12.0} {:>12.0} {:>9.1}",
                 p.hosts,
                 p.offered_load,
                 p.accepted_load,
@@ -559,6 +588,7 @@ fn bench_model(
                 p.packet_hops,
                 p.wall_seconds,
                 p.packet_hops_per_second,
+                flit_hops,
                 p.events_per_second,
                 p.mean_latency_ns,
                 p.peak_memory_mib.unwrap_or(f64::NAN)
