@@ -144,7 +144,7 @@ pub struct ModelBenchPoint {
     pub events_per_second: f64,
     /// mean message latency [ns]
     pub mean_latency_ns: f64,
-    /// peak resident memory of this process so far [MiB] (Linux only)
+    /// peak resident memory of this process during the point [MiB] (Linux only)
     pub peak_memory_mib: Option<f64>,
 }
 
@@ -170,6 +170,8 @@ pub fn model(
     };
     anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");
     anyhow::ensure!(offered_load > 0.0, "the offered load must be positive");
+    // Peak memory per point: reset the kernel's high-water mark (Linux; ignored elsewhere).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
     let mut sim = network.builder().build()?;
     let payload = adapter.payload_bytes;
     let packet_time = link

@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, Granularity, IdealParams, InitialPointer, Interleave, LinkParams, SimTime, SwitchKind,
-    SwitchParams, WormholeParams,
+    AdapterParams, Arbitration, CioqParams, Granularity, IdealParams, InitialPointer, Interleave, LinkParams, SimTime,
+    SwitchKind, SwitchParams, WormholeParams,
 };
 use vesper_server::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
@@ -549,7 +549,10 @@ fn bench_model(
     let scale = if of_saturation {
         let overloaded = vesper_server::bench::model(&network, 1.2, duration, seed)?;
         if !json {
-            println!("saturation throughput: {:.3} of the link rate", overloaded.accepted_load);
+            println!(
+                "saturation throughput: {:.3} of the link rate",
+                overloaded.accepted_load
+            );
         }
         overloaded.accepted_load
     } else {

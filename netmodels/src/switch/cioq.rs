@@ -23,6 +23,8 @@ use crate::switch::CioqParams;
 pub(crate) struct InputQueues {
     /// one FIFO, or one queue per output port (indexed by the switch's port number)
     queues: Vec<VecDeque<(u32, u32)>>,
+    /// the outputs whose queue here is not empty (virtual output queues), in order
+    waiting: Vec<u32>,
     /// a transfer from this input is under way
     pub(crate) busy: bool,
     /// bytes of the packets waiting here (kept by the caller, for traces)
@@ -56,6 +58,7 @@ impl Crossbar {
             inputs: (0..ports)
                 .map(|_| InputQueues {
                     queues: (0..queues).map(|_| VecDeque::new()).collect(),
+                    waiting: Vec::new(),
                     busy: false,
                     bytes: 0,
                 })
@@ -74,12 +77,14 @@ impl Crossbar {
 
     /// A packet (slab id `packet`) arrived at input `input`, bound for output `output`.
     pub(crate) fn enqueue(&mut self, input: u32, output: u32, packet: u32) {
-        let queue = if self.params.virtual_output_queues {
-            output as usize
-        } else {
-            0
-        };
-        self.inputs[input as usize].queues[queue].push_back((output, packet));
+        let voq = self.params.virtual_output_queues;
+        let inp = &mut self.inputs[input as usize];
+        let queue = if voq { output as usize } else { 0 };
+        if voq && inp.queues[queue].is_empty() {
+            let at = inp.waiting.partition_point(|&o| o < output);
+            inp.waiting.insert(at, output);
+        }
+        inp.queues[queue].push_back((output, packet));
     }
 
     /// Packets waiting at `input`.
@@ -90,20 +95,31 @@ impl Crossbar {
 
     /// Matches free inputs to free outputs; returns the transfers to start as
     /// `(input, output, packet)`, and marks their ports busy.
+    ///
+    /// Only the (output, input) pairs that could go are looked at: the heads of free
+    /// FIFO inputs, or the non-empty virtual queues of free inputs.
     pub(crate) fn matches(&mut self) -> Vec<(u32, u32, u32)> {
         let ports = self.output_busy.len() as u32;
-        let mut started = Vec::new();
-        for k in 0..ports {
-            let output = (self.start + k) % ports;
-            if self.output_busy[output as usize] {
+        let mut wants = Vec::new();
+        for (input, inp) in self.inputs.iter().enumerate() {
+            if inp.busy {
                 continue;
             }
-            let pointer = self.pointers[output as usize];
-            let chosen = (0..ports).map(|j| (pointer + j) % ports).find(|&input| {
-                let inp = &self.inputs[input as usize];
-                !inp.busy && self.head_for(input, output).is_some()
-            });
-            let Some(input) = chosen else { continue };
+            if self.params.virtual_output_queues {
+                wants.extend(inp.waiting.iter().map(|&o| (o, input as u32)));
+            } else if let Some(&(o, _)) = inp.queues[0].front() {
+                wants.push((o, input as u32));
+            }
+        }
+        // Outputs in turn from the rotating start; within one, inputs from its pointer.
+        let start = self.start;
+        let pointers = &self.pointers;
+        wants.sort_unstable_by_key(|&(o, i)| ((o + ports - start) % ports, (i + ports - pointers[o as usize]) % ports));
+        let mut started = Vec::new();
+        for (output, input) in wants {
+            if self.output_busy[output as usize] || self.inputs[input as usize].busy {
+                continue;
+            }
             let Some(packet) = self.take(input, output) else {
                 continue;
             };
@@ -116,27 +132,15 @@ impl Crossbar {
         started
     }
 
-    /// The packet `input` would send to `output` now, if any.
-    fn head_for(&self, input: u32, output: u32) -> Option<u32> {
-        let inp = &self.inputs[input as usize];
-        let queue = if self.params.virtual_output_queues {
-            output as usize
-        } else {
-            0
-        };
-        inp.queues[queue]
-            .front()
-            .filter(|&&(wanted, _)| wanted == output)
-            .map(|&(_, p)| p)
-    }
-
     fn take(&mut self, input: u32, output: u32) -> Option<u32> {
-        let queue = if self.params.virtual_output_queues {
-            output as usize
-        } else {
-            0
-        };
-        self.inputs[input as usize].queues[queue].pop_front().map(|(_, p)| p)
+        let voq = self.params.virtual_output_queues;
+        let inp = &mut self.inputs[input as usize];
+        let queue = if voq { output as usize } else { 0 };
+        let (_, packet) = inp.queues[queue].pop_front()?;
+        if voq && inp.queues[queue].is_empty() {
+            inp.waiting.retain(|&o| o != output);
+        }
+        Some(packet)
     }
 }
 
