@@ -23,7 +23,7 @@ use crate::link::LinkParams;
 use crate::switch::cioq::Crossbar;
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::{Endpoint, RouteTable, Topology, TopologyError, Wiring, wire};
+use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
 use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
 use crate::wormhole::{Ctx, WormEvent, WormholeFabric};
 
@@ -340,6 +340,8 @@ pub(crate) struct Message {
     pub(crate) packets_total: u32,
     /// packets whose last byte reached the destination
     pub(crate) packets_delivered: u32,
+    /// how its packets find their way
+    pub(crate) route: Route,
 }
 
 /// Everything that can happen. Small and `Copy`: the queue holds events by value.
@@ -433,6 +435,11 @@ impl<S: TraceSink> Simulation<S> {
         if at < self.now() {
             return Err(InjectError::InThePast { at, now: self.now() });
         }
+        let route = match &mut self.fabric {
+            Fabric::Switched(net) => net.routes.route(spec.src, spec.dst),
+            Fabric::Wormhole(net) => net.routes_mut().route(spec.src, spec.dst),
+            Fabric::Ideal(_) => Route::Table,
+        };
         let packets_total = match &self.fabric {
             Fabric::Switched(net) => net.adapter.packets(spec.size_bytes),
             Fabric::Wormhole(net) => net.adapter().packets(spec.size_bytes),
@@ -446,6 +453,7 @@ impl<S: TraceSink> Simulation<S> {
             packets_cut: 0,
             packets_total,
             packets_delivered: 0,
+            route,
         };
         let message = match self.free_messages.pop() {
             Some(id) => {
@@ -779,7 +787,9 @@ impl Switched {
         let message = &step.messages[sent.message.index()];
         match peer.device {
             Device::Switch(switch) => {
-                let out = self.routes.next_port(switch, message.spec.dst);
+                let out = self
+                    .routes
+                    .port(message.route, switch, usize::from(sent.hop), message.spec.dst);
                 let next = self.port_id(Endpoint {
                     device: peer.device,
                     port: out,

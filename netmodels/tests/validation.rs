@@ -346,3 +346,80 @@ fn wrf_pattern_output_queued_switches_never_block() {
     let late = late(&finish);
     assert!(late.len() < 32, "{late:?}");
 }
+
+// ------------------------------------------- source routing (s-mod-k) against tables
+
+/// The 4-ary 2-tree routed `routing`: hosts 0 and 1 (one leaf) send 4 KiB to hosts 4
+/// and 8 (two other leaves) at once. d-mod-k sends both up through spine 0 (4 and 8
+/// are 0 mod 4): they share the leaf's up link. s-mod-k (source-routed) spreads them
+/// by source over spines 0 and 1. Returns both arrival times.
+fn two_flows(kind: SwitchKind, source_routed: bool) -> Vec<SimTime> {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let mut topology = tree.topology(LinkParams::default());
+    if source_routed {
+        topology.routing = vesper_netmodels::Routing::SModK(tree);
+    }
+    let mut sim = NetworkBuilder::new(topology)
+        .switch_params(SwitchParams {
+            kind,
+            ..SwitchParams::default()
+        })
+        .build()
+        .expect("valid network");
+    sim.inject(SimTime::ZERO, spec(0, 4, 4096, 0)).expect("valid");
+    sim.inject(SimTime::ZERO, spec(1, 8, 4096, 1)).expect("valid");
+    let mut d = run_all(&mut sim);
+    d.sort_by_key(|d| d.cookie);
+    d.iter().map(|d| d.arrived).collect()
+}
+
+fn source_routing_spreads_what_tables_concentrate(kind: SwitchKind) {
+    let table = two_flows(kind, false);
+    let source = two_flows(kind, true);
+    // Source-routed: no shared link, both at the zero-load time.
+    assert_eq!(source[0], source[1], "{kind:?}");
+    // Table-routed: one waits for the other on the shared up link.
+    assert!(table[0].max(table[1]) > source[0], "{kind:?}: {table:?} vs {source:?}");
+    assert_eq!(table[0].min(table[1]), source[0], "{kind:?}");
+}
+
+#[test]
+fn source_routing_output_queued() {
+    source_routing_spreads_what_tables_concentrate(output_queued());
+}
+
+#[test]
+fn source_routing_cioq() {
+    source_routing_spreads_what_tables_concentrate(cioq(1, false));
+}
+
+#[test]
+fn source_routing_wormhole() {
+    source_routing_spreads_what_tables_concentrate(wormhole());
+}
+
+#[test]
+fn source_routed_all_to_all_is_delivered_on_every_switch_kind() {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    for kind in [output_queued(), cioq(2, true), wormhole()] {
+        let mut topology = tree.topology(LinkParams::default());
+        topology.routing = vesper_netmodels::Routing::SModK(tree.clone());
+        let mut sim = NetworkBuilder::new(topology)
+            .switch_params(SwitchParams {
+                kind,
+                ..SwitchParams::default()
+            })
+            .build()
+            .expect("valid network");
+        let mut n = 0;
+        for src in 0..16 {
+            for dst in 0..16 {
+                sim.inject(SimTime::ZERO, spec(src, dst, 3000, n)).expect("valid");
+                n += 1;
+            }
+        }
+        let d = run_all(&mut sim);
+        assert_eq!(d.len() as u64, n, "{kind:?}");
+        assert_eq!(sim.in_flight(), 0);
+    }
+}

@@ -8,7 +8,7 @@
 //!   hostN.p0 ──cable── sw0.pN        (the built-in crossbar)
 //! ```
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
@@ -24,7 +24,11 @@ pub enum Routing {
     #[default]
     ShortestPath,
     /// XGFT d-mod-k: up port ⌊d / (w1·…·wl)⌋ mod w(l+1), down by the destination's digit
+    /// (table routing: a switch needs only the destination)
     DModK(Xgft),
+    /// XGFT s-mod-k: the same with the source; the route depends on the source, so it is
+    /// computed at the source and carried in the packet's header (source routing)
+    SModK(Xgft),
 }
 
 /// One end of a cable.
@@ -247,20 +251,37 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
     Ok(wiring)
 }
 
-/// Routing tables: for each switch and destination host, the output port.
+/// Routes: for table routing, the output port of each switch towards each destination;
+/// for source routing, the list of output ports of each (source, destination) path,
+/// computed once per pair when first used and shared by every packet of the pair.
 ///
-/// Built by breadth-first search from each destination: a switch forwards on the
-/// lowest-numbered port that leads one hop closer. Shortest paths, deterministic.
-/// (The topologies issue adds d-mod-k, s-mod-k, random and pattern-aware routing.)
+/// Table routes of arbitrary topologies come from breadth-first search from each
+/// destination: a switch forwards on the lowest-numbered port that leads one hop closer.
+/// Shortest paths, deterministic.
 #[derive(Debug, Clone)]
 pub(crate) struct RouteTable {
     hosts: u32,
-    /// `out_port[switch * hosts + host]`
+    /// `out_port[switch * hosts + host]` (table routing)
     out_port: Vec<u32>,
+    /// source routing: how paths are computed
+    source: Option<Xgft>,
+    /// source routing: path id of each (source, destination) pair used so far
+    path_of: BTreeMap<(u32, u32), u32>,
+    /// source routing: the output port at each switch of each path
+    paths: Vec<Vec<u32>>,
+}
+
+/// How a packet finds its way: by the switches' tables, or by the path in its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// each switch looks the destination up
+    Table,
+    /// the header carries this path (an id into the route table's paths)
+    Source(u32),
 }
 
 impl RouteTable {
-    /// The table of `topology`'s routing.
+    /// The routes of `topology`'s routing.
     pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         match &topology.routing {
             Routing::ShortestPath => RouteTable::shortest_paths(topology, wiring),
@@ -271,8 +292,44 @@ impl RouteTable {
                 for s in 0..switches {
                     out_port.extend((0..hosts).map(|h| x.d_mod_k(SwitchId(s), HostId(h))));
                 }
-                Ok(RouteTable { hosts, out_port })
+                Ok(RouteTable::table(hosts, out_port))
             }
+            Routing::SModK(x) => Ok(RouteTable {
+                source: Some(x.clone()),
+                ..RouteTable::table(topology.hosts, Vec::new())
+            }),
+        }
+    }
+
+    fn table(hosts: u32, out_port: Vec<u32>) -> RouteTable {
+        RouteTable {
+            hosts,
+            out_port,
+            source: None,
+            path_of: BTreeMap::new(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// The route of packets from `src` to `dst`.
+    pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
+        let Some(x) = &self.source else {
+            return Route::Table;
+        };
+        let next = self.paths.len() as u32;
+        let id = *self.path_of.entry((src.0, dst.0)).or_insert(next);
+        if id == next {
+            self.paths.push(x.s_mod_k_path(src, dst));
+        }
+        Route::Source(id)
+    }
+
+    /// The output port of `switch`, the `hop`-th switch of the path (from 0), towards
+    /// host `dst`.
+    pub(crate) fn port(&self, route: Route, switch: SwitchId, hop: usize, dst: HostId) -> u32 {
+        match route {
+            Route::Table => self.next_port(switch, dst),
+            Route::Source(id) => self.paths[id as usize].get(hop).copied().unwrap_or(u32::MAX),
         }
     }
 
@@ -346,10 +403,10 @@ impl RouteTable {
                 }
             }
         }
-        Ok(RouteTable { hosts, out_port })
+        Ok(RouteTable::table(hosts, out_port))
     }
 
-    /// The output port of `switch` towards `host`.
+    /// The output port of `switch` towards `host` (table routing).
     pub(crate) fn next_port(&self, switch: SwitchId, host: HostId) -> u32 {
         self.out_port[switch.index() * self.hosts as usize + host.index()]
     }

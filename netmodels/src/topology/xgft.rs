@@ -209,6 +209,36 @@ impl Xgft {
         self.children[level - 1] + (dst.0 / below) % self.parents[level]
     }
 
+    /// s-mod-k: the output ports of the path from host `src` to host `dst`, switch by
+    /// switch. Up at level l on parent ⌊s / (w1·…·wl)⌋ mod w(l+1) until the destination
+    /// is in the subtree, then down by the destination's digits.
+    pub fn s_mod_k_path(&self, src: HostId, dst: HostId) -> Vec<u32> {
+        let there = self.digits(0, dst.0);
+        // The source's leaf: level-1 label (0, s2, …, sh).
+        let mut digits = self.digits(0, src.0);
+        digits[0] = 0;
+        let mut level = 1;
+        let mut path = Vec::new();
+        loop {
+            if digits[level..] == there[level..] {
+                // Down: towards the child whose digit `level` is the destination's.
+                let port = there[level - 1];
+                path.push(port);
+                digits[level - 1] = port;
+                level -= 1;
+                if level == 0 {
+                    return path;
+                }
+            } else {
+                let below: u32 = self.parents[..level].iter().product();
+                let parent = (src.0 / below) % self.parents[level];
+                path.push(self.children[level - 1] + parent);
+                digits[level] = parent;
+                level += 1;
+            }
+        }
+    }
+
     /// Level and index within the level of `switch`.
     fn locate(&self, switch: SwitchId) -> (usize, u32) {
         let mut id = switch.0;
@@ -269,6 +299,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn s_mod_k_paths_are_minimal_and_spread_by_source() {
+        let x = Xgft::kary_ntree(4, 3).expect("valid");
+        let topology = Xgft::topology(&x, LinkParams::default());
+        let wiring = wire(&topology).expect("valid wiring");
+        for src in 0..x.hosts() {
+            for dst in 0..x.hosts() {
+                let path = x.s_mod_k_path(HostId(src), HostId(dst));
+                // Follow the ports from the source's leaf.
+                let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
+                    .expect("connected")
+                    .0;
+                for &port in &path {
+                    at = wiring.peer[wiring.port(Endpoint {
+                        device: at.device,
+                        port,
+                    })]
+                    .expect("connected")
+                    .0;
+                }
+                assert_eq!(at.device, Device::Host(HostId(dst)), "{src} → {dst}: {path:?}");
+                let (s, d) = (x.digits(0, src), x.digits(0, dst));
+                let level = (0..x.height()).rev().find(|&j| s[j] != d[j]).map_or(1, |j| j + 1);
+                assert_eq!(path.len(), 2 * level - 1);
+            }
+        }
+        // The first up port depends on the source, not the destination.
+        let up = |s: u32| x.s_mod_k_path(HostId(s), HostId(63))[0];
+        assert_eq!((up(0), up(1), up(2), up(3)), (4, 5, 6, 7));
     }
 
     /// Follows the route table from host `src` to host `dst`; returns the switches crossed.

@@ -129,7 +129,8 @@ impl WormholeFabric {
                 start: r.start + tau + propagation,
                 ..r
             });
-            self.set_arrivals(peer, worm.packet, worm.next, arrivals, ctx, work, inputs);
+            let hop = self.next_hop(worm.input);
+            self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, work, inputs);
         }
     }
 
@@ -140,6 +141,7 @@ impl WormholeFabric {
         &mut self,
         input: u32,
         packet: u32,
+        hop: u16,
         committed: u32,
         run: Option<Run>,
         ctx: &mut Ctx<'_, S>,
@@ -174,6 +176,7 @@ impl WormholeFabric {
                 arrived: 0,
                 departed: 0,
                 route: None,
+                hop,
                 arrivals: Vec::new(),
             });
         }

@@ -100,7 +100,7 @@ pub(crate) enum WormEvent {
     /// an output may send its next flit
     Tick { port: u32 },
     /// a flit is wholly in the input buffer `input`
-    FlitArrives { input: u32, packet: u32 },
+    FlitArrives { input: u32, packet: u32, hop: u16 },
     /// the head at the front of `input` has been routed
     Routed { input: u32 },
     /// an idle output chooses among the inputs that want it
@@ -202,6 +202,8 @@ struct Entry {
     departed: u32,
     /// the output it was routed to
     route: Option<u32>,
+    /// this switch's position on the packet's path (0: the first switch)
+    hop: u16,
     /// coarse path: when its flits arrive (runs, in flit order)
     arrivals: Vec<Run>,
 }
@@ -403,7 +405,7 @@ impl WormholeFabric {
                 self.outs[port as usize].ticking = false;
                 self.tick(port, ctx);
             }
-            WormEvent::FlitArrives { input, packet } => return self.flit_arrives(input, packet, ctx),
+            WormEvent::FlitArrives { input, packet, hop } => return self.flit_arrives(input, packet, hop, ctx),
             WormEvent::Routed { input } => self.routed(input, ctx),
             WormEvent::Arbitrate { port } => {
                 self.outs[port as usize].arbitrating = false;
@@ -571,11 +573,13 @@ impl WormholeFabric {
             ctx.schedule(now + flit_time, WormEvent::Tick { port });
         }
         let arrives = now + flit_time + propagation;
+        let hop = self.next_hop(worm.input);
         ctx.schedule(
             arrives,
             WormEvent::FlitArrives {
                 input: peer_input,
                 packet: worm.packet,
+                hop,
             },
         );
         if S::ENABLED {
@@ -659,7 +663,13 @@ impl WormholeFabric {
         self.check_hol(input, ctx);
     }
 
-    fn flit_arrives<S: TraceSink>(&mut self, input: u32, packet: u32, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
+    fn flit_arrives<S: TraceSink>(
+        &mut self,
+        input: u32,
+        packet: u32,
+        hop: u16,
+        ctx: &mut Ctx<'_, S>,
+    ) -> Option<MessageId> {
         let now = ctx.now;
         let inp = &mut self.ins[input as usize];
         if let Device::Host(_) = inp.owner.device {
@@ -682,6 +692,7 @@ impl WormholeFabric {
                 arrived: 1,
                 departed: 0,
                 route: None,
+                hop,
                 arrivals: Vec::new(),
             });
             if inp.entries.len() == 1 {
@@ -755,10 +766,8 @@ impl WormholeFabric {
                 return;
             }
         }
-        let dst = ctx.messages[self.packets[front.packet as usize].message.index()]
-            .spec
-            .dst;
-        let port = self.routes.next_port(switch, dst);
+        let m = &ctx.messages[self.packets[front.packet as usize].message.index()];
+        let port = self.routes.port(m.route, switch, usize::from(front.hop), m.spec.dst);
         let out = self.wiring.port(Endpoint {
             device: inp.owner.device,
             port,
@@ -858,12 +867,10 @@ impl WormholeFabric {
                 return None;
             }
             let next = inp.entries.get(1)?;
-            let dst = ctx.messages[self.packets[next.packet as usize].message.index()]
-                .spec
-                .dst;
+            let m = &ctx.messages[self.packets[next.packet as usize].message.index()];
             let other = self.wiring.port(Endpoint {
                 device: inp.owner.device,
-                port: self.routes.next_port(switch, dst),
+                port: self.routes.port(m.route, switch, usize::from(next.hop), m.spec.dst),
             }) as u32;
             (other != wanted && self.outs[other as usize].worm.is_none()).then_some(())
         })()
@@ -873,6 +880,19 @@ impl WormholeFabric {
             inp.hol = blocked;
             ctx.sink.hol_blocking(ctx.now, port_ref(inp.owner), blocked);
         }
+    }
+
+    /// The path position of the switch a flit sent from `input`'s front packet (or from
+    /// an adapter, `None`) arrives at.
+    fn next_hop(&self, input: Option<u32>) -> u16 {
+        input
+            .and_then(|i| self.ins[i as usize].entries.front())
+            .map_or(0, |e| e.hop + 1)
+    }
+
+    /// The routes, for source-routed packets' paths.
+    pub(crate) fn routes_mut(&mut self) -> &mut RouteTable {
+        &mut self.routes
     }
 
     fn host_port(&self, host: HostId) -> u32 {

@@ -468,6 +468,12 @@ fn random_scenario(seed: u64) -> Scenario {
             .expect("valid")
             .topology(LinkParams::default()),
     };
+    // Source-routed (s-mod-k) instead of table-routed (d-mod-k), half of the time.
+    if let crate::topology::Routing::DModK(x) = &topology.routing
+        && rng.below(2) == 0
+    {
+        topology.routing = crate::topology::Routing::SModK(x.clone());
+    }
     // Cables of different lengths (the flit time stays the same everywhere).
     for cable in &mut topology.cables {
         cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
