@@ -257,32 +257,40 @@ impl WormholeFabric {
     /// plans, and schedules it; earlier schedules become stale.
     pub(super) fn schedule_thresholds<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
         let tau = self.tau;
-        let inp = &mut self.ins[input as usize];
+        let inp = &self.ins[input as usize];
         let Some(thresholds) = inp.thresholds else { return };
-        inp.version += 1;
-        let version = inp.version;
-        let Some(front) = inp.entries.front() else { return };
-        let departure = front.route.and_then(|o| {
-            let out = &self.outs[o as usize];
-            out.worm.filter(|w| w.input == Some(input)).and(out.run)
-        });
-        let base = -i64::from(front.departed);
-        let mut arrivals = std::mem::take(&mut self.scratch_runs);
-        arrivals.clear();
-        arrivals.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
-        let due = if inp.stop_sent {
-            first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
-        } else {
-            // Arrivals of this instant had their STOP check already, unless we are ahead
-            // of them (a flow-control signal or an injection of this instant).
-            let from = if ctx.rank < 2 {
-                ctx.now
+        let due = inp.entries.front().and_then(|front| {
+            let departure = front.route.and_then(|o| {
+                let out = &self.outs[o as usize];
+                out.worm.filter(|w| w.input == Some(input)).and(out.run)
+            });
+            let base = -i64::from(front.departed);
+            let mut arrivals = std::mem::take(&mut self.scratch_runs);
+            arrivals.clear();
+            arrivals.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+            let due = if inp.stop_sent {
+                first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
             } else {
-                ctx.now + SimTime::from_ps(1)
+                // Arrivals of this instant had their STOP check already, unless we are
+                // ahead of them (a flow-control signal or an injection of this instant).
+                let from = if ctx.rank < 2 {
+                    ctx.now
+                } else {
+                    ctx.now + SimTime::from_ps(1)
+                };
+                first_stop(&arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
             };
-            first_stop(&arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
-        };
-        self.scratch_runs = arrivals;
+            self.scratch_runs = arrivals;
+            due
+        });
+        let inp = &mut self.ins[input as usize];
+        if due == inp.pending {
+            // The event already scheduled still stands.
+            return;
+        }
+        inp.version += 1;
+        inp.pending = due;
+        let version = inp.version;
         match due {
             Some((at, true)) => ctx.schedule(at, WormEvent::StopDue { input, version }),
             Some((at, false)) => ctx.schedule(at, WormEvent::GoDue { input, version }),
@@ -317,6 +325,7 @@ impl WormholeFabric {
         if inp.version != version || inp.stop_sent {
             return;
         }
+        inp.pending = None;
         inp.stop_sent = true;
         #[cfg(test)]
         self.signals.push((ctx.now, input, true));
@@ -332,6 +341,7 @@ impl WormholeFabric {
         if inp.version != version || !inp.stop_sent {
             return;
         }
+        inp.pending = None;
         inp.stop_sent = false;
         #[cfg(test)]
         self.signals.push((ctx.now, input, false));

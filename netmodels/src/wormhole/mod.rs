@@ -223,6 +223,8 @@ struct InPort {
     front_since: SimTime,
     /// coarse path: the threshold plan (stale events carry an older one)
     version: u32,
+    /// coarse path: the STOP (true) or GO due and scheduled under `version`
+    pending: Option<(SimTime, bool)>,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -355,6 +357,7 @@ impl WormholeFabric {
                 hol: false,
                 front_since: SimTime::ZERO,
                 version: 0,
+                pending: None,
             });
         }
         // The coarse path needs one flit time everywhere.
