@@ -92,6 +92,9 @@ pub enum BuildError {
     /// the wormhole switches' parameters do not work
     #[error("switch.wormhole.{0}")]
     Wormhole(String),
+    /// wormhole switches mixed with packet switches
+    #[error("switch.kind: wormhole switches cannot share a network with output-queued or CIOQ switches")]
+    MixedKinds,
 }
 
 /// The ideal network: every message arrives `latency + size / bandwidth` after it is
@@ -115,6 +118,8 @@ enum Kind {
         topology: Topology,
         switch: SwitchParams,
         adapter: AdapterParams,
+        /// switches whose kind differs from `switch.kind`
+        kinds: BTreeMap<SwitchId, SwitchKind>,
     },
     Ideal {
         hosts: u32,
@@ -136,6 +141,7 @@ impl NetworkBuilder {
                 topology,
                 switch: SwitchParams::default(),
                 adapter: AdapterParams::default(),
+                kinds: BTreeMap::new(),
             },
         }
     }
@@ -168,6 +174,15 @@ impl NetworkBuilder {
         self
     }
 
+    /// Makes `switch` of another kind than the others (output-queued and CIOQ switches
+    /// mix; wormhole switches need a wormhole network).
+    pub fn switch_kind_of(mut self, switch: SwitchId, kind: SwitchKind) -> Self {
+        if let Kind::Switched { kinds, .. } = &mut self.kind {
+            kinds.insert(switch, kind);
+        }
+        self
+    }
+
     /// Validates the description and builds the simulation, tracing nothing.
     pub fn build(self) -> Result<Simulation, BuildError> {
         self.build_with_sink(NullSink)
@@ -186,9 +201,25 @@ impl NetworkBuilder {
                 topology,
                 switch,
                 adapter,
+                kinds,
             } => {
                 if adapter.payload_bytes == 0 {
                     return Err(BuildError::EmptyPayload);
+                }
+                let kind_of = |s: usize| kinds.get(&SwitchId(s as u32)).copied().unwrap_or(switch.kind);
+                let wormholes = (0..topology.switch_ports.len())
+                    .filter(|&s| matches!(kind_of(s), SwitchKind::Wormhole(_)))
+                    .count();
+                if wormholes != 0 && wormholes != topology.switch_ports.len() {
+                    return Err(BuildError::MixedKinds);
+                }
+                if kinds
+                    .values()
+                    .any(|k| matches!(k, SwitchKind::Wormhole(_)) && *k != switch.kind)
+                {
+                    return Err(BuildError::Wormhole(
+                        "one set of wormhole parameters for the whole network".into(),
+                    ));
                 }
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::build(&topology, &wiring)?;
@@ -222,7 +253,8 @@ impl NetworkBuilder {
                 let crossbars = topology
                     .switch_ports
                     .iter()
-                    .map(|&ports| match switch.kind {
+                    .enumerate()
+                    .map(|(s, &ports)| match kind_of(s) {
                         SwitchKind::Cioq(params) => Some(Crossbar::new(params, ports)),
                         _ => None,
                     })

@@ -423,3 +423,54 @@ fn source_routed_all_to_all_is_delivered_on_every_switch_kind() {
         assert_eq!(sim.in_flight(), 0);
     }
 }
+
+// ------------------------------------------------------ switch kinds chosen per switch
+
+#[test]
+fn output_queued_leaves_with_cioq_spines() {
+    // The 4-ary 2-tree: switches 0–3 are leaves, 4–7 spines.
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let build = || {
+        (4..8)
+            .fold(NetworkBuilder::new(tree.topology(LinkParams::default())), |b, s| {
+                b.switch_kind_of(SwitchId(s), cioq(1, false))
+            })
+            .build()
+            .expect("valid network")
+    };
+    // Zero load: the same closed form as output-queued switches (cut-through crossbar).
+    let mut sim = build();
+    sim.inject(SimTime::ZERO, spec(0, 15, 1000, 0)).expect("valid");
+    let link = LinkParams::default();
+    let expected =
+        SwitchParams::default().routing_latency * 3 + link.propagation * 4 + link.bandwidth.serialization_time(1016);
+    assert_eq!(run_all(&mut sim)[0].arrived, expected);
+    // Under load: everything delivered, and head-of-line blocking at the spines' FIFO
+    // inputs makes the mix slower than output queueing everywhere.
+    let all_to_all = |mut sim: Simulation| {
+        for src in 0..16u32 {
+            for dst in 0..16u32 {
+                sim.inject(SimTime::ZERO, spec(src, dst, 4096, u64::from(src * 16 + dst)))
+                    .expect("valid");
+            }
+        }
+        let d = run_all(&mut sim);
+        assert_eq!(d.len(), 256);
+        d.iter().map(|d| d.arrived).max().expect("deliveries")
+    };
+    let mixed = all_to_all(build());
+    let oq = all_to_all(NetworkBuilder::new(tree.topology(link)).build().expect("valid"));
+    assert!(mixed >= oq, "mixed {mixed} vs output-queued {oq}");
+}
+
+#[test]
+fn wormhole_switches_do_not_mix_with_packet_switches() {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let built = NetworkBuilder::new(tree.topology(LinkParams::default()))
+        .switch_kind_of(SwitchId(5), wormhole())
+        .build();
+    assert_eq!(
+        built.err().map(|e| e.to_string()),
+        Some("switch.kind: wormhole switches cannot share a network with output-queued or CIOQ switches".into())
+    );
+}

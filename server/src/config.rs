@@ -7,8 +7,10 @@ use vesper_netmodels::{AdapterParams, Bandwidth, IdealParams, LinkParams, Networ
 /// The network to simulate: its hosts and what joins them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkConfig {
-    /// number of hosts; client node `n` runs on host `n`
+    /// number of hosts
     pub hosts: u32,
+    /// client nodes (processors) per host: node `n` runs on host `n / nodes_per_host`
+    pub nodes_per_host: u32,
     /// what carries the messages
     pub fabric: FabricConfig,
 }
@@ -33,6 +35,7 @@ impl Default for NetworkConfig {
     fn default() -> Self {
         NetworkConfig {
             hosts: 256,
+            nodes_per_host: 1,
             fabric: FabricConfig::Crossbar {
                 link: LinkParams::default(),
                 switch: SwitchParams::default(),
@@ -55,6 +58,15 @@ impl NetworkConfig {
 
     /// A one-line description for logs and reports.
     pub fn describe(&self) -> String {
+        let fabric = self.describe_fabric();
+        if self.nodes_per_host > 1 {
+            format!("{fabric}, {} nodes per host", self.nodes_per_host)
+        } else {
+            fabric
+        }
+    }
+
+    fn describe_fabric(&self) -> String {
         match self.fabric {
             FabricConfig::Crossbar { link, switch, adapter } => format!(
                 "{} crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",

@@ -325,11 +325,11 @@ impl Coordinator {
     /// Checks a line's nodes and time; returns its time, clamped to the client's last
     /// reply, or `None` (logged and counted) if the line is unusable.
     fn checked_time(&mut self, id: ClientId, line: u64, nodes: (u32, u32), time: WireTime) -> Option<SimTime> {
-        let hosts = self.sim.hosts();
+        let limit = u64::from(self.sim.hosts()) * u64::from(self.config.network.nodes_per_host.max(1));
         let client = self.clients.get_mut(&id)?;
-        if nodes.0 >= hosts || nodes.1 >= hosts {
+        if u64::from(nodes.0) >= limit || u64::from(nodes.1) >= limit {
             warn!(
-                "{} line {line}: expected node ids below {hosts} (the network's hosts), got {} → {}; line ignored",
+                "{} line {line}: expected node ids below {limit} (the network's hosts × nodes per host), got {} → {}; line ignored",
                 client.name, nodes.0, nodes.1
             );
             client.report.bad_lines += 1;
@@ -481,8 +481,8 @@ impl Coordinator {
             None => 0,
         };
         let spec = MessageSpec {
-            src: translate::host_of_node(src),
-            dst: translate::host_of_node(dst),
+            src: translate::host_of_node(src, self.config.network.nodes_per_host),
+            dst: translate::host_of_node(dst, self.config.network.nodes_per_host),
             size_bytes: size,
             cookie: slot as u64,
         };

@@ -47,9 +47,13 @@ struct ServeArgs {
     /// TOML network file.
     #[arg(long, default_value = "crossbar", value_name = "crossbar|ideal|FILE")]
     network: String,
-    /// Hosts in the network; client node n runs on host n [default: 256].
+    /// Hosts in the network [default: 256].
     #[arg(long)]
     hosts: Option<u32>,
+    /// Client nodes (processors) per host: node n runs on host n / N, so nodes of one
+    /// host share its adapter [default: 1].
+    #[arg(long, value_name = "N")]
+    nodes_per_host: Option<u32>,
     /// crossbar: link rate per direction [MB/s, 10^6 bytes/s; default: 250, i.e. 2 Gb/s].
     #[arg(long, value_name = "MB/s")]
     link_bandwidth: Option<f64>,
@@ -282,6 +286,8 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
     let given = |flags: &[(&'static str, bool)]| flags.iter().find(|(_, set)| *set).map(|(name, _)| *name);
     let hosts = args.hosts.unwrap_or(NetworkConfig::default().hosts);
     anyhow::ensure!(hosts > 0, "--hosts: a network needs at least one host");
+    let nodes_per_host = args.nodes_per_host.unwrap_or(1);
+    anyhow::ensure!(nodes_per_host > 0, "--nodes-per-host: a host runs at least one node");
     let ns = |value: Option<f64>, default: SimTime, flag: &str| match value {
         None => Ok(default),
         Some(v) => time_from_ns(v).with_context(|| format!("{flag} {v}: expected a non-negative delay in ns")),
@@ -327,6 +333,7 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
             );
             Ok(NetworkConfig {
                 hosts,
+                nodes_per_host,
                 fabric: FabricConfig::Crossbar { link, switch, adapter },
             })
         }
@@ -346,6 +353,7 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
             };
             Ok(NetworkConfig {
                 hosts,
+                nodes_per_host,
                 fabric: FabricConfig::Ideal(params),
             })
         }
@@ -536,6 +544,7 @@ fn bench_model(
     };
     let network = NetworkConfig {
         hosts,
+        nodes_per_host: 1,
         fabric: FabricConfig::Crossbar {
             link: LinkParams::default(),
             switch: SwitchParams {

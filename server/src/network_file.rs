@@ -5,6 +5,7 @@
 //! [network]
 //! kind = "crossbar"
 //! hosts = 256
+//! nodes_per_host = 1            # client nodes (processors) per host, filled in order
 //! link_bandwidth_mbs = 250      # per direction, 10^6 bytes/s
 //! link_latency_ns = 25          # cable propagation
 //! routing_latency_ns = 100      # switch routing decision
@@ -91,6 +92,7 @@ enum Network {
 #[serde(deny_unknown_fields)]
 struct Crossbar {
     hosts: Option<u32>,
+    nodes_per_host: Option<u32>,
     link_bandwidth_mbs: Option<f64>,
     link_latency_ns: Option<f64>,
     routing_latency_ns: Option<f64>,
@@ -142,6 +144,7 @@ impl From<InterleaveName> for Interleave {
 #[serde(deny_unknown_fields)]
 struct Ideal {
     hosts: Option<u32>,
+    nodes_per_host: Option<u32>,
     bandwidth_mbps: f64,
     latency_ns: Option<f64>,
 }
@@ -172,7 +175,7 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
         None => Ok(default),
         Some(v) => time_from_ns(v).ok_or_else(|| value(field, "expected a non-negative time in ns")),
     };
-    let (hosts, fabric) = match parsed.network {
+    let (hosts, nodes_per_host, fabric) = match parsed.network {
         Network::Crossbar(c) => {
             let link_default = LinkParams::default();
             let bandwidth = match c.link_bandwidth_mbs {
@@ -258,7 +261,11 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
             if adapter.payload_bytes == 0 {
                 return Err(value("packet_payload_bytes", "a packet must carry at least one byte"));
             }
-            (c.hosts, FabricConfig::Crossbar { link, switch, adapter })
+            (
+                c.hosts,
+                c.nodes_per_host,
+                FabricConfig::Crossbar { link, switch, adapter },
+            )
         }
         Network::Ideal(i) => {
             let params = IdealParams {
@@ -266,14 +273,22 @@ pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> 
                     .ok_or_else(|| value("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
                 latency: ns(i.latency_ns, vesper_netmodels::SimTime::ZERO, "latency_ns")?,
             };
-            (i.hosts, FabricConfig::Ideal(params))
+            (i.hosts, i.nodes_per_host, FabricConfig::Ideal(params))
         }
     };
     let hosts = hosts.unwrap_or(defaults.hosts);
     if hosts == 0 {
         return Err(value("hosts", "a network needs at least one host"));
     }
-    Ok(NetworkConfig { hosts, fabric })
+    let nodes_per_host = nodes_per_host.unwrap_or(1);
+    if nodes_per_host == 0 {
+        return Err(value("nodes_per_host", "a host runs at least one node"));
+    }
+    Ok(NetworkConfig {
+        hosts,
+        nodes_per_host,
+        fabric,
+    })
 }
 
 #[cfg(test)]

@@ -20,9 +20,10 @@ pub fn wire_time(t: SimTime) -> WireTime {
     WireTime(t.to_wire_ns())
 }
 
-/// The host a client node runs on (node `n` on host `n` until task mapping arrives).
-pub fn host_of_node(node: u32) -> HostId {
-    HostId(node)
+/// The host a client node runs on: hosts have `nodes_per_host` processors each, filled
+/// in order (node `n` on host `n / nodes_per_host`), until task-mapping files arrive.
+pub fn host_of_node(node: u32, nodes_per_host: u32) -> HostId {
+    HostId(node / nodes_per_host.max(1))
 }
 
 /// The `COMPLETED SEND` line for a delivered message: the request's fields echoed, the

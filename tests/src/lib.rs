@@ -58,6 +58,7 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
     ServerConfig {
         network: NetworkConfig {
             hosts,
+            nodes_per_host: 1,
             fabric: FabricConfig::Crossbar {
                 link: LinkParams::default(),
                 switch: SwitchParams::default(),
@@ -80,6 +81,7 @@ pub fn ideal_config(hosts: u32, mbps: f64, latency_ns: f64) -> ServerConfig {
     ServerConfig {
         network: NetworkConfig {
             hosts,
+            nodes_per_host: 1,
             fabric: FabricConfig::Ideal(params),
         },
         ..config(hosts, 1)

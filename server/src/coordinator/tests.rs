@@ -14,6 +14,7 @@ use crate::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
 fn network(hosts: u32) -> NetworkConfig {
     NetworkConfig {
         hosts,
+        nodes_per_host: 1,
         fabric: FabricConfig::Crossbar {
             link: LinkParams::default(),
             switch: SwitchParams::default(),
@@ -411,6 +412,7 @@ fn ack_behind_data(interleave: Interleave) -> Vec<f64> {
     let config = ServerConfig {
         network: NetworkConfig {
             hosts: 4,
+            nodes_per_host: 1,
             fabric: FabricConfig::Crossbar {
                 link: LinkParams::default(),
                 switch: SwitchParams::default(),
@@ -503,4 +505,32 @@ fn the_status_line_names_who_holds_time_back() {
         status.contains("waiting for 1 more client(s) to connect (--clients 3)"),
         "{status}"
     );
+}
+
+#[test]
+fn nodes_of_one_host_share_its_adapter() {
+    let config = ServerConfig {
+        network: NetworkConfig {
+            nodes_per_host: 2,
+            ..network(4)
+        },
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
+    connect(&mut c, 0);
+    // Nodes 0 and 1 run on host 0: their messages leave one after the other.
+    let items = vec![
+        data(0.0, 0, 2, 4096, 0, 1),
+        data(0.0, 1, 4, 4096, 0, 2),
+        data(0.0, 0, 8, 1, 0, 3),
+    ];
+    batch(&mut c, 0, items, 2.52e13);
+    let mut times = completion_times(&replies(&mut c)[0].1);
+    batch(&mut c, 0, vec![], 2.52e13);
+    times.extend(completion_times(&replies(&mut c)[0].1));
+    assert_eq!(times, vec![16384.0 + 150.0, 2.0 * 16384.0 + 150.0]);
+    // Node 8 would be on host 4, which does not exist.
+    assert_eq!(c.report().simulation.clients[0].bad_lines, 1);
+    assert!(c.report().simulation.network.ends_with(", 2 nodes per host"));
 }
