@@ -15,15 +15,28 @@ use crate::time::SimTime;
 /// A pending event.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
-    time: SimTime,
-    rank: u8,
-    sequence: u64,
+    /// (time, rank, sequence) packed into one integer, compared in one go: time in the
+    /// high 64 bits, then the rank (8 bits), then the sequence (56 bits)
+    key: u128,
     event: E,
 }
 
+impl<E> Entry<E> {
+    fn key(time: SimTime, rank: u8, sequence: u64) -> u128 {
+        (u128::from(time.as_ps()) << 64) | (u128::from(rank) << 56) | u128::from(sequence & SEQUENCE_MASK)
+    }
+
+    fn time(&self) -> SimTime {
+        SimTime::from_ps((self.key >> 64) as u64)
+    }
+}
+
+/// Sequence numbers wrap after 2^56 events (7 × 10^16): far beyond any run.
+const SEQUENCE_MASK: u64 = (1 << 56) - 1;
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.rank, self.sequence) == (other.time, other.rank, other.sequence)
+        self.key == other.key
     }
 }
 
@@ -38,7 +51,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     /// Reversed, so that the max-heap pops the earliest (time, rank, sequence) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.rank, other.sequence).cmp(&(self.time, self.rank, self.sequence))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -99,27 +112,26 @@ impl<E: Copy> EventQueue<E> {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         self.heap.push(Entry {
-            time: time.max(self.now),
-            rank,
-            sequence,
+            key: Entry::<E>::key(time.max(self.now), rank, sequence),
             event,
         });
     }
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     /// Pops the earliest event if it is at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        if self.heap.peek()?.time > limit {
+        if self.heap.peek()?.time() > limit {
             return None;
         }
         let entry = self.heap.pop()?;
-        self.now = entry.time;
+        let time = entry.time();
+        self.now = time;
         self.processed += 1;
-        Some((entry.time, entry.event))
+        Some((time, entry.event))
     }
 
     /// Moves the clock forward to `time` without an event (never backwards).
