@@ -650,8 +650,7 @@ impl Switched {
             Event::Match { switch } => self.cioq_match(switch, step),
             Event::CrossbarDone { switch, input, output } => {
                 if let Some(x) = self.crossbars[switch.index()].as_mut() {
-                    x.inputs[input as usize].busy = false;
-                    x.output_busy[output as usize] = false;
+                    x.done(input, output);
                 }
                 self.schedule_match(switch, step);
             }
@@ -669,13 +668,13 @@ impl Switched {
             return;
         };
         x.enqueue(input, output, packet.0);
-        x.inputs[input as usize].bytes += u64::from(p.wire_bytes);
+        x.input_mut(input).bytes += u64::from(p.wire_bytes);
         if S::ENABLED {
             let at = PortRef {
                 device: Device::Switch(switch),
                 port: input,
             };
-            step.sink.backlog(step.now, at, x.inputs[input as usize].bytes);
+            step.sink.backlog(step.now, at, x.input_mut(input).bytes);
         }
         self.schedule_match(switch, step);
     }
@@ -683,6 +682,7 @@ impl Switched {
     fn schedule_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
         if let Some(x) = self.crossbars[switch.index()].as_mut()
             && !x.matching
+            && x.has_work()
         {
             // After every other arrival of this instant.
             x.matching = true;
@@ -717,13 +717,13 @@ impl Switched {
             let end = (now + transfer).max(p.tail_at_next_input);
             p.tail_at_next_input = end;
             let bytes = u64::from(p.wire_bytes);
-            x.inputs[input as usize].bytes -= bytes;
+            x.input_mut(input).bytes -= bytes;
             if S::ENABLED {
                 let at = PortRef {
                     device: Device::Switch(switch),
                     port: input,
                 };
-                step.sink.backlog(now, at, x.inputs[input as usize].bytes);
+                step.sink.backlog(now, at, x.input_mut(input).bytes);
             }
             step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
             // The head is through: the packet joins its output queue now.

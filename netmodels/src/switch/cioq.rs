@@ -26,18 +26,27 @@ pub(crate) struct InputQueues {
     /// the outputs whose queue here is not empty (virtual output queues), in order
     waiting: Vec<u32>,
     /// a transfer from this input is under way
-    pub(crate) busy: bool,
+    busy: bool,
     /// bytes of the packets waiting here (kept by the caller, for traces)
     pub(crate) bytes: u64,
 }
 
 /// The crossbar state of one switch.
+///
+/// Matching is incremental: only outputs whose situation changed since the last
+/// matching (freed, newly wanted, or wanted by an input that was freed) are looked at,
+/// in the same rotating order a full scan would use; the others could not match anyway.
 #[derive(Debug)]
 pub(crate) struct Crossbar {
     params: CioqParams,
-    pub(crate) inputs: Vec<InputQueues>,
+    inputs: Vec<InputQueues>,
     /// a transfer into this output is under way
-    pub(crate) output_busy: Vec<bool>,
+    output_busy: Vec<bool>,
+    /// per output: the inputs with a packet for it at the head of a queue, in order
+    wanting: Vec<Vec<u32>>,
+    /// outputs to look at in the next matching
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
     /// per output: the first input port to consider
     pointers: Vec<u32>,
     /// the first output to consider at the next matching
@@ -64,6 +73,9 @@ impl Crossbar {
                 })
                 .collect(),
             output_busy: vec![false; ports as usize],
+            wanting: vec![Vec::new(); ports as usize],
+            dirty: Vec::new(),
+            is_dirty: vec![false; ports as usize],
             pointers: vec![0; ports as usize],
             start: 0,
             matching: false,
@@ -75,16 +87,81 @@ impl Crossbar {
         self.params.speedup.max(1)
     }
 
+    /// The queues of `input`.
+    pub(crate) fn input_mut(&mut self, input: u32) -> &mut InputQueues {
+        &mut self.inputs[input as usize]
+    }
+
+    fn queue_of(&self, output: u32) -> usize {
+        if self.params.virtual_output_queues {
+            output as usize
+        } else {
+            0
+        }
+    }
+
+    fn mark(&mut self, output: u32) {
+        if !self.is_dirty[output as usize] {
+            self.is_dirty[output as usize] = true;
+            self.dirty.push(output);
+        }
+    }
+
+    fn want(&mut self, input: u32, output: u32) {
+        let list = &mut self.wanting[output as usize];
+        if let Err(at) = list.binary_search(&input) {
+            list.insert(at, input);
+        }
+        self.mark(output);
+    }
+
+    fn unwant(&mut self, input: u32, output: u32) {
+        let list = &mut self.wanting[output as usize];
+        if let Ok(at) = list.binary_search(&input) {
+            list.remove(at);
+        }
+    }
+
     /// A packet (slab id `packet`) arrived at input `input`, bound for output `output`.
     pub(crate) fn enqueue(&mut self, input: u32, output: u32, packet: u32) {
         let voq = self.params.virtual_output_queues;
+        let queue = self.queue_of(output);
         let inp = &mut self.inputs[input as usize];
-        let queue = if voq { output as usize } else { 0 };
-        if voq && inp.queues[queue].is_empty() {
+        let first = inp.queues[queue].is_empty();
+        if voq && first {
             let at = inp.waiting.partition_point(|&o| o < output);
             inp.waiting.insert(at, output);
         }
         inp.queues[queue].push_back((output, packet));
+        if first {
+            // It is at the head of its queue: it wants its output now.
+            self.want(input, output);
+        }
+    }
+
+    /// The transfer from `input` to `output` ended: both ports are free again.
+    pub(crate) fn done(&mut self, input: u32, output: u32) {
+        self.inputs[input as usize].busy = false;
+        self.output_busy[output as usize] = false;
+        self.mark(output);
+        // The outputs this input wants may have been waiting for it.
+        let wanted: Vec<u32> = if self.params.virtual_output_queues {
+            self.inputs[input as usize].waiting.clone()
+        } else {
+            self.inputs[input as usize].queues[0]
+                .front()
+                .map(|&(o, _)| o)
+                .into_iter()
+                .collect()
+        };
+        for o in wanted {
+            self.mark(o);
+        }
+    }
+
+    /// Whether anything waits or is marked for matching.
+    pub(crate) fn has_work(&self) -> bool {
+        !self.dirty.is_empty()
     }
 
     /// Packets waiting at `input`.
@@ -94,32 +171,30 @@ impl Crossbar {
     }
 
     /// Matches free inputs to free outputs; returns the transfers to start as
-    /// `(input, output, packet)`, and marks their ports busy.
-    ///
-    /// Only the (output, input) pairs that could go are looked at: the heads of free
-    /// FIFO inputs, or the non-empty virtual queues of free inputs.
+    /// `(input, output, packet)`, and marks their ports busy. Outputs in turn from a
+    /// rotating start; each takes the first free input that wants it at or after its
+    /// round-robin pointer.
     pub(crate) fn matches(&mut self) -> Vec<(u32, u32, u32)> {
         let ports = self.output_busy.len() as u32;
-        let mut wants = Vec::new();
-        for (input, inp) in self.inputs.iter().enumerate() {
-            if inp.busy {
-                continue;
-            }
-            if self.params.virtual_output_queues {
-                wants.extend(inp.waiting.iter().map(|&o| (o, input as u32)));
-            } else if let Some(&(o, _)) = inp.queues[0].front() {
-                wants.push((o, input as u32));
-            }
-        }
-        // Outputs in turn from the rotating start; within one, inputs from its pointer.
         let start = self.start;
-        let pointers = &self.pointers;
-        wants.sort_unstable_by_key(|&(o, i)| ((o + ports - start) % ports, (i + ports - pointers[o as usize]) % ports));
+        let mut outputs = std::mem::take(&mut self.dirty);
+        for &o in &outputs {
+            self.is_dirty[o as usize] = false;
+        }
+        outputs.sort_unstable_by_key(|&o| (o + ports - start) % ports);
         let mut started = Vec::new();
-        for (output, input) in wants {
-            if self.output_busy[output as usize] || self.inputs[input as usize].busy {
+        for output in outputs {
+            if self.output_busy[output as usize] {
                 continue;
             }
+            let pointer = self.pointers[output as usize];
+            let inputs = &self.inputs;
+            let chosen = self.wanting[output as usize]
+                .iter()
+                .copied()
+                .filter(|&i| !inputs[i as usize].busy)
+                .min_by_key(|&i| (i + ports - pointer) % ports);
+            let Some(input) = chosen else { continue };
             let Some(packet) = self.take(input, output) else {
                 continue;
             };
@@ -134,11 +209,16 @@ impl Crossbar {
 
     fn take(&mut self, input: u32, output: u32) -> Option<u32> {
         let voq = self.params.virtual_output_queues;
-        let inp = &mut self.inputs[input as usize];
-        let queue = if voq { output as usize } else { 0 };
-        let (_, packet) = inp.queues[queue].pop_front()?;
-        if voq && inp.queues[queue].is_empty() {
-            inp.waiting.retain(|&o| o != output);
+        let queue = self.queue_of(output);
+        let (_, packet) = self.inputs[input as usize].queues[queue].pop_front()?;
+        self.unwant(input, output);
+        let next = self.inputs[input as usize].queues[queue].front().map(|&(o, _)| o);
+        if voq && next.is_none() {
+            self.inputs[input as usize].waiting.retain(|&o| o != output);
+        }
+        if let Some(o) = next {
+            // The next packet of this queue is at the head now.
+            self.want(input, o);
         }
         Some(packet)
     }
@@ -175,5 +255,89 @@ mod tests {
         // Input 0 serves output 1 while input 1 serves output 2 (or input 0 serves 2).
         assert_eq!(started.len(), 2, "{started:?}");
         assert_eq!(x.queued(0) + x.queued(1), 1);
+    }
+
+    /// The matching of a full scan over every output, kept as the reference.
+    struct Reference {
+        voq: bool,
+        queues: Vec<Vec<VecDeque<(u32, u32)>>>,
+        input_busy: Vec<bool>,
+        output_busy: Vec<bool>,
+        pointers: Vec<u32>,
+        start: u32,
+    }
+
+    impl Reference {
+        fn head(&self, input: u32, output: u32) -> bool {
+            let q = if self.voq { output as usize } else { 0 };
+            self.queues[input as usize][q]
+                .front()
+                .is_some_and(|&(o, _)| o == output)
+        }
+
+        fn matches(&mut self) -> Vec<(u32, u32, u32)> {
+            let ports = self.output_busy.len() as u32;
+            let mut started = Vec::new();
+            for k in 0..ports {
+                let output = (self.start + k) % ports;
+                if self.output_busy[output as usize] {
+                    continue;
+                }
+                let pointer = self.pointers[output as usize];
+                let chosen = (0..ports)
+                    .map(|j| (pointer + j) % ports)
+                    .find(|&i| !self.input_busy[i as usize] && self.head(i, output));
+                let Some(input) = chosen else { continue };
+                let q = if self.voq { output as usize } else { 0 };
+                let (_, packet) = self.queues[input as usize][q].pop_front().expect("head");
+                self.input_busy[input as usize] = true;
+                self.output_busy[output as usize] = true;
+                self.pointers[output as usize] = (input + 1) % ports;
+                started.push((input, output, packet));
+            }
+            self.start = (self.start + 1) % ports;
+            started
+        }
+    }
+
+    #[test]
+    fn incremental_matching_equals_a_full_scan() {
+        for voq in [false, true] {
+            let ports = 6;
+            let params = CioqParams {
+                speedup: 1,
+                virtual_output_queues: voq,
+            };
+            let mut x = Crossbar::new(params, ports);
+            let mut r = Reference {
+                voq,
+                queues: (0..ports)
+                    .map(|_| (0..if voq { ports } else { 1 }).map(|_| VecDeque::new()).collect())
+                    .collect(),
+                input_busy: vec![false; ports as usize],
+                output_busy: vec![false; ports as usize],
+                pointers: vec![0; ports as usize],
+                start: 0,
+            };
+            let mut rng = crate::rng::Rng::new(u64::from(voq));
+            let mut active: Vec<(u32, u32)> = Vec::new();
+            for step in 0..20_000u32 {
+                if rng.below(3) > 0 || active.is_empty() {
+                    let (i, o) = (rng.below(u64::from(ports)) as u32, rng.below(u64::from(ports)) as u32);
+                    x.enqueue(i, o, step);
+                    let q = if voq { o as usize } else { 0 };
+                    r.queues[i as usize][q].push_back((o, step));
+                } else {
+                    let (i, o) = active.swap_remove(rng.below(active.len() as u64) as usize);
+                    x.done(i, o);
+                    r.input_busy[i as usize] = false;
+                    r.output_busy[o as usize] = false;
+                }
+                // The simulation matches whenever something changed: both do so here.
+                let got = x.matches();
+                assert_eq!(got, r.matches(), "voq {voq} step {step}");
+                active.extend(got.iter().map(|&(i, o, _)| (i, o)));
+            }
+        }
     }
 }
