@@ -51,16 +51,6 @@ impl Run {
     }
 }
 
-/// Arrivals at or before `t`, over runs.
-fn arrived(arrivals: &[Run], t: SimTime, tau: SimTime) -> u32 {
-    arrivals.iter().map(|r| r.count_by(t, tau, false)).sum()
-}
-
-/// Departures before `t` (`strict`) or at or before it.
-fn departed(base: u32, departure: Option<Run>, t: SimTime, tau: SimTime, strict: bool) -> u32 {
-    base + departure.map_or(0, |r| r.count_by(t, tau, strict))
-}
-
 /// The first arrival instant `a ≥ from` at which the occupancy (arrivals up to and
 /// including `a`, less departures strictly before `a`) is at least `high`.
 ///
@@ -96,42 +86,85 @@ pub(crate) fn first_stop(
         }
         return None;
     }
-    let occupancy = |a: SimTime| -> i64 {
-        base + i64::from(arrived(arrivals, a, tau)) - i64::from(departed(0, departure, a, tau, true))
-    };
+    let d = departure.unwrap_or(Run {
+        first: 0,
+        end: 0,
+        start: SimTime::ZERO,
+    });
+    // Arrivals of earlier runs: all before this run's first (runs are in time order).
+    let mut prefix = 0i64;
     for run in arrivals {
-        if run.len() == 0 || run.last(tau) < from {
+        let len = run.len();
+        if len == 0 {
             continue;
         }
+        if run.last(tau) < from {
+            prefix += i64::from(len);
+            continue;
+        }
+        let occupancy = |k: u32| -> i64 {
+            base + prefix + i64::from(k - run.first + 1) - i64::from(d.count_by(run.at(k, tau), tau, true))
+        };
         // The first flit of the run at or after `from`.
         let mut k = run.first + run.count_by(from, tau, true);
         while k < run.end {
             let a = run.at(k, tau);
-            let occ = occupancy(a);
+            let occ = occupancy(k);
             if occ >= i64::from(high) {
                 return Some(a);
             }
             // While the departure run keeps pace with the arrivals, the occupancy
             // stays as it is: skip to where either run ends.
-            let next = match departure {
-                Some(d) if d.len() > 0 && d.start < a && d.count_by(a, tau, true) < d.len() => {
-                    // Departures before a+τ, a+2τ, … keep growing by one per step until
-                    // the departure run is spent.
-                    let spent_after = d.len() - d.count_by(a, tau, true);
-                    let steps = spent_after.min(run.end - k - 1);
-                    if steps > 1 { k + steps } else { k + 1 }
-                }
-                _ => k + 1,
+            let next = if d.len() > 0 && d.start < a && d.count_by(a, tau, true) < d.len() {
+                let spent_after = d.len() - d.count_by(a, tau, true);
+                let steps = spent_after.min(run.end - k - 1);
+                if steps > 1 { k + steps } else { k + 1 }
+            } else {
+                k + 1
             };
             // Confirm the skip kept the occupancy (it can only be equal); otherwise step.
-            if next > k + 1 && occupancy(run.at(next - 1, tau)) != occ {
+            if next > k + 1 && occupancy(next - 1) != occ {
                 k += 1;
             } else {
                 k = next;
             }
         }
+        prefix += i64::from(len);
     }
     None
+}
+
+/// Counts arrivals up to non-decreasing times, in amortised constant time.
+struct ArrivalCursor<'a> {
+    runs: &'a [Run],
+    /// runs before `index` have wholly arrived
+    index: usize,
+    /// their flits
+    prefix: i64,
+    tau: SimTime,
+}
+
+impl ArrivalCursor<'_> {
+    /// Arrivals at or before `t` (`t` never smaller than in an earlier call).
+    fn arrived_by(&mut self, t: SimTime) -> i64 {
+        while let Some(run) = self.runs.get(self.index) {
+            if run.len() > 0 && run.last(self.tau) > t {
+                break;
+            }
+            self.prefix += i64::from(run.len());
+            self.index += 1;
+        }
+        self.prefix
+            + self
+                .runs
+                .get(self.index)
+                .map_or(0, |r| i64::from(r.count_by(t, self.tau, false)))
+    }
+
+    /// The run still arriving at `t`, if any (after `arrived_by(t)`).
+    fn current(&self) -> Option<Run> {
+        self.runs.get(self.index).copied()
+    }
 }
 
 /// The first departure instant `d ≥ from` after which the occupancy (arrivals up to
@@ -148,20 +181,27 @@ pub(crate) fn first_go(
     if d.len() == 0 {
         return None;
     }
-    let occupancy = |t: SimTime| -> i64 {
-        base + i64::from(arrived(arrivals, t, tau)) - i64::from(departed(0, Some(d), t, tau, false))
+    let mut cursor = ArrivalCursor {
+        runs: arrivals,
+        index: 0,
+        prefix: 0,
+        tau,
+    };
+    // Departures up to and including flit k.
+    let occupancy = |cursor: &mut ArrivalCursor<'_>, k: u32| -> i64 {
+        base + cursor.arrived_by(d.at(k, tau)) - i64::from(k - d.first + 1)
     };
     let mut k = d.first + d.count_by(from, tau, true);
     while k < d.end {
         let t = d.at(k, tau);
-        let occ = occupancy(t);
+        let occ = occupancy(&mut cursor, k);
         if occ <= i64::from(low) {
             return Some(t);
         }
         // While arrivals keep pace, the occupancy stays: skip to where they stop.
-        let pace = arrivals
-            .iter()
-            .find(|r| r.len() > 0 && r.start <= t + tau && t < r.last(tau))
+        let pace = cursor
+            .current()
+            .filter(|r| r.len() > 0 && r.start <= t + tau && t < r.last(tau))
             .map(|r| {
                 // Arrivals in (t, t+τ], (t+τ, t+2τ], … continue until the run's last flit.
                 let remaining = (r.last(tau) - t).as_ps() / tau.as_ps().max(1);
@@ -171,11 +211,15 @@ pub(crate) fn first_go(
             Some(steps) if steps > 1 => k + steps.min(d.end - k - 1).max(1),
             _ => k + 1,
         };
-        if next > k + 1 && occupancy(d.at(next - 1, tau)) != occ {
-            k += 1;
-        } else {
-            k = next;
+        if next > k + 1 {
+            // Confirm on a copy: the cursor must not move past `k + 1`'s time.
+            let mut probe = ArrivalCursor { ..cursor };
+            if occupancy(&mut probe, next - 1) != occ {
+                k += 1;
+                continue;
+            }
         }
+        k = next;
     }
     None
 }
@@ -184,6 +228,16 @@ pub(crate) fn first_go(
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    /// Arrivals at or before `t`, over runs.
+    fn arrived(arrivals: &[Run], t: SimTime, tau: SimTime) -> u32 {
+        arrivals.iter().map(|r| r.count_by(t, tau, false)).sum()
+    }
+
+    /// Departures before `t` (`strict`) or at or before it.
+    fn departed(base: u32, departure: Option<Run>, t: SimTime, tau: SimTime, strict: bool) -> u32 {
+        base + departure.map_or(0, |r| r.count_by(t, tau, strict))
+    }
 
     const TAU: SimTime = SimTime::from_ns(32);
 
