@@ -18,6 +18,7 @@ pub mod ids;
 pub mod link;
 pub mod rng;
 pub mod simulation;
+pub mod slab;
 pub mod stats;
 pub mod switch;
 pub mod time;

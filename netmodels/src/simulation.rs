@@ -20,6 +20,7 @@ use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
 use crate::link::LinkParams;
+use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime};
@@ -229,8 +230,7 @@ impl NetworkBuilder {
                     return Ok(Simulation {
                         hosts: topology.hosts,
                         fabric: Fabric::Wormhole(Box::new(fabric)),
-                        messages: Vec::new(),
-                        free_messages: Vec::new(),
+                        messages: Slab::new(),
                         in_flight: 0,
                         queue: EventQueue::new(),
                         sink,
@@ -267,8 +267,7 @@ impl NetworkBuilder {
                     routes,
                     ports,
                     senders,
-                    packets: Vec::new(),
-                    free_packets: Vec::new(),
+                    packets: Slab::new(),
                     traversals: BTreeMap::new(),
                 };
                 (topology.hosts, Fabric::Switched(Box::new(switched)))
@@ -277,8 +276,7 @@ impl NetworkBuilder {
         Ok(Simulation {
             hosts,
             fabric,
-            messages: Vec::new(),
-            free_messages: Vec::new(),
+            messages: Slab::new(),
             in_flight: 0,
             queue: EventQueue::new(),
             sink,
@@ -303,8 +301,7 @@ struct Switched {
     routes: RouteTable,
     ports: Vec<OutPort>,
     senders: Vec<Sender>,
-    packets: Vec<Packet>,
-    free_packets: Vec<PacketId>,
+    packets: Slab<Packet>,
     /// link traversals in progress, by (message, hop); only kept when tracing
     traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
     /// the crossbar of each switch, for CIOQ switches
@@ -376,6 +373,35 @@ pub(crate) struct Message {
     pub(crate) route: Route,
 }
 
+/// The next packet an adapter cuts from a message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cut {
+    /// 0-based position within the message
+    pub(crate) index: u32,
+    /// header and payload [bytes]
+    pub(crate) wire_bytes: u32,
+    /// the message's last packet
+    pub(crate) last: bool,
+}
+
+impl Message {
+    /// Cuts the next packet (payload up to the adapter's, plus its header) at `now`;
+    /// the first one marks the message's physical send time.
+    pub(crate) fn cut(&mut self, adapter: &AdapterParams, now: SimTime) -> Cut {
+        let payload = self.bytes_unsent.min(adapter.payload_bytes);
+        self.bytes_unsent -= payload;
+        self.packets_cut += 1;
+        if self.packets_cut == 1 {
+            self.first_byte_sent = now;
+        }
+        Cut {
+            index: self.packets_cut - 1,
+            wire_bytes: payload + adapter.header_bytes,
+            last: self.packets_cut == self.packets_total,
+        }
+    }
+}
+
 /// Everything that can happen. Small and `Copy`: the queue holds events by value.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
@@ -402,8 +428,7 @@ pub(crate) enum Event {
 pub struct Simulation<S: TraceSink = NullSink> {
     hosts: u32,
     fabric: Fabric,
-    messages: Vec<Message>,
-    free_messages: Vec<MessageId>,
+    messages: Slab<Message>,
     in_flight: usize,
     queue: EventQueue<Event>,
     sink: S,
@@ -487,16 +512,7 @@ impl<S: TraceSink> Simulation<S> {
             packets_delivered: 0,
             route,
         };
-        let message = match self.free_messages.pop() {
-            Some(id) => {
-                self.messages[id.index()] = record;
-                id
-            }
-            None => {
-                self.messages.push(record);
-                MessageId(self.messages.len() as u32 - 1)
-            }
-        };
+        let message = MessageId(self.messages.insert(record));
         self.in_flight += 1;
         self.queue.schedule(at, Event::Inject { message });
         Ok(message)
@@ -577,7 +593,7 @@ impl<S: TraceSink> Simulation<S> {
                 first_byte_sent: m.first_byte_sent,
                 arrived: now,
             });
-            self.free_messages.push(message);
+            self.messages.release(message.0);
             self.in_flight -= 1;
         }
     }
@@ -640,7 +656,7 @@ impl Switched {
             }
             Event::TailArrives { packet } => {
                 let message = self.packets[packet.index()].message;
-                self.free_packets.push(packet);
+                self.packets.release(packet.0);
                 let m = &mut step.messages[message.index()];
                 m.packets_delivered += 1;
                 if m.packets_delivered == m.packets_total {
@@ -751,17 +767,15 @@ impl Switched {
             return;
         };
         let m = &mut step.messages[message.index()];
-        let payload = m.bytes_unsent.min(self.adapter.payload_bytes);
-        m.bytes_unsent -= payload;
-        m.packets_cut += 1;
-        let last = m.packets_cut == m.packets_total;
-        if m.packets_cut == 1 {
-            m.first_byte_sent = step.now;
-        }
+        let Cut {
+            index,
+            wire_bytes,
+            last,
+        } = m.cut(&self.adapter, step.now);
         let record = Packet {
             message,
-            index: m.packets_cut - 1,
-            wire_bytes: payload + self.adapter.header_bytes,
+            index,
+            wire_bytes,
             last,
             hop: 0,
             // The whole message sits in the adapter's memory.
@@ -771,16 +785,7 @@ impl Switched {
         };
         let cookie = m.spec.cookie;
         self.senders[host.index()].cut(last, self.adapter.interleave);
-        let packet = match self.free_packets.pop() {
-            Some(id) => {
-                self.packets[id.index()] = record;
-                id
-            }
-            None => {
-                self.packets.push(record);
-                PacketId(self.packets.len() as u32 - 1)
-            }
-        };
+        let packet = PacketId(self.packets.insert(record));
         if S::ENABLED {
             let owner = self.ports[port.index()].owner;
             step.sink.segment(step.now, port_ref(owner), cookie, record.index, true);

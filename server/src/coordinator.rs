@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use tracing::{info, warn};
+use vesper_netmodels::slab::Slab;
 use vesper_netmodels::stats::Histogram;
 use vesper_netmodels::{Delivery, MessageSpec, SimTime, Simulation};
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
@@ -159,8 +160,7 @@ pub struct Coordinator {
     clients: BTreeMap<ClientId, Client>,
     /// clients that ever connected
     connected: usize,
-    records: Vec<Option<Record>>,
-    free_records: Vec<usize>,
+    records: Slab<Option<Record>>,
     rendezvous: RendezvousTable,
     pending: BTreeMap<InjectionKey, MessageSpec>,
     deliveries: Vec<Delivery>,
@@ -183,8 +183,7 @@ impl Coordinator {
             sim,
             clients: BTreeMap::new(),
             connected: 0,
-            records: Vec::new(),
-            free_records: Vec::new(),
+            records: Slab::new(),
             rendezvous: RendezvousTable::default(),
             pending: BTreeMap::new(),
             deliveries: Vec::new(),
@@ -457,16 +456,7 @@ impl Coordinator {
     }
 
     fn new_record(&mut self, record: Record) -> usize {
-        match self.free_records.pop() {
-            Some(slot) => {
-                self.records[slot] = Some(record);
-                slot
-            }
-            None => {
-                self.records.push(Some(record));
-                self.records.len() - 1
-            }
-        }
+        self.records.insert(Some(record)) as usize
     }
 
     /// Queues an injection of `size` bytes from `route.1` to `route.2` at `at`, ordered
@@ -540,7 +530,7 @@ impl Coordinator {
             let Some(record) = self.records.get_mut(slot).and_then(Option::take) else {
                 continue;
             };
-            self.free_records.push(slot);
+            self.records.release(slot as u32);
             match record {
                 Record::Data(record) => self.completed(&record, &delivery),
                 Record::Request { client, rendezvous } => {

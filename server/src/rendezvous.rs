@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use vesper_netmodels::SimTime;
+use vesper_netmodels::slab::Slab;
 
 use crate::coordinator::ClientId;
 
@@ -48,8 +49,7 @@ pub enum Ready {
 #[derive(Debug, Default)]
 pub struct RendezvousTable {
     unmatched: BTreeMap<RendezvousKey, VecDeque<RendezvousId>>,
-    entries: Vec<Option<Entry>>,
-    free: Vec<RendezvousId>,
+    entries: Slab<Option<Entry>>,
 }
 
 impl RendezvousTable {
@@ -59,16 +59,7 @@ impl RendezvousTable {
             request_arrived: None,
             ready: None,
         };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.entries[id] = Some(entry);
-                id
-            }
-            None => {
-                self.entries.push(Some(entry));
-                self.entries.len() - 1
-            }
-        };
+        let id = self.entries.insert(Some(entry)) as RendezvousId;
         self.unmatched.entry(key).or_default().push_back(id);
         id
     }
@@ -110,7 +101,7 @@ impl RendezvousTable {
     /// The ack of `id` reached the sender: the rendezvous is over; returns the data.
     pub fn acked(&mut self, id: RendezvousId) -> Option<usize> {
         let entry = self.entries.get_mut(id)?.take()?;
-        self.free.push(id);
+        self.entries.release(id as u32);
         entry.ready.map(|(_, data)| data)
     }
 

@@ -43,7 +43,8 @@ use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
 use crate::rng::Rng;
-use crate::simulation::{BuildError, Event, Message};
+use crate::simulation::{BuildError, Cut, Event, Message};
+use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Wiring};
@@ -238,8 +239,7 @@ pub(crate) struct WormholeFabric {
     outs: Vec<OutPort>,
     ins: Vec<InPort>,
     senders: Vec<Sender>,
-    packets: Vec<Packet>,
-    free_packets: Vec<u32>,
+    packets: Slab<Packet>,
     /// link traversals in progress, by (message, output port); only kept when tracing
     traversals: BTreeMap<(MessageId, u32), LinkTraversal>,
     /// runs of flits are computed in closed form (see `coarse`)
@@ -380,8 +380,7 @@ impl WormholeFabric {
             outs,
             ins,
             senders: (0..hosts).map(|_| Sender::default()).collect(),
-            packets: Vec::new(),
-            free_packets: Vec::new(),
+            packets: Slab::new(),
             traversals: BTreeMap::new(),
         })
     }
@@ -476,17 +475,14 @@ impl WormholeFabric {
             return;
         };
         let m = &mut ctx.messages[message.index()];
-        let payload = m.bytes_unsent.min(self.adapter.payload_bytes);
-        m.bytes_unsent -= payload;
-        m.packets_cut += 1;
-        let last = m.packets_cut == m.packets_total;
-        if m.packets_cut == 1 {
-            m.first_byte_sent = ctx.now;
-        }
-        let wire_bytes = payload + self.adapter.header_bytes;
+        let Cut {
+            index,
+            wire_bytes,
+            last,
+        } = m.cut(&self.adapter, ctx.now);
         let record = Packet {
             message,
-            index: m.packets_cut - 1,
+            index,
             flits: wire_bytes.div_ceil(self.params.flit_bytes).max(1),
             last,
             delivered: 0,
@@ -502,16 +498,7 @@ impl WormholeFabric {
             );
         }
         self.senders[host.index()].cut(last, self.adapter.interleave);
-        let packet = match self.free_packets.pop() {
-            Some(id) => {
-                self.packets[id as usize] = record;
-                id
-            }
-            None => {
-                self.packets.push(record);
-                self.packets.len() as u32 - 1
-            }
-        };
+        let packet = self.packets.insert(record);
         self.outs[port as usize].worm = Some(Worm {
             packet,
             input: None,
@@ -744,7 +731,7 @@ impl WormholeFabric {
     /// was the message's last packet.
     fn delivered<S>(&mut self, packet: u32, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
         let message = self.packets[packet as usize].message;
-        self.free_packets.push(packet);
+        self.packets.release(packet);
         let m = &mut ctx.messages[message.index()];
         m.packets_delivered += 1;
         (m.packets_delivered == m.packets_total).then_some(message)
