@@ -69,6 +69,10 @@ impl WormholeFabric {
         }
         // Keep what has left already.
         let old = out.run;
+        if old.is_some_and(|run| run.end == flits && run.last(tau) < now) {
+            // The tail is on the wire: the plan is complete, and its end event stands.
+            return;
+        }
         if let Some(run) = old {
             let sent = run.count_by(now, tau, true);
             if sent > 0 {
@@ -117,7 +121,9 @@ impl WormholeFabric {
         let version = out.version;
         if let Some(run) = new {
             let last = run.last(tau);
-            if run.end == flits {
+            if run.end == flits && self.routing_latency >= tau {
+                ctx.schedule(last + tau, WormEvent::TailDone { port, version });
+            } else if run.end == flits {
                 ctx.schedule(last, WormEvent::TailLeaves { port, version });
             } else {
                 ctx.schedule(last + tau, WormEvent::RunEnd { port, version });
@@ -251,6 +257,36 @@ impl WormholeFabric {
             ctx.schedule(at, WormEvent::Routed { input });
         }
         self.schedule_thresholds(input, ctx);
+    }
+
+    /// The tail of `port`'s worm left one flit time ago: the packet leaves its input
+    /// (the next one there is routed from when the tail started), then the output is
+    /// released. Equivalent to `TailLeaves` then `Released`, when the routing latency
+    /// is at least a flit time.
+    pub(super) fn tail_done<S: TraceSink>(&mut self, port: u32, version: u32, ctx: &mut Ctx<'_, S>) {
+        let tail_sent = ctx.now - self.tau;
+        let out = &mut self.outs[port as usize];
+        if out.version != version {
+            return;
+        }
+        out.run = None;
+        let Some(worm) = out.worm else { return };
+        if let Some(input) = worm.input {
+            let inp = &mut self.ins[input as usize];
+            inp.entries.pop_front();
+            inp.front_since = tail_sent;
+            if let Some(head) = inp
+                .entries
+                .front()
+                .and_then(|e| e.arrivals.first())
+                .filter(|r| r.first == 0)
+            {
+                let at = head.start.max(tail_sent) + self.routing_latency;
+                ctx.schedule(at, WormEvent::Routed { input });
+            }
+            self.schedule_thresholds(input, ctx);
+        }
+        self.release(port, ctx);
     }
 
     /// Finds when `input` next sends STOP (or GO, once stopped) under the current

@@ -116,6 +116,10 @@ pub(crate) enum WormEvent {
     RunEnd { port: u32, version: u32 },
     /// coarse path: `port` sends the packet's tail flit now
     TailLeaves { port: u32, version: u32 },
+    /// coarse path: `port`'s tail has left (one flit time after it started): the
+    /// packet is out of its input and the output free, in one event (used when the
+    /// routing latency is at least a flit time, so nothing is scheduled in the past)
+    TailDone { port: u32, version: u32 },
     /// coarse path: `input` reaches its high-water mark with a flit arriving now
     StopDue { input: u32, version: u32 },
     /// coarse path: `input` drains to its low-water mark with a flit leaving now
@@ -130,7 +134,7 @@ impl WormEvent {
         match self {
             WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } => 1,
             WormEvent::FlitArrives { .. } | WormEvent::StopDue { .. } | WormEvent::TailArrives { .. } => 2,
-            WormEvent::Released { .. } => 3,
+            WormEvent::Released { .. } | WormEvent::TailDone { .. } => 3,
             WormEvent::Routed { .. } => 4,
             WormEvent::Arbitrate { .. } => 5,
             WormEvent::Tick { .. }
@@ -413,18 +417,8 @@ impl WormholeFabric {
                 self.outs[port as usize].arbitrating = false;
                 self.arbitrate(port, ctx);
             }
-            WormEvent::Released { port } => {
-                let out = &mut self.outs[port as usize];
-                out.worm = None;
-                match out.owner.device {
-                    Device::Host(host) => self.next_packet(port, host, ctx),
-                    Device::Switch(_) => {
-                        // Arbitrate once every request of this instant is in.
-                        self.schedule_arbitration(port, ctx);
-                        self.check_hol_at(port, ctx);
-                    }
-                }
-            }
+            WormEvent::Released { port } => self.release(port, ctx),
+            WormEvent::TailDone { port, version } => self.tail_done(port, version, ctx),
             WormEvent::StopArrives { port } => {
                 let out = &mut self.outs[port as usize];
                 out.stopped = true;
@@ -467,6 +461,21 @@ impl WormholeFabric {
             }
         }
         None
+    }
+
+    /// `port` finished sending its worm's tail: it takes the next packet (adapter) or
+    /// the next request (switch).
+    fn release<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let out = &mut self.outs[port as usize];
+        out.worm = None;
+        match out.owner.device {
+            Device::Host(host) => self.next_packet(port, host, ctx),
+            Device::Switch(_) => {
+                // Arbitrate once every request of this instant is in.
+                self.schedule_arbitration(port, ctx);
+                self.check_hol_at(port, ctx);
+            }
+        }
     }
 
     /// Cuts the next packet at `host`'s adapter and starts sending it.
