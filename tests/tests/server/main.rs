@@ -11,6 +11,7 @@ mod eager;
 mod ideal;
 mod lifecycle;
 mod multi_client;
+mod random;
 mod rendezvous;
 mod reply_limit;
 mod sync;
