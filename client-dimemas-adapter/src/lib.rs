@@ -1,8 +1,9 @@
 //! The client side of the co-simulation protocol, as Dimemas's network-server client
-//! speaks it. The replay engine (traces, tasks, collectives) builds on this; for now
-//! it is the scripted client that tests and benchmarks use to talk to a server exactly
-//! the way the real client does.
+//! speaks it: a connection that reads replies exactly as the real client does
+//! ([`connection`]), and a replay engine ([`replay`]) that runs task programs against
+//! a local ideal bus or a vesper server.
 
 pub mod connection;
+pub mod replay;
 
 pub use connection::{ClientError, LegacyConnection, Reply};

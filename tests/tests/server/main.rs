@@ -13,5 +13,6 @@ mod lifecycle;
 mod multi_client;
 mod random;
 mod rendezvous;
+mod replay;
 mod reply_limit;
 mod sync;

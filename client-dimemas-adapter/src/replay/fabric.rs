@@ -1,0 +1,224 @@
+//! What carries the replayed messages: a local ideal bus, or a vesper server.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
+
+use super::Ps;
+use crate::connection::{ClientError, LegacyConnection};
+
+/// The client's "run until the next completion" STOP [ns].
+pub const UNTIL_NEXT_COMPLETION_NS: f64 = 2.52e13;
+
+/// Why the fabric failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FabricError {
+    /// the connection to the server failed
+    #[error("server: {0}")]
+    Server(#[from] ClientError),
+    /// the server reported a message this client did not send
+    #[error("server reported an unknown message token {0}")]
+    UnknownToken(String),
+    /// the server answered "until the next completion" with nothing
+    #[error("the server reported no completion although {0} messages are in flight")]
+    NoCompletion(usize),
+}
+
+/// Carries messages between nodes.
+pub trait Fabric {
+    /// Message `id` of `size` bytes leaves node `src` for node `dst` at `at`.
+    fn send(&mut self, id: u64, at: Ps, src: u32, dst: u32, size: u32, tag: i32) -> Result<(), FabricError>;
+
+    /// Messages sent and not yet reported complete.
+    fn in_flight(&self) -> usize;
+
+    /// Runs until `until` (`None`: until the next completion) or the earliest
+    /// completion, whichever comes first: the completions at that time, or `None` if
+    /// `until` came first.
+    fn advance(&mut self, until: Option<Ps>) -> Result<Option<(Ps, Vec<u64>)>, FabricError>;
+}
+
+/// Dimemas's point-to-point model without a server: every message takes
+/// latency + size / bandwidth, with no contention. Computed exactly as vesper's ideal
+/// network does (the transfer rounded up to the picosecond), so the two agree exactly.
+#[derive(Debug)]
+pub struct IdealBus {
+    latency: Ps,
+    /// bandwidth as `bytes` per `seconds`
+    bytes: u64,
+    seconds: u64,
+    pending: BinaryHeap<Reverse<(Ps, u64)>>,
+}
+
+impl IdealBus {
+    /// A bus of `bytes` per `seconds` (both non-zero) and `latency`.
+    pub fn new(bytes: u64, seconds: u64, latency: Ps) -> IdealBus {
+        IdealBus {
+            latency,
+            bytes: bytes.max(1),
+            seconds: seconds.max(1),
+            pending: BinaryHeap::new(),
+        }
+    }
+
+    /// Dimemas's bandwidth unit: `mbps` MBps of 2^20 bytes per second (a decimal
+    /// value, taken as written).
+    pub fn from_mbps(mbps: f64, latency: Ps) -> Option<IdealBus> {
+        let text = mbps.to_string();
+        let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+        let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
+        let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+        (digits > 0).then(|| IdealBus::new(digits.checked_mul(1 << 20).unwrap_or(u64::MAX), scale, latency))
+    }
+
+    fn transfer(&self, size: u32) -> Ps {
+        let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(self.seconds);
+        u64::try_from(numerator.div_ceil(u128::from(self.bytes))).unwrap_or(u64::MAX)
+    }
+}
+
+impl Fabric for IdealBus {
+    fn send(&mut self, id: u64, at: Ps, _src: u32, _dst: u32, size: u32, _tag: i32) -> Result<(), FabricError> {
+        let arrival = at.saturating_add(self.latency).saturating_add(self.transfer(size));
+        self.pending.push(Reverse((arrival, id)));
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn advance(&mut self, until: Option<Ps>) -> Result<Option<(Ps, Vec<u64>)>, FabricError> {
+        let Some(&Reverse((first, _))) = self.pending.peek() else {
+            return Ok(None);
+        };
+        if until.is_some_and(|u| first > u) {
+            return Ok(None);
+        }
+        let mut done = Vec::new();
+        while let Some(&Reverse((t, id))) = self.pending.peek() {
+            if t != first {
+                break;
+            }
+            self.pending.pop();
+            done.push(id);
+        }
+        Ok(Some((first, done)))
+    }
+}
+
+/// A vesper (or Venus) server, spoken to exactly as Dimemas's client does: the `SEND`
+/// lines of an instant, then `STOP` at the client's next own event (or "until the next
+/// completion"), then `END`, and the reply.
+#[derive(Debug)]
+pub struct ServerFabric {
+    connection: LegacyConnection,
+    /// application id written in the lines
+    app: u32,
+    batch: Vec<ClientMessage>,
+    /// message id by the token sent with it
+    in_flight: BTreeMap<String, u64>,
+    /// round trips made
+    pub round_trips: u64,
+}
+
+impl ServerFabric {
+    /// Speaks for application `app` over `connection`.
+    pub fn new(connection: LegacyConnection, app: u32) -> ServerFabric {
+        ServerFabric {
+            connection,
+            app,
+            batch: Vec::new(),
+            in_flight: BTreeMap::new(),
+            round_trips: 0,
+        }
+    }
+
+    /// Sends `FINISH` and closes the connection.
+    pub fn finish(self) -> Result<(), FabricError> {
+        Ok(self.connection.finish()?)
+    }
+}
+
+/// Picoseconds as the client's nanoseconds (a double).
+fn ns(ps: Ps) -> WireTime {
+    WireTime(ps as f64 / 1000.0)
+}
+
+impl Fabric for ServerFabric {
+    fn send(&mut self, id: u64, at: Ps, src: u32, dst: u32, size: u32, tag: i32) -> Result<(), FabricError> {
+        // Pointer-like tokens, distinct per message, as the real client's `%p`s are.
+        let ev = Token::new(&format!("{:#x}", 0x5500_0000_0000u64 + id * 16))
+            .map_err(|_| FabricError::UnknownToken(id.to_string()))?;
+        let ev_out = Token::new(&format!("{:#x}", 0x5500_0000_0008u64 + id * 16))
+            .map_err(|_| FabricError::UnknownToken(id.to_string()))?;
+        self.in_flight.insert(ev.to_string(), id);
+        self.batch.push(ClientMessage::Send(DataMessage {
+            time: ns(at),
+            src,
+            dst,
+            tag: Some(tag),
+            size,
+            ev,
+            ev_out,
+            src_repeat: src,
+            dst_repeat: dst,
+            src_app: self.app,
+            dst_app: self.app,
+        }));
+        Ok(())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    fn advance(&mut self, until: Option<Ps>) -> Result<Option<(Ps, Vec<u64>)>, FabricError> {
+        let stop = until.map_or(WireTime(UNTIL_NEXT_COMPLETION_NS), ns);
+        self.batch.push(ClientMessage::Stop(stop));
+        self.batch.push(ClientMessage::End);
+        let reply = self.connection.exchange(&self.batch)?;
+        self.batch.clear();
+        self.round_trips += 1;
+        let Some(first) = reply.completions.first() else {
+            if until.is_none() {
+                return Err(FabricError::NoCompletion(self.in_flight.len()));
+            }
+            return Ok(None);
+        };
+        // The server prints the smallest double not earlier than the exact time: the
+        // nearest picosecond is the exact one.
+        let at = (first.time.0 * 1000.0).round() as Ps;
+        let mut done = Vec::new();
+        for c in &reply.completions {
+            let id = self
+                .in_flight
+                .remove(c.ev.as_str())
+                .ok_or_else(|| FabricError::UnknownToken(c.ev.to_string()))?;
+            done.push(id);
+        }
+        Ok(Some((at, done)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ideal_bus_takes_latency_plus_size_over_bandwidth() {
+        // 250 MBps of 2^20 bytes: 1024 bytes in 3906.25 ns, plus 1.5 µs.
+        let mut bus = IdealBus::from_mbps(250.0, 1_500_000).expect("positive");
+        bus.send(7, 6_500_000, 0, 1, 1024, 0).expect("sent");
+        bus.send(8, 6_500_000, 1, 0, 1024, 0).expect("sent");
+        assert_eq!(bus.advance(Some(11_906_249)).expect("ok"), None);
+        assert_eq!(bus.advance(None).expect("ok"), Some((11_906_250, vec![7, 8])));
+        assert_eq!(bus.in_flight(), 0);
+        // 3 MBps: a byte takes 10^12 / (3 · 2^20) ps, rounded up.
+        let mut odd = IdealBus::from_mbps(3.0, 0).expect("positive");
+        odd.send(1, 0, 0, 1, 1, 0).expect("sent");
+        assert_eq!(odd.advance(None).expect("ok"), Some((317_892, vec![1])));
+        assert!(IdealBus::from_mbps(0.0, 0).is_none());
+    }
+}

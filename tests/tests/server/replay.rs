@@ -1,0 +1,60 @@
+//! The replay client against the server: over the ideal network it predicts exactly
+//! what its own local bus model predicts (issue "calibration", item 3), workload by
+//! workload; over a contended network it predicts later.
+
+use vesper_client_dimemas_adapter::LegacyConnection;
+use vesper_client_dimemas_adapter::replay::{IdealBus, Outcome, ServerFabric, Workload, replay};
+use vesper_tests::{TestServer, config, ideal_config};
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        Workload::ping_pong(1, 5),
+        Workload::ping_pong(100_000, 3),
+        Workload::ring(6, 32_679, 3, 1_234_567),
+        Workload::all_to_all(8, 32_679),
+        Workload::all_to_all(5, 3),
+    ]
+}
+
+fn over_server(server: TestServer, workload: &Workload) -> Outcome {
+    let connection = LegacyConnection::connect(server.addr()).expect("connects");
+    let mut fabric = ServerFabric::new(connection, 0);
+    let outcome = replay(workload, &mut fabric).expect("replayed");
+    fabric.finish().expect("finished");
+    let report = server.wait();
+    assert_eq!(report.simulation.messages, outcome.messages);
+    outcome
+}
+
+#[test]
+fn the_ideal_network_reproduces_the_local_prediction_exactly() {
+    for (mbps, latency_ns) in [(250.0, 0.0), (3.0, 1500.0), (1000.5, 7.25)] {
+        for workload in workloads() {
+            let local = replay(
+                &workload,
+                &mut IdealBus::from_mbps(mbps, (latency_ns * 1000.0) as u64).expect("bus"),
+            )
+            .expect("replayed locally");
+            let served = over_server(TestServer::start(ideal_config(8, mbps, latency_ns)), &workload);
+            assert_eq!(served, local, "{} at {mbps} MBps + {latency_ns} ns", workload.name);
+        }
+    }
+}
+
+#[test]
+fn a_contended_network_predicts_later_than_the_ideal_one() {
+    // The default crossbar (250 MB/s links, 150 ns of cables and routing, no headers in
+    // the test configuration): the 8-task all-to-all contends at every destination.
+    let workload = Workload::all_to_all(8, 32_679);
+    let crossbar = over_server(TestServer::start(config(8, 1)), &workload);
+    let bytes_per_second = 250_000_000;
+    let ideal = replay(&workload, &mut IdealBus::new(bytes_per_second, 1, 150_000)).expect("replayed");
+    assert!(
+        crossbar.predicted > ideal.predicted,
+        "{} vs {}",
+        crossbar.predicted,
+        ideal.predicted
+    );
+    // Every task receives 7 messages through one 250 MB/s link: at least 7 × 32679 × 4 ns.
+    assert!(crossbar.predicted >= 7 * 32_679 * 4_000);
+}
