@@ -69,7 +69,8 @@ impl IdealBus {
         let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
         let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
         let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
-        (digits > 0).then(|| IdealBus::new(digits.checked_mul(1 << 20).unwrap_or(u64::MAX), scale, latency))
+        let bytes = digits.checked_mul(1 << 20)?;
+        (digits > 0).then(|| IdealBus::new(bytes, scale, latency))
     }
 
     fn transfer(&self, size: u32) -> Ps {
