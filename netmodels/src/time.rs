@@ -233,6 +233,11 @@ impl Bandwidth {
         }
     }
 
+    /// The exact rate as (bytes, per seconds).
+    pub const fn ratio(self) -> (u64, u64) {
+        (self.numerator, self.denominator)
+    }
+
     /// Bytes per second (rounded down to a whole byte).
     pub const fn bytes_per_second(self) -> u64 {
         self.numerator / self.denominator

@@ -19,6 +19,7 @@ pub mod coordinator;
 pub mod driver;
 pub mod network_file;
 pub mod rendezvous;
+pub mod replay;
 pub mod report;
 pub mod server;
 pub mod session;

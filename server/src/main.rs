@@ -32,6 +32,9 @@ struct Cli {
 enum Command {
     /// Run the co-simulation server.
     Serve(Box<ServeArgs>),
+    /// Replay a synthetic workload against an in-process server over loopback (or
+    /// locally with --no-server) and print the predicted execution time.
+    Run(Box<RunArgs>),
     /// Measure the server's performance.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -42,6 +45,51 @@ struct ServeArgs {
     /// Address to listen on (the Dimemas client accepts numeric IPv4 only).
     #[arg(long, default_value = "127.0.0.1:10000")]
     listen: String,
+    #[command(flatten)]
+    net: NetworkArgs,
+    /// Clients to wait for before simulated time starts (several applications may share
+    /// the network).
+    #[arg(long, default_value_t = 1)]
+    clients: usize,
+    /// Connections accepted at once; more are refused with a warning.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Longest line accepted from a client [bytes].
+    #[arg(long, default_value_t = vesper_protocol::DEFAULT_MAX_LINE)]
+    max_line: usize,
+    /// Largest reply written at once [bytes]; the legacy client reads 500. 0 = no limit.
+    #[arg(long, default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
+    reply_limit: usize,
+    /// Messages one client may have queued or in flight at once.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_in_flight: usize,
+    /// SEND/PROTO lines one batch may hold; the rest of a longer batch is dropped.
+    #[arg(long, default_value_t = 1 << 16)]
+    max_batch: usize,
+    /// After each exchange, keep polling the sockets without sleeping for this long
+    /// [µs]: the client usually answers within microseconds, and a sleeping thread
+    /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
+    #[arg(long, default_value_t = 200)]
+    spin_us: u64,
+    /// How rendezvous lines are modelled: `dimemas` starts the data at the
+    /// READY_TO_RECV time; `wire` sends the request and the acknowledgment through the
+    /// network as control packets, and the data when the acknowledgment arrives.
+    #[arg(long, value_enum, default_value_t = Rendezvous::Dimemas)]
+    rendezvous: Rendezvous,
+    /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
+    #[arg(long, default_value_t = 64)]
+    control_size: u32,
+    /// Keep serving new clients after every client has finished.
+    #[arg(long)]
+    keep_serving: bool,
+    /// Write the JSON statistics report here (default: standard output).
+    #[arg(long)]
+    stats: Option<PathBuf>,
+}
+
+/// The network, as `vesper serve` and `vesper run` take it.
+#[derive(Debug, clap::Args)]
+struct NetworkArgs {
     /// The network: `crossbar` (an output-queued crossbar of 2 Gb/s links), `ideal` (no
     /// contention: latency + size / bandwidth, to calibrate against the replayer), or a
     /// TOML network file.
@@ -110,44 +158,41 @@ struct ServeArgs {
     /// configuration's inter-node latency (and set it to 0 in the replayer).
     #[arg(long, value_name = "NS")]
     latency: Option<f64>,
-    /// Clients to wait for before simulated time starts (several applications may share
-    /// the network).
-    #[arg(long, default_value_t = 1)]
-    clients: usize,
-    /// Connections accepted at once; more are refused with a warning.
-    #[arg(long, default_value_t = 256)]
-    max_connections: usize,
-    /// Longest line accepted from a client [bytes].
-    #[arg(long, default_value_t = vesper_protocol::DEFAULT_MAX_LINE)]
-    max_line: usize,
-    /// Largest reply written at once [bytes]; the legacy client reads 500. 0 = no limit.
-    #[arg(long, default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
-    reply_limit: usize,
-    /// Messages one client may have queued or in flight at once.
-    #[arg(long, default_value_t = 1 << 20)]
-    max_in_flight: usize,
-    /// SEND/PROTO lines one batch may hold; the rest of a longer batch is dropped.
-    #[arg(long, default_value_t = 1 << 16)]
-    max_batch: usize,
-    /// After each exchange, keep polling the sockets without sleeping for this long
-    /// [µs]: the client usually answers within microseconds, and a sleeping thread
-    /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
-    #[arg(long, default_value_t = 200)]
-    spin_us: u64,
-    /// How rendezvous lines are modelled: `dimemas` starts the data at the
-    /// READY_TO_RECV time; `wire` sends the request and the acknowledgment through the
-    /// network as control packets, and the data when the acknowledgment arrives.
-    #[arg(long, value_enum, default_value_t = Rendezvous::Dimemas)]
-    rendezvous: Rendezvous,
-    /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
-    #[arg(long, default_value_t = 64)]
-    control_size: u32,
-    /// Keep serving new clients after every client has finished.
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// The synthetic workload to replay.
+    #[arg(long, value_enum, default_value_t = WorkloadArg::AllToAll)]
+    workload: WorkloadArg,
+    /// Tasks (one per node) of the ring and the all-to-all.
+    #[arg(long, default_value_t = 32)]
+    tasks: u32,
+    /// Message size [bytes].
+    #[arg(long, default_value_t = 32_679)]
+    size: u32,
+    /// Rounds of the ping-pong and the ring.
+    #[arg(long, default_value_t = 10)]
+    iterations: u32,
+    /// Computation before each ring round [ns].
+    #[arg(long, default_value_t = 0)]
+    compute_ns: u64,
+    /// Replay without a server, over the local bus model (needs --network ideal): the
+    /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
-    keep_serving: bool,
-    /// Write the JSON statistics report here (default: standard output).
+    no_server: bool,
+    /// Print the result as JSON.
     #[arg(long)]
-    stats: Option<PathBuf>,
+    json: bool,
+    #[command(flatten)]
+    net: NetworkArgs,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum WorkloadArg {
+    PingPong,
+    Ring,
+    AllToAll,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -229,13 +274,22 @@ enum BenchCommand {
 }
 
 fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // A server reports as it goes; `run` prints its result, and logs only problems.
+    let default_level = match cli.command {
+        Command::Run(_) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| default_level.into()),
+        )
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Command::Serve(args) => serve(*args),
+        Command::Run(args) => run(*args),
         Command::Bench(BenchCommand::Model {
             hosts,
             loads,
@@ -262,7 +316,7 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
+fn network(args: &NetworkArgs) -> anyhow::Result<NetworkConfig> {
     let crossbar_flags = [
         ("--link-bandwidth", args.link_bandwidth.is_some()),
         ("--link-latency", args.link_latency.is_some()),
@@ -371,7 +425,7 @@ fn network(args: &ServeArgs) -> anyhow::Result<NetworkConfig> {
     }
 }
 
-fn switch_kind(args: &ServeArgs) -> anyhow::Result<SwitchKind> {
+fn switch_kind(args: &NetworkArgs) -> anyhow::Result<SwitchKind> {
     let wormhole_flags = [
         ("--flit-bytes", args.flit_bytes.is_some()),
         ("--buffer-bytes", args.buffer_bytes.is_some()),
@@ -427,7 +481,7 @@ fn switch_kind(args: &ServeArgs) -> anyhow::Result<SwitchKind> {
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.clients > 0, "--clients: at least one client");
     let config = ServerConfig {
-        network: network(&args)?,
+        network: network(&args.net)?,
         clients: args.clients,
         max_connections: args.max_connections.max(1),
         max_line: args.max_line.max(64),
@@ -610,6 +664,91 @@ fn bench_model(
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&points)?);
+    }
+    Ok(())
+}
+
+fn run(args: RunArgs) -> anyhow::Result<()> {
+    use vesper_client_dimemas_adapter::replay::{IdealBus, Workload};
+
+    let workload = match args.workload {
+        WorkloadArg::PingPong => Workload::ping_pong(args.size, args.iterations),
+        WorkloadArg::Ring => Workload::ring(
+            args.tasks,
+            args.size,
+            args.iterations,
+            args.compute_ns.saturating_mul(1000),
+        ),
+        WorkloadArg::AllToAll => Workload::all_to_all(args.tasks, args.size),
+    };
+    let network = network(&args.net)?;
+    let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
+    anyhow::ensure!(
+        workload.tasks.len() as u64 <= nodes,
+        "{} needs {} nodes; the network has {nodes} (--hosts, --nodes-per-host)",
+        workload.name,
+        workload.tasks.len()
+    );
+    let (outcome, report) = if args.no_server {
+        let FabricConfig::Ideal(params) = network.fabric else {
+            anyhow::bail!("--no-server replays over the local bus model: give --network ideal --bandwidth MBPS");
+        };
+        let (bytes, seconds) = params.bandwidth.ratio();
+        let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
+        (
+            vesper_client_dimemas_adapter::replay::replay(&workload, &mut bus)?,
+            None,
+        )
+    } else {
+        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload)?;
+        (outcome, Some(report))
+    };
+    if args.json {
+        let tasks: Vec<_> = outcome
+            .tasks
+            .iter()
+            .map(|t| serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3}))
+            .collect();
+        let result = serde_json::json!({
+            "workload": workload.name,
+            "network": network.describe(),
+            "predicted_ns": outcome.predicted as f64 / 1e3,
+            "messages": outcome.messages,
+            "tasks": tasks,
+            "server": report,
+        });
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(());
+    }
+    println!("workload: {}", workload.name);
+    println!("network: {}", network.describe());
+    println!(
+        "predicted execution time: {:.3} µs ({} messages)",
+        outcome.predicted as f64 / 1e6,
+        outcome.messages
+    );
+    println!(
+        "{:>6} {:>14} {:>14} {:>14}",
+        "task", "compute µs", "waiting µs", "end µs"
+    );
+    for (t, times) in outcome.tasks.iter().enumerate() {
+        println!(
+            "{t:>6} {:>14.3} {:>14.3} {:>14.3}",
+            times.compute as f64 / 1e6,
+            times.waiting as f64 / 1e6,
+            times.end as f64 / 1e6
+        );
+    }
+    if let Some(report) = report {
+        println!(
+            "server: {} sync round trips, {} model events, message latency {}",
+            report.simulation.sync_round_trips,
+            report.simulation.events_processed,
+            report.simulation.latency_ns.map_or("-".to_string(), |l| format!(
+                "p50 {:.0} ns, p99 {:.0} ns, max {:.0} ns",
+                l.p50, l.p99, l.max
+            ))
+        );
     }
     Ok(())
 }

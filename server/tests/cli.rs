@@ -203,3 +203,56 @@ fn the_ideal_network_serves_from_a_file() {
     assert!(wait(&mut child).success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn vesper(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(args)
+        .output()
+        .expect("vesper runs")
+}
+
+#[test]
+fn run_replays_a_workload_against_an_in_process_server() {
+    let out = vesper(&["run", "--workload", "ping-pong", "--size", "1024", "--iterations", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Four crossings of 1024 + 16 bytes at 4 ns, 2 × 25 ns of cable, 100 ns of routing.
+    assert!(
+        stdout.contains("predicted execution time: 17.240 µs (4 messages)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("server: 5 sync round trips"), "{stdout}");
+}
+
+#[test]
+fn run_without_server_predicts_what_the_ideal_server_does() {
+    let predicted = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--workload",
+            "ring",
+            "--tasks",
+            "6",
+            "--network",
+            "ideal",
+            "--bandwidth",
+            "312.5",
+            "--latency",
+            "1500",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    let served = predicted(&[]);
+    assert_eq!(predicted(&["--no-server"]), served);
+    assert!(served > 0.0);
+    let out = vesper(&["run", "--no-server"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-server replays over the local bus model"));
+    let out = vesper(&["run", "--tasks", "300"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs 300 nodes; the network has 256"));
+}

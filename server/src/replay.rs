@@ -1,0 +1,38 @@
+//! The all-in-one job: a server in this process on a loopback port, and the replay
+//! client against it over real TCP, exactly as with Dimemas.
+
+use vesper_client_dimemas_adapter::LegacyConnection;
+use vesper_client_dimemas_adapter::replay::{Outcome, ServerFabric, Workload, replay};
+
+use crate::config::{NetworkConfig, ServerConfig};
+use crate::report::Report;
+
+/// Replays `workload` against a server on `network`; returns the prediction and the
+/// server's report.
+pub fn over_server(network: NetworkConfig, workload: &Workload) -> anyhow::Result<(Outcome, Report)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let config = ServerConfig {
+        network,
+        ..ServerConfig::default()
+    };
+    let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
+    let client = std::thread::spawn({
+        let workload = workload.clone();
+        move || -> anyhow::Result<Outcome> {
+            let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
+            let outcome = replay(&workload, &mut fabric)?;
+            fabric.finish()?;
+            Ok(outcome)
+        }
+    });
+    let outcome = client
+        .join()
+        .map_err(|_| anyhow::anyhow!("the replay client panicked"))??;
+    let report = runtime.block_on(server)??;
+    Ok((outcome, report))
+}
