@@ -165,7 +165,7 @@ struct RunArgs {
     /// The synthetic workload to replay.
     #[arg(long, value_enum, default_value_t = WorkloadArg::AllToAll)]
     workload: WorkloadArg,
-    /// Tasks (one per node) of the ring and the all-to-all.
+    /// Tasks (one per node) of the ring, the all-to-all and the WRF pattern.
     #[arg(long, default_value_t = 32)]
     tasks: u32,
     /// Message size [bytes].
@@ -177,6 +177,10 @@ struct RunArgs {
     /// Computation before each ring round [ns].
     #[arg(long, default_value_t = 0)]
     compute_ns: u64,
+    /// Messages of at least this many bytes use the rendezvous protocol (PROTO lines),
+    /// like Dimemas's -S; by default every message is eager.
+    #[arg(long, value_name = "BYTES")]
+    eager_limit: Option<u32>,
     /// Replay without a server, over the local bus model (needs --network ideal): the
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
@@ -193,6 +197,8 @@ enum WorkloadArg {
     PingPong,
     Ring,
     AllToAll,
+    /// seed 004's weather-forecast pattern: task n sends to n + 16, then n − 16
+    Wrf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -680,6 +686,10 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             args.compute_ns.saturating_mul(1000),
         ),
         WorkloadArg::AllToAll => Workload::all_to_all(args.tasks, args.size),
+        WorkloadArg::Wrf => Workload::wrf(args.tasks, 16, args.size),
+    };
+    let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
+        eager_limit: args.eager_limit,
     };
     let network = network(&args.net)?;
     let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
@@ -700,7 +710,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             None,
         )
     } else {
-        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload)?;
+        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload, options)?;
         (outcome, Some(report))
     };
     if args.json {

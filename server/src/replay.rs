@@ -2,14 +2,18 @@
 //! client against it over real TCP, exactly as with Dimemas.
 
 use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_client_dimemas_adapter::replay::{Outcome, ServerFabric, Workload, replay};
+use vesper_client_dimemas_adapter::replay::{Outcome, ReplayOptions, ServerFabric, Workload, replay_with};
 
 use crate::config::{NetworkConfig, ServerConfig};
 use crate::report::Report;
 
 /// Replays `workload` against a server on `network`; returns the prediction and the
 /// server's report.
-pub fn over_server(network: NetworkConfig, workload: &Workload) -> anyhow::Result<(Outcome, Report)> {
+pub fn over_server(
+    network: NetworkConfig,
+    workload: &Workload,
+    options: ReplayOptions,
+) -> anyhow::Result<(Outcome, Report)> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -25,7 +29,7 @@ pub fn over_server(network: NetworkConfig, workload: &Workload) -> anyhow::Resul
         let workload = workload.clone();
         move || -> anyhow::Result<Outcome> {
             let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
-            let outcome = replay(&workload, &mut fabric)?;
+            let outcome = replay_with(&workload, &mut fabric, options)?;
             fabric.finish()?;
             Ok(outcome)
         }

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
+use vesper_protocol::{ClientMessage, DataMessage, RendezvousRequest, Token, WireTime};
 
 use super::Ps;
 use crate::connection::{ClientError, LegacyConnection};
@@ -27,8 +27,13 @@ pub enum FabricError {
 
 /// Carries messages between nodes.
 pub trait Fabric {
-    /// Message `id` of `size` bytes leaves node `src` for node `dst` at `at`.
-    fn send(&mut self, id: u64, at: Ps, src: u32, dst: u32, size: u32, tag: i32) -> Result<(), FabricError>;
+    /// Message `id` of `size` bytes leaves node `src` for node `dst` at `at`: eager
+    /// (`SEND`), or the data of a rendezvous whose receiver is ready
+    /// (`PROTO READY_TO_RECV`).
+    fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError>;
+
+    /// A rendezvous sender reached its send at `at` (`PROTO OK_TO_SEND`); no reply.
+    fn request_to_send(&mut self, at: Ps, message: Transfer) -> Result<(), FabricError>;
 
     /// Messages sent and not yet reported complete.
     fn in_flight(&self) -> usize;
@@ -37,6 +42,21 @@ pub trait Fabric {
     /// completion, whichever comes first: the completions at that time, or `None` if
     /// `until` came first.
     fn advance(&mut self, until: Option<Ps>) -> Result<Option<(Ps, Vec<u64>)>, FabricError>;
+}
+
+/// One message as the protocol describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transfer {
+    /// sending node
+    pub src: u32,
+    /// receiving node
+    pub dst: u32,
+    /// payload [bytes]
+    pub size: u32,
+    /// MPI tag
+    pub tag: i32,
+    /// the data of a rendezvous (`PROTO READY_TO_RECV`) rather than an eager `SEND`
+    pub rendezvous: bool,
 }
 
 /// Dimemas's point-to-point model without a server: every message takes
@@ -80,9 +100,16 @@ impl IdealBus {
 }
 
 impl Fabric for IdealBus {
-    fn send(&mut self, id: u64, at: Ps, _src: u32, _dst: u32, size: u32, _tag: i32) -> Result<(), FabricError> {
-        let arrival = at.saturating_add(self.latency).saturating_add(self.transfer(size));
+    fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError> {
+        let arrival = at
+            .saturating_add(self.latency)
+            .saturating_add(self.transfer(message.size));
         self.pending.push(Reverse((arrival, id)));
+        Ok(())
+    }
+
+    fn request_to_send(&mut self, _at: Ps, _message: Transfer) -> Result<(), FabricError> {
+        // Dimemas's own model: the data starts when both sides are ready.
         Ok(())
     }
 
@@ -148,14 +175,21 @@ fn ns(ps: Ps) -> WireTime {
 }
 
 impl Fabric for ServerFabric {
-    fn send(&mut self, id: u64, at: Ps, src: u32, dst: u32, size: u32, tag: i32) -> Result<(), FabricError> {
+    fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError> {
+        let Transfer {
+            src,
+            dst,
+            size,
+            tag,
+            rendezvous,
+        } = message;
         // Pointer-like tokens, distinct per message, as the real client's `%p`s are.
         let ev = Token::new(&format!("{:#x}", 0x5500_0000_0000u64 + id * 16))
             .map_err(|_| FabricError::UnknownToken(id.to_string()))?;
         let ev_out = Token::new(&format!("{:#x}", 0x5500_0000_0008u64 + id * 16))
             .map_err(|_| FabricError::UnknownToken(id.to_string()))?;
         self.in_flight.insert(ev.to_string(), id);
-        self.batch.push(ClientMessage::Send(DataMessage {
+        let line = DataMessage {
             time: ns(at),
             src,
             dst,
@@ -165,6 +199,24 @@ impl Fabric for ServerFabric {
             ev_out,
             src_repeat: src,
             dst_repeat: dst,
+            src_app: self.app,
+            dst_app: self.app,
+        };
+        self.batch.push(if rendezvous {
+            ClientMessage::ReadyToRecv(line)
+        } else {
+            ClientMessage::Send(line)
+        });
+        Ok(())
+    }
+
+    fn request_to_send(&mut self, at: Ps, message: Transfer) -> Result<(), FabricError> {
+        self.batch.push(ClientMessage::OkToSend(RendezvousRequest {
+            time: ns(at),
+            src: message.src,
+            dst: message.dst,
+            tag: message.tag,
+            size: message.size,
             src_app: self.app,
             dst_app: self.app,
         }));
@@ -211,14 +263,21 @@ mod tests {
     fn the_ideal_bus_takes_latency_plus_size_over_bandwidth() {
         // 250 MBps of 2^20 bytes: 1024 bytes in 3906.25 ns, plus 1.5 µs.
         let mut bus = IdealBus::from_mbps(250.0, 1_500_000).expect("positive");
-        bus.send(7, 6_500_000, 0, 1, 1024, 0).expect("sent");
-        bus.send(8, 6_500_000, 1, 0, 1024, 0).expect("sent");
+        let t = |src, dst, size| Transfer {
+            src,
+            dst,
+            size,
+            tag: 0,
+            rendezvous: false,
+        };
+        bus.send(7, 6_500_000, t(0, 1, 1024)).expect("sent");
+        bus.send(8, 6_500_000, t(1, 0, 1024)).expect("sent");
         assert_eq!(bus.advance(Some(11_906_249)).expect("ok"), None);
         assert_eq!(bus.advance(None).expect("ok"), Some((11_906_250, vec![7, 8])));
         assert_eq!(bus.in_flight(), 0);
         // 3 MBps: a byte takes 10^12 / (3 · 2^20) ps, rounded up.
         let mut odd = IdealBus::from_mbps(3.0, 0).expect("positive");
-        odd.send(1, 0, 0, 1, 1, 0).expect("sent");
+        odd.send(1, 0, t(0, 1, 1)).expect("sent");
         assert_eq!(odd.advance(None).expect("ok"), Some((317_892, vec![1])));
         assert!(IdealBus::from_mbps(0.0, 0).is_none());
     }

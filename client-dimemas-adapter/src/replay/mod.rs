@@ -12,16 +12,17 @@
 //! while messages are in flight it asks the fabric to run up to its next own event
 //! (a STOP), and takes the completions the fabric reports first.
 //!
-//! This first part covers compute bursts, eager sends and blocking receives matched in
-//! order on (source, tag); the trace readers, rendezvous, immediate operations and
-//! collectives are still to come.
+//! This first part covers compute bursts, eager and rendezvous sends (by the send's
+//! synchronous flag or an eager limit) and blocking receives matched in order on
+//! (source, tag); the trace readers, immediate operations and collectives are still to
+//! come.
 
 pub mod engine;
 pub mod fabric;
 pub mod workload;
 
-pub use engine::{Outcome, ReplayError, TaskTimes, replay};
-pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric};
+pub use engine::{Outcome, ReplayError, ReplayOptions, TaskTimes, replay, replay_with};
+pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer};
 pub use workload::{Op, Workload};
 
 /// Picoseconds of simulated time.

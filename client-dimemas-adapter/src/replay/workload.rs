@@ -5,7 +5,9 @@
 pub enum Op {
     /// compute for this long [ps]
     Compute(super::Ps),
-    /// send `size` bytes to task `to` with `tag` (eager: the task goes on at once)
+    /// send `size` bytes to task `to` with `tag`: eager (the task goes on at once) or,
+    /// when `synchronous` or at least the replay's eager limit, rendezvous (the task
+    /// waits until the receiver is ready and the data has arrived)
     Send {
         /// destination task
         to: u32,
@@ -13,6 +15,8 @@ pub enum Op {
         size: u32,
         /// MPI tag
         tag: i32,
+        /// a synchronous send (the trace's sync bit): always rendezvous
+        synchronous: bool,
     },
     /// wait for the next message from task `from` with `tag`
     Recv {
@@ -38,10 +42,20 @@ impl Workload {
         let mut ping = Vec::new();
         let mut pong = Vec::new();
         for i in 0..iterations as i32 {
-            ping.push(Op::Send { to: 1, size, tag: i });
+            ping.push(Op::Send {
+                to: 1,
+                size,
+                tag: i,
+                synchronous: false,
+            });
             ping.push(Op::Recv { from: 1, tag: i });
             pong.push(Op::Recv { from: 0, tag: i });
-            pong.push(Op::Send { to: 0, size, tag: i });
+            pong.push(Op::Send {
+                to: 0,
+                size,
+                tag: i,
+                synchronous: false,
+            });
         }
         Workload {
             name: format!("ping-pong of {size} bytes, {iterations} times"),
@@ -51,6 +65,8 @@ impl Workload {
 
     /// `tasks` tasks pass a message of `size` bytes to their right neighbour and
     /// receive one from the left, `iterations` times, with `compute` between rounds.
+    /// Even tasks send first and odd tasks receive first, so the ring also runs with
+    /// rendezvous (blocking) sends.
     pub fn ring(tasks: u32, size: u32, iterations: u32, compute: super::Ps) -> Workload {
         let programs = (0..tasks)
             .map(|t| {
@@ -58,15 +74,15 @@ impl Workload {
                 let left = (t + tasks - 1) % tasks;
                 (0..iterations as i32)
                     .flat_map(|i| {
-                        [
-                            Op::Compute(compute),
-                            Op::Send {
-                                to: right,
-                                size,
-                                tag: i,
-                            },
-                            Op::Recv { from: left, tag: i },
-                        ]
+                        let send = Op::Send {
+                            to: right,
+                            size,
+                            tag: i,
+                            synchronous: false,
+                        };
+                        let recv = Op::Recv { from: left, tag: i };
+                        let (first, second) = if t % 2 == 0 { (send, recv) } else { (recv, send) };
+                        [Op::Compute(compute), first, second]
                     })
                     .collect()
             })
@@ -78,12 +94,18 @@ impl Workload {
     }
 
     /// Personalised all-to-all: every task sends `size` bytes to every other task
-    /// (in the order t+1, t+2, …), then receives from each.
+    /// (in the order t+1, t+2, …), then receives from each. All sends come first, as
+    /// with eager (or immediate) sends: with rendezvous sends it deadlocks, as MPI would.
     pub fn all_to_all(tasks: u32, size: u32) -> Workload {
         let programs = (0..tasks)
             .map(|t| {
                 let others: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
-                let sends = others.iter().map(|&to| Op::Send { to, size, tag: 0 });
+                let sends = others.iter().map(|&to| Op::Send {
+                    to,
+                    size,
+                    tag: 0,
+                    synchronous: false,
+                });
                 // Task t − j sends to t as its j-th message: receive in that order.
                 let recvs = (1..tasks).map(|j| Op::Recv {
                     from: (t + tasks - j) % tasks,
@@ -94,6 +116,34 @@ impl Workload {
             .collect();
         Workload {
             name: format!("all-to-all of {tasks} tasks, {size} bytes"),
+            tasks: programs,
+        }
+    }
+
+    /// The weather-forecast (WRF) pattern of seed 004: task n sends `size` bytes to
+    /// n + `distance`, then to n − `distance` (where those exist), then receives from
+    /// n − `distance` and n + `distance` (eager sends, like the all-to-all).
+    pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
+        let programs = (0..tasks)
+            .map(|n| {
+                let up = n.checked_add(distance).filter(|&d| d < tasks);
+                let down = n.checked_sub(distance);
+                let mut ops: Vec<Op> = [up, down]
+                    .into_iter()
+                    .flatten()
+                    .map(|to| Op::Send {
+                        to,
+                        size,
+                        tag: 0,
+                        synchronous: false,
+                    })
+                    .collect();
+                ops.extend([down, up].into_iter().flatten().map(|from| Op::Recv { from, tag: 0 }));
+                ops
+            })
+            .collect();
+        Workload {
+            name: format!("WRF pattern of {tasks} tasks, ±{distance}, {size} bytes"),
             tasks: programs,
         }
     }
@@ -138,9 +188,19 @@ mod tests {
         assert_eq!(Workload::ping_pong(8, 3).check(), Ok(6));
         assert_eq!(Workload::ring(5, 8, 2, 0).check(), Ok(10));
         assert_eq!(Workload::all_to_all(4, 8).check(), Ok(12));
+        // 256 tasks: 240 send up, 240 send down.
+        assert_eq!(Workload::wrf(256, 16, 8).check(), Ok(480));
         let broken = Workload {
             name: "broken".into(),
-            tasks: vec![vec![Op::Send { to: 1, size: 1, tag: 0 }], vec![]],
+            tasks: vec![
+                vec![Op::Send {
+                    to: 1,
+                    size: 1,
+                    tag: 0,
+                    synchronous: false,
+                }],
+                vec![],
+            ],
         };
         assert_eq!(
             broken.check(),

@@ -3,7 +3,7 @@
 //! workload; over a contended network it predicts later.
 
 use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_client_dimemas_adapter::replay::{IdealBus, Outcome, ServerFabric, Workload, replay};
+use vesper_client_dimemas_adapter::replay::{IdealBus, Outcome, ReplayOptions, ServerFabric, Workload, replay_with};
 use vesper_tests::{TestServer, config, ideal_config};
 
 fn workloads() -> Vec<Workload> {
@@ -13,13 +13,14 @@ fn workloads() -> Vec<Workload> {
         Workload::ring(6, 32_679, 3, 1_234_567),
         Workload::all_to_all(8, 32_679),
         Workload::all_to_all(5, 3),
+        Workload::wrf(48, 16, 5000),
     ]
 }
 
-fn over_server(server: TestServer, workload: &Workload) -> Outcome {
+fn over_server(server: TestServer, workload: &Workload, options: ReplayOptions) -> Outcome {
     let connection = LegacyConnection::connect(server.addr()).expect("connects");
     let mut fabric = ServerFabric::new(connection, 0);
-    let outcome = replay(workload, &mut fabric).expect("replayed");
+    let outcome = replay_with(workload, &mut fabric, options).expect("replayed");
     fabric.finish().expect("finished");
     let report = server.wait();
     assert_eq!(report.simulation.messages, outcome.messages);
@@ -28,17 +29,41 @@ fn over_server(server: TestServer, workload: &Workload) -> Outcome {
 
 #[test]
 fn the_ideal_network_reproduces_the_local_prediction_exactly() {
+    // Eager, and with large messages as rendezvous (PROTO OK_TO_SEND / READY_TO_RECV).
+    let eager = ReplayOptions::default();
+    let rendezvous = ReplayOptions {
+        eager_limit: Some(4096),
+    };
     for (mbps, latency_ns) in [(250.0, 0.0), (3.0, 1500.0), (1000.5, 7.25)] {
         for workload in workloads() {
-            let local = replay(
-                &workload,
-                &mut IdealBus::from_mbps(mbps, (latency_ns * 1000.0) as u64).expect("bus"),
-            )
-            .expect("replayed locally");
-            let served = over_server(TestServer::start(ideal_config(8, mbps, latency_ns)), &workload);
-            assert_eq!(served, local, "{} at {mbps} MBps + {latency_ns} ns", workload.name);
+            // Sends-first patterns need eager sends (with rendezvous they deadlock, as MPI
+            // would: the engine reports it).
+            let sends_first = workload.name.starts_with("all-to-all") || workload.name.starts_with("WRF");
+            let choices: &[ReplayOptions] = if sends_first { &[eager] } else { &[eager, rendezvous] };
+            for &options in choices {
+                let mut bus = IdealBus::from_mbps(mbps, (latency_ns * 1000.0) as u64).expect("bus");
+                let local = replay_with(&workload, &mut bus, options).expect("replayed locally");
+                let server = TestServer::start(ideal_config(48, mbps, latency_ns));
+                let served = over_server(server, &workload, options);
+                assert_eq!(
+                    served, local,
+                    "{} at {mbps} MBps + {latency_ns} ns, {options:?}",
+                    workload.name
+                );
+            }
         }
     }
+}
+
+#[test]
+fn sends_first_patterns_deadlock_with_rendezvous_sends() {
+    let options = ReplayOptions { eager_limit: Some(1) };
+    let mut bus = IdealBus::from_mbps(250.0, 0).expect("bus");
+    let err = replay_with(&Workload::all_to_all(4, 100), &mut bus, options).expect_err("deadlock");
+    assert_eq!(
+        err.to_string(),
+        "deadlock at 0 ps: tasks [0, 1, 2, 3] all wait, for receives or rendezvous sends that cannot match"
+    );
 }
 
 #[test]
@@ -46,9 +71,10 @@ fn a_contended_network_predicts_later_than_the_ideal_one() {
     // The default crossbar (250 MB/s links, 150 ns of cables and routing, no headers in
     // the test configuration): the 8-task all-to-all contends at every destination.
     let workload = Workload::all_to_all(8, 32_679);
-    let crossbar = over_server(TestServer::start(config(8, 1)), &workload);
+    let crossbar = over_server(TestServer::start(config(8, 1)), &workload, ReplayOptions::default());
     let bytes_per_second = 250_000_000;
-    let ideal = replay(&workload, &mut IdealBus::new(bytes_per_second, 1, 150_000)).expect("replayed");
+    let mut bus = IdealBus::new(bytes_per_second, 1, 150_000);
+    let ideal = replay_with(&workload, &mut bus, ReplayOptions::default()).expect("replayed");
     assert!(
         crossbar.predicted > ideal.predicted,
         "{} vs {}",
