@@ -1,5 +1,12 @@
 //! The replay loop: tasks run their programs; sends go to the fabric; receives wait for
 //! arrivals; the fabric is advanced conservatively up to the next local event.
+//!
+//! Every send and receive is a request: an immediate one (`ISend`, `IRecv`) is named
+//! by the task and completed later by a `Wait`; a blocking one is the same request,
+//! waited for at once. Messages match receives per (destination, source, tag) in send
+//! order and post order, as MPI's non-overtaking rule says. An eager send's request is
+//! complete when it starts; a rendezvous send's data starts when it is matched, and
+//! both its requests complete when the data lands.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -12,7 +19,7 @@ use super::workload::{Op, Workload};
 pub struct TaskTimes {
     /// computing [ps]
     pub compute: Ps,
-    /// blocked in receives [ps]
+    /// blocked in receives, rendezvous sends and waits [ps]
     pub waiting: Ps,
     /// when its program ended [ps]
     pub end: Ps,
@@ -61,37 +68,43 @@ pub struct ReplayOptions {
     pub eager_limit: Option<u32>,
 }
 
+/// A task's name for one of its requests: the `request` of an immediate operation,
+/// or [`BLOCKING`] for the blocking send or receive it is in.
+type Key = u64;
+
+/// The request of a blocking send or receive (above every `u32` request name).
+const BLOCKING: Key = 1 << 32;
+
 #[derive(Debug, Clone, Copy)]
 enum State {
     /// ready to go on at the time in the `ready` set
     Ready,
-    /// waiting since `since` for a message from `from` with `tag`
-    Receiving { from: u32, tag: i32, since: Ps },
-    /// waiting since `since` for its rendezvous send to complete
-    Sending { since: Ps },
+    /// waiting since `since` for its request `key` to complete
+    Waiting { key: Key, since: Ps },
     /// its program is over
     Done,
 }
 
-/// A message on its way to a receive, in send order per (destination, source, tag).
+/// A message from its send until both its data has landed and a receive took it.
 #[derive(Debug, Clone, Copy)]
-struct Incoming {
-    id: u64,
-    rendezvous: bool,
-    /// eager: when it arrived
-    arrived: Option<Ps>,
-    /// rendezvous: the data has been started (the receiver was ready)
-    started: bool,
+struct Message {
+    transfer: Transfer,
+    /// the sender's request
+    send: Key,
+    /// the matching receive's request, once matched
+    recv: Option<Key>,
+    /// the data has landed
+    arrived: bool,
 }
 
-/// A message in the fabric, or a rendezvous waiting for its receiver.
-#[derive(Debug, Clone, Copy)]
-struct Travelling {
-    from: u32,
-    to: u32,
-    tag: i32,
-    size: u32,
-    rendezvous: bool,
+/// Unmatched sends and receives of one (destination, source, tag); at most one of the
+/// two is non-empty.
+#[derive(Debug, Default)]
+struct Channel {
+    /// messages sent and not yet received, in send order
+    messages: VecDeque<u64>,
+    /// receives posted and not yet matched, in post order
+    receives: VecDeque<Key>,
 }
 
 /// Replays `workload` over `fabric` (task `t` on node `t`), every send eager unless
@@ -116,9 +129,10 @@ pub fn replay_with(
         pc: vec![0; tasks],
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
+        pending: vec![BTreeMap::new(); tasks],
         ready: (0..tasks as u32).map(|t| (0, t)).collect(),
-        queues: BTreeMap::new(),
-        travelling: BTreeMap::new(),
+        channels: BTreeMap::new(),
+        messages: BTreeMap::new(),
         next_id: 0,
         options,
     };
@@ -158,10 +172,13 @@ struct Replay<'a> {
     pc: Vec<usize>,
     state: Vec<State>,
     times: Vec<TaskTimes>,
+    /// per task: its requests started and not yet waited for, and whether complete
+    pending: Vec<BTreeMap<Key, bool>>,
     ready: BTreeSet<(Ps, u32)>,
     /// by (destination, source, tag)
-    queues: BTreeMap<(u32, u32, i32), VecDeque<Incoming>>,
-    travelling: BTreeMap<u64, Travelling>,
+    channels: BTreeMap<(u32, u32, i32), Channel>,
+    /// by id: messages not yet both landed and received
+    messages: BTreeMap<u64, Message>,
     next_id: u64,
     options: ReplayOptions,
 }
@@ -176,10 +193,10 @@ impl Replay<'_> {
                 self.times[t].end = now;
                 return Ok(());
             };
-            match op {
+            self.pc[t] += 1;
+            let wait_for = match op {
                 Op::Compute(d) => {
                     self.times[t].compute += d;
-                    self.pc[t] += 1;
                     self.ready.insert((now + d, task));
                     return Ok(());
                 }
@@ -189,118 +206,156 @@ impl Replay<'_> {
                     tag,
                     synchronous,
                 } => {
-                    let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
-                    let id = self.next_id;
-                    self.next_id += 1;
-                    let transfer = Transfer {
-                        src: task,
-                        dst: to,
-                        size,
-                        tag,
-                        rendezvous,
-                    };
-                    self.travelling.insert(
-                        id,
-                        Travelling {
-                            from: task,
-                            to,
-                            tag,
-                            size,
-                            rendezvous,
-                        },
-                    );
-                    let queue = self.queues.entry((to, task, tag)).or_default();
-                    queue.push_back(Incoming {
-                        id,
-                        rendezvous,
-                        arrived: None,
-                        started: false,
-                    });
-                    self.pc[t] += 1;
-                    if !rendezvous {
-                        fabric.send(id, now, transfer)?;
-                        continue;
-                    }
-                    fabric.request_to_send(now, transfer)?;
-                    // The receiver may be waiting for exactly this message already.
-                    let waiting = matches!(
-                        self.state[to as usize],
-                        State::Receiving { from, tag: g, .. } if from == task && g == tag
-                    );
-                    if waiting && queue.len() == 1 {
-                        if let Some(front) = queue.front_mut() {
-                            front.started = true;
-                        }
-                        fabric.send(id, now, transfer)?;
-                    }
-                    self.state[t] = State::Sending { since: now };
-                    return Ok(());
+                    self.send(task, to, size, tag, synchronous, BLOCKING, now, fabric)?;
+                    BLOCKING
+                }
+                Op::ISend {
+                    to,
+                    size,
+                    tag,
+                    synchronous,
+                    request,
+                } => {
+                    self.send(task, to, size, tag, synchronous, request.into(), now, fabric)?;
+                    continue;
                 }
                 Op::Recv { from, tag } => {
-                    let queue = self.queues.entry((task, from, tag)).or_default();
-                    match queue.front().copied() {
-                        Some(Incoming { arrived: Some(_), .. }) => {
-                            queue.pop_front();
-                            self.pc[t] += 1;
-                            continue;
-                        }
-                        Some(Incoming {
-                            id,
-                            rendezvous: true,
-                            started: false,
-                            ..
-                        }) => {
-                            // Both sides are ready: the data starts now.
-                            if let Some(front) = queue.front_mut() {
-                                front.started = true;
-                            }
-                            let m = self.travelling[&id];
-                            let transfer = Transfer {
-                                src: m.from,
-                                dst: m.to,
-                                size: m.size,
-                                tag: m.tag,
-                                rendezvous: true,
-                            };
-                            fabric.send(id, now, transfer)?;
-                        }
-                        _ => {}
-                    }
-                    self.state[t] = State::Receiving { from, tag, since: now };
-                    return Ok(());
+                    self.receive(task, from, tag, BLOCKING, now, fabric)?;
+                    BLOCKING
                 }
+                Op::IRecv { from, tag, request } => {
+                    self.receive(task, from, tag, request.into(), now, fabric)?;
+                    continue;
+                }
+                Op::Wait { request } => request.into(),
+            };
+            if self.pending[t].get(&wait_for) == Some(&true) {
+                self.pending[t].remove(&wait_for);
+                continue;
             }
+            self.state[t] = State::Waiting {
+                key: wait_for,
+                since: now,
+            };
+            return Ok(());
         }
     }
 
-    /// Message `id` arrived at `at`.
-    fn delivered(&mut self, id: u64, at: Ps) {
-        let Some(m) = self.travelling.remove(&id) else { return };
-        let queue = self.queues.entry((m.to, m.from, m.tag)).or_default();
-        if let Some(item) = queue.iter_mut().find(|i| i.id == id) {
-            item.arrived = Some(at);
+    /// `task` starts sending; its request `key` completes at once if the send is eager.
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        task: u32,
+        to: u32,
+        size: u32,
+        tag: i32,
+        synchronous: bool,
+        key: Key,
+        now: Ps,
+        fabric: &mut dyn Fabric,
+    ) -> Result<(), ReplayError> {
+        let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
+        let id = self.next_id;
+        self.next_id += 1;
+        let transfer = Transfer {
+            src: task,
+            dst: to,
+            size,
+            tag,
+            rendezvous,
+        };
+        self.pending[task as usize].insert(key, !rendezvous);
+        let channel = self.channels.entry((to, task, tag)).or_default();
+        let recv = channel.receives.pop_front();
+        if recv.is_none() {
+            channel.messages.push_back(id);
         }
-        if m.rendezvous {
-            // The sender's synchronous send is over.
-            let sender = m.from as usize;
-            if let State::Sending { since } = self.state[sender] {
-                self.times[sender].waiting += at - since;
-                self.state[sender] = State::Ready;
-                self.ready.insert((at, m.from));
+        self.messages.insert(
+            id,
+            Message {
+                transfer,
+                send: key,
+                recv,
+                arrived: false,
+            },
+        );
+        if rendezvous {
+            fabric.request_to_send(now, transfer)?;
+            if recv.is_some() {
+                // The receiver is ready: the data starts now.
+                fabric.send(id, now, transfer)?;
             }
+        } else {
+            fabric.send(id, now, transfer)?;
         }
-        // The receiver takes it if it is waiting for it and it is next in order.
-        let receiver = m.to as usize;
-        if let State::Receiving { from, tag, since } = self.state[receiver]
-            && from == m.from
-            && tag == m.tag
-            && queue.front().is_some_and(|i| i.id == id)
-        {
-            queue.pop_front();
-            self.times[receiver].waiting += at - since;
-            self.pc[receiver] += 1;
-            self.state[receiver] = State::Ready;
-            self.ready.insert((at, m.to));
+        Ok(())
+    }
+
+    /// `task` posts a receive as its request `key`.
+    fn receive(
+        &mut self,
+        task: u32,
+        from: u32,
+        tag: i32,
+        key: Key,
+        now: Ps,
+        fabric: &mut dyn Fabric,
+    ) -> Result<(), ReplayError> {
+        let channel = self.channels.entry((task, from, tag)).or_default();
+        let Some(id) = channel.messages.pop_front() else {
+            channel.receives.push_back(key);
+            self.pending[task as usize].insert(key, false);
+            return Ok(());
+        };
+        let Some(message) = self.messages.get_mut(&id) else {
+            unreachable!("an unmatched message is remembered until received");
+        };
+        if message.arrived {
+            // An eager message that landed before its receive.
+            self.messages.remove(&id);
+            self.pending[task as usize].insert(key, true);
+            return Ok(());
+        }
+        message.recv = Some(key);
+        self.pending[task as usize].insert(key, false);
+        if message.transfer.rendezvous {
+            // Both sides are ready: the data starts now.
+            fabric.send(id, now, message.transfer)?;
+        }
+        Ok(())
+    }
+
+    /// Message `id` landed at `at`.
+    fn delivered(&mut self, id: u64, at: Ps) {
+        let Some(message) = self.messages.get_mut(&id) else {
+            return;
+        };
+        message.arrived = true;
+        let m = *message;
+        if m.transfer.rendezvous {
+            self.complete(m.transfer.src, m.send, at);
+        }
+        if let Some(key) = m.recv {
+            self.messages.remove(&id);
+            self.complete(m.transfer.dst, key, at);
+        }
+    }
+
+    /// Request `key` of `task` completed at `at`: the task goes on if it waits for it.
+    fn complete(&mut self, task: u32, key: Key, at: Ps) {
+        let t = task as usize;
+        match self.state[t] {
+            State::Waiting { key: k, since } if k == key => {
+                self.pending[t].remove(&key);
+                self.times[t].waiting += at - since;
+                self.state[t] = State::Ready;
+                self.ready.insert((at, task));
+            }
+            _ => {
+                if let Some(done) = self.pending[t].get_mut(&key) {
+                    *done = true;
+                }
+            }
         }
     }
 }
@@ -416,6 +471,102 @@ mod tests {
         // A rendezvous sender waits for its data; the pong's sender thus ends later.
         assert_eq!(small.tasks[1].end, 1_099_000);
         assert_eq!(large.tasks[1].end, 2 * 1_100_000);
+    }
+
+    #[test]
+    fn immediate_operations_let_all_to_all_run_with_rendezvous_sends() {
+        // Every task posts its receives before starting its sends: every rendezvous is
+        // matched at 0 and every message lands at 1.1 µs, as with eager sends.
+        let options = ReplayOptions { eager_limit: Some(1) };
+        let all = replay_with(&Workload::all_to_all(4, 1000), &mut bus(), options).expect("replayed");
+        assert_eq!(all.predicted, 1_100_000);
+        assert_eq!(all.messages, 12);
+        let wrf = replay_with(&Workload::wrf(12, 4, 1000), &mut bus(), options).expect("replayed");
+        assert_eq!(wrf.predicted, 1_100_000);
+    }
+
+    /// Tasks 0 and 1 both send 1000 bytes synchronously to each other, then receive:
+    /// with blocking sends, or immediate ones waited for after the receive.
+    fn exchange(immediate: bool) -> Workload {
+        let program = |me: u32| {
+            let other = 1 - me;
+            let (to, size, tag, synchronous) = (other, 1000, 0, true);
+            let recv = Op::Recv { from: other, tag };
+            if immediate {
+                let request = 1;
+                vec![
+                    Op::ISend {
+                        to,
+                        size,
+                        tag,
+                        synchronous,
+                        request,
+                    },
+                    recv,
+                    Op::Wait { request },
+                ]
+            } else {
+                vec![
+                    Op::Send {
+                        to,
+                        size,
+                        tag,
+                        synchronous,
+                    },
+                    recv,
+                ]
+            }
+        };
+        Workload {
+            name: "exchange".into(),
+            tasks: vec![program(0), program(1)],
+        }
+    }
+
+    #[test]
+    fn head_to_head_synchronous_sends_deadlock_unless_immediate() {
+        let err = replay(&exchange(false), &mut bus()).expect_err("deadlock");
+        assert_eq!(
+            err.to_string(),
+            "deadlock at 0 ps: tasks [0, 1] all wait, for receives or rendezvous sends that cannot match"
+        );
+        let outcome = replay(&exchange(true), &mut bus()).expect("replayed");
+        assert_eq!(outcome.predicted, 1_100_000);
+        assert_eq!(outcome.tasks[0].waiting, 1_100_000);
+    }
+
+    #[test]
+    fn receives_match_in_post_order_and_complete_in_arrival_order() {
+        // Task 0 sends 1000 bytes, then 10 (landing at 1.1 µs and 0.11 µs); task 1's
+        // first receive takes the first message, its second the second.
+        let send = |size| Op::Send {
+            to: 1,
+            size,
+            tag: 0,
+            synchronous: false,
+        };
+        let receives = [1, 2].map(|request| Op::IRecv {
+            from: 0,
+            tag: 0,
+            request,
+        });
+        let waiting_for = |order: [u32; 2]| Workload {
+            name: "order".into(),
+            tasks: vec![
+                vec![send(1000), send(10)],
+                receives
+                    .into_iter()
+                    .chain(order.map(|request| Op::Wait { request }))
+                    .collect(),
+            ],
+        };
+        let second_first = replay(&waiting_for([2, 1]), &mut bus()).expect("replayed");
+        assert_eq!(second_first.tasks[1].end, 1_100_000);
+        // Waiting only for the short one ends at its arrival; the long one still lands.
+        let mut short_only = waiting_for([2, 1]);
+        short_only.tasks[1].pop();
+        let outcome = replay(&short_only, &mut bus()).expect("replayed");
+        assert_eq!((outcome.tasks[1].end, outcome.messages), (110_000, 2));
     }
 
     #[test]

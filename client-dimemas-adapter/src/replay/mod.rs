@@ -13,9 +13,9 @@
 //! (a STOP), and takes the completions the fabric reports first.
 //!
 //! This first part covers compute bursts, eager and rendezvous sends (by the send's
-//! synchronous flag or an eager limit) and blocking receives matched in order on
-//! (source, tag); the trace readers, immediate operations and collectives are still to
-//! come.
+//! synchronous flag or an eager limit), blocking and immediate sends and receives
+//! matched in order on (source, tag), and waits; the trace readers and collectives are
+//! still to come.
 
 pub mod engine;
 pub mod fabric;

@@ -25,6 +25,33 @@ pub enum Op {
         /// MPI tag
         tag: i32,
     },
+    /// start a send and go on (`MPI_Isend`); `request` names it for a `Wait`
+    ISend {
+        /// destination task
+        to: u32,
+        /// payload [bytes]
+        size: u32,
+        /// MPI tag
+        tag: i32,
+        /// a synchronous send: always rendezvous
+        synchronous: bool,
+        /// the task's name for this operation
+        request: u32,
+    },
+    /// post a receive and go on (`MPI_Irecv`)
+    IRecv {
+        /// source task
+        from: u32,
+        /// MPI tag
+        tag: i32,
+        /// the task's name for this operation
+        request: u32,
+    },
+    /// wait until the operation `request` is complete (`MPI_Wait`)
+    Wait {
+        /// the task's name of an earlier `ISend` or `IRecv`
+        request: u32,
+    },
 }
 
 /// A set of task programs; task `t` runs on node `t` (one task per node).
@@ -93,25 +120,28 @@ impl Workload {
         }
     }
 
-    /// Personalised all-to-all: every task sends `size` bytes to every other task
-    /// (in the order t+1, t+2, …), then receives from each. All sends come first, as
-    /// with eager (or immediate) sends: with rendezvous sends it deadlocks, as MPI would.
+    /// Personalised all-to-all, as MPI libraries do it: every task posts a receive from
+    /// every other task, starts a send of `size` bytes to each (in the order t+1,
+    /// t+2, …), then waits for all of them. Safe with rendezvous sends.
     pub fn all_to_all(tasks: u32, size: u32) -> Workload {
         let programs = (0..tasks)
             .map(|t| {
-                let others: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
-                let sends = others.iter().map(|&to| Op::Send {
-                    to,
+                let peers = tasks.saturating_sub(1);
+                // Task t − j sends to t as its j-th message.
+                let recvs = (1..tasks).map(|j| Op::IRecv {
+                    from: (t + tasks - j) % tasks,
+                    tag: 0,
+                    request: j,
+                });
+                let sends = (1..tasks).map(|k| Op::ISend {
+                    to: (t + k) % tasks,
                     size,
                     tag: 0,
                     synchronous: false,
+                    request: peers + k,
                 });
-                // Task t − j sends to t as its j-th message: receive in that order.
-                let recvs = (1..tasks).map(|j| Op::Recv {
-                    from: (t + tasks - j) % tasks,
-                    tag: 0,
-                });
-                sends.chain(recvs).collect()
+                let waits = (1..=2 * peers).map(|request| Op::Wait { request });
+                recvs.chain(sends).chain(waits).collect()
             })
             .collect();
         Workload {
@@ -120,25 +150,31 @@ impl Workload {
         }
     }
 
-    /// The weather-forecast (WRF) pattern of seed 004: task n sends `size` bytes to
-    /// n + `distance`, then to n − `distance` (where those exist), then receives from
-    /// n − `distance` and n + `distance` (eager sends, like the all-to-all).
+    /// The weather-forecast (WRF) pattern of seed 004: task n posts receives from
+    /// n − `distance` and n + `distance` (where those exist), starts sends of `size`
+    /// bytes to n + `distance`, then to n − `distance`, and waits for all four.
     pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
         let programs = (0..tasks)
             .map(|n| {
                 let up = n.checked_add(distance).filter(|&d| d < tasks);
                 let down = n.checked_sub(distance);
-                let mut ops: Vec<Op> = [up, down]
-                    .into_iter()
-                    .flatten()
-                    .map(|to| Op::Send {
+                let mut ops = Vec::new();
+                let mut request = 0;
+                for from in [down, up].into_iter().flatten() {
+                    request += 1;
+                    ops.push(Op::IRecv { from, tag: 0, request });
+                }
+                for to in [up, down].into_iter().flatten() {
+                    request += 1;
+                    ops.push(Op::ISend {
                         to,
                         size,
                         tag: 0,
                         synchronous: false,
-                    })
-                    .collect();
-                ops.extend([down, up].into_iter().flatten().map(|from| Op::Recv { from, tag: 0 }));
+                        request,
+                    });
+                }
+                ops.extend((1..=request).map(|request| Op::Wait { request }));
                 ops
             })
             .collect();
@@ -150,21 +186,35 @@ impl Workload {
 
     /// Messages sent, and whether every send has a matching receive.
     pub fn check(&self) -> Result<usize, String> {
-        use std::collections::BTreeMap;
+        use std::collections::{BTreeMap, BTreeSet};
         let mut balance: BTreeMap<(u32, u32, i32), i64> = BTreeMap::new();
         let mut sends = 0;
         for (t, program) in self.tasks.iter().enumerate() {
+            let mut started = BTreeSet::new();
             for op in program {
                 match *op {
-                    Op::Send { to, tag, .. } => {
+                    Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => {
                         if to as usize >= self.tasks.len() {
                             return Err(format!("task {t} sends to task {to}, which does not exist"));
                         }
                         *balance.entry((t as u32, to, tag)).or_default() += 1;
                         sends += 1;
                     }
-                    Op::Recv { from, tag } => *balance.entry((from, t as u32, tag)).or_default() -= 1,
-                    Op::Compute(_) => {}
+                    Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
+                        *balance.entry((from, t as u32, tag)).or_default() -= 1
+                    }
+                    Op::Compute(_) | Op::Wait { .. } => {}
+                }
+                match *op {
+                    Op::ISend { request, .. } | Op::IRecv { request, .. } if !started.insert(request) => {
+                        return Err(format!("task {t} starts request {request} twice"));
+                    }
+                    Op::Wait { request } if !started.remove(&request) => {
+                        return Err(format!(
+                            "task {t} waits for request {request}, which it has not started"
+                        ));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -206,5 +256,31 @@ mod tests {
             broken.check(),
             Err("1 message(s) from task 0 to task 1 with tag 0 have no matching receive".into())
         );
+        let waits_twice = Workload {
+            name: "waits twice".into(),
+            tasks: vec![vec![
+                Op::IRecv {
+                    from: 0,
+                    tag: 0,
+                    request: 7,
+                },
+                Op::Send {
+                    to: 0,
+                    size: 1,
+                    tag: 0,
+                    synchronous: false,
+                },
+                Op::Wait { request: 7 },
+                Op::Wait { request: 7 },
+            ]],
+        };
+        assert_eq!(
+            waits_twice.check(),
+            Err("task 0 waits for request 7, which it has not started".into())
+        );
+        let mut starts_twice = waits_twice.clone();
+        starts_twice.tasks[0].swap(1, 2);
+        starts_twice.tasks[0][1] = starts_twice.tasks[0][0];
+        assert_eq!(starts_twice.check(), Err("task 0 starts request 7 twice".into()));
     }
 }

@@ -36,11 +36,7 @@ fn the_ideal_network_reproduces_the_local_prediction_exactly() {
     };
     for (mbps, latency_ns) in [(250.0, 0.0), (3.0, 1500.0), (1000.5, 7.25)] {
         for workload in workloads() {
-            // Sends-first patterns need eager sends (with rendezvous they deadlock, as MPI
-            // would: the engine reports it).
-            let sends_first = workload.name.starts_with("all-to-all") || workload.name.starts_with("WRF");
-            let choices: &[ReplayOptions] = if sends_first { &[eager] } else { &[eager, rendezvous] };
-            for &options in choices {
+            for options in [eager, rendezvous] {
                 let mut bus = IdealBus::from_mbps(mbps, (latency_ns * 1000.0) as u64).expect("bus");
                 let local = replay_with(&workload, &mut bus, options).expect("replayed locally");
                 let server = TestServer::start(ideal_config(48, mbps, latency_ns));
@@ -53,17 +49,6 @@ fn the_ideal_network_reproduces_the_local_prediction_exactly() {
             }
         }
     }
-}
-
-#[test]
-fn sends_first_patterns_deadlock_with_rendezvous_sends() {
-    let options = ReplayOptions { eager_limit: Some(1) };
-    let mut bus = IdealBus::from_mbps(250.0, 0).expect("bus");
-    let err = replay_with(&Workload::all_to_all(4, 100), &mut bus, options).expect_err("deadlock");
-    assert_eq!(
-        err.to_string(),
-        "deadlock at 0 ps: tasks [0, 1, 2, 3] all wait, for receives or rendezvous sends that cannot match"
-    );
 }
 
 #[test]
