@@ -181,6 +181,13 @@ struct RunArgs {
     /// like Dimemas's -S; by default every message is eager.
     #[arg(long, value_name = "BYTES")]
     eager_limit: Option<u32>,
+    /// Delay each task's start by a random time below this [ns] (a compute burst
+    /// first, drawn with --imbalance-seed): the start imbalance of seed 004 §5.2.
+    #[arg(long, value_name = "NS", default_value_t = 0)]
+    imbalance_ns: u64,
+    /// Seed of the start delays.
+    #[arg(long, default_value_t = 1)]
+    imbalance_seed: u64,
     /// Replay without a server, over the local bus model (needs --network ideal): the
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
@@ -688,6 +695,14 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         WorkloadArg::AllToAll => Workload::all_to_all(args.tasks, args.size),
         WorkloadArg::Wrf => Workload::wrf(args.tasks, 16, args.size),
     };
+    let workload = if args.imbalance_ns > 0 {
+        let mut rng = vesper_netmodels::rng::Rng::new(args.imbalance_seed);
+        let below = args.imbalance_ns.saturating_mul(1000);
+        let delays: Vec<u64> = workload.tasks.iter().map(|_| rng.below(below)).collect();
+        workload.with_start_delays(&delays)
+    } else {
+        workload
+    };
     let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
         eager_limit: args.eager_limit,
     };
@@ -706,7 +721,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         let (bytes, seconds) = params.bandwidth.ratio();
         let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
         (
-            vesper_client_dimemas_adapter::replay::replay(&workload, &mut bus)?,
+            vesper_client_dimemas_adapter::replay::replay_with(&workload, &mut bus, options)?,
             None,
         )
     } else {

@@ -184,6 +184,19 @@ impl Workload {
         }
     }
 
+    /// The same programs, task `t` starting `delays[t]` late (a compute burst first;
+    /// tasks beyond the list start at once): a start imbalance, as in seed 004 §5.2.
+    pub fn with_start_delays(mut self, delays: &[super::Ps]) -> Workload {
+        for (program, &delay) in self.tasks.iter_mut().zip(delays) {
+            if delay > 0 {
+                program.insert(0, Op::Compute(delay));
+            }
+        }
+        let max = delays.iter().max().copied().unwrap_or(0);
+        self.name = format!("{}, start delays up to {:.3} µs", self.name, max as f64 / 1e6);
+        self
+    }
+
     /// Messages sent, and whether every send has a matching receive.
     pub fn check(&self) -> Result<usize, String> {
         use std::collections::{BTreeMap, BTreeSet};
@@ -282,5 +295,18 @@ mod tests {
         starts_twice.tasks[0].swap(1, 2);
         starts_twice.tasks[0][1] = starts_twice.tasks[0][0];
         assert_eq!(starts_twice.check(), Err("task 0 starts request 7 twice".into()));
+    }
+
+    #[test]
+    fn start_delays_come_first() {
+        let delayed = Workload::ping_pong(8, 1).with_start_delays(&[0, 2_500_000]);
+        assert_eq!(delayed.tasks[0], Workload::ping_pong(8, 1).tasks[0]);
+        assert_eq!(delayed.tasks[1][0], Op::Compute(2_500_000));
+        assert_eq!(delayed.tasks[1].len(), 3);
+        assert!(
+            delayed.name.ends_with("start delays up to 2.500 µs"),
+            "{}",
+            delayed.name
+        );
     }
 }
