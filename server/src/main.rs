@@ -165,7 +165,7 @@ struct RunArgs {
     /// The synthetic workload to replay.
     #[arg(long, value_enum, default_value_t = WorkloadArg::AllToAll)]
     workload: WorkloadArg,
-    /// Tasks (one per node) of the ring, the all-to-all and the WRF pattern.
+    /// Tasks (one per node) of every workload but the ping-pong.
     #[arg(long, default_value_t = 32)]
     tasks: u32,
     /// Message size [bytes].
@@ -181,13 +181,20 @@ struct RunArgs {
     /// like Dimemas's -S; by default every message is eager.
     #[arg(long, value_name = "BYTES")]
     eager_limit: Option<u32>,
+    /// Messages of the random workload.
+    #[arg(long, default_value_t = 1000)]
+    messages: u32,
+    /// Messages per wave of the random workload: each task waits for its part of a
+    /// wave before the next.
+    #[arg(long, default_value_t = 32)]
+    wave: u32,
     /// Delay each task's start by a random time below this [ns] (a compute burst
-    /// first, drawn with --imbalance-seed): the start imbalance of seed 004 §5.2.
+    /// first): the start imbalance of seed 004 §5.2.
     #[arg(long, value_name = "NS", default_value_t = 0)]
     imbalance_ns: u64,
-    /// Seed of the start delays.
+    /// Seed of the workload's random draws (the random pairs, the start delays).
     #[arg(long, default_value_t = 1)]
-    imbalance_seed: u64,
+    workload_seed: u64,
     /// Replay without a server, over the local bus model (needs --network ideal): the
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
@@ -206,6 +213,30 @@ enum WorkloadArg {
     AllToAll,
     /// seed 004's weather-forecast pattern: task n sends to n + 16, then n − 16
     Wrf,
+    /// seed 002's kernels: reduction to task 0 over a binary tree
+    BinaryTree,
+    /// broadcast from task 0 over a binary tree
+    InverseBinaryTree,
+    /// every task sends to task 0
+    AllToOne,
+    /// task 0 sends to every task
+    OneToAll,
+    /// recursive doubling: exchanges with task XOR 2^t
+    Butterfly,
+    /// a diagonal sweep over a square virtual mesh (--tasks a square)
+    #[value(name = "wavefront-2d")]
+    Wavefront2d,
+    /// a diagonal sweep over a cubic virtual mesh (--tasks a cube)
+    #[value(name = "wavefront-3d")]
+    Wavefront3d,
+    /// halo exchange with the neighbours of a square virtual mesh
+    #[value(name = "mesh-2d")]
+    Mesh2d,
+    /// halo exchange with the neighbours of a cubic virtual mesh
+    #[value(name = "mesh-3d")]
+    Mesh3d,
+    /// synchronized random pairs: --messages in waves of --wave
+    Random,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -694,9 +725,24 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
         WorkloadArg::AllToAll => Workload::all_to_all(args.tasks, args.size),
         WorkloadArg::Wrf => Workload::wrf(args.tasks, 16, args.size),
+        WorkloadArg::BinaryTree => Workload::binary_tree(args.tasks, args.size),
+        WorkloadArg::InverseBinaryTree => Workload::inverse_binary_tree(args.tasks, args.size),
+        WorkloadArg::AllToOne => Workload::all_to_one(args.tasks, args.size),
+        WorkloadArg::OneToAll => Workload::one_to_all(args.tasks, args.size),
+        WorkloadArg::Butterfly => Workload::butterfly(args.tasks, args.size),
+        WorkloadArg::Wavefront2d => Workload::wavefront(args.tasks, 2, args.size).map_err(anyhow::Error::msg)?,
+        WorkloadArg::Wavefront3d => Workload::wavefront(args.tasks, 3, args.size).map_err(anyhow::Error::msg)?,
+        WorkloadArg::Mesh2d => Workload::mesh_halo(args.tasks, 2, args.size).map_err(anyhow::Error::msg)?,
+        WorkloadArg::Mesh3d => Workload::mesh_halo(args.tasks, 3, args.size).map_err(anyhow::Error::msg)?,
+        WorkloadArg::Random => {
+            let mut rng = vesper_netmodels::rng::Rng::new(args.workload_seed);
+            let pick = |n: u32| rng.below(u64::from(n)) as u32;
+            Workload::synchronized_random(args.tasks, args.size, args.messages, args.wave, pick)
+                .map_err(anyhow::Error::msg)?
+        }
     };
     let workload = if args.imbalance_ns > 0 {
-        let mut rng = vesper_netmodels::rng::Rng::new(args.imbalance_seed);
+        let mut rng = vesper_netmodels::rng::Rng::new(args.workload_seed);
         let below = args.imbalance_ns.saturating_mul(1000);
         let delays: Vec<u64> = workload.tasks.iter().map(|_| rng.below(below)).collect();
         workload.with_start_delays(&delays)

@@ -290,3 +290,18 @@ fn rendezvous_and_start_imbalance_slow_the_all_to_all_as_in_seed_004() {
     let eager_imbalanced = predicted(&["--imbalance-ns", "10000"]);
     assert!(eager_imbalanced < eager * 1.05, "{eager_imbalanced} vs {eager} ms");
 }
+
+#[test]
+fn run_replays_the_seed_002_kernels_and_explains_bad_task_counts() {
+    let out = vesper(&["run", "--workload", "mesh-3d", "--tasks", "27", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // 3 dimensions × 9 rows × 2 links, both ways.
+    assert_eq!(json["messages"], 108);
+    let out = vesper(&["run", "--workload", "wavefront-2d"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("a 2-D virtual mesh needs a number of tasks that is a square (25 or 36, not 32)")
+    );
+}

@@ -19,6 +19,7 @@
 
 pub mod engine;
 pub mod fabric;
+pub mod kernels;
 pub mod workload;
 
 pub use engine::{Outcome, ReplayError, ReplayOptions, TaskTimes, replay, replay_with};

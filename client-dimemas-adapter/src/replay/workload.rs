@@ -126,22 +126,10 @@ impl Workload {
     pub fn all_to_all(tasks: u32, size: u32) -> Workload {
         let programs = (0..tasks)
             .map(|t| {
-                let peers = tasks.saturating_sub(1);
                 // Task t − j sends to t as its j-th message.
-                let recvs = (1..tasks).map(|j| Op::IRecv {
-                    from: (t + tasks - j) % tasks,
-                    tag: 0,
-                    request: j,
-                });
-                let sends = (1..tasks).map(|k| Op::ISend {
-                    to: (t + k) % tasks,
-                    size,
-                    tag: 0,
-                    synchronous: false,
-                    request: peers + k,
-                });
-                let waits = (1..=2 * peers).map(|request| Op::Wait { request });
-                recvs.chain(sends).chain(waits).collect()
+                let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
+                let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
+                super::kernels::exchange(&from, &to, size, 1)
             })
             .collect();
         Workload {
@@ -158,24 +146,9 @@ impl Workload {
             .map(|n| {
                 let up = n.checked_add(distance).filter(|&d| d < tasks);
                 let down = n.checked_sub(distance);
-                let mut ops = Vec::new();
-                let mut request = 0;
-                for from in [down, up].into_iter().flatten() {
-                    request += 1;
-                    ops.push(Op::IRecv { from, tag: 0, request });
-                }
-                for to in [up, down].into_iter().flatten() {
-                    request += 1;
-                    ops.push(Op::ISend {
-                        to,
-                        size,
-                        tag: 0,
-                        synchronous: false,
-                        request,
-                    });
-                }
-                ops.extend((1..=request).map(|request| Op::Wait { request }));
-                ops
+                let from: Vec<u32> = [down, up].into_iter().flatten().collect();
+                let to: Vec<u32> = [up, down].into_iter().flatten().collect();
+                super::kernels::exchange(&from, &to, size, 1)
             })
             .collect();
         Workload {

@@ -14,7 +14,26 @@ fn workloads() -> Vec<Workload> {
         Workload::all_to_all(8, 32_679),
         Workload::all_to_all(5, 3),
         Workload::wrf(48, 16, 5000),
+        Workload::binary_tree(13, 40_000),
+        Workload::inverse_binary_tree(16, 777),
+        Workload::all_to_one(9, 10_000),
+        Workload::one_to_all(9, 10_000),
+        Workload::butterfly(12, 6000),
+        Workload::wavefront(16, 2, 5000).expect("square"),
+        Workload::wavefront(27, 3, 3000).expect("cube"),
+        Workload::mesh_halo(36, 2, 8192).expect("square"),
+        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
+        Workload::synchronized_random(20, 3000, 100, 16, lcg()).expect("random"),
     ]
+}
+
+/// A fixed sequence of draws in 0..n.
+fn lcg() -> impl FnMut(u32) -> u32 {
+    let mut x = 1u32;
+    move |n| {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (x >> 16) % n
+    }
 }
 
 fn over_server(server: TestServer, workload: &Workload, options: ReplayOptions) -> Outcome {
