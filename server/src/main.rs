@@ -181,6 +181,16 @@ struct RunArgs {
     /// like Dimemas's -S; by default every message is eager.
     #[arg(long, value_name = "BYTES")]
     eager_limit: Option<u32>,
+    /// Tasks per node, filling nodes in order: task t runs on node t / N. Messages
+    /// between tasks of one node are copied locally and never reach the network.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    tasks_per_node: u32,
+    /// Bandwidth of those intra-node copies [MBps, 2^20 bytes/s; default: unlimited].
+    #[arg(long, value_name = "MBPS")]
+    intra_bandwidth: Option<f64>,
+    /// Latency of an intra-node copy [ns].
+    #[arg(long, value_name = "NS", default_value_t = 0.0)]
+    intra_latency: f64,
     /// Messages of the random workload.
     #[arg(long, default_value_t = 1000)]
     messages: u32,
@@ -749,16 +759,34 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         workload
     };
+    anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
+    anyhow::ensure!(
+        args.intra_latency.is_finite() && args.intra_latency >= 0.0,
+        "--intra-latency must be a non-negative number of ns, not {}",
+        args.intra_latency
+    );
+    let bandwidth = match args.intra_bandwidth {
+        Some(mbps) => Some(
+            vesper_client_dimemas_adapter::replay::mbps_ratio(mbps)
+                .with_context(|| format!("--intra-bandwidth must be a positive number of MBps, not {mbps}"))?,
+        ),
+        None => None,
+    };
     let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
         eager_limit: args.eager_limit,
+        tasks_per_node: args.tasks_per_node,
+        memory_copy: vesper_client_dimemas_adapter::replay::MemoryCopy {
+            latency: (args.intra_latency * 1000.0).round() as u64,
+            bandwidth,
+        },
     };
     let network = network(&args.net)?;
     let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
+    let needed = (workload.tasks.len() as u64).div_ceil(u64::from(args.tasks_per_node));
     anyhow::ensure!(
-        workload.tasks.len() as u64 <= nodes,
-        "{} needs {} nodes; the network has {nodes} (--hosts, --nodes-per-host)",
+        needed <= nodes,
+        "{} needs {needed} nodes; the network has {nodes} (--hosts, --nodes-per-host, --tasks-per-node)",
         workload.name,
-        workload.tasks.len()
     );
     let (outcome, report) = if args.no_server {
         let FabricConfig::Ideal(params) = network.fabric else {
@@ -785,6 +813,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             "network": network.describe(),
             "predicted_ns": outcome.predicted as f64 / 1e3,
             "messages": outcome.messages,
+            "intra_node_messages": outcome.intra_node,
             "tasks": tasks,
             "server": report,
         });
@@ -793,8 +822,12 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     println!("workload: {}", workload.name);
     println!("network: {}", network.describe());
+    let within = match outcome.intra_node {
+        0 => String::new(),
+        n => format!(", {n} within nodes"),
+    };
     println!(
-        "predicted execution time: {:.3} µs ({} messages)",
+        "predicted execution time: {:.3} µs ({} messages{within})",
         outcome.predicted as f64 / 1e6,
         outcome.messages
     );

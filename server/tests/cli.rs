@@ -298,6 +298,11 @@ fn run_replays_the_seed_002_kernels_and_explains_bad_task_counts() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     // 3 dimensions × 9 rows × 2 links, both ways.
     assert_eq!(json["messages"], 108);
+    // Four tasks per node: 6 of each node's 12 messages stay within it.
+    let out = vesper(&["run", "--workload", "mesh-2d", "--tasks", "16", "--tasks-per-node", "4"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(48 messages, 24 within nodes)"), "{stdout}");
     let out = vesper(&["run", "--workload", "wavefront-2d"]);
     assert!(!out.status.success());
     assert!(

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::Ps;
-use super::fabric::{Fabric, FabricError, Transfer};
+use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::workload::{Op, Workload};
 
 /// Where one task's time went.
@@ -34,6 +34,8 @@ pub struct Outcome {
     pub tasks: Vec<TaskTimes>,
     /// messages sent
     pub messages: u64,
+    /// of which between tasks of one node (copied, not sent over the fabric)
+    pub intra_node: u64,
 }
 
 /// Why a replay failed.
@@ -60,12 +62,36 @@ pub enum ReplayError {
     },
 }
 
-/// How the replay treats sends.
+/// How the replay treats sends, and where tasks run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReplayOptions {
     /// sends of at least this many bytes use the rendezvous protocol (like Dimemas's
     /// `-S`); `None`: only synchronous sends do
     pub eager_limit: Option<u32>,
+    /// tasks per node, filling nodes in order (Dimemas's `n TASKS_PER_NODE`): task t
+    /// runs on node t / n; 0 counts as 1
+    pub tasks_per_node: u32,
+    /// how messages between tasks of one node travel (they never reach the fabric)
+    pub memory_copy: MemoryCopy,
+}
+
+/// Dimemas's intra-node model: a message between two tasks of one node takes
+/// latency + size / bandwidth, with no contention.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryCopy {
+    /// [ps]
+    pub latency: Ps,
+    /// `(bytes, seconds)`: that many bytes per that many seconds; `None`: unlimited
+    pub bandwidth: Option<(u64, u64)>,
+}
+
+impl MemoryCopy {
+    fn bus(self) -> IdealBus {
+        match self.bandwidth {
+            Some((bytes, seconds)) => IdealBus::new(bytes, seconds, self.latency),
+            None => IdealBus::unlimited(self.latency),
+        }
+    }
 }
 
 /// A task's name for one of its requests: the `request` of an immediate operation,
@@ -88,6 +114,11 @@ enum State {
 /// A message from its send until both its data has landed and a receive took it.
 #[derive(Debug, Clone, Copy)]
 struct Message {
+    /// sending task
+    from: u32,
+    /// receiving task
+    to: u32,
+    /// between their nodes
     transfer: Transfer,
     /// the sender's request
     send: Key,
@@ -113,7 +144,7 @@ pub fn replay(workload: &Workload, fabric: &mut dyn Fabric) -> Result<Outcome, R
     replay_with(workload, fabric, ReplayOptions::default())
 }
 
-/// Replays `workload` over `fabric` (task `t` on node `t`).
+/// Replays `workload` over `fabric`, with task `t` on node `t / options.tasks_per_node`.
 pub fn replay_with(
     workload: &Workload,
     fabric: &mut dyn Fabric,
@@ -135,14 +166,30 @@ pub fn replay_with(
         messages: BTreeMap::new(),
         next_id: 0,
         options,
+        memory: options.memory_copy.bus(),
+        intra_node: 0,
     };
     loop {
-        let next_local = r.ready.first().map(|&(t, _)| t);
+        // The next own event: a task going on, or an intra-node message landing.
+        let next_task = r.ready.first().map(|&(t, _)| t);
+        let next_copy = r.memory.next_completion();
+        let next_local = match (next_task, next_copy) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if fabric.in_flight() > 0
             && let Some((at, ids)) = fabric.advance(next_local)?
         {
             for id in ids {
                 r.delivered(id, at);
+            }
+            continue;
+        }
+        if next_copy.is_some() && next_copy == next_local {
+            if let Some((at, ids)) = r.memory.advance(next_copy)? {
+                for id in ids {
+                    r.delivered(id, at);
+                }
             }
             continue;
         }
@@ -164,6 +211,7 @@ pub fn replay_with(
         predicted: r.times.iter().map(|t| t.end).max().unwrap_or(0),
         tasks: r.times,
         messages: r.next_id,
+        intra_node: r.intra_node,
     })
 }
 
@@ -181,6 +229,9 @@ struct Replay<'a> {
     messages: BTreeMap<u64, Message>,
     next_id: u64,
     options: ReplayOptions,
+    /// messages between tasks of one node
+    memory: IdealBus,
+    intra_node: u64,
 }
 
 impl Replay<'_> {
@@ -257,9 +308,10 @@ impl Replay<'_> {
         let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
         let id = self.next_id;
         self.next_id += 1;
+        let per_node = self.options.tasks_per_node.max(1);
         let transfer = Transfer {
-            src: task,
-            dst: to,
+            src: task / per_node,
+            dst: to / per_node,
             size,
             tag,
             rendezvous,
@@ -273,18 +325,30 @@ impl Replay<'_> {
         self.messages.insert(
             id,
             Message {
+                from: task,
+                to,
                 transfer,
                 send: key,
                 recv,
                 arrived: false,
             },
         );
-        if rendezvous {
+        if rendezvous && transfer.src != transfer.dst {
             fabric.request_to_send(now, transfer)?;
-            if recv.is_some() {
-                // The receiver is ready: the data starts now.
-                fabric.send(id, now, transfer)?;
-            }
+        }
+        if !rendezvous || recv.is_some() {
+            // Eager, or the receiver is ready: the data starts now.
+            self.start(id, now, transfer, fabric)?;
+        }
+        Ok(())
+    }
+
+    /// The data of message `id` leaves at `now`: over the fabric, or copied within a
+    /// node.
+    fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if transfer.src == transfer.dst {
+            self.intra_node += 1;
+            self.memory.send(id, now, transfer)?;
         } else {
             fabric.send(id, now, transfer)?;
         }
@@ -317,10 +381,11 @@ impl Replay<'_> {
             return Ok(());
         }
         message.recv = Some(key);
+        let transfer = message.transfer;
         self.pending[task as usize].insert(key, false);
-        if message.transfer.rendezvous {
+        if transfer.rendezvous {
             // Both sides are ready: the data starts now.
-            fabric.send(id, now, message.transfer)?;
+            self.start(id, now, transfer, fabric)?;
         }
         Ok(())
     }
@@ -333,11 +398,11 @@ impl Replay<'_> {
         message.arrived = true;
         let m = *message;
         if m.transfer.rendezvous {
-            self.complete(m.transfer.src, m.send, at);
+            self.complete(m.from, m.send, at);
         }
         if let Some(key) = m.recv {
             self.messages.remove(&id);
-            self.complete(m.transfer.dst, key, at);
+            self.complete(m.to, key, at);
         }
     }
 
@@ -465,6 +530,7 @@ mod tests {
     fn the_eager_limit_turns_large_sends_into_rendezvous() {
         let options = ReplayOptions {
             eager_limit: Some(1000),
+            ..ReplayOptions::default()
         };
         let small = replay_with(&Workload::ping_pong(999, 1), &mut bus(), options).expect("replayed");
         let large = replay_with(&Workload::ping_pong(1000, 1), &mut bus(), options).expect("replayed");
@@ -477,7 +543,10 @@ mod tests {
     fn immediate_operations_let_all_to_all_run_with_rendezvous_sends() {
         // Every task posts its receives before starting its sends: every rendezvous is
         // matched at 0 and every message lands at 1.1 µs, as with eager sends.
-        let options = ReplayOptions { eager_limit: Some(1) };
+        let options = ReplayOptions {
+            eager_limit: Some(1),
+            ..ReplayOptions::default()
+        };
         let all = replay_with(&Workload::all_to_all(4, 1000), &mut bus(), options).expect("replayed");
         assert_eq!(all.predicted, 1_100_000);
         assert_eq!(all.messages, 12);
@@ -567,6 +636,48 @@ mod tests {
         short_only.tasks[1].pop();
         let outcome = replay(&short_only, &mut bus()).expect("replayed");
         assert_eq!((outcome.tasks[1].end, outcome.messages), (110_000, 2));
+    }
+
+    #[test]
+    fn tasks_of_one_node_copy_their_messages_locally() {
+        // 50 ns + 1 byte per ns: 1000 bytes take 1.05 µs within a node, 1.1 µs over the
+        // bus.
+        let options = ReplayOptions {
+            tasks_per_node: 2,
+            memory_copy: MemoryCopy {
+                latency: 50_000,
+                bandwidth: Some((1_000_000_000, 1)),
+            },
+            ..ReplayOptions::default()
+        };
+        let mut fabric = bus();
+        let local = replay_with(&Workload::ping_pong(1000, 3), &mut fabric, options).expect("replayed");
+        assert_eq!(
+            (local.predicted, local.messages, local.intra_node),
+            (6 * 1_050_000, 6, 6)
+        );
+        // A ring of 4 on 2 nodes: 0 → 1 and 2 → 3 are copies, 1 → 2 and 3 → 0 cross.
+        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut fabric, options).expect("replayed");
+        assert_eq!(ring.predicted, 2 * (500_000 + 1_050_000 + 1_100_000));
+        assert_eq!(ring.intra_node, 4);
+        // Rendezvous within a node: the data starts when the receive is posted.
+        let rendezvous = ReplayOptions {
+            eager_limit: Some(1),
+            ..options
+        };
+        let exchange = replay_with(&exchange(true), &mut fabric, rendezvous).expect("replayed");
+        assert_eq!(exchange.predicted, 1_050_000);
+        // By default a copy takes no time.
+        let free = ReplayOptions {
+            tasks_per_node: 2,
+            ..ReplayOptions::default()
+        };
+        assert_eq!(
+            replay_with(&Workload::ping_pong(1000, 3), &mut fabric, free)
+                .expect("replayed")
+                .predicted,
+            0
+        );
     }
 
     #[test]

@@ -59,13 +59,24 @@ pub struct Transfer {
     pub rendezvous: bool,
 }
 
+/// `mbps` MBps (2^20 bytes per second, a positive decimal taken as written) as an
+/// exact `(bytes, seconds)` ratio.
+pub fn mbps_ratio(mbps: f64) -> Option<(u64, u64)> {
+    let text = mbps.to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
+    let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+    let bytes = digits.checked_mul(1 << 20)?;
+    (digits > 0).then_some((bytes, scale))
+}
+
 /// Dimemas's point-to-point model without a server: every message takes
 /// latency + size / bandwidth, with no contention. Computed exactly as vesper's ideal
 /// network does (the transfer rounded up to the picosecond), so the two agree exactly.
 #[derive(Debug)]
 pub struct IdealBus {
     latency: Ps,
-    /// bandwidth as `bytes` per `seconds`
+    /// bandwidth as `bytes` per `seconds` (0 bytes: unlimited)
     bytes: u64,
     seconds: u64,
     pending: BinaryHeap<Reverse<(Ps, u64)>>,
@@ -82,18 +93,32 @@ impl IdealBus {
         }
     }
 
+    /// A bus of unlimited bandwidth: every message takes `latency`.
+    pub fn unlimited(latency: Ps) -> IdealBus {
+        IdealBus {
+            latency,
+            bytes: 0,
+            seconds: 1,
+            pending: BinaryHeap::new(),
+        }
+    }
+
+    /// When the next message lands, if any is on its way.
+    pub fn next_completion(&self) -> Option<Ps> {
+        self.pending.peek().map(|&Reverse((at, _))| at)
+    }
+
     /// Dimemas's bandwidth unit: `mbps` MBps of 2^20 bytes per second (a decimal
     /// value, taken as written).
     pub fn from_mbps(mbps: f64, latency: Ps) -> Option<IdealBus> {
-        let text = mbps.to_string();
-        let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-        let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
-        let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
-        let bytes = digits.checked_mul(1 << 20)?;
-        (digits > 0).then(|| IdealBus::new(bytes, scale, latency))
+        let (bytes, seconds) = mbps_ratio(mbps)?;
+        Some(IdealBus::new(bytes, seconds, latency))
     }
 
     fn transfer(&self, size: u32) -> Ps {
+        if self.bytes == 0 {
+            return 0;
+        }
         let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(self.seconds);
         u64::try_from(numerator.div_ceil(u128::from(self.bytes))).unwrap_or(u64::MAX)
     }

@@ -271,6 +271,7 @@ mod tests {
         let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
         let options = ReplayOptions {
             eager_limit: rendezvous.then_some(1),
+            ..ReplayOptions::default()
         };
         replay_with(workload, &mut bus, options).expect("replayed").predicted
     }

@@ -14,16 +14,17 @@
 //!
 //! This first part covers compute bursts, eager and rendezvous sends (by the send's
 //! synchronous flag or an eager limit), blocking and immediate sends and receives
-//! matched in order on (source, tag), and waits; the trace readers and collectives are
-//! still to come.
+//! matched in order on (source, tag), waits, and several tasks per node (their messages
+//! copied locally, as Dimemas's intra-node model); the trace readers and collectives
+//! are still to come.
 
 pub mod engine;
 pub mod fabric;
 pub mod kernels;
 pub mod workload;
 
-pub use engine::{Outcome, ReplayError, ReplayOptions, TaskTimes, replay, replay_with};
-pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer};
+pub use engine::{MemoryCopy, Outcome, ReplayError, ReplayOptions, TaskTimes, replay, replay_with};
+pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
 pub use workload::{Op, Workload};
 
 /// Picoseconds of simulated time.
