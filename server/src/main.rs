@@ -191,6 +191,10 @@ struct RunArgs {
     /// Latency of an intra-node copy [ns].
     #[arg(long, value_name = "NS", default_value_t = 0.0)]
     intra_latency: f64,
+    /// Speed of the simulated CPUs relative to the traced ones: compute bursts take
+    /// their time divided by this (Dimemas's CPU speed ratio).
+    #[arg(long, value_name = "RATIO", default_value_t = 1.0)]
+    cpu_ratio: f64,
     /// Messages of the random workload.
     #[arg(long, default_value_t = 1000)]
     messages: u32,
@@ -772,8 +776,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let cpu_ratio = vesper_client_dimemas_adapter::replay::CpuRatio::new(args.cpu_ratio)
+        .with_context(|| format!("--cpu-ratio must be a positive number, not {}", args.cpu_ratio))?;
     let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
         eager_limit: args.eager_limit,
+        cpu_ratio: Some(cpu_ratio),
         tasks_per_node: args.tasks_per_node,
         memory_copy: vesper_client_dimemas_adapter::replay::MemoryCopy {
             latency: (args.intra_latency * 1000.0).round() as u64,

@@ -73,7 +73,28 @@ pub struct ReplayOptions {
     pub tasks_per_node: u32,
     /// how messages between tasks of one node travel (they never reach the fabric)
     pub memory_copy: MemoryCopy,
+    /// speed of the simulated CPUs relative to the traced ones (Dimemas's CPU speed
+    /// ratio): a burst of d takes d / ratio, rounded to the picosecond; `None`: 1
+    pub cpu_ratio: Option<CpuRatio>,
 }
+
+/// A positive CPU speed ratio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuRatio(f64);
+
+impl CpuRatio {
+    /// `ratio` if it is positive and finite.
+    pub fn new(ratio: f64) -> Option<CpuRatio> {
+        (ratio.is_finite() && ratio > 0.0).then_some(CpuRatio(ratio))
+    }
+
+    /// How long a burst of `d` takes at this speed.
+    pub fn scale(self, d: Ps) -> Ps {
+        (d as f64 / self.0).round() as Ps
+    }
+}
+
+impl Eq for CpuRatio {}
 
 /// Dimemas's intra-node model: a message between two tasks of one node takes
 /// latency + size / bandwidth, with no contention.
@@ -247,6 +268,7 @@ impl Replay<'_> {
             self.pc[t] += 1;
             let wait_for = match op {
                 Op::Compute(d) => {
+                    let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
                     self.times[t].compute += d;
                     self.ready.insert((now + d, task));
                     return Ok(());
@@ -678,6 +700,21 @@ mod tests {
                 .predicted,
             0
         );
+    }
+
+    #[test]
+    fn the_cpu_ratio_scales_bursts() {
+        let twice = ReplayOptions {
+            cpu_ratio: CpuRatio::new(2.0),
+            ..ReplayOptions::default()
+        };
+        // Bursts of 0.5 µs take 0.25 µs on CPUs twice as fast.
+        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut bus(), twice).expect("replayed");
+        assert_eq!(ring.predicted, 2 * (250_000 + 2 * 1_100_000));
+        assert_eq!(ring.tasks[0].compute, 500_000);
+        assert_eq!(CpuRatio::new(3.0).map(|r| r.scale(1_000_000)), Some(333_333));
+        assert_eq!(CpuRatio::new(0.0), None);
+        assert_eq!(CpuRatio::new(f64::NAN), None);
     }
 
     #[test]
