@@ -795,6 +795,12 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         "{} needs {needed} nodes; the network has {nodes} (--hosts, --nodes-per-host, --tasks-per-node)",
         workload.name,
     );
+    // On standard error, and only when it is a terminal.
+    let total: u64 = workload.tasks.iter().map(|p| p.len() as u64).sum();
+    let progress = indicatif::ProgressBar::new(total).with_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% of {len} operations, {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     let (outcome, report) = if args.no_server {
         let FabricConfig::Ideal(params) = network.fabric else {
             anyhow::bail!("--no-server replays over the local bus model: give --network ideal --bandwidth MBPS");
@@ -802,13 +808,20 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         let (bytes, seconds) = params.bandwidth.ratio();
         let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
         (
-            vesper_client_dimemas_adapter::replay::replay_with(&workload, &mut bus, options)?,
+            vesper_client_dimemas_adapter::replay::replay_observed(&workload, &mut bus, options, &mut |p| {
+                progress.set_position(p.done);
+            })?,
             None,
         )
     } else {
-        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload, options)?;
+        let bar = progress.clone();
+        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload, options, move |p| {
+            bar.set_position(p.done);
+            bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
+        })?;
         (outcome, Some(report))
     };
+    progress.finish_and_clear();
     if args.json {
         let tasks: Vec<_> = outcome
             .tasks

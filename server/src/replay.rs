@@ -2,17 +2,20 @@
 //! client against it over real TCP, exactly as with Dimemas.
 
 use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_client_dimemas_adapter::replay::{Outcome, ReplayOptions, ServerFabric, Workload, replay_with};
+use vesper_client_dimemas_adapter::replay::{
+    Outcome, Progress, ReplayOptions, ServerFabric, Workload, replay_observed,
+};
 
 use crate::config::{NetworkConfig, ServerConfig};
 use crate::report::Report;
 
-/// Replays `workload` against a server on `network`; returns the prediction and the
-/// server's report.
+/// Replays `workload` against a server on `network`, telling `progress` how far it has
+/// got; returns the prediction and the server's report.
 pub fn over_server(
     network: NetworkConfig,
     workload: &Workload,
     options: ReplayOptions,
+    mut progress: impl FnMut(Progress) + Send + 'static,
 ) -> anyhow::Result<(Outcome, Report)> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -29,7 +32,7 @@ pub fn over_server(
         let workload = workload.clone();
         move || -> anyhow::Result<Outcome> {
             let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
-            let outcome = replay_with(&workload, &mut fabric, options)?;
+            let outcome = replay_observed(&workload, &mut fabric, options, &mut progress)?;
             fabric.finish()?;
             Ok(outcome)
         }

@@ -165,17 +165,40 @@ pub fn replay(workload: &Workload, fabric: &mut dyn Fabric) -> Result<Outcome, R
     replay_with(workload, fabric, ReplayOptions::default())
 }
 
+/// How far a replay has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// operations done, of all tasks
+    pub done: u64,
+    /// operations in the workload
+    pub total: u64,
+    /// simulated time reached [ps]
+    pub now: Ps,
+}
+
 /// Replays `workload` over `fabric`, with task `t` on node `t / options.tasks_per_node`.
 pub fn replay_with(
     workload: &Workload,
     fabric: &mut dyn Fabric,
     options: ReplayOptions,
 ) -> Result<Outcome, ReplayError> {
+    replay_observed(workload, fabric, options, &mut |_| {})
+}
+
+/// [`replay_with`], telling `progress` how far it has got each time a task blocks,
+/// computes or ends.
+pub fn replay_observed(
+    workload: &Workload,
+    fabric: &mut dyn Fabric,
+    options: ReplayOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Outcome, ReplayError> {
     workload.check().map_err(|reason| ReplayError::Workload {
         name: workload.name.clone(),
         reason,
     })?;
     let tasks = workload.tasks.len();
+    let total = workload.tasks.iter().map(|p| p.len() as u64).sum();
     let mut r = Replay {
         workload,
         pc: vec![0; tasks],
@@ -189,6 +212,7 @@ pub fn replay_with(
         options,
         memory: options.memory_copy.bus(),
         intra_node: 0,
+        done: 0,
     };
     loop {
         // The next own event: a task going on, or an intra-node message landing.
@@ -227,6 +251,11 @@ pub fn replay_with(
             });
         };
         r.run(task, now, fabric)?;
+        progress(Progress {
+            done: r.done,
+            total,
+            now,
+        });
     }
     Ok(Outcome {
         predicted: r.times.iter().map(|t| t.end).max().unwrap_or(0),
@@ -253,6 +282,8 @@ struct Replay<'a> {
     /// messages between tasks of one node
     memory: IdealBus,
     intra_node: u64,
+    /// operations done
+    done: u64,
 }
 
 impl Replay<'_> {
@@ -266,6 +297,7 @@ impl Replay<'_> {
                 return Ok(());
             };
             self.pc[t] += 1;
+            self.done += 1;
             let wait_for = match op {
                 Op::Compute(d) => {
                     let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
@@ -715,6 +747,16 @@ mod tests {
         assert_eq!(CpuRatio::new(3.0).map(|r| r.scale(1_000_000)), Some(333_333));
         assert_eq!(CpuRatio::new(0.0), None);
         assert_eq!(CpuRatio::new(f64::NAN), None);
+    }
+
+    #[test]
+    fn progress_reaches_every_operation() {
+        let workload = Workload::ring(4, 1000, 2, 500_000);
+        let mut seen = Vec::new();
+        replay_observed(&workload, &mut bus(), ReplayOptions::default(), &mut |p| seen.push(p)).expect("replayed");
+        let last = seen.last().copied().expect("progress");
+        assert_eq!((last.done, last.total), (24, 24));
+        assert!(seen.windows(2).all(|w| w[0].done <= w[1].done && w[0].now <= w[1].now));
     }
 
     #[test]

@@ -23,7 +23,10 @@ pub mod fabric;
 pub mod kernels;
 pub mod workload;
 
-pub use engine::{CpuRatio, MemoryCopy, Outcome, ReplayError, ReplayOptions, TaskTimes, replay, replay_with};
+pub use engine::{
+    CpuRatio, MemoryCopy, Outcome, Progress, ReplayError, ReplayOptions, TaskTimes, replay, replay_observed,
+    replay_with,
+};
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
 pub use workload::{Op, Workload};
 
