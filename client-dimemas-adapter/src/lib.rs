@@ -1,9 +1,10 @@
 //! The client side of the co-simulation protocol, as Dimemas's network-server client
 //! speaks it: a connection that reads replies exactly as the real client does
-//! ([`connection`]), and a replay engine ([`replay`]) that runs task programs against
-//! a local ideal bus or a vesper server.
+//! ([`connection`]), a replay engine ([`replay`]) that runs task programs against a
+//! local ideal bus or a vesper server, and a reader of Dimemas traces ([`dim`]).
 
 pub mod connection;
+pub mod dim;
 pub mod replay;
 
 pub use connection::{ClientError, LegacyConnection, Reply};

@@ -162,6 +162,9 @@ struct NetworkArgs {
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
+    /// A Dimemas trace (.dim) to replay instead of a synthetic workload.
+    #[arg(value_name = "TRACE.dim")]
+    trace: Option<PathBuf>,
     /// The synthetic workload to replay.
     #[arg(long, value_enum, default_value_t = WorkloadArg::AllToAll)]
     workload: WorkloadArg,
@@ -726,9 +729,9 @@ fn bench_model(
     Ok(())
 }
 
-fn run(args: RunArgs) -> anyhow::Result<()> {
-    use vesper_client_dimemas_adapter::replay::{IdealBus, Workload};
-
+/// The synthetic workload `--workload` names, with its options.
+fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::Workload> {
+    use vesper_client_dimemas_adapter::replay::Workload;
     let workload = match args.workload {
         WorkloadArg::PingPong => Workload::ping_pong(args.size, args.iterations),
         WorkloadArg::Ring => Workload::ring(
@@ -754,6 +757,25 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             Workload::synchronized_random(args.tasks, args.size, args.messages, args.wave, pick)
                 .map_err(anyhow::Error::msg)?
         }
+    };
+    Ok(workload)
+}
+
+fn run(args: RunArgs) -> anyhow::Result<()> {
+    use vesper_client_dimemas_adapter::replay::IdealBus;
+
+    let workload = match &args.trace {
+        Some(path) => {
+            let trace = vesper_client_dimemas_adapter::dim::read(path)?;
+            if trace.skipped_global_ops > 0 {
+                eprintln!(
+                    "warning: {} global operations (collectives) skipped: they are not modelled yet",
+                    trace.skipped_global_ops
+                );
+            }
+            trace.workload
+        }
+        None => synthetic_workload(&args)?,
     };
     let workload = if args.imbalance_ns > 0 {
         let mut rng = vesper_netmodels::rng::Rng::new(args.workload_seed);

@@ -310,3 +310,25 @@ fn run_replays_the_seed_002_kernels_and_explains_bad_task_counts() {
             .contains("a 2-D virtual mesh needs a number of tasks that is a square (25 or 36, not 32)")
     );
 }
+
+#[test]
+fn run_replays_a_dimemas_trace() {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/pingpong.dim");
+    let predicted = |extra: &[&str]| {
+        let mut args = vec!["run", trace, "--network", "ideal", "--bandwidth", "1000", "--json"];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("2 global operations (collectives) skipped"));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    // 1024 bytes at 1000 MBps take 976.5625 ns, rounded up to 976.563: task 0 sends at
+    // 1500 ns, task 1 answers at 2476.563 ns, task 0 has the answer at 3453.126 ns and
+    // computes 300 ns more.
+    assert_eq!(predicted(&[]), 3753.126);
+    assert_eq!(predicted(&["--no-server"]), 3753.126);
+    let out = vesper(&["run", "Cargo.toml"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Cargo.toml:1: expected a header #DIMEMAS:"));
+}

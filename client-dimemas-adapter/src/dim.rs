@@ -1,0 +1,462 @@
+//! Dimemas `.dim` traces (`shared/spec/formats.md` §2), read into a [`Workload`].
+//!
+//! ```text
+//! #DIMEMAS:"name":1,<offset>:<ntasks>(<nthreads>,...),<ncomms>     header
+//! d:1:<comm>:<ntasks>:<task>...                                       communicators
+//! <op>:<task>:<thread>:<fields>                                        records
+//! s:<task>:<offset>...                                                 offsets
+//! ```
+//!
+//! What is replayed: CPU bursts (1), sends (2: blocking or immediate, synchronous or
+//! not) and receives (3: blocking, immediate, and waits for an earlier immediate
+//! receive from the same source with the same tag). Events (20), no-ops (0) and GPU
+//! bursts (11) take no time here. Global operations (10) are counted and skipped:
+//! collectives are not modelled yet. Tasks must have one thread, and point-to-point
+//! messages must use one communicator, since tags alone match them for now. The
+//! whole trace is read into memory (the offset lines are not used yet).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+
+use crate::replay::{Op, Ps, Workload};
+
+/// A trace, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimTrace {
+    /// the task programs
+    pub workload: Workload,
+    /// global-operation records skipped (collectives are not modelled yet)
+    pub skipped_global_ops: u64,
+}
+
+/// What is wrong with a trace, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct DimError {
+    /// the file (or the name given to [`parse`])
+    pub file: String,
+    /// 1-based line number (0: the file as a whole)
+    pub line: usize,
+    /// what was expected and found
+    pub message: String,
+}
+
+/// Reads the trace at `path`.
+pub fn read(path: &Path) -> Result<DimTrace, DimError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| DimError {
+        file: file.clone(),
+        line: 0,
+        message: format!("cannot read it: {e}"),
+    })?;
+    parse(&text, &file)
+}
+
+/// Parses a trace's text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
+    let mut reader = Reader {
+        file,
+        line: 0,
+        programs: Vec::new(),
+        requests: Vec::new(),
+        communicators: BTreeSet::new(),
+        skipped_global_ops: 0,
+    };
+    let mut lines = text.lines();
+    let name = match lines.next() {
+        Some(header) => {
+            reader.line = 1;
+            reader.header(header.trim_end())?
+        }
+        None => return Err(reader.error("an empty file; expected a #DIMEMAS header")),
+    };
+    for (number, line) in lines.enumerate() {
+        reader.line = number + 2;
+        reader.record(line.trim_end())?;
+    }
+    Ok(DimTrace {
+        workload: Workload {
+            name,
+            tasks: reader.programs,
+        },
+        skipped_global_ops: reader.skipped_global_ops,
+    })
+}
+
+/// Per task: the next request name, and the immediate receives started and not yet
+/// waited for, by (source, tag).
+#[derive(Debug, Default)]
+struct Requests {
+    next: u32,
+    receives: BTreeMap<(u32, i32), VecDeque<u32>>,
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    line: usize,
+    programs: Vec<Vec<Op>>,
+    requests: Vec<Requests>,
+    /// communicators of point-to-point records
+    communicators: BTreeSet<i64>,
+    skipped_global_ops: u64,
+}
+
+impl Reader<'_> {
+    fn error(&self, message: impl Into<String>) -> DimError {
+        DimError {
+            file: self.file.to_string(),
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    /// `#DIMEMAS:"<name>":<offsets>:<ntasks>(<nthreads>,...),<ncomms>...`: the name.
+    fn header(&mut self, line: &str) -> Result<String, DimError> {
+        let expected = "expected a header #DIMEMAS:\"name\":1,offset:ntasks(nthreads,...),ncomms";
+        let rest = line
+            .strip_prefix("#DIMEMAS:\"")
+            .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
+        let (name, rest) = rest
+            .split_once('"')
+            .ok_or_else(|| self.error(format!("{expected}: the name's closing quote is missing")))?;
+        let tasks_part = rest
+            .strip_prefix(':')
+            .and_then(|r| r.split_once(':'))
+            .map(|(_, tasks)| tasks)
+            .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
+        let (count, threads) = tasks_part
+            .split_once('(')
+            .and_then(|(count, rest)| Some((count, rest.split_once(')')?.0)))
+            .ok_or_else(|| self.error(format!("{expected}: no task count with thread counts in parentheses")))?;
+        let tasks: u32 = count
+            .trim()
+            .parse()
+            .map_err(|_| self.error(format!("the header's task count: expected a number, found '{count}'")))?;
+        let threads: Vec<&str> = threads.split(',').map(str::trim).collect();
+        if threads.len() != tasks as usize {
+            return Err(self.error(format!(
+                "the header lists {} thread counts for {tasks} tasks",
+                threads.len()
+            )));
+        }
+        for (task, n) in threads.iter().enumerate() {
+            match n.parse::<u32>() {
+                Ok(1) => {}
+                Ok(n) => {
+                    return Err(self.error(format!(
+                        "task {task} has {n} threads; only single-threaded tasks are replayed yet"
+                    )));
+                }
+                Err(_) => return Err(self.error(format!("task {task}'s thread count: expected a number, found '{n}'"))),
+            }
+        }
+        self.programs = vec![Vec::new(); tasks as usize];
+        self.requests = (0..tasks).map(|_| Requests::default()).collect();
+        Ok(name.to_string())
+    }
+
+    fn record(&mut self, line: &str) -> Result<(), DimError> {
+        if line.is_empty() || line.starts_with("d:") || line.starts_with("s:") || line.starts_with('#') {
+            return Ok(());
+        }
+        let fields: Vec<&str> = line.split(':').collect();
+        if fields.len() < 3 {
+            return Err(self.error(format!("expected a record op:task:thread:..., found '{}'", clip(line))));
+        }
+        let op: u32 = self.number(&fields, 0, "op")?;
+        let task: u32 = self.number(&fields, 1, "task")?;
+        let thread: u32 = self.number(&fields, 2, "thread")?;
+        if task as usize >= self.programs.len() {
+            return Err(self.error(format!(
+                "task {task} does not exist (the header declares {})",
+                self.programs.len()
+            )));
+        }
+        if thread != 0 {
+            return Err(self.error(format!("thread {thread} of task {task}: the header declares one")));
+        }
+        let args = &fields[3..];
+        let op = match op {
+            0 | 11 | 20 => return Ok(()),
+            10 => {
+                self.skipped_global_ops += 1;
+                return Ok(());
+            }
+            1 => {
+                self.arity(args, &[1], "a CPU burst (seconds)")?;
+                let seconds: f64 = self.number(&fields, 3, "seconds")?;
+                if !(seconds.is_finite() && seconds >= 0.0) {
+                    return Err(self.error(format!("field 4 (seconds): expected a duration, found '{}'", fields[3])));
+                }
+                Op::Compute((seconds * 1e12).round() as Ps)
+            }
+            2 => self.send(task, &fields)?,
+            3 => self.receive(task, &fields)?,
+            other => return Err(self.error(format!("unknown record type {other}"))),
+        };
+        self.programs[task as usize].push(op);
+        Ok(())
+    }
+
+    /// `2:task:thread:dst_task[:dst_thread]:size:tag:comm:sync`
+    fn send(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+        let n = self.arity(&fields[3..], &[6, 5], "a send (dst_task:dst_thread:size:tag:comm:sync)")?;
+        let at = if n == 6 { 5 } else { 4 };
+        let to: u32 = self.number(fields, 3, "dst_task")?;
+        let size: u32 = self.number(fields, at, "size")?;
+        let tag: i32 = self.number(fields, at + 1, "tag")?;
+        self.communicator(fields, at + 2)?;
+        let sync: u32 = self.number(fields, at + 3, "sync")?;
+        self.peer(to, "destination")?;
+        let synchronous = sync & 1 != 0;
+        if sync & 2 == 0 {
+            return Ok(Op::Send {
+                to,
+                size,
+                tag,
+                synchronous,
+            });
+        }
+        // An immediate send nobody waits for (the trace has no wait for sends).
+        let requests = &mut self.requests[task as usize];
+        let request = requests.next;
+        requests.next += 1;
+        Ok(Op::ISend {
+            to,
+            size,
+            tag,
+            synchronous,
+            request,
+        })
+    }
+
+    /// `3:task:thread:src_task:src_thread:size:tag:comm:type`
+    fn receive(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+        self.arity(&fields[3..], &[6], "a receive (src_task:src_thread:size:tag:comm:type)")?;
+        let from: u32 = self.number(fields, 3, "src_task")?;
+        let tag: i32 = self.number(fields, 6, "tag")?;
+        self.communicator(fields, 7)?;
+        let kind: u32 = self.number(fields, 8, "type")?;
+        self.peer(from, "source")?;
+        let requests = &mut self.requests[task as usize];
+        match kind {
+            0 => Ok(Op::Recv { from, tag }),
+            1 => {
+                let request = requests.next;
+                requests.next += 1;
+                requests.receives.entry((from, tag)).or_default().push_back(request);
+                Ok(Op::IRecv { from, tag, request })
+            }
+            2 => match requests.receives.get_mut(&(from, tag)).and_then(VecDeque::pop_front) {
+                Some(request) => Ok(Op::Wait { request }),
+                None => Err(self.error(format!(
+                    "a wait (type 2) for a receive from task {from} with tag {tag}, but no immediate receive (type 1) of it is pending"
+                ))),
+            },
+            other => Err(self.error(format!(
+                "field 9 (type): expected 0 (blocking), 1 (immediate) or 2 (wait), found {other}"
+            ))),
+        }
+    }
+
+    /// Checks the number of fields after op:task:thread; returns it.
+    fn arity(&self, args: &[&str], allowed: &[usize], what: &str) -> Result<usize, DimError> {
+        if allowed.contains(&args.len()) {
+            return Ok(args.len());
+        }
+        Err(self.error(format!("{what}: expected {} fields, found {}", allowed[0], args.len())))
+    }
+
+    fn number<T: std::str::FromStr>(&self, fields: &[&str], index: usize, name: &str) -> Result<T, DimError> {
+        let text = fields.get(index).copied().unwrap_or("").trim();
+        text.parse().map_err(|_| {
+            self.error(format!(
+                "field {} ({name}): expected a number, found '{}'",
+                index + 1,
+                clip(text)
+            ))
+        })
+    }
+
+    fn communicator(&mut self, fields: &[&str], index: usize) -> Result<(), DimError> {
+        let comm: i64 = self.number(fields, index, "comm")?;
+        self.communicators.insert(comm);
+        if self.communicators.len() > 1 {
+            return Err(self.error(format!(
+                "point-to-point messages on communicators {:?}: only one communicator is replayed yet",
+                self.communicators
+            )));
+        }
+        Ok(())
+    }
+
+    fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {
+        if (task as usize) < self.programs.len() {
+            return Ok(());
+        }
+        Err(self.error(format!(
+            "the {role} task {task} does not exist (the header declares {})",
+            self.programs.len()
+        )))
+    }
+}
+
+/// At most 60 characters of `text`, for messages.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{IdealBus, replay};
+
+    /// The formats spec's example: an eager ping-pong of 1024 bytes, then an allreduce.
+    const PING_PONG: &str = "#DIMEMAS:\"pingpong\":1,249:2(1,1),1,0,0
+d:1:1:2:0:1
+1:0:0:0.000001500
+2:0:0:1:-1:1024:7:1:0
+3:0:0:1:-1:1024:8:1:0
+10:0:0:11:1:1:0:8:8:1
+1:0:0:0.000000300
+1:1:0:0.000002000
+3:1:0:0:-1:1024:7:1:0
+2:1:0:0:-1:1024:8:1:0
+10:1:0:11:1:0:0:8:8:1
+s:0:63
+s:1:165
+";
+
+    #[test]
+    fn the_spec_example_replays_with_times_by_hand() {
+        let trace = parse(PING_PONG, "pingpong.dim").expect("parsed");
+        assert_eq!(trace.skipped_global_ops, 2);
+        assert_eq!(trace.workload.name, "pingpong");
+        assert_eq!(
+            trace.workload.tasks[1],
+            vec![
+                Op::Compute(2_000_000),
+                Op::Recv { from: 0, tag: 7 },
+                Op::Send {
+                    to: 0,
+                    size: 1024,
+                    tag: 8,
+                    synchronous: false
+                }
+            ]
+        );
+        // 1 byte per ns, no latency: task 0 sends at 1.5 µs, task 1 has it at 2.524 µs
+        // (it computed until 2 µs), answers, task 0 has it at 3.548 µs, then 0.3 µs.
+        let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 0)).expect("replayed");
+        assert_eq!(outcome.tasks[1].end, 2_524_000);
+        assert_eq!(outcome.predicted, 3_848_000);
+    }
+
+    #[test]
+    fn immediate_receives_are_waited_for_in_order() {
+        let text = "#DIMEMAS:\"i\":0:2(1,1),1
+3:0:0:1:-1:10:5:1:1
+3:0:0:1:-1:10:5:1:1
+3:0:0:1:-1:10:5:1:2
+3:0:0:1:-1:10:5:1:2
+2:1:0:0:10:5:1:2
+2:1:0:0:-1:10:5:1:3
+";
+        let trace = parse(text, "i.dim").expect("parsed");
+        assert_eq!(
+            trace.workload.tasks[0],
+            vec![
+                Op::IRecv {
+                    from: 1,
+                    tag: 5,
+                    request: 0
+                },
+                Op::IRecv {
+                    from: 1,
+                    tag: 5,
+                    request: 1
+                },
+                Op::Wait { request: 0 },
+                Op::Wait { request: 1 },
+            ]
+        );
+        // The 5-field send form (immediate), then an immediate synchronous send.
+        assert_eq!(
+            trace.workload.tasks[1][0],
+            Op::ISend {
+                to: 0,
+                size: 10,
+                tag: 5,
+                synchronous: false,
+                request: 0
+            }
+        );
+        assert_eq!(
+            trace.workload.tasks[1][1],
+            Op::ISend {
+                to: 0,
+                size: 10,
+                tag: 5,
+                synchronous: true,
+                request: 1
+            }
+        );
+        assert_eq!(trace.workload.check(), Ok(2));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let bad = |line: &str| {
+            let text = format!("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n{line}\n");
+            parse(&text, "b.dim").expect_err("refused").to_string()
+        };
+        assert_eq!(
+            bad("2:0:0:1:-1:many:7:1:0"),
+            "b.dim:3: field 6 (size): expected a number, found 'many'"
+        );
+        assert_eq!(
+            bad("3:0:0:1:-1:8:7:1"),
+            "b.dim:3: a receive (src_task:src_thread:size:tag:comm:type): expected 6 fields, found 5"
+        );
+        assert_eq!(
+            bad("2:5:0:1:-1:8:7:1:0"),
+            "b.dim:3: task 5 does not exist (the header declares 2)"
+        );
+        assert_eq!(
+            bad("2:0:0:9:-1:8:7:1:0"),
+            "b.dim:3: the destination task 9 does not exist (the header declares 2)"
+        );
+        assert_eq!(bad("1:0:1:0.5"), "b.dim:3: thread 1 of task 0: the header declares one");
+        assert_eq!(
+            bad("1:0:0:-3"),
+            "b.dim:3: field 4 (seconds): expected a duration, found '-3'"
+        );
+        assert_eq!(bad("7:0:0:1"), "b.dim:3: unknown record type 7");
+        assert_eq!(
+            bad("3:0:0:1:-1:8:7:1:2"),
+            "b.dim:3: a wait (type 2) for a receive from task 1 with tag 7, but no immediate receive (type 1) of it is pending"
+        );
+        assert_eq!(
+            bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:2:0"),
+            "b.dim:4: point-to-point messages on communicators {1, 2}: only one communicator is replayed yet"
+        );
+        let header = |text: &str| parse(text, "h.dim").expect_err("refused").to_string();
+        assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");
+        assert!(header("hello\n").starts_with("h.dim:1: expected a header #DIMEMAS:"));
+        assert_eq!(
+            header("#DIMEMAS:\"t\":0:2(1,2),1\n"),
+            "h.dim:1: task 1 has 2 threads; only single-threaded tasks are replayed yet"
+        );
+        assert_eq!(
+            header("#DIMEMAS:\"t\":0:3(1,1),1\n"),
+            "h.dim:1: the header lists 2 thread counts for 3 tasks"
+        );
+        assert_eq!(
+            read(Path::new("/nonexistent/x.dim")).expect_err("missing").to_string(),
+            "/nonexistent/x.dim:0: cannot read it: No such file or directory (os error 2)"
+        );
+    }
+}
