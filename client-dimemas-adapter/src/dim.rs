@@ -14,8 +14,15 @@
 //! collectives are not modelled yet. Tasks must have one thread, and point-to-point
 //! messages must use one communicator, since tags alone match them for now. The
 //! whole trace is read into memory (the offset lines are not used yet).
+//!
+//! [`write`] saves any workload as a trace: receives take their sizes from the
+//! matching sends; a wait for an immediate receive becomes a type-2 receive; waits for
+//! immediate sends have no record (a trace cannot say them), so a rendezvous `ISend`
+//! waited for replays differently once written, and type-2 waits match the oldest
+//! pending immediate receive from the same source and tag.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::replay::{Op, Ps, Workload};
@@ -301,6 +308,82 @@ impl Reader<'_> {
     }
 }
 
+/// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
+/// offset lines, and the header padded so its offset could be rewritten in place.
+pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
+    workload.check()?;
+    let tasks = workload.tasks.len();
+    // The size of every message, per (source, destination, tag), in send order.
+    let mut sizes: BTreeMap<(u32, u32, i32), VecDeque<u32>> = BTreeMap::new();
+    for (t, program) in workload.tasks.iter().enumerate() {
+        for op in program {
+            if let Op::Send { to, size, tag, .. } | Op::ISend { to, size, tag, .. } = *op {
+                sizes.entry((t as u32, to, tag)).or_default().push_back(size);
+            }
+        }
+    }
+    let mut body = String::new();
+    let members: Vec<String> = (0..tasks).map(|t| t.to_string()).collect();
+    let _ = writeln!(body, "d:1:1:{tasks}:{}", members.join(":"));
+    let mut starts = Vec::with_capacity(tasks);
+    for (t, program) in workload.tasks.iter().enumerate() {
+        starts.push(body.len());
+        // Immediate receives by request: (source, size, tag).
+        let mut receives: BTreeMap<u32, (u32, u32, i32)> = BTreeMap::new();
+        for op in program {
+            let mut size_of = |from: u32, tag: i32| {
+                sizes
+                    .get_mut(&(from, t as u32, tag))
+                    .and_then(VecDeque::pop_front)
+                    .unwrap_or(0)
+            };
+            let _ = match *op {
+                Op::Compute(d) => writeln!(body, "1:{t}:0:{}.{:012}", d / 1_000_000_000_000, d % 1_000_000_000_000),
+                Op::Send {
+                    to,
+                    size,
+                    tag,
+                    synchronous,
+                } => writeln!(body, "2:{t}:0:{to}:-1:{size}:{tag}:1:{}", u8::from(synchronous)),
+                Op::ISend {
+                    to,
+                    size,
+                    tag,
+                    synchronous,
+                    ..
+                } => writeln!(body, "2:{t}:0:{to}:-1:{size}:{tag}:1:{}", 2 | u8::from(synchronous)),
+                Op::Recv { from, tag } => writeln!(body, "3:{t}:0:{from}:-1:{}:{tag}:1:0", size_of(from, tag)),
+                Op::IRecv { from, tag, request } => {
+                    let size = size_of(from, tag);
+                    receives.insert(request, (from, size, tag));
+                    writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:1")
+                }
+                Op::Wait { request } => match receives.remove(&request) {
+                    Some((from, size, tag)) => writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:2"),
+                    None => Ok(()),
+                },
+            };
+        }
+    }
+    let offsets_at = body.len();
+    let name = workload.name.replace('"', "'");
+    let threads = vec!["1"; tasks].join(",");
+    let header = |offset: u64| format!("#DIMEMAS:\"{name}\":1,{offset}:{tasks}({threads}),1");
+    // Wide enough for any offset.
+    let width = header(u64::MAX).len();
+    let base = width + 1;
+    // Padded in bytes (offsets count bytes; the name may hold wider characters).
+    let mut text = header((base + offsets_at) as u64);
+    text.push_str(&" ".repeat(width - text.len()));
+    text.push('\n');
+    text.push_str(&body);
+    for (t, start) in starts.iter().enumerate() {
+        let _ = writeln!(text, "s:{t}:{}", base + start);
+    }
+    out.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write the trace: {e}"))
+}
+
 /// At most 60 characters of `text`, for messages.
 fn clip(text: &str) -> String {
     match text.char_indices().nth(60) {
@@ -405,6 +488,58 @@ s:1:165
             }
         );
         assert_eq!(trace.workload.check(), Ok(2));
+    }
+
+    #[test]
+    fn written_workloads_read_back_and_replay_alike() {
+        let workloads = [
+            Workload::ping_pong(1024, 3),
+            Workload::ring(5, 777, 2, 1_234_567),
+            Workload::all_to_all(6, 1000),
+            Workload::wrf(40, 16, 5000),
+            Workload::butterfly(8, 300),
+            Workload::wavefront(9, 2, 10).expect("square"),
+            Workload::all_to_one(5, 1).with_start_delays(&[3, 1_000_000_000_007]),
+        ];
+        for workload in workloads {
+            let mut bytes = Vec::new();
+            write(&workload, &mut bytes).expect("written");
+            let text = String::from_utf8(bytes).expect("UTF-8");
+            let read = parse(&text, "w.dim").expect("read back").workload;
+            assert_eq!(read.name, workload.name);
+            let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
+            let before = replay(&workload, &mut bus()).expect("replayed");
+            let after = replay(&read, &mut bus()).expect("replayed");
+            assert_eq!(before, after, "{}", workload.name);
+            // Every offset line points at its task's first record, and the header's
+            // offset at the first offset line.
+            for line in text.lines().filter(|l| l.starts_with("s:")) {
+                let fields: Vec<&str> = line.split(':').collect();
+                let at: usize = fields[2].parse().expect("an offset");
+                let record = text[at..].split(':').nth(1);
+                if !text[at..].starts_with("s:") {
+                    assert_eq!(record, Some(fields[1]), "{line}");
+                }
+            }
+            let header = text.lines().next().expect("a header");
+            let after_name = header.rsplit_once('"').map(|(_, rest)| rest).expect("a name");
+            let offset: usize = after_name
+                .strip_prefix(":1,")
+                .and_then(|rest| rest.split(':').next())
+                .and_then(|o| o.parse().ok())
+                .expect("an offset");
+            assert!(text[offset..].starts_with("s:0:"), "{header}");
+        }
+    }
+
+    #[test]
+    fn receives_take_the_size_of_their_send() {
+        let mut bytes = Vec::new();
+        write(&Workload::ping_pong(4096, 1), &mut bytes).expect("written");
+        let text = String::from_utf8(bytes).expect("UTF-8");
+        assert!(text.contains("\n3:1:0:0:-1:4096:0:1:0\n"), "{text}");
+        assert!(text.contains("\n2:0:0:1:-1:4096:0:1:0\n"), "{text}");
+        assert!(text.lines().next().expect("header").ends_with(' '));
     }
 
     #[test]

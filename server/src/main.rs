@@ -216,6 +216,9 @@ struct RunArgs {
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
     no_server: bool,
+    /// Also save the workload replayed as a Dimemas trace (.dim).
+    #[arg(long, value_name = "FILE")]
+    save_trace: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -785,6 +788,15 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         workload
     };
+    if let Some(path) = &args.save_trace {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        );
+        vesper_client_dimemas_adapter::dim::write(&workload, &mut file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("trace saved to {}", path.display());
+    }
     anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
     anyhow::ensure!(
         args.intra_latency.is_finite() && args.intra_latency >= 0.0,

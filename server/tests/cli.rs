@@ -328,6 +328,27 @@ fn run_replays_a_dimemas_trace() {
     // computes 300 ns more.
     assert_eq!(predicted(&[]), 3753.126);
     assert_eq!(predicted(&["--no-server"]), 3753.126);
+    // A synthetic workload saved as a trace replays the same.
+    let saved = std::env::temp_dir().join(format!("vesper-cli-{}.dim", std::process::id()));
+    let saved = saved.to_str().expect("a UTF-8 path");
+    let json = |args: &[&str]| {
+        let out = vesper(args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    let synthetic = json(&[
+        "run",
+        "--workload",
+        "butterfly",
+        "--tasks",
+        "12",
+        "--json",
+        "--save-trace",
+        saved,
+    ]);
+    assert_eq!(json(&["run", saved, "--json"]), synthetic);
+    let _ = std::fs::remove_file(saved);
     let out = vesper(&["run", "Cargo.toml"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("Cargo.toml:1: expected a header #DIMEMAS:"));
