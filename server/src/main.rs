@@ -815,7 +815,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
         eager_limit: args.eager_limit,
         cpu_ratio: Some(cpu_ratio),
-        tasks_per_node: args.tasks_per_node,
+        mapping: vesper_client_dimemas_adapter::replay::Mapping::TasksPerNode(args.tasks_per_node),
         memory_copy: vesper_client_dimemas_adapter::replay::MemoryCopy {
             latency: (args.intra_latency * 1000.0).round() as u64,
             bandwidth,
@@ -823,7 +823,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let network = network(&args.net)?;
     let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
-    let needed = (workload.tasks.len() as u64).div_ceil(u64::from(args.tasks_per_node));
+    let needed = options.mapping.nodes_for(workload.tasks.len() as u32);
     anyhow::ensure!(
         needed <= nodes,
         "{} needs {needed} nodes; the network has {nodes} (--hosts, --nodes-per-host, --tasks-per-node)",
@@ -842,7 +842,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         let (bytes, seconds) = params.bandwidth.ratio();
         let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
         (
-            vesper_client_dimemas_adapter::replay::replay_observed(&workload, &mut bus, options, &mut |p| {
+            vesper_client_dimemas_adapter::replay::replay_observed(&workload, &mut bus, &options, &mut |p| {
                 progress.set_position(p.done);
             })?,
             None,

@@ -32,7 +32,7 @@ pub fn over_server(
         let workload = workload.clone();
         move || -> anyhow::Result<Outcome> {
             let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
-            let outcome = replay_observed(&workload, &mut fabric, options, &mut progress)?;
+            let outcome = replay_observed(&workload, &mut fabric, &options, &mut progress)?;
             fabric.finish()?;
             Ok(outcome)
         }

@@ -63,14 +63,13 @@ pub enum ReplayError {
 }
 
 /// How the replay treats sends, and where tasks run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplayOptions {
     /// sends of at least this many bytes use the rendezvous protocol (like Dimemas's
     /// `-S`); `None`: only synchronous sends do
     pub eager_limit: Option<u32>,
-    /// tasks per node, filling nodes in order (Dimemas's `n TASKS_PER_NODE`): task t
-    /// runs on node t / n; 0 counts as 1
-    pub tasks_per_node: u32,
+    /// which node each task runs on
+    pub mapping: Mapping,
     /// how messages between tasks of one node travel (they never reach the fabric)
     pub memory_copy: MemoryCopy,
     /// speed of the simulated CPUs relative to the traced ones (Dimemas's CPU speed
@@ -95,6 +94,41 @@ impl CpuRatio {
 }
 
 impl Eq for CpuRatio {}
+
+/// Where tasks run, as Dimemas's mapping records say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mapping {
+    /// task t on node t
+    #[default]
+    OnePerNode,
+    /// n tasks per node, filling nodes in order (`FILL_NODES` with n CPUs per node, or
+    /// `n TASKS_PER_NODE`): task t on node t / n
+    TasksPerNode(u32),
+    /// task t on node t mod `nodes` (`INTERLEAVED`)
+    Interleaved {
+        /// nodes used
+        nodes: u32,
+    },
+    /// task t on node `nodes[t]` (tasks beyond the list: on node t)
+    Explicit(Vec<u32>),
+}
+
+impl Mapping {
+    /// The node of `task`.
+    pub fn node_of(&self, task: u32) -> u32 {
+        match self {
+            Mapping::OnePerNode => task,
+            Mapping::TasksPerNode(n) => task / (*n).max(1),
+            Mapping::Interleaved { nodes } => task % (*nodes).max(1),
+            Mapping::Explicit(nodes) => nodes.get(task as usize).copied().unwrap_or(task),
+        }
+    }
+
+    /// How many nodes `tasks` tasks occupy (the highest node used, plus one).
+    pub fn nodes_for(&self, tasks: u32) -> u64 {
+        (0..tasks).map(|t| u64::from(self.node_of(t)) + 1).max().unwrap_or(0)
+    }
+}
 
 /// Dimemas's intra-node model: a message between two tasks of one node takes
 /// latency + size / bandwidth, with no contention.
@@ -162,7 +196,7 @@ struct Channel {
 /// Replays `workload` over `fabric` (task `t` on node `t`), every send eager unless
 /// synchronous.
 pub fn replay(workload: &Workload, fabric: &mut dyn Fabric) -> Result<Outcome, ReplayError> {
-    replay_with(workload, fabric, ReplayOptions::default())
+    replay_with(workload, fabric, &ReplayOptions::default())
 }
 
 /// How far a replay has got.
@@ -176,11 +210,11 @@ pub struct Progress {
     pub now: Ps,
 }
 
-/// Replays `workload` over `fabric`, with task `t` on node `t / options.tasks_per_node`.
+/// Replays `workload` over `fabric`, with tasks on nodes as `options.mapping` says.
 pub fn replay_with(
     workload: &Workload,
     fabric: &mut dyn Fabric,
-    options: ReplayOptions,
+    options: &ReplayOptions,
 ) -> Result<Outcome, ReplayError> {
     replay_observed(workload, fabric, options, &mut |_| {})
 }
@@ -190,7 +224,7 @@ pub fn replay_with(
 pub fn replay_observed(
     workload: &Workload,
     fabric: &mut dyn Fabric,
-    options: ReplayOptions,
+    options: &ReplayOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome, ReplayError> {
     workload.check().map_err(|reason| ReplayError::Workload {
@@ -199,6 +233,7 @@ pub fn replay_observed(
     })?;
     let tasks = workload.tasks.len();
     let total = workload.tasks.iter().map(|p| p.len() as u64).sum();
+    let memory = options.memory_copy.bus();
     let mut r = Replay {
         workload,
         pc: vec![0; tasks],
@@ -209,8 +244,8 @@ pub fn replay_observed(
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
         next_id: 0,
-        options,
-        memory: options.memory_copy.bus(),
+        options: options.clone(),
+        memory,
         intra_node: 0,
         done: 0,
     };
@@ -362,10 +397,9 @@ impl Replay<'_> {
         let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
         let id = self.next_id;
         self.next_id += 1;
-        let per_node = self.options.tasks_per_node.max(1);
         let transfer = Transfer {
-            src: task / per_node,
-            dst: to / per_node,
+            src: self.options.mapping.node_of(task),
+            dst: self.options.mapping.node_of(to),
             size,
             tag,
             rendezvous,
@@ -586,8 +620,8 @@ mod tests {
             eager_limit: Some(1000),
             ..ReplayOptions::default()
         };
-        let small = replay_with(&Workload::ping_pong(999, 1), &mut bus(), options).expect("replayed");
-        let large = replay_with(&Workload::ping_pong(1000, 1), &mut bus(), options).expect("replayed");
+        let small = replay_with(&Workload::ping_pong(999, 1), &mut bus(), &options).expect("replayed");
+        let large = replay_with(&Workload::ping_pong(1000, 1), &mut bus(), &options).expect("replayed");
         // A rendezvous sender waits for its data; the pong's sender thus ends later.
         assert_eq!(small.tasks[1].end, 1_099_000);
         assert_eq!(large.tasks[1].end, 2 * 1_100_000);
@@ -601,10 +635,10 @@ mod tests {
             eager_limit: Some(1),
             ..ReplayOptions::default()
         };
-        let all = replay_with(&Workload::all_to_all(4, 1000), &mut bus(), options).expect("replayed");
+        let all = replay_with(&Workload::all_to_all(4, 1000), &mut bus(), &options).expect("replayed");
         assert_eq!(all.predicted, 1_100_000);
         assert_eq!(all.messages, 12);
-        let wrf = replay_with(&Workload::wrf(12, 4, 1000), &mut bus(), options).expect("replayed");
+        let wrf = replay_with(&Workload::wrf(12, 4, 1000), &mut bus(), &options).expect("replayed");
         assert_eq!(wrf.predicted, 1_100_000);
     }
 
@@ -697,7 +731,7 @@ mod tests {
         // 50 ns + 1 byte per ns: 1000 bytes take 1.05 µs within a node, 1.1 µs over the
         // bus.
         let options = ReplayOptions {
-            tasks_per_node: 2,
+            mapping: Mapping::TasksPerNode(2),
             memory_copy: MemoryCopy {
                 latency: 50_000,
                 bandwidth: Some((1_000_000_000, 1)),
@@ -705,13 +739,13 @@ mod tests {
             ..ReplayOptions::default()
         };
         let mut fabric = bus();
-        let local = replay_with(&Workload::ping_pong(1000, 3), &mut fabric, options).expect("replayed");
+        let local = replay_with(&Workload::ping_pong(1000, 3), &mut fabric, &options).expect("replayed");
         assert_eq!(
             (local.predicted, local.messages, local.intra_node),
             (6 * 1_050_000, 6, 6)
         );
         // A ring of 4 on 2 nodes: 0 → 1 and 2 → 3 are copies, 1 → 2 and 3 → 0 cross.
-        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut fabric, options).expect("replayed");
+        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut fabric, &options).expect("replayed");
         assert_eq!(ring.predicted, 2 * (500_000 + 1_050_000 + 1_100_000));
         assert_eq!(ring.intra_node, 4);
         // Rendezvous within a node: the data starts when the receive is posted.
@@ -719,19 +753,39 @@ mod tests {
             eager_limit: Some(1),
             ..options
         };
-        let exchange = replay_with(&exchange(true), &mut fabric, rendezvous).expect("replayed");
+        let exchange = replay_with(&exchange(true), &mut fabric, &rendezvous).expect("replayed");
         assert_eq!(exchange.predicted, 1_050_000);
         // By default a copy takes no time.
         let free = ReplayOptions {
-            tasks_per_node: 2,
+            mapping: Mapping::TasksPerNode(2),
             ..ReplayOptions::default()
         };
         assert_eq!(
-            replay_with(&Workload::ping_pong(1000, 3), &mut fabric, free)
+            replay_with(&Workload::ping_pong(1000, 3), &mut fabric, &free)
                 .expect("replayed")
                 .predicted,
             0
         );
+    }
+
+    #[test]
+    fn mappings_place_tasks_as_dimemas_does() {
+        let place = |m: &Mapping| (0..6).map(|t| m.node_of(t)).collect::<Vec<_>>();
+        assert_eq!(place(&Mapping::OnePerNode), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(place(&Mapping::TasksPerNode(4)), [0, 0, 0, 0, 1, 1]);
+        assert_eq!(place(&Mapping::Interleaved { nodes: 4 }), [0, 1, 2, 3, 0, 1]);
+        assert_eq!(place(&Mapping::Explicit(vec![3, 3, 0, 1, 2, 0])), [3, 3, 0, 1, 2, 0]);
+        assert_eq!(Mapping::TasksPerNode(4).nodes_for(6), 2);
+        assert_eq!(Mapping::Explicit(vec![7, 0]).nodes_for(2), 8);
+        // Interleaved, tasks 0 and 2 share node 0: their message is copied.
+        let options = ReplayOptions {
+            mapping: Mapping::Interleaved { nodes: 2 },
+            ..ReplayOptions::default()
+        };
+        let ring = replay_with(&Workload::ring(4, 1000, 1, 0), &mut bus(), &options).expect("replayed");
+        assert_eq!(ring.intra_node, 0);
+        let all = replay_with(&Workload::all_to_all(4, 1000), &mut bus(), &options).expect("replayed");
+        assert_eq!(all.intra_node, 4);
     }
 
     #[test]
@@ -741,7 +795,7 @@ mod tests {
             ..ReplayOptions::default()
         };
         // Bursts of 0.5 µs take 0.25 µs on CPUs twice as fast.
-        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut bus(), twice).expect("replayed");
+        let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut bus(), &twice).expect("replayed");
         assert_eq!(ring.predicted, 2 * (250_000 + 2 * 1_100_000));
         assert_eq!(ring.tasks[0].compute, 500_000);
         assert_eq!(CpuRatio::new(3.0).map(|r| r.scale(1_000_000)), Some(333_333));
@@ -753,7 +807,7 @@ mod tests {
     fn progress_reaches_every_operation() {
         let workload = Workload::ring(4, 1000, 2, 500_000);
         let mut seen = Vec::new();
-        replay_observed(&workload, &mut bus(), ReplayOptions::default(), &mut |p| seen.push(p)).expect("replayed");
+        replay_observed(&workload, &mut bus(), &ReplayOptions::default(), &mut |p| seen.push(p)).expect("replayed");
         let last = seen.last().copied().expect("progress");
         assert_eq!((last.done, last.total), (24, 24));
         assert!(seen.windows(2).all(|w| w[0].done <= w[1].done && w[0].now <= w[1].now));

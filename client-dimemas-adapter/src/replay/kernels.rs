@@ -273,7 +273,7 @@ mod tests {
             eager_limit: rendezvous.then_some(1),
             ..ReplayOptions::default()
         };
-        replay_with(workload, &mut bus, options).expect("replayed").predicted
+        replay_with(workload, &mut bus, &options).expect("replayed").predicted
     }
 
     const HOP: u64 = 1_100_000;

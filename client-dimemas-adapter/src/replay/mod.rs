@@ -24,7 +24,7 @@ pub mod kernels;
 pub mod workload;
 
 pub use engine::{
-    CpuRatio, MemoryCopy, Outcome, Progress, ReplayError, ReplayOptions, TaskTimes, replay, replay_observed,
+    CpuRatio, Mapping, MemoryCopy, Outcome, Progress, ReplayError, ReplayOptions, TaskTimes, replay, replay_observed,
     replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};

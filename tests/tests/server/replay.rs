@@ -4,7 +4,7 @@
 
 use vesper_client_dimemas_adapter::LegacyConnection;
 use vesper_client_dimemas_adapter::replay::{
-    IdealBus, MemoryCopy, Outcome, ReplayOptions, ServerFabric, Workload, replay_with,
+    IdealBus, Mapping, MemoryCopy, Outcome, ReplayOptions, ServerFabric, Workload, replay_with,
 };
 use vesper_tests::{TestServer, config, ideal_config};
 
@@ -38,7 +38,7 @@ fn lcg() -> impl FnMut(u32) -> u32 {
     }
 }
 
-fn over_server(server: TestServer, workload: &Workload, options: ReplayOptions) -> Outcome {
+fn over_server(server: TestServer, workload: &Workload, options: &ReplayOptions) -> Outcome {
     let connection = LegacyConnection::connect(server.addr()).expect("connects");
     let mut fabric = ServerFabric::new(connection, 0);
     let outcome = replay_with(workload, &mut fabric, options).expect("replayed");
@@ -59,16 +59,16 @@ fn the_ideal_network_reproduces_the_local_prediction_exactly() {
     };
     // Three tasks per node, intra-node copies at 1.5 GBps + 300 ns.
     let shared = ReplayOptions {
-        tasks_per_node: 3,
+        mapping: Mapping::TasksPerNode(3),
         memory_copy: MemoryCopy {
             latency: 300_000,
             bandwidth: Some((3 << 29, 1)),
         },
-        ..rendezvous
+        ..rendezvous.clone()
     };
     for (mbps, latency_ns) in [(250.0, 0.0), (3.0, 1500.0), (1000.5, 7.25)] {
         for workload in workloads() {
-            for options in [eager, rendezvous, shared] {
+            for options in [&eager, &rendezvous, &shared] {
                 let mut bus = IdealBus::from_mbps(mbps, (latency_ns * 1000.0) as u64).expect("bus");
                 let local = replay_with(&workload, &mut bus, options).expect("replayed locally");
                 let server = TestServer::start(ideal_config(48, mbps, latency_ns));
@@ -88,10 +88,10 @@ fn a_contended_network_predicts_later_than_the_ideal_one() {
     // The default crossbar (250 MB/s links, 150 ns of cables and routing, no headers in
     // the test configuration): the 8-task all-to-all contends at every destination.
     let workload = Workload::all_to_all(8, 32_679);
-    let crossbar = over_server(TestServer::start(config(8, 1)), &workload, ReplayOptions::default());
+    let crossbar = over_server(TestServer::start(config(8, 1)), &workload, &ReplayOptions::default());
     let bytes_per_second = 250_000_000;
     let mut bus = IdealBus::new(bytes_per_second, 1, 150_000);
-    let ideal = replay_with(&workload, &mut bus, ReplayOptions::default()).expect("replayed");
+    let ideal = replay_with(&workload, &mut bus, &ReplayOptions::default()).expect("replayed");
     assert!(
         crossbar.predicted > ideal.predicted,
         "{} vs {}",
