@@ -25,6 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::input::{InputError, clip, read_text};
+
 use crate::replay::{Op, Ps, Workload};
 
 /// A trace, read.
@@ -37,25 +39,11 @@ pub struct DimTrace {
 }
 
 /// What is wrong with a trace, and where.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
-pub struct DimError {
-    /// the file (or the name given to [`parse`])
-    pub file: String,
-    /// 1-based line number (0: the file as a whole)
-    pub line: usize,
-    /// what was expected and found
-    pub message: String,
-}
+pub type DimError = InputError;
 
 /// Reads the trace at `path`.
 pub fn read(path: &Path) -> Result<DimTrace, DimError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| DimError {
-        file: file.clone(),
-        line: 0,
-        message: format!("cannot read it: {e}"),
-    })?;
+    let (text, file) = read_text(path)?;
     parse(&text, &file)
 }
 
@@ -382,14 +370,6 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     }
     out.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write the trace: {e}"))
-}
-
-/// At most 60 characters of `text`, for messages.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(60) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
 }
 
 #[cfg(test)]

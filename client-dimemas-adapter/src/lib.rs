@@ -1,10 +1,13 @@
 //! The client side of the co-simulation protocol, as Dimemas's network-server client
 //! speaks it: a connection that reads replies exactly as the real client does
 //! ([`connection`]), a replay engine ([`replay`]) that runs task programs against a
-//! local ideal bus or a vesper server, and a reader of Dimemas traces ([`dim`]).
+//! local ideal bus or a vesper server, and readers of Dimemas traces ([`dim`]) and
+//! configurations ([`cfg`]).
 
+pub mod cfg;
 pub mod connection;
 pub mod dim;
+pub mod input;
 pub mod replay;
 
 pub use connection::{ClientError, LegacyConnection, Reply};

@@ -184,6 +184,10 @@ struct RunArgs {
     /// like Dimemas's -S; by default every message is eager.
     #[arg(long, value_name = "BYTES")]
     eager_limit: Option<u32>,
+    /// A Dimemas configuration (.cfg): its task mapping, CPU speed ratio and intra-node
+    /// latency and bandwidth replace --tasks-per-node, --cpu-ratio and --intra-*.
+    #[arg(long, value_name = "FILE.cfg", conflicts_with_all = ["tasks_per_node", "cpu_ratio", "intra_bandwidth", "intra_latency"])]
+    config: Option<PathBuf>,
     /// Tasks per node, filling nodes in order: task t runs on node t / N. Messages
     /// between tasks of one node are copied locally and never reach the network.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -732,6 +736,67 @@ fn bench_model(
     Ok(())
 }
 
+/// Replay options from the command line.
+fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
+    use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
+    anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
+    anyhow::ensure!(
+        args.intra_latency.is_finite() && args.intra_latency >= 0.0,
+        "--intra-latency must be a non-negative number of ns, not {}",
+        args.intra_latency
+    );
+    let bandwidth = match args.intra_bandwidth {
+        Some(mbps) => Some(
+            mbps_ratio(mbps)
+                .with_context(|| format!("--intra-bandwidth must be a positive number of MBps, not {mbps}"))?,
+        ),
+        None => None,
+    };
+    let cpu_ratio = CpuRatio::new(args.cpu_ratio)
+        .with_context(|| format!("--cpu-ratio must be a positive number, not {}", args.cpu_ratio))?;
+    Ok(ReplayOptions {
+        eager_limit: args.eager_limit,
+        cpu_ratio: Some(cpu_ratio),
+        mapping: Mapping::TasksPerNode(args.tasks_per_node),
+        memory_copy: MemoryCopy {
+            latency: (args.intra_latency * 1000.0).round() as u64,
+            bandwidth,
+        },
+    })
+}
+
+/// Replay options from a Dimemas configuration: mapping, CPU speed ratio, intra-node
+/// model (a bandwidth of 0 is unlimited, as in Dimemas).
+fn options_from_config(
+    path: &std::path::Path,
+    eager_limit: Option<u32>,
+) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
+    use vesper_client_dimemas_adapter::replay::{CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio};
+    let config = vesper_client_dimemas_adapter::cfg::read(path)?;
+    let cpu_ratio = match config.cpu_ratio {
+        Some(ratio) => Some(
+            CpuRatio::new(ratio)
+                .with_context(|| format!("{}: the CPU speed ratio must be positive, not {ratio}", path.display()))?,
+        ),
+        None => None,
+    };
+    let latency = config.intra_latency_s.unwrap_or(0.0);
+    anyhow::ensure!(
+        latency >= 0.0,
+        "{}: the intra-node latency must not be negative ({latency} s)",
+        path.display()
+    );
+    Ok(ReplayOptions {
+        eager_limit,
+        cpu_ratio,
+        mapping: config.mapping.unwrap_or_default(),
+        memory_copy: MemoryCopy {
+            latency: (latency * 1e12).round() as u64,
+            bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
+        },
+    })
+}
+
 /// The synthetic workload `--workload` names, with its options.
 fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::Workload> {
     use vesper_client_dimemas_adapter::replay::Workload;
@@ -797,29 +862,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("trace saved to {}", path.display());
     }
-    anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
-    anyhow::ensure!(
-        args.intra_latency.is_finite() && args.intra_latency >= 0.0,
-        "--intra-latency must be a non-negative number of ns, not {}",
-        args.intra_latency
-    );
-    let bandwidth = match args.intra_bandwidth {
-        Some(mbps) => Some(
-            vesper_client_dimemas_adapter::replay::mbps_ratio(mbps)
-                .with_context(|| format!("--intra-bandwidth must be a positive number of MBps, not {mbps}"))?,
-        ),
-        None => None,
-    };
-    let cpu_ratio = vesper_client_dimemas_adapter::replay::CpuRatio::new(args.cpu_ratio)
-        .with_context(|| format!("--cpu-ratio must be a positive number, not {}", args.cpu_ratio))?;
-    let options = vesper_client_dimemas_adapter::replay::ReplayOptions {
-        eager_limit: args.eager_limit,
-        cpu_ratio: Some(cpu_ratio),
-        mapping: vesper_client_dimemas_adapter::replay::Mapping::TasksPerNode(args.tasks_per_node),
-        memory_copy: vesper_client_dimemas_adapter::replay::MemoryCopy {
-            latency: (args.intra_latency * 1000.0).round() as u64,
-            bandwidth,
-        },
+    let options = match &args.config {
+        Some(path) => options_from_config(path, args.eager_limit)?,
+        None => options_from_flags(&args)?,
     };
     let network = network(&args.net)?;
     let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);

@@ -353,3 +353,21 @@ fn run_replays_a_dimemas_trace() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("Cargo.toml:1: expected a header #DIMEMAS:"));
 }
+
+#[test]
+fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
+    let file = |name: &str| format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (trace, config) = (file("pingpong.dim"), file("pingpong.cfg"));
+    let out = vesper(&["run", &trace, "--config", &config, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // Both tasks on node 0, CPUs twice as fast: task 0 sends at 0.75 µs; the copy takes
+    // 1 µs + 976.563 ns, so task 1 (computing until 1 µs) has it at 2.726563 µs and
+    // answers; task 0 has the answer at 4.703126 µs and computes 0.15 µs more.
+    assert_eq!(json["intra_node_messages"], 2);
+    assert_eq!(json["predicted_ns"], 4853.126);
+    assert_eq!(json["server"]["simulation"]["messages"], 0);
+    let out = vesper(&["run", &trace, "--config", &config, "--cpu-ratio", "3"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
