@@ -23,20 +23,20 @@ fn recv(from: u32) -> Op {
 }
 
 /// Receives from every task of `receive_from` and sends `size` bytes to every task of
-/// `send_to`, all at once: receives posted, sends started, then every request (named
-/// from `first_request` on) waited for.
-pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, first_request: u32) -> Vec<Op> {
+/// `send_to`, with `tag`, all at once: receives posted, sends started, then every
+/// request (named from `first_request` on) waited for.
+pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, tag: i32, first_request: u32) -> Vec<Op> {
     let mut ops = Vec::new();
     let mut request = first_request;
     for &from in receive_from {
-        ops.push(Op::IRecv { from, tag: 0, request });
+        ops.push(Op::IRecv { from, tag, request });
         request += 1;
     }
     for &to in send_to {
         ops.push(Op::ISend {
             to,
             size,
-            tag: 0,
+            tag,
             synchronous: false,
             request,
         });
@@ -49,6 +49,21 @@ pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, first_r
 /// Steps of a tree or butterfly over `tasks`: t with 2^t < tasks.
 fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
     (0..32).take_while(move |&t| 1u64 << t < u64::from(tasks))
+}
+
+/// Task `node`'s part of a binomial tree over `tasks` rooted at 0: towards the root,
+/// or (`down`) from it.
+fn tree_program(tasks: u32, node: u32, down: bool, size: u32) -> Vec<Op> {
+    super::collective::tree(tasks as usize, node as usize, down)
+        .into_iter()
+        .map(|(peer, sending)| {
+            if sending {
+                send(peer as u32, size)
+            } else {
+                recv(peer as u32)
+            }
+        })
+        .collect()
 }
 
 /// Side k of a virtual mesh of `dims` dimensions with k^dims = `tasks`.
@@ -88,22 +103,7 @@ impl Workload {
     /// Binary-tree reduction to task 0 (BT): at step t, tasks that are multiples of
     /// 2^(t+1) receive from task + 2^t, the other multiples of 2^t send to task − 2^t.
     pub fn binary_tree(tasks: u32, size: u32) -> Workload {
-        let programs = (0..tasks)
-            .map(|node| {
-                let mut ops = Vec::new();
-                for t in steps(tasks) {
-                    let span = 1 << t;
-                    if node % (2 * span) == 0 {
-                        if node + span < tasks {
-                            ops.push(recv(node + span));
-                        }
-                    } else if node % span == 0 {
-                        ops.push(send(node - span, size));
-                    }
-                }
-                ops
-            })
-            .collect();
+        let programs = (0..tasks).map(|node| tree_program(tasks, node, false, size)).collect();
         Workload {
             name: format!("binary tree of {tasks} tasks, {size} bytes"),
             tasks: programs,
@@ -113,23 +113,7 @@ impl Workload {
     /// Binary-tree broadcast from task 0 (IB), the binary tree backwards: at step t
     /// (from the widest), multiples of 2^(t+1) send to task + 2^t, which receive.
     pub fn inverse_binary_tree(tasks: u32, size: u32) -> Workload {
-        let all: Vec<u32> = steps(tasks).collect();
-        let programs = (0..tasks)
-            .map(|node| {
-                let mut ops = Vec::new();
-                for &t in all.iter().rev() {
-                    let span = 1 << t;
-                    if node % (2 * span) == 0 {
-                        if node + span < tasks {
-                            ops.push(send(node + span, size));
-                        }
-                    } else if node % span == 0 {
-                        ops.push(recv(node - span));
-                    }
-                }
-                ops
-            })
-            .collect();
+        let programs = (0..tasks).map(|node| tree_program(tasks, node, true, size)).collect();
         Workload {
             name: format!("inverse binary tree of {tasks} tasks, {size} bytes"),
             tasks: programs,
@@ -165,7 +149,7 @@ impl Workload {
                 for t in steps(tasks) {
                     let partner = node ^ (1 << t);
                     if partner < tasks {
-                        ops.extend(exchange(&[partner], &[partner], size, 2 * t));
+                        ops.extend(exchange(&[partner], &[partner], size, 0, 2 * t));
                     }
                 }
                 ops
@@ -206,7 +190,7 @@ impl Workload {
                     .flat_map(|d| [true, false].map(|up| neighbour(node, k, d, up)))
                     .flatten()
                     .collect();
-                exchange(&peers, &peers, size, 0)
+                exchange(&peers, &peers, size, 0, 0)
             })
             .collect();
         Ok(Workload {
@@ -249,7 +233,7 @@ impl Workload {
                 receives[dst as usize].push(src);
             }
             for (t, program) in programs.iter_mut().enumerate() {
-                program.extend(exchange(&receives[t], &sends[t], size, 0));
+                program.extend(exchange(&receives[t], &sends[t], size, 0, 0));
             }
         }
         Ok(Workload {

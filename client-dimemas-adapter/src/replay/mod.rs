@@ -18,6 +18,7 @@
 //! copied locally, as Dimemas's intra-node model); the trace readers and collectives
 //! are still to come.
 
+pub mod collective;
 pub mod engine;
 pub mod fabric;
 pub mod kernels;

@@ -129,7 +129,7 @@ impl Workload {
                 // Task t − j sends to t as its j-th message.
                 let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
                 let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
-                super::kernels::exchange(&from, &to, size, 1)
+                super::kernels::exchange(&from, &to, size, 0, 1)
             })
             .collect();
         Workload {
@@ -148,7 +148,7 @@ impl Workload {
                 let down = n.checked_sub(distance);
                 let from: Vec<u32> = [down, up].into_iter().flatten().collect();
                 let to: Vec<u32> = [up, down].into_iter().flatten().collect();
-                super::kernels::exchange(&from, &to, size, 1)
+                super::kernels::exchange(&from, &to, size, 0, 1)
             })
             .collect();
         Workload {

@@ -1,0 +1,198 @@
+//! MPI collectives decomposed into point-to-point messages, so the network sees them:
+//! binomial trees for rooted operations, recursive doubling for the all-reduce family,
+//! pairwise exchange for all-to-all.
+//!
+//! Each function gives the operations of one member of the group (`members`, in
+//! communicator order), `root` being an index into `members`. Trees use ranks relative
+//! to the root. Messages carry `tag`, which the caller makes unique per collective call
+//! so that they never match the application's own messages.
+
+use super::workload::Op;
+
+/// How a collective is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// a binomial tree towards the root (reduce, gather)
+    ReduceTree,
+    /// a binomial tree from the root (broadcast, scatter)
+    BroadcastTree,
+    /// a zero-byte reduce tree, then a zero-byte broadcast tree
+    Barrier,
+    /// exchanges with the member at distance 2^t, t = 0, 1, … (all-reduce, all-gather,
+    /// reduce-scatter, scan)
+    RecursiveDoubling,
+    /// an exchange with every other member at once (all-to-all)
+    Pairwise,
+}
+
+impl Algorithm {
+    /// The algorithm for a Dimemas global-operation id (the non-blocking variants,
+    /// 16–31, as their blocking counterparts); `None` if the id is unknown.
+    pub fn for_dimemas(id: u32) -> Option<Algorithm> {
+        let id = if (16..32).contains(&id) { id - 16 } else { id };
+        Some(match id {
+            0 => Algorithm::Barrier,
+            1 | 4 | 5 => Algorithm::BroadcastTree,
+            2 | 3 | 10 => Algorithm::ReduceTree,
+            6 | 7 | 11..=14 => Algorithm::RecursiveDoubling,
+            8 | 9 | 15 => Algorithm::Pairwise,
+            _ => return None,
+        })
+    }
+}
+
+/// The operations of member `me` in one call of `algorithm` over `members`, rooted at
+/// `members[root]`, with `size` bytes per message (per peer for `Pairwise`). Immediate
+/// operations use requests from `first_request` on, all waited for before the end.
+pub fn operations(
+    algorithm: Algorithm,
+    members: &[u32],
+    me: usize,
+    root: usize,
+    size: u32,
+    tag: i32,
+    first_request: u32,
+) -> Vec<Op> {
+    let n = members.len();
+    if n < 2 || me >= n {
+        return Vec::new();
+    }
+    let root = root % n;
+    // Relative rank v ↔ member (v + root) mod n.
+    let relative = (me + n - root) % n;
+    let task = |v: usize| members[(v + root) % n];
+    let send = |to: u32, size: u32| Op::Send {
+        to,
+        size,
+        tag,
+        synchronous: false,
+    };
+    let recv = |from: u32| Op::Recv { from, tag };
+    match algorithm {
+        Algorithm::ReduceTree => tree(n, relative, false)
+            .into_iter()
+            .map(|(peer, sending)| {
+                if sending {
+                    send(task(peer), size)
+                } else {
+                    recv(task(peer))
+                }
+            })
+            .collect(),
+        Algorithm::BroadcastTree => tree(n, relative, true)
+            .into_iter()
+            .map(|(peer, sending)| {
+                if sending {
+                    send(task(peer), size)
+                } else {
+                    recv(task(peer))
+                }
+            })
+            .collect(),
+        Algorithm::Barrier => {
+            let mut ops = operations(Algorithm::ReduceTree, members, me, root, 0, tag, first_request);
+            ops.extend(operations(
+                Algorithm::BroadcastTree,
+                members,
+                me,
+                root,
+                0,
+                tag,
+                first_request,
+            ));
+            ops
+        }
+        Algorithm::RecursiveDoubling => {
+            let mut ops = Vec::new();
+            for t in (0..usize::BITS).take_while(|&t| 1usize << t < n) {
+                let partner = relative ^ (1 << t);
+                if partner < n {
+                    let peer = [task(partner)];
+                    ops.extend(super::kernels::exchange(&peer, &peer, size, tag, first_request));
+                }
+            }
+            ops
+        }
+        Algorithm::Pairwise => {
+            // Member me + k sends to me as its k-th message: receive in that order.
+            let from: Vec<u32> = (1..n).map(|k| members[(me + n - k) % n]).collect();
+            let to: Vec<u32> = (1..n).map(|k| members[(me + k) % n]).collect();
+            super::kernels::exchange(&from, &to, size, tag, first_request)
+        }
+    }
+}
+
+/// The steps of relative rank `v` in a binomial tree over `n` ranks rooted at 0, as
+/// (peer, whether v sends): towards the root, or (`down`) from it.
+pub(super) fn tree(n: usize, v: usize, down: bool) -> Vec<(usize, bool)> {
+    let mut steps = Vec::new();
+    for t in (0..usize::BITS).take_while(|&t| 1usize << t < n) {
+        let span = 1usize << t;
+        if v.is_multiple_of(2 * span) {
+            if v + span < n {
+                // Gathers from (or, down, sends to) v + 2^t.
+                steps.push((v + span, down));
+            }
+        } else if v.is_multiple_of(span) {
+            steps.push((v - span, !down));
+        }
+    }
+    if down {
+        steps.reverse();
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{IdealBus, Workload, replay};
+
+    fn run(algorithm: Algorithm, members: &[u32], tasks: usize, root: usize, size: u32) -> u64 {
+        let mut programs = vec![Vec::new(); tasks];
+        for (me, &task) in members.iter().enumerate() {
+            programs[task as usize] = operations(algorithm, members, me, root, size, i32::MIN, 1 << 31);
+        }
+        let workload = Workload {
+            name: format!("{algorithm:?}"),
+            tasks: programs,
+        };
+        workload.check().expect("balanced");
+        // 1 byte per ns, 100 ns latency.
+        replay(&workload, &mut IdealBus::new(1_000_000_000, 1, 100_000))
+            .expect("replayed")
+            .predicted
+    }
+
+    const HOP: u64 = 1_100_000;
+
+    #[test]
+    fn trees_take_log_n_message_times_from_any_root() {
+        let all: Vec<u32> = (0..8).collect();
+        for root in [0, 3, 7] {
+            assert_eq!(run(Algorithm::BroadcastTree, &all, 8, root, 1000), 3 * HOP);
+            assert_eq!(run(Algorithm::ReduceTree, &all, 8, root, 1000), 3 * HOP);
+        }
+        // A barrier: 2 × 3 zero-byte messages of 100 ns.
+        assert_eq!(run(Algorithm::Barrier, &all, 8, 0, 1000), 6 * 100_000);
+    }
+
+    #[test]
+    fn sub_communicators_use_their_members_only() {
+        // Tasks 1, 4 and 6 of 8: two steps of recursive doubling (6 has no partner at
+        // step 1), and a pairwise exchange landing at once.
+        assert_eq!(run(Algorithm::RecursiveDoubling, &[1, 4, 6], 8, 0, 1000), 2 * HOP);
+        assert_eq!(run(Algorithm::Pairwise, &[1, 4, 6], 8, 0, 1000), HOP);
+        assert_eq!(run(Algorithm::ReduceTree, &[5], 8, 0, 1000), 0);
+    }
+
+    #[test]
+    fn dimemas_ids_map_to_algorithms() {
+        assert_eq!(Algorithm::for_dimemas(0), Some(Algorithm::Barrier));
+        assert_eq!(Algorithm::for_dimemas(1), Some(Algorithm::BroadcastTree));
+        assert_eq!(Algorithm::for_dimemas(10), Some(Algorithm::ReduceTree));
+        assert_eq!(Algorithm::for_dimemas(11), Some(Algorithm::RecursiveDoubling));
+        assert_eq!(Algorithm::for_dimemas(8 + 16), Some(Algorithm::Pairwise));
+        assert_eq!(Algorithm::for_dimemas(32), None);
+    }
+}
