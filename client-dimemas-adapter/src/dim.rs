@@ -9,11 +9,13 @@
 //!
 //! What is replayed: CPU bursts (1), sends (2: blocking or immediate, synchronous or
 //! not) and receives (3: blocking, immediate, and waits for an earlier immediate
-//! receive from the same source with the same tag). Events (20), no-ops (0) and GPU
-//! bursts (11) take no time here. Global operations (10) are counted and skipped:
-//! collectives are not modelled yet. Tasks must have one thread, and point-to-point
-//! messages must use one communicator, since tags alone match them for now. The
-//! whole trace is read into memory (the offset lines are not used yet).
+//! receive from the same source with the same tag), and global operations (10),
+//! decomposed into point-to-point messages over their communicator's members
+//! ([`crate::replay::collective`]; the k-th call of each member is one collective,
+//! each with a tag of its own below every application tag). Events (20), no-ops (0)
+//! and GPU bursts (11) take no time here. Tasks must have one thread, and
+//! point-to-point messages must use one communicator, since tags alone match them for
+//! now. The whole trace is read into memory (the offset lines are not used yet).
 //!
 //! [`write`] saves any workload as a trace: receives take their sizes from the
 //! matching sends; a wait for an immediate receive becomes a type-2 receive; waits for
@@ -27,6 +29,7 @@ use std::path::Path;
 
 use crate::input::{InputError, clip, read_text};
 
+use crate::replay::collective::{self, Algorithm};
 use crate::replay::{Op, Ps, Workload};
 
 /// A trace, read.
@@ -34,8 +37,8 @@ use crate::replay::{Op, Ps, Workload};
 pub struct DimTrace {
     /// the task programs
     pub workload: Workload,
-    /// global-operation records skipped (collectives are not modelled yet)
-    pub skipped_global_ops: u64,
+    /// collective calls decomposed into point-to-point messages
+    pub collectives: u64,
 }
 
 /// What is wrong with a trace, and where.
@@ -55,7 +58,8 @@ pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
         programs: Vec::new(),
         requests: Vec::new(),
         communicators: BTreeSet::new(),
-        skipped_global_ops: 0,
+        groups: BTreeMap::new(),
+        calls: Vec::new(),
     };
     let mut lines = text.lines();
     let name = match lines.next() {
@@ -69,13 +73,28 @@ pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
         reader.line = number + 2;
         reader.record(line.trim_end())?;
     }
+    let collectives = reader.decompose()?;
     Ok(DimTrace {
         workload: Workload {
             name,
             tasks: reader.programs,
         },
-        skipped_global_ops: reader.skipped_global_ops,
+        collectives,
     })
+}
+
+/// One task's call of a collective, before it is decomposed.
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    task: u32,
+    /// where in the task's program its operations go
+    at: usize,
+    algorithm: Algorithm,
+    id: u32,
+    comm: i64,
+    is_root: bool,
+    size: u32,
+    line: usize,
 }
 
 /// Per task: the next request name, and the immediate receives started and not yet
@@ -86,6 +105,10 @@ struct Requests {
     receives: BTreeMap<(u32, i32), VecDeque<u32>>,
 }
 
+/// Requests of decomposed collectives: above the trace's own (which count from 0), and
+/// all waited for within the collective.
+const COLLECTIVE_REQUESTS: u32 = 1 << 31;
+
 struct Reader<'a> {
     file: &'a str,
     line: usize,
@@ -93,7 +116,10 @@ struct Reader<'a> {
     requests: Vec<Requests>,
     /// communicators of point-to-point records
     communicators: BTreeSet<i64>,
-    skipped_global_ops: u64,
+    /// members of each communicator (`d:` lines)
+    groups: BTreeMap<i64, Vec<u32>>,
+    /// collective calls, in trace order
+    calls: Vec<Call>,
 }
 
 impl Reader<'_> {
@@ -151,8 +177,11 @@ impl Reader<'_> {
     }
 
     fn record(&mut self, line: &str) -> Result<(), DimError> {
-        if line.is_empty() || line.starts_with("d:") || line.starts_with("s:") || line.starts_with('#') {
+        if line.is_empty() || line.starts_with("s:") || line.starts_with('#') {
             return Ok(());
+        }
+        if line.starts_with("d:") {
+            return self.group(line);
         }
         let fields: Vec<&str> = line.split(':').collect();
         if fields.len() < 3 {
@@ -173,10 +202,7 @@ impl Reader<'_> {
         let args = &fields[3..];
         let op = match op {
             0 | 11 | 20 => return Ok(()),
-            10 => {
-                self.skipped_global_ops += 1;
-                return Ok(());
-            }
+            10 => return self.global_operation(task, &fields),
             1 => {
                 self.arity(args, &[1], "a CPU burst (seconds)")?;
                 let seconds: f64 = self.number(&fields, 3, "seconds")?;
@@ -251,6 +277,139 @@ impl Reader<'_> {
             other => Err(self.error(format!(
                 "field 9 (type): expected 0 (blocking), 1 (immediate) or 2 (wait), found {other}"
             ))),
+        }
+    }
+
+    /// `d:1:<comm>:<ntasks>:<task>...`
+    fn group(&mut self, line: &str) -> Result<(), DimError> {
+        let fields: Vec<&str> = line.split(':').collect();
+        let comm: i64 = self.number(&fields, 2, "comm")?;
+        let count: usize = self.number(&fields, 3, "ntasks")?;
+        if fields.len() != 4 + count {
+            return Err(self.error(format!(
+                "communicator {comm} declares {count} tasks but lists {}",
+                fields.len().saturating_sub(4)
+            )));
+        }
+        let mut members = Vec::with_capacity(count);
+        for index in 4..fields.len() {
+            let task: u32 = self.number(&fields, index, "task")?;
+            self.peer(task, "member")?;
+            members.push(task);
+        }
+        self.groups.insert(comm, members);
+        Ok(())
+    }
+
+    /// `10:task:thread:glop_id:comm:is_root:root_thread:bytes_sent:bytes_recv[:sync]`
+    fn global_operation(&mut self, task: u32, fields: &[&str]) -> Result<(), DimError> {
+        self.arity(
+            &fields[3..],
+            &[6, 7],
+            "a global operation (glop_id:comm:is_root:root_thread:bytes_sent:bytes_recv)",
+        )?;
+        let id: u32 = self.number(fields, 3, "glop_id")?;
+        let comm: i64 = self.number(fields, 4, "comm")?;
+        let is_root: u32 = self.number(fields, 5, "is_root")?;
+        let sent: u32 = self.number(fields, 7, "bytes_sent")?;
+        let received: u32 = self.number(fields, 8, "bytes_recv")?;
+        let algorithm = Algorithm::for_dimemas(id)
+            .ok_or_else(|| self.error(format!("field 4 (glop_id): unknown global operation {id} (0 to 31)")))?;
+        self.calls.push(Call {
+            task,
+            at: self.programs[task as usize].len(),
+            algorithm,
+            id,
+            comm,
+            is_root: is_root != 0,
+            size: sent.max(received),
+            line: self.line,
+        });
+        Ok(())
+    }
+
+    /// Replaces every collective call by its point-to-point operations; returns how
+    /// many collectives there were.
+    fn decompose(&mut self) -> Result<u64, DimError> {
+        let all: Vec<u32> = (0..self.programs.len() as u32).collect();
+        // Per communicator, per member: its calls in order.
+        let mut by_comm: BTreeMap<i64, BTreeMap<u32, Vec<Call>>> = BTreeMap::new();
+        for call in &self.calls {
+            by_comm
+                .entry(call.comm)
+                .or_default()
+                .entry(call.task)
+                .or_default()
+                .push(*call);
+        }
+        // Operations to insert, per task, at positions in increasing order.
+        let mut inserts: Vec<Vec<(usize, usize, Vec<Op>)>> = vec![Vec::new(); self.programs.len()];
+        let mut collectives = 0u64;
+        for (comm, calls) in &by_comm {
+            let members = self.groups.get(comm).unwrap_or(&all);
+            let first = calls.values().next().map_or(&[][..], Vec::as_slice);
+            for &member in members {
+                let mine = calls.get(&member).map_or(&[][..], Vec::as_slice);
+                if mine.len() != first.len() {
+                    let line = mine.last().or(first.last()).map_or(0, |c| c.line);
+                    return Err(self.error_at(
+                        line,
+                        format!(
+                            "task {member} makes {} collective calls on communicator {comm}, others {}",
+                            mine.len(),
+                            first.len()
+                        ),
+                    ));
+                }
+            }
+            for (task, mine) in calls {
+                if !members.contains(task) {
+                    return Err(self.error_at(
+                        mine[0].line,
+                        format!("task {task} calls a collective on communicator {comm}, which it is not a member of"),
+                    ));
+                }
+            }
+            for k in 0..first.len() {
+                let instance: Vec<Call> = members.iter().filter_map(|m| calls.get(m).map(|c| c[k])).collect();
+                if let Some(other) = instance.iter().find(|c| c.id != instance[0].id) {
+                    return Err(self.error_at(
+                        other.line,
+                        format!(
+                            "collective call {} on communicator {comm}: task {} calls operation {}, task {} operation {}",
+                            k + 1,
+                            instance[0].task,
+                            instance[0].id,
+                            other.task,
+                            other.id
+                        ),
+                    ));
+                }
+                let root = instance.iter().position(|c| c.is_root).unwrap_or(0);
+                let tag = i32::MIN.wrapping_add(collectives as i32);
+                for (me, call) in instance.iter().enumerate() {
+                    let ops =
+                        collective::operations(call.algorithm, members, me, root, call.size, tag, COLLECTIVE_REQUESTS);
+                    inserts[call.task as usize].push((call.at, call.line, ops));
+                }
+                collectives += 1;
+            }
+        }
+        for (program, mut inserts) in self.programs.iter_mut().zip(inserts) {
+            // In trace order, inserted from the back so that earlier positions stay valid.
+            inserts.sort_by_key(|&(at, line, _)| (at, line));
+            for (at, _, ops) in inserts.into_iter().rev() {
+                program.splice(at..at, ops);
+            }
+        }
+        Ok(collectives)
+    }
+
+    fn error_at(&self, line: usize, message: String) -> DimError {
+        DimError {
+            file: self.file.to_string(),
+            line,
+            message,
         }
     }
 
@@ -396,11 +555,13 @@ s:1:165
     #[test]
     fn the_spec_example_replays_with_times_by_hand() {
         let trace = parse(PING_PONG, "pingpong.dim").expect("parsed");
-        assert_eq!(trace.skipped_global_ops, 2);
+        assert_eq!(trace.collectives, 1);
         assert_eq!(trace.workload.name, "pingpong");
+        // Then the allreduce: an exchange of 8 bytes with task 0 (4 operations).
+        assert_eq!(trace.workload.tasks[1].len(), 3 + 4);
         assert_eq!(
-            trace.workload.tasks[1],
-            vec![
+            trace.workload.tasks[1][..3],
+            [
                 Op::Compute(2_000_000),
                 Op::Recv { from: 0, tag: 7 },
                 Op::Send {
@@ -412,9 +573,11 @@ s:1:165
             ]
         );
         // 1 byte per ns, no latency: task 0 sends at 1.5 µs, task 1 has it at 2.524 µs
-        // (it computed until 2 µs), answers, task 0 has it at 3.548 µs, then 0.3 µs.
+        // (it computed until 2 µs), answers, task 0 has it at 3.548 µs. The allreduce
+        // exchanges 8 bytes: task 1's (sent at 2.524 µs) is there; task 0's lands at
+        // 3.556 µs, when task 1 ends; task 0 computes 0.3 µs more.
         let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 0)).expect("replayed");
-        assert_eq!(outcome.tasks[1].end, 2_524_000);
+        assert_eq!(outcome.tasks[1].end, 3_556_000);
         assert_eq!(outcome.predicted, 3_848_000);
     }
 
@@ -523,6 +686,35 @@ s:1:165
     }
 
     #[test]
+    fn collectives_follow_their_communicator_and_root() {
+        // Four tasks; a broadcast from task 2 over all, then an allreduce between
+        // tasks 1 and 3 only (communicator 2), then a barrier.
+        let text = "#DIMEMAS:\"c\":0:4(1,1,1,1),2
+d:1:1:4:0:1:2:3
+d:1:2:2:1:3
+10:0:0:1:1:0:0:0:1000
+10:1:0:1:1:0:0:0:1000
+10:1:0:11:2:0:0:8:8
+10:1:0:0:1:0:0:0:0
+10:2:0:1:1:1:0:1000:0
+10:2:0:0:1:0:0:0:0
+10:3:0:1:1:0:0:0:1000
+10:3:0:11:2:1:0:8:8
+10:3:0:0:1:0:0:0:0
+10:0:0:0:1:1:0:0:0
+";
+        let trace = parse(text, "c.dim").expect("parsed");
+        assert_eq!(trace.collectives, 3);
+        trace.workload.check().expect("balanced");
+        // The broadcast from task 2: relative ranks 0..4 are tasks 2, 3, 0, 1; 2 sends
+        // to 0 (relative 2) then 3, and 0 passes it to 1: 2 message times of 1.1 µs on
+        // a 1 byte/ns bus with 100 ns latency. Then tasks 1 and 3 exchange 8 bytes
+        // (108 ns), and the barrier takes 4 zero-byte messages of 100 ns.
+        let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed");
+        assert_eq!(outcome.predicted, 2 * 1_100_000 + 108_000 + 4 * 100_000);
+    }
+
+    #[test]
     fn errors_name_the_line_and_the_field() {
         let bad = |line: &str| {
             let text = format!("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n{line}\n");
@@ -550,6 +742,22 @@ s:1:165
             "b.dim:3: field 4 (seconds): expected a duration, found '-3'"
         );
         assert_eq!(bad("7:0:0:1"), "b.dim:3: unknown record type 7");
+        assert_eq!(
+            bad("10:0:0:40:1:0:0:8:8"),
+            "b.dim:3: field 4 (glop_id): unknown global operation 40 (0 to 31)"
+        );
+        assert_eq!(
+            bad("10:0:0:11:1:0:0:8:8\n10:1:0:0:1:0:0:0:0"),
+            "b.dim:4: collective call 1 on communicator 1: task 0 calls operation 11, task 1 operation 0"
+        );
+        assert_eq!(
+            bad("10:0:0:11:1:0:0:8:8"),
+            "b.dim:3: task 1 makes 0 collective calls on communicator 1, others 1"
+        );
+        assert_eq!(
+            bad("d:1:1:3:0:1"),
+            "b.dim:3: communicator 1 declares 3 tasks but lists 2"
+        );
         assert_eq!(
             bad("3:0:0:1:-1:8:7:1:2"),
             "b.dim:3: a wait (type 2) for a receive from task 1 with tag 7, but no immediate receive (type 1) of it is pending"

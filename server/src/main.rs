@@ -835,10 +835,10 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     let workload = match &args.trace {
         Some(path) => {
             let trace = vesper_client_dimemas_adapter::dim::read(path)?;
-            if trace.skipped_global_ops > 0 {
+            if trace.collectives > 0 {
                 eprintln!(
-                    "warning: {} global operations (collectives) skipped: they are not modelled yet",
-                    trace.skipped_global_ops
+                    "{} collective calls decomposed into point-to-point messages",
+                    trace.collectives
                 );
             }
             trace.workload
