@@ -8,6 +8,7 @@ pub mod cfg;
 pub mod connection;
 pub mod dim;
 pub mod input;
+pub mod paraver;
 pub mod replay;
 
 pub use connection::{ClientError, LegacyConnection, Reply};

@@ -220,6 +220,13 @@ struct RunArgs {
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
     no_server: bool,
+    /// Write the result (result.json) and the application Paraver trace (app.prv,
+    /// app.pcf, app.row: tasks as threads, MPI states, one record per message) here.
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// The Paraver header's date (fixed by default, so that outputs are reproducible).
+    #[arg(long, value_name = "DD/MM/YYYY at HH:MM", default_value = "01/01/2026 at 00:00")]
+    trace_date: String,
     /// Also save the workload replayed as a Dimemas trace (.dim).
     #[arg(long, value_name = "FILE")]
     save_trace: Option<PathBuf>,
@@ -736,6 +743,35 @@ fn bench_model(
     Ok(())
 }
 
+/// Writes the result JSON and the application Paraver trace into `dir`.
+fn write_output(
+    dir: &std::path::Path,
+    result: &serde_json::Value,
+    outcome: &vesper_client_dimemas_adapter::replay::Outcome,
+    mapping: &vesper_client_dimemas_adapter::replay::Mapping,
+    date: &str,
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let create = |name: &str| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
+        let path = dir.join(name);
+        let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(std::io::BufWriter::new(file))
+    };
+    let mut json = create("result.json")?;
+    serde_json::to_writer_pretty(&mut json, result)?;
+    writeln!(json)?;
+    json.flush()?;
+    let (mut prv, mut pcf, mut row) = (create("app.prv")?, create("app.pcf")?, create("app.row")?);
+    vesper_client_dimemas_adapter::paraver::write(outcome, mapping, date, &mut prv, &mut pcf, &mut row)
+        .and_then(|()| prv.flush())
+        .and_then(|()| pcf.flush())
+        .and_then(|()| row.flush())
+        .with_context(|| format!("cannot write the Paraver trace in {}", dir.display()))?;
+    eprintln!("wrote result.json and app.prv/.pcf/.row in {}", dir.display());
+    Ok(())
+}
+
 /// Replay options from the command line.
 fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
@@ -762,6 +798,7 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
             latency: (args.intra_latency * 1000.0).round() as u64,
             bandwidth,
         },
+        record: false,
     })
 }
 
@@ -794,6 +831,7 @@ fn options_from_config(
             latency: (latency * 1e12).round() as u64,
             bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
         },
+        record: false,
     })
 }
 
@@ -862,10 +900,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("trace saved to {}", path.display());
     }
-    let options = match &args.config {
+    let mut options = match &args.config {
         Some(path) => options_from_config(path, args.eager_limit)?,
         None => options_from_flags(&args)?,
     };
+    options.record = args.output.is_some();
     let network = network(&args.net)?;
     let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
     let needed = options.mapping.nodes_for(workload.tasks.len() as u32);
@@ -894,28 +933,32 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         )
     } else {
         let bar = progress.clone();
-        let (outcome, report) = vesper_server::replay::over_server(network.clone(), &workload, options, move |p| {
-            bar.set_position(p.done);
-            bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
-        })?;
+        let (outcome, report) =
+            vesper_server::replay::over_server(network.clone(), &workload, options.clone(), move |p| {
+                bar.set_position(p.done);
+                bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
+            })?;
         (outcome, Some(report))
     };
     progress.finish_and_clear();
-    if args.json {
-        let tasks: Vec<_> = outcome
+    let tasks: Vec<_> = outcome
             .tasks
             .iter()
             .map(|t| serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3}))
             .collect();
-        let result = serde_json::json!({
-            "workload": workload.name,
-            "network": network.describe(),
-            "predicted_ns": outcome.predicted as f64 / 1e3,
-            "messages": outcome.messages,
-            "intra_node_messages": outcome.intra_node,
-            "tasks": tasks,
-            "server": report,
-        });
+    let result = serde_json::json!({
+        "workload": workload.name,
+        "network": network.describe(),
+        "predicted_ns": outcome.predicted as f64 / 1e3,
+        "messages": outcome.messages,
+        "intra_node_messages": outcome.intra_node,
+        "tasks": tasks,
+        "server": report,
+    });
+    if let Some(dir) = &args.output {
+        write_output(dir, &result, &outcome, &options.mapping, &args.trace_date)?;
+    }
+    if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(());
     }

@@ -372,3 +372,37 @@ fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+#[test]
+fn run_writes_its_result_and_an_application_trace_into_an_output_folder() {
+    let dir = |n: u32| std::env::temp_dir().join(format!("vesper-out-{}-{n}", std::process::id()));
+    let run = |n: u32| {
+        let out_dir = dir(n);
+        let out = vesper(&[
+            "run",
+            "--workload",
+            "butterfly",
+            "--tasks",
+            "8",
+            "--output",
+            out_dir.to_str().expect("a UTF-8 path"),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).expect("written");
+        let mut json: serde_json::Value = serde_json::from_str(&read("result.json")).expect("JSON");
+        // Wall-clock measurements differ from run to run; the rest must not.
+        json["server"]["wall"] = serde_json::Value::Null;
+        (json, read("app.prv"), read("app.pcf"), read("app.row"))
+    };
+    let first = run(1);
+    // Same inputs, same outputs, byte for byte for the trace.
+    assert!(run(2) == first, "two runs differ");
+    let (json, prv, _, _) = first;
+    assert!(prv.starts_with("#Paraver (01/01/2026 at 00:00):"), "{prv}");
+    // One communication record per message: 8 tasks × 3 steps.
+    assert_eq!(prv.lines().filter(|l| l.starts_with("3:")).count(), 24);
+    assert_eq!(json["messages"], 24);
+    for n in [1, 2] {
+        let _ = std::fs::remove_dir_all(dir(n));
+    }
+}

@@ -36,6 +36,51 @@ pub struct Outcome {
     pub messages: u64,
     /// of which between tasks of one node (copied, not sent over the fabric)
     pub intra_node: u64,
+    /// what each task did when, if `ReplayOptions::record` asked for it
+    pub record: Option<Record>,
+}
+
+/// What a task was doing over an interval (Paraver's MPI states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Activity {
+    /// computing
+    Running,
+    /// blocked in a receive
+    WaitingMessage,
+    /// blocked in a rendezvous send
+    BlockingSend,
+    /// blocked in a wait for an immediate operation
+    Waiting,
+}
+
+/// One message's life, as Paraver's communication record says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Communication {
+    /// sending task
+    pub from: u32,
+    /// receiving task
+    pub to: u32,
+    /// the send was called [ps]
+    pub logical_send: Ps,
+    /// the data left [ps]
+    pub physical_send: Ps,
+    /// the receive was called [ps]
+    pub logical_recv: Ps,
+    /// the data had landed [ps]
+    pub physical_recv: Ps,
+    /// payload [bytes]
+    pub size: u32,
+    /// MPI tag
+    pub tag: i32,
+}
+
+/// What every task did when: intervals of activity, and messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    /// (task, begin, end, activity), in the order they ended
+    pub states: Vec<(u32, Ps, Ps, Activity)>,
+    /// in the order they completed
+    pub communications: Vec<Communication>,
 }
 
 /// Why a replay failed.
@@ -72,6 +117,8 @@ pub struct ReplayOptions {
     pub mapping: Mapping,
     /// how messages between tasks of one node travel (they never reach the fabric)
     pub memory_copy: MemoryCopy,
+    /// keep a [`Record`] of states and messages (for an application Paraver trace)
+    pub record: bool,
     /// speed of the simulated CPUs relative to the traced ones (Dimemas's CPU speed
     /// ratio): a burst of d takes d / ratio, rounded to the picosecond; `None`: 1
     pub cpu_ratio: Option<CpuRatio>,
@@ -160,8 +207,8 @@ const BLOCKING: Key = 1 << 32;
 enum State {
     /// ready to go on at the time in the `ready` set
     Ready,
-    /// waiting since `since` for its request `key` to complete
-    Waiting { key: Key, since: Ps },
+    /// waiting since `since` for its request `key` to complete, in `why`
+    Waiting { key: Key, since: Ps, why: Activity },
     /// its program is over
     Done,
 }
@@ -179,8 +226,14 @@ struct Message {
     send: Key,
     /// the matching receive's request, once matched
     recv: Option<Key>,
-    /// the data has landed
-    arrived: bool,
+    /// when the data landed
+    arrived: Option<Ps>,
+    /// when the send was called
+    sent: Ps,
+    /// when the data left
+    started: Option<Ps>,
+    /// when the matching receive was called
+    posted: Option<Ps>,
 }
 
 /// Unmatched sends and receives of one (destination, source, tag); at most one of the
@@ -189,8 +242,8 @@ struct Message {
 struct Channel {
     /// messages sent and not yet received, in send order
     messages: VecDeque<u64>,
-    /// receives posted and not yet matched, in post order
-    receives: VecDeque<Key>,
+    /// receives posted and not yet matched, in post order, with when
+    receives: VecDeque<(Key, Ps)>,
 }
 
 /// Replays `workload` over `fabric` (task `t` on node `t`), every send eager unless
@@ -248,6 +301,7 @@ pub fn replay_observed(
         memory,
         intra_node: 0,
         done: 0,
+        record: options.record.then(Record::default),
     };
     loop {
         // The next own event: a task going on, or an intra-node message landing.
@@ -297,6 +351,7 @@ pub fn replay_observed(
         tasks: r.times,
         messages: r.next_id,
         intra_node: r.intra_node,
+        record: r.record,
     })
 }
 
@@ -319,6 +374,7 @@ struct Replay<'a> {
     intra_node: u64,
     /// operations done
     done: u64,
+    record: Option<Record>,
 }
 
 impl Replay<'_> {
@@ -333,10 +389,20 @@ impl Replay<'_> {
             };
             self.pc[t] += 1;
             self.done += 1;
+            let why = match op {
+                Op::Recv { .. } => Activity::WaitingMessage,
+                Op::Send { .. } => Activity::BlockingSend,
+                _ => Activity::Waiting,
+            };
             let wait_for = match op {
                 Op::Compute(d) => {
                     let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
                     self.times[t].compute += d;
+                    if let Some(record) = &mut self.record
+                        && d > 0
+                    {
+                        record.states.push((task, now, now + d, Activity::Running));
+                    }
                     self.ready.insert((now + d, task));
                     return Ok(());
                 }
@@ -376,6 +442,7 @@ impl Replay<'_> {
             self.state[t] = State::Waiting {
                 key: wait_for,
                 since: now,
+                why,
             };
             return Ok(());
         }
@@ -406,7 +473,8 @@ impl Replay<'_> {
         };
         self.pending[task as usize].insert(key, !rendezvous);
         let channel = self.channels.entry((to, task, tag)).or_default();
-        let recv = channel.receives.pop_front();
+        let matched = channel.receives.pop_front();
+        let recv = matched.map(|(key, _)| key);
         if recv.is_none() {
             channel.messages.push_back(id);
         }
@@ -418,7 +486,10 @@ impl Replay<'_> {
                 transfer,
                 send: key,
                 recv,
-                arrived: false,
+                arrived: None,
+                sent: now,
+                started: None,
+                posted: matched.map(|(_, posted)| posted),
             },
         );
         if rendezvous && transfer.src != transfer.dst {
@@ -434,6 +505,9 @@ impl Replay<'_> {
     /// The data of message `id` leaves at `now`: over the fabric, or copied within a
     /// node.
     fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if let Some(message) = self.messages.get_mut(&id) {
+            message.started = Some(now);
+        }
         if transfer.src == transfer.dst {
             self.intra_node += 1;
             self.memory.send(id, now, transfer)?;
@@ -455,16 +529,19 @@ impl Replay<'_> {
     ) -> Result<(), ReplayError> {
         let channel = self.channels.entry((task, from, tag)).or_default();
         let Some(id) = channel.messages.pop_front() else {
-            channel.receives.push_back(key);
+            channel.receives.push_back((key, now));
             self.pending[task as usize].insert(key, false);
             return Ok(());
         };
         let Some(message) = self.messages.get_mut(&id) else {
             unreachable!("an unmatched message is remembered until received");
         };
-        if message.arrived {
+        message.posted = Some(now);
+        if message.arrived.is_some() {
             // An eager message that landed before its receive.
+            let m = *message;
             self.messages.remove(&id);
+            self.received(&m);
             self.pending[task as usize].insert(key, true);
             return Ok(());
         }
@@ -483,24 +560,46 @@ impl Replay<'_> {
         let Some(message) = self.messages.get_mut(&id) else {
             return;
         };
-        message.arrived = true;
+        message.arrived = Some(at);
         let m = *message;
         if m.transfer.rendezvous {
             self.complete(m.from, m.send, at);
         }
         if let Some(key) = m.recv {
             self.messages.remove(&id);
+            self.received(&m);
             self.complete(m.to, key, at);
         }
+    }
+
+    /// Message `m` has landed and been received: recorded, if asked.
+    fn received(&mut self, m: &Message) {
+        let Some(record) = &mut self.record else { return };
+        let arrived = m.arrived.unwrap_or(m.sent);
+        record.communications.push(Communication {
+            from: m.from,
+            to: m.to,
+            logical_send: m.sent,
+            physical_send: m.started.unwrap_or(m.sent),
+            logical_recv: m.posted.unwrap_or(arrived),
+            physical_recv: arrived,
+            size: m.transfer.size,
+            tag: m.transfer.tag,
+        });
     }
 
     /// Request `key` of `task` completed at `at`: the task goes on if it waits for it.
     fn complete(&mut self, task: u32, key: Key, at: Ps) {
         let t = task as usize;
         match self.state[t] {
-            State::Waiting { key: k, since } if k == key => {
+            State::Waiting { key: k, since, why } if k == key => {
                 self.pending[t].remove(&key);
                 self.times[t].waiting += at - since;
+                if let Some(record) = &mut self.record
+                    && at > since
+                {
+                    record.states.push((task, since, at, why));
+                }
                 self.state[t] = State::Ready;
                 self.ready.insert((at, task));
             }

@@ -1,0 +1,209 @@
+//! The application-level Paraver trace of a replay (`shared/spec/formats.md` §1): one
+//! Paraver task per MPI task (one thread each), MPI states over time, and one
+//! communication record per message. It sits beside the network trace.
+
+use std::io::{self, Write};
+
+use crate::replay::{Activity, Mapping, Outcome, Ps};
+
+/// Paraver's state value for an activity.
+fn state_value(activity: Activity) -> u32 {
+    match activity {
+        Activity::Running => 1,
+        Activity::WaitingMessage => 3,
+        Activity::BlockingSend => 4,
+        Activity::Waiting => 8,
+    }
+}
+
+/// Where task `t` runs in Paraver's resource model: 1-based node and global CPU.
+struct Placement {
+    /// CPUs of each node
+    cpus: Vec<u32>,
+    /// (node, cpu), 1-based, per task
+    of: Vec<(u32, u32)>,
+}
+
+fn placement(tasks: u32, mapping: &Mapping) -> Placement {
+    let nodes = mapping.nodes_for(tasks) as usize;
+    let mut cpus = vec![0u32; nodes];
+    let mut index = Vec::with_capacity(tasks as usize);
+    for t in 0..tasks {
+        let node = mapping.node_of(t) as usize;
+        index.push((node, cpus[node]));
+        cpus[node] += 1;
+    }
+    let mut first = Vec::with_capacity(nodes);
+    let mut total = 0;
+    for &n in &cpus {
+        first.push(total);
+        total += n;
+    }
+    let of = index
+        .into_iter()
+        .map(|(node, i)| (node as u32 + 1, first[node] + i + 1))
+        .collect();
+    Placement { cpus, of }
+}
+
+fn ns(ps: Ps) -> Ps {
+    ps / 1000
+}
+
+/// Writes the `.prv`, `.pcf` and `.row` of `outcome` (replayed with `record`), tasks
+/// placed by `mapping`; `date` is the header's `DD/MM/YYYY at HH:MM`.
+pub fn write(
+    outcome: &Outcome,
+    mapping: &Mapping,
+    date: &str,
+    prv: &mut dyn Write,
+    pcf: &mut dyn Write,
+    row: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(record) = &outcome.record else {
+        return Err(io::Error::other("the replay kept no record (ReplayOptions::record)"));
+    };
+    let tasks = outcome.tasks.len() as u32;
+    let place = placement(tasks, mapping);
+    let cpus: Vec<String> = place.cpus.iter().map(|c| c.max(&1).to_string()).collect();
+    let threads: Vec<String> = place.of.iter().map(|(node, _)| format!("1:{node}")).collect();
+    writeln!(
+        prv,
+        "#Paraver ({date}):{}_ns:{}({}):1:{tasks}({})",
+        outcome.predicted.div_ceil(1000),
+        place.cpus.len(),
+        cpus.join(","),
+        threads.join(",")
+    )?;
+    // Sorted by time, then states before communications, then task.
+    let mut lines: Vec<(Ps, u8, u32, String)> = Vec::new();
+    for &(task, begin, end, activity) in &record.states {
+        let cpu = place.of[task as usize].1;
+        lines.push((
+            ns(begin),
+            1,
+            task,
+            format!(
+                "1:{cpu}:1:{}:1:{}:{}:{}",
+                task + 1,
+                ns(begin),
+                ns(end),
+                state_value(activity)
+            ),
+        ));
+    }
+    for c in &record.communications {
+        let (cpu_s, cpu_r) = (place.of[c.from as usize].1, place.of[c.to as usize].1);
+        lines.push((
+            ns(c.logical_send),
+            2,
+            c.from,
+            format!(
+                "3:{cpu_s}:1:{}:1:{}:{}:{cpu_r}:1:{}:1:{}:{}:{}:{}",
+                c.from + 1,
+                ns(c.logical_send),
+                ns(c.physical_send),
+                c.to + 1,
+                ns(c.logical_recv),
+                ns(c.physical_recv),
+                c.size,
+                c.tag
+            ),
+        ));
+    }
+    lines.sort();
+    for (_, _, _, line) in &lines {
+        writeln!(prv, "{line}")?;
+    }
+    write!(
+        pcf,
+        "DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\nLOOK_BACK           100\n\
+         SPEED               1\nFLAG_ICONS          ENABLED\nNUM_OF_STATE_COLORS 1000\nYMAX_SCALE          37\n\n\
+         DEFAULT_SEMANTIC\n\nTHREAD_FUNC          State As Is\n\n\
+         STATES\n0    Idle\n1    Running\n3    Waiting a message\n4    Blocking Send\n8    Wait/WaitAll\n\n\
+         STATES_COLOR\n0    {{117,195,255}}\n1    {{0,0,255}}\n3    {{255,0,0}}\n4    {{255,0,174}}\n8    {{235,0,0}}\n"
+    )?;
+    let total_cpus: u32 = place.cpus.iter().sum();
+    writeln!(row, "LEVEL CPU SIZE {total_cpus}")?;
+    for (node, &n) in place.cpus.iter().enumerate() {
+        for cpu in 1..=n {
+            writeln!(row, "CPU {cpu}.{}", node + 1)?;
+        }
+    }
+    writeln!(row, "\nLEVEL NODE SIZE {}", place.cpus.len())?;
+    for node in 1..=place.cpus.len() {
+        writeln!(row, "node {node}")?;
+    }
+    writeln!(row, "\nLEVEL THREAD SIZE {tasks}")?;
+    for t in 1..=tasks {
+        writeln!(row, "THREAD 1.{t}.1")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{IdealBus, ReplayOptions, Workload, replay_with};
+
+    fn traced(workload: &Workload, options: &ReplayOptions) -> (String, String, String) {
+        let options = ReplayOptions {
+            record: true,
+            ..options.clone()
+        };
+        // 1 byte per ns, 100 ns latency.
+        let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
+        let outcome = replay_with(workload, &mut bus, &options).expect("replayed");
+        let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+        write(
+            &outcome,
+            &options.mapping,
+            "01/01/2026 at 00:00",
+            &mut prv,
+            &mut pcf,
+            &mut row,
+        )
+        .expect("written");
+        let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+        (text(prv), text(pcf), text(row))
+    }
+
+    #[test]
+    fn a_ping_pong_by_hand() {
+        let (prv, pcf, row) = traced(&Workload::ping_pong(1000, 1), &ReplayOptions::default());
+        // Task 0 sends at 0 and waits for the answer until 2200 ns; task 1 waits for the
+        // ping until 1100 ns, then answers.
+        assert_eq!(
+            prv,
+            "#Paraver (01/01/2026 at 00:00):2200_ns:2(1,1):1:2(1:1,1:2)\n\
+             1:1:1:1:1:0:2200:3\n\
+             1:2:1:2:1:0:1100:3\n\
+             3:1:1:1:1:0:0:2:1:2:1:0:1100:1000:0\n\
+             3:2:1:2:1:1100:1100:1:1:1:1:0:2200:1000:0\n"
+        );
+        assert!(pcf.contains("STATES\n0    Idle\n1    Running\n3    Waiting a message\n"));
+        assert!(row.starts_with("LEVEL CPU SIZE 2\nCPU 1.1\nCPU 1.2\n"));
+        assert!(row.contains("LEVEL THREAD SIZE 2\nTHREAD 1.1.1\nTHREAD 1.2.1\n"));
+    }
+
+    #[test]
+    fn tasks_sharing_a_node_share_its_resources() {
+        let options = ReplayOptions {
+            mapping: Mapping::TasksPerNode(2),
+            ..ReplayOptions::default()
+        };
+        let (prv, _, row) = traced(&Workload::ring(4, 10, 1, 500_000), &options);
+        let header = prv.lines().next().expect("a header");
+        assert!(header.ends_with(":2(2,2):1:4(1:1,1:1,1:2,1:2)"), "{header}");
+        // Bursts are Running states on each task's own CPU.
+        assert!(prv.contains("\n1:4:1:4:1:0:500:1\n"), "{prv}");
+        assert!(row.starts_with("LEVEL CPU SIZE 4\nCPU 1.1\nCPU 2.1\nCPU 1.2\nCPU 2.2\n"));
+        // Records in time order.
+        let times: Vec<u64> = prv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(':').nth(5).expect("a time").parse().expect("a number"))
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{prv}");
+    }
+}
