@@ -806,10 +806,10 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
 /// model (a bandwidth of 0 is unlimited, as in Dimemas).
 fn options_from_config(
     path: &std::path::Path,
+    config: &vesper_client_dimemas_adapter::cfg::DimConfig,
     eager_limit: Option<u32>,
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::{CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio};
-    let config = vesper_client_dimemas_adapter::cfg::read(path)?;
     let cpu_ratio = match config.cpu_ratio {
         Some(ratio) => Some(
             CpuRatio::new(ratio)
@@ -826,7 +826,7 @@ fn options_from_config(
     Ok(ReplayOptions {
         eager_limit,
         cpu_ratio,
-        mapping: config.mapping.unwrap_or_default(),
+        mapping: config.mapping.clone().unwrap_or_default(),
         memory_copy: MemoryCopy {
             latency: (latency * 1e12).round() as u64,
             bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
@@ -867,7 +867,7 @@ fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
     Ok(workload)
 }
 
-fn run(args: RunArgs) -> anyhow::Result<()> {
+fn run(mut args: RunArgs) -> anyhow::Result<()> {
     use vesper_client_dimemas_adapter::replay::IdealBus;
 
     let workload = match &args.trace {
@@ -901,7 +901,20 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("trace saved to {}", path.display());
     }
     let mut options = match &args.config {
-        Some(path) => options_from_config(path, args.eager_limit)?,
+        Some(path) => {
+            let config = vesper_client_dimemas_adapter::cfg::read(path)?;
+            // Calibration: the ideal network takes the configuration's inter-node
+            // bandwidth and latency unless given.
+            if args.net.network == "ideal" {
+                if args.net.bandwidth.is_none() {
+                    args.net.bandwidth = config.bandwidth_mbps.filter(|&b| b > 0.0);
+                }
+                if args.net.latency.is_none() {
+                    args.net.latency = config.inter_latency_s.map(|s| s * 1e9);
+                }
+            }
+            options_from_config(path, &config, args.eager_limit)?
+        }
         None => options_from_flags(&args)?,
     };
     options.record = args.output.is_some();

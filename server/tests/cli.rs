@@ -368,6 +368,37 @@ fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
     assert_eq!(json["intra_node_messages"], 4);
     assert_eq!(json["predicted_ns"], 5710.756);
     assert_eq!(json["server"]["simulation"]["messages"], 0);
+    // Two nodes of one CPU, 1000 MBps and 1 µs between them: the ideal network takes
+    // both from the configuration, and the local bus agrees. Task 0 sends at 1.5 µs
+    // (1 µs + 976.563 ns), task 1 answers at 3.476563 µs, task 0 has it at 5.453126 µs;
+    // its 8 allreduce bytes (1 µs + 7.630 ns) reach task 1 at 6.460756 µs.
+    let two_nodes = std::env::temp_dir().join(format!("vesper-two-{}.cfg", std::process::id()));
+    std::fs::write(
+        &two_nodes,
+        "#DIMEMAS_CONFIGURATION\n\
+         \"environment information\" {\"\", 0, \"\", 2, 1000.0, 0, 1};;\n\
+         \"multi node information\" {0, 2, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, 0.000001, 1, 1, 0.0};;\n",
+    )
+    .expect("written");
+    let calibrated = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            &trace,
+            "--config",
+            two_nodes.to_str().expect("UTF-8"),
+            "--network",
+            "ideal",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    assert_eq!(calibrated(&[]), 6460.756);
+    assert_eq!(calibrated(&["--no-server"]), 6460.756);
+    let _ = std::fs::remove_file(&two_nodes);
     let out = vesper(&["run", &trace, "--config", &config, "--cpu-ratio", "3"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
