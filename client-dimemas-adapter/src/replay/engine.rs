@@ -401,9 +401,11 @@ impl Replay<'_> {
                     if let Some(record) = &mut self.record
                         && d > 0
                     {
-                        record.states.push((task, now, now + d, Activity::Running));
+                        record
+                            .states
+                            .push((task, now, now.saturating_add(d), Activity::Running));
                     }
-                    self.ready.insert((now + d, task));
+                    self.ready.insert((now.saturating_add(d), task));
                     return Ok(());
                 }
                 Op::Send {

@@ -1,0 +1,67 @@
+//! Nothing a trace or configuration file contains makes the readers (or the replay of
+//! what they read) panic: they return an error naming the line instead.
+
+use proptest::prelude::*;
+use vesper_client_dimemas_adapter::replay::{IdealBus, replay};
+use vesper_client_dimemas_adapter::{cfg, dim};
+
+/// Lines that look like trace records, with fields that are sometimes wrong.
+fn record() -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        (0u32..6).prop_map(|n| n.to_string()),
+        Just("-1".to_string()),
+        Just("1e300".to_string()),
+        Just("0.000001".to_string()),
+        Just("x".to_string()),
+        Just(String::new()),
+        any::<u32>().prop_map(|n| n.to_string()),
+    ];
+    let op = prop_oneof![
+        Just("1"),
+        Just("2"),
+        Just("3"),
+        Just("10"),
+        Just("20"),
+        Just("d"),
+        Just("s"),
+        Just("9")
+    ];
+    (op, prop::collection::vec(field, 0..10)).prop_map(|(op, fields)| {
+        let mut line = op.to_string();
+        for f in fields {
+            line.push(':');
+            line.push_str(&f);
+        }
+        line
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn traces_of_record_like_lines(header in prop_oneof![
+        Just("#DIMEMAS:\"t\":0:3(1,1,1),2"),
+        Just("#DIMEMAS:\"t\":1,0:2(1,1),1"),
+        Just("#DIMEMAS:\"t\":0:0(),0"),
+        Just("#DIMEMAS:\"t"),
+    ], lines in prop::collection::vec(record(), 0..30)) {
+        let text = format!("{header}\n{}\n", lines.join("\n"));
+        if let Ok(trace) = dim::parse(&text, "p.dim") {
+            // Whatever was read replays, or is refused with an error.
+            let _ = replay(&trace.workload, &mut IdealBus::new(1, 1, 0));
+        }
+    }
+
+    #[test]
+    fn traces_of_any_text(text in ".{0,400}") {
+        let _ = dim::parse(&format!("#DIMEMAS:\"t\":0:2(1,1),1\n{text}"), "a.dim");
+        let _ = dim::parse(&text, "b.dim");
+    }
+
+    #[test]
+    fn configurations_of_any_text(text in "[\"{}\\[\\],;/* a-zA-Z0-9_.\\n-]{0,300}") {
+        let _ = cfg::parse(&format!("#DIMEMAS_CONFIGURATION\n{text}"), "a.cfg");
+        let _ = cfg::parse(&text, "b.cfg");
+    }
+}
