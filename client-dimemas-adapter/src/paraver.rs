@@ -4,7 +4,21 @@
 
 use std::io::{self, Write};
 
-use crate::replay::{Activity, Mapping, Outcome, Ps};
+use crate::replay::{Activity, Call, Mapping, Outcome, Ps};
+
+/// Paraver's event type of MPI point-to-point calls (as Extrae writes it).
+const MPI_POINT_TO_POINT: u32 = 50_000_001;
+
+/// Its value for a call (0 marks the call's end).
+fn call_value(call: Call) -> u32 {
+    match call {
+        Call::Send => 1,
+        Call::Recv => 2,
+        Call::Isend => 3,
+        Call::Irecv => 4,
+        Call::Wait => 5,
+    }
+}
 
 /// Paraver's state value for an activity.
 fn state_value(activity: Activity) -> u32 {
@@ -75,44 +89,48 @@ pub fn write(
         cpus.join(","),
         threads.join(",")
     )?;
-    // Sorted by time, then states before communications, then task.
-    let mut lines: Vec<(Ps, u8, u32, String)> = Vec::new();
+    // Sorted by time, then events before states before communications, then task,
+    // then in the order recorded.
+    let mut lines: Vec<(Ps, u8, u32, usize, String)> = Vec::new();
+    let mut push = |time: Ps, kind: u8, task: u32, line: String| {
+        let seq = lines.len();
+        lines.push((time, kind, task, seq, line));
+    };
+    for &(task, begin, end, call) in &record.calls {
+        let cpu = place.of[task as usize].1;
+        let event =
+            |time: Ps, value: u32| format!("2:{cpu}:1:{}:1:{}:{MPI_POINT_TO_POINT}:{value}", task + 1, ns(time));
+        push(ns(begin), 0, task, event(begin, call_value(call)));
+        push(ns(end), 0, task, event(end, 0));
+    }
     for &(task, begin, end, activity) in &record.states {
         let cpu = place.of[task as usize].1;
-        lines.push((
+        let line = format!(
+            "1:{cpu}:1:{}:1:{}:{}:{}",
+            task + 1,
             ns(begin),
-            1,
-            task,
-            format!(
-                "1:{cpu}:1:{}:1:{}:{}:{}",
-                task + 1,
-                ns(begin),
-                ns(end),
-                state_value(activity)
-            ),
-        ));
+            ns(end),
+            state_value(activity)
+        );
+        push(ns(begin), 1, task, line);
     }
     for c in &record.communications {
         let (cpu_s, cpu_r) = (place.of[c.from as usize].1, place.of[c.to as usize].1);
-        lines.push((
+        let line = format!(
+            "3:{cpu_s}:1:{}:1:{}:{}:{cpu_r}:1:{}:1:{}:{}:{}:{}",
+            c.from + 1,
             ns(c.logical_send),
-            2,
-            c.from,
-            format!(
-                "3:{cpu_s}:1:{}:1:{}:{}:{cpu_r}:1:{}:1:{}:{}:{}:{}",
-                c.from + 1,
-                ns(c.logical_send),
-                ns(c.physical_send),
-                c.to + 1,
-                ns(c.logical_recv),
-                ns(c.physical_recv),
-                c.size,
-                c.tag
-            ),
-        ));
+            ns(c.physical_send),
+            c.to + 1,
+            ns(c.logical_recv),
+            ns(c.physical_recv),
+            c.size,
+            c.tag
+        );
+        push(ns(c.logical_send), 2, c.from, line);
     }
     lines.sort();
-    for (_, _, _, line) in &lines {
+    for (_, _, _, _, line) in &lines {
         writeln!(prv, "{line}")?;
     }
     write!(
@@ -121,7 +139,9 @@ pub fn write(
          SPEED               1\nFLAG_ICONS          ENABLED\nNUM_OF_STATE_COLORS 1000\nYMAX_SCALE          37\n\n\
          DEFAULT_SEMANTIC\n\nTHREAD_FUNC          State As Is\n\n\
          STATES\n0    Idle\n1    Running\n3    Waiting a message\n4    Blocking Send\n8    Wait/WaitAll\n\n\
-         STATES_COLOR\n0    {{117,195,255}}\n1    {{0,0,255}}\n3    {{255,0,0}}\n4    {{255,0,174}}\n8    {{235,0,0}}\n"
+         STATES_COLOR\n0    {{117,195,255}}\n1    {{0,0,255}}\n3    {{255,0,0}}\n4    {{255,0,174}}\n8    {{235,0,0}}\n\n\
+         EVENT_TYPE\n0    {MPI_POINT_TO_POINT}    MPI Point-to-point\nVALUES\n0    End\n1    MPI_Send\n2    MPI_Recv\n\
+         3    MPI_Isend\n4    MPI_Irecv\n5    MPI_Wait\n"
     )?;
     let total_cpus: u32 = place.cpus.iter().sum();
     writeln!(row, "LEVEL CPU SIZE {total_cpus}")?;
@@ -171,16 +191,26 @@ mod tests {
     #[test]
     fn a_ping_pong_by_hand() {
         let (prv, pcf, row) = traced(&Workload::ping_pong(1000, 1), &ReplayOptions::default());
-        // Task 0 sends at 0 and waits for the answer until 2200 ns; task 1 waits for the
-        // ping until 1100 ns, then answers.
+        // Task 0 sends at 0 (MPI_Send, 1, ends at once) and waits in MPI_Recv (2) for the
+        // answer until 2200 ns; task 1 waits for the ping until 1100 ns, then answers.
+        // Events come first at each time, then states, then communications.
         assert_eq!(
             prv,
             "#Paraver (01/01/2026 at 00:00):2200_ns:2(1,1):1:2(1:1,1:2)\n\
+             2:1:1:1:1:0:50000001:1\n\
+             2:1:1:1:1:0:50000001:0\n\
+             2:1:1:1:1:0:50000001:2\n\
+             2:2:1:2:1:0:50000001:2\n\
              1:1:1:1:1:0:2200:3\n\
              1:2:1:2:1:0:1100:3\n\
              3:1:1:1:1:0:0:2:1:2:1:0:1100:1000:0\n\
-             3:2:1:2:1:1100:1100:1:1:1:1:0:2200:1000:0\n"
+             2:2:1:2:1:1100:50000001:0\n\
+             2:2:1:2:1:1100:50000001:1\n\
+             2:2:1:2:1:1100:50000001:0\n\
+             3:2:1:2:1:1100:1100:1:1:1:1:0:2200:1000:0\n\
+             2:1:1:1:1:2200:50000001:0\n"
         );
+        assert!(pcf.contains("EVENT_TYPE\n0    50000001    MPI Point-to-point\nVALUES\n0    End\n"));
         assert!(pcf.contains("STATES\n0    Idle\n1    Running\n3    Waiting a message\n"));
         assert!(row.starts_with("LEVEL CPU SIZE 2\nCPU 1.1\nCPU 1.2\n"));
         assert!(row.contains("LEVEL THREAD SIZE 2\nTHREAD 1.1.1\nTHREAD 1.2.1\n"));

@@ -74,11 +74,28 @@ pub struct Communication {
     pub tag: i32,
 }
 
-/// What every task did when: intervals of activity, and messages.
+/// An MPI call of a task program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Call {
+    /// a blocking send
+    Send,
+    /// a blocking receive
+    Recv,
+    /// an immediate send
+    Isend,
+    /// an immediate receive
+    Irecv,
+    /// a wait for an immediate operation
+    Wait,
+}
+
+/// What every task did when: intervals of activity, MPI calls, and messages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
     /// (task, begin, end, activity), in the order they ended
     pub states: Vec<(u32, Ps, Ps, Activity)>,
+    /// (task, begin, end, call), in the order they ended
+    pub calls: Vec<(u32, Ps, Ps, Call)>,
     /// in the order they completed
     pub communications: Vec<Communication>,
 }
@@ -234,6 +251,15 @@ struct Message {
     started: Option<Ps>,
     /// when the matching receive was called
     posted: Option<Ps>,
+}
+
+/// The blocking call a task waits in.
+fn call_of(why: Activity) -> Call {
+    match why {
+        Activity::WaitingMessage => Call::Recv,
+        Activity::BlockingSend => Call::Send,
+        Activity::Running | Activity::Waiting => Call::Wait,
+    }
 }
 
 /// Unmatched sends and receives of one (destination, source, tag); at most one of the
@@ -394,6 +420,13 @@ impl Replay<'_> {
                 Op::Send { .. } => Activity::BlockingSend,
                 _ => Activity::Waiting,
             };
+            if let Some(record) = &mut self.record {
+                match op {
+                    Op::ISend { .. } => record.calls.push((task, now, now, Call::Isend)),
+                    Op::IRecv { .. } => record.calls.push((task, now, now, Call::Irecv)),
+                    _ => {}
+                }
+            }
             let wait_for = match op {
                 Op::Compute(d) => {
                     let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
@@ -439,6 +472,9 @@ impl Replay<'_> {
             };
             if self.pending[t].get(&wait_for) == Some(&true) {
                 self.pending[t].remove(&wait_for);
+                if let Some(record) = &mut self.record {
+                    record.calls.push((task, now, now, call_of(why)));
+                }
                 continue;
             }
             self.state[t] = State::Waiting {
@@ -597,10 +633,11 @@ impl Replay<'_> {
             State::Waiting { key: k, since, why } if k == key => {
                 self.pending[t].remove(&key);
                 self.times[t].waiting += at - since;
-                if let Some(record) = &mut self.record
-                    && at > since
-                {
-                    record.states.push((task, since, at, why));
+                if let Some(record) = &mut self.record {
+                    if at > since {
+                        record.states.push((task, since, at, why));
+                    }
+                    record.calls.push((task, since, at, call_of(why)));
                 }
                 self.state[t] = State::Ready;
                 self.ready.insert((at, task));

@@ -25,8 +25,8 @@ pub mod kernels;
 pub mod workload;
 
 pub use engine::{
-    Activity, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError, ReplayOptions,
-    TaskTimes, replay, replay_observed, replay_with,
+    Activity, Call, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError,
+    ReplayOptions, TaskTimes, replay, replay_observed, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
 pub use workload::{Op, Workload};
