@@ -61,34 +61,9 @@ pub fn operations(
     // Relative rank v ↔ member (v + root) mod n.
     let relative = (me + n - root) % n;
     let task = |v: usize| members[(v + root) % n];
-    let send = |to: u32, size: u32| Op::Send {
-        to,
-        size,
-        tag,
-        synchronous: false,
-    };
-    let recv = |from: u32| Op::Recv { from, tag };
     match algorithm {
-        Algorithm::ReduceTree => tree(n, relative, false)
-            .into_iter()
-            .map(|(peer, sending)| {
-                if sending {
-                    send(task(peer), size)
-                } else {
-                    recv(task(peer))
-                }
-            })
-            .collect(),
-        Algorithm::BroadcastTree => tree(n, relative, true)
-            .into_iter()
-            .map(|(peer, sending)| {
-                if sending {
-                    send(task(peer), size)
-                } else {
-                    recv(task(peer))
-                }
-            })
-            .collect(),
+        Algorithm::ReduceTree => tree(n, relative, false, size, tag, task),
+        Algorithm::BroadcastTree => tree(n, relative, true, size, tag, task),
         Algorithm::Barrier => {
             let mut ops = operations(Algorithm::ReduceTree, members, me, root, 0, tag, first_request);
             ops.extend(operations(
@@ -122,25 +97,36 @@ pub fn operations(
     }
 }
 
-/// The steps of relative rank `v` in a binomial tree over `n` ranks rooted at 0, as
-/// (peer, whether v sends): towards the root, or (`down`) from it.
-pub(super) fn tree(n: usize, v: usize, down: bool) -> Vec<(usize, bool)> {
+/// The operations of relative rank `v` in a binomial tree over `n` ranks rooted at 0,
+/// towards the root or (`down`) from it: blocking messages of `size` bytes with `tag`,
+/// relative rank `p` being task `task(p)`.
+pub(super) fn tree(n: usize, v: usize, down: bool, size: u32, tag: i32, task: impl Fn(usize) -> u32) -> Vec<Op> {
     let mut steps = Vec::new();
     for t in (0..usize::BITS).take_while(|&t| 1usize << t < n) {
         let span = 1usize << t;
-        if v.is_multiple_of(2 * span) {
-            if v + span < n {
-                // Gathers from (or, down, sends to) v + 2^t.
-                steps.push((v + span, down));
-            }
-        } else if v.is_multiple_of(span) {
-            steps.push((v - span, !down));
-        }
+        // Gathers from (or, down, sends to) v + 2^t; sends to (or receives from) v − 2^t.
+        let step = if v.is_multiple_of(2 * span) {
+            (v + span < n).then(|| (v + span, down))
+        } else {
+            v.is_multiple_of(span).then(|| (v - span, !down))
+        };
+        steps.extend(step);
     }
     if down {
         steps.reverse();
     }
     steps
+        .into_iter()
+        .map(|(peer, sending)| match sending {
+            true => Op::Send {
+                to: task(peer),
+                size,
+                tag,
+                synchronous: false,
+            },
+            false => Op::Recv { from: task(peer), tag },
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -54,16 +54,7 @@ fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
 /// Task `node`'s part of a binomial tree over `tasks` rooted at 0: towards the root,
 /// or (`down`) from it.
 fn tree_program(tasks: u32, node: u32, down: bool, size: u32) -> Vec<Op> {
-    super::collective::tree(tasks as usize, node as usize, down)
-        .into_iter()
-        .map(|(peer, sending)| {
-            if sending {
-                send(peer as u32, size)
-            } else {
-                recv(peer as u32)
-            }
-        })
-        .collect()
+    super::collective::tree(tasks as usize, node as usize, down, size, 0, |peer| peer as u32)
 }
 
 /// Side k of a virtual mesh of `dims` dimensions with k^dims = `tasks`.
