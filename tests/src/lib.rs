@@ -374,6 +374,14 @@ pub fn completed_line(arrival: &str, m: &DataMessage, phys_send: &str) -> String
     )
 }
 
+/// Asserts that `reply` holds one completion, that of `m` at `arrival` ns, first byte
+/// sent at `phys_send` ns (see [`assert_completion`]).
+#[track_caller]
+pub fn assert_only_completion(reply: &RawReply, m: &DataMessage, arrival: f64, phys_send: f64) {
+    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
+    assert_completion(&reply.completions[0], m, arrival, phys_send);
+}
+
 /// Asserts that `c` is the completion of `m` at `arrival` ns, first byte sent at
 /// `phys_send` ns, every echoed field equal to the request's.
 #[track_caller]

@@ -3,7 +3,8 @@
 
 use vesper_protocol::{ClientMessage, DataMessage, Token};
 use vesper_tests::{
-    TestServer, assert_completion, assert_one_write, completed_line, config, message, send, stop, zero_load_ns,
+    TestServer, assert_completion, assert_one_write, assert_only_completion, completed_line, config, message, send,
+    stop, zero_load_ns,
 };
 
 /// The spec's eager exchange: 1024 bytes 0 → 1 at 6500 ns complete at 6500 + 4246.
@@ -190,11 +191,9 @@ fn source_adapter_serialises_messages_in_line_order() {
     let reply = c.exchange(&[send(first), send(second), stop(1000.0), ClientMessage::End]);
     assert_eq!(reply.text(), "END\n");
     let reply = c.stop(vesper_tests::HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &first, 5246.0, 1000.0);
+    assert_only_completion(&reply, &first, 5246.0, 1000.0);
     let reply = c.stop(vesper_tests::HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &second, 5096.0 + 4246.0, 5096.0);
+    assert_only_completion(&reply, &second, 5096.0 + 4246.0, 5096.0);
     c.finish();
     server.wait();
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use vesper_protocol::ClientMessage;
-use vesper_tests::{HUGE_STOP_NS, TestServer, assert_completion, config, message, send, stop};
+use vesper_tests::{HUGE_STOP_NS, TestServer, assert_only_completion, config, message, send, stop};
 
 #[test]
 fn a_client_vanishes_with_messages_in_flight() {
@@ -22,8 +22,7 @@ fn a_client_vanishes_with_messages_in_flight() {
     a.vanish();
 
     let reply = b.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &mb, 5246.0, 1000.0);
+    assert_only_completion(&reply, &mb, 5246.0, 1000.0);
     assert_eq!(b.stop(5246.0).text(), "END\n");
     b.finish();
 
@@ -44,8 +43,7 @@ fn a_client_vanishes_before_its_first_batch() {
     let m = message(6500.0, 0, 1, 1024, 1);
     assert_eq!(b.exchange(&[send(m), stop(6500.0), ClientMessage::End]).text(), "END\n");
     let reply = b.stop(1e9);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 10746.0, 6500.0);
+    assert_only_completion(&reply, &m, 10746.0, 6500.0);
     b.finish();
     let report = server.wait();
     let clients = &report.simulation.clients;
@@ -99,8 +97,7 @@ fn connections_beyond_the_limit_are_closed() {
     b.expect_closed();
 
     let reply = a.stop(1e9);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 10746.0, 6500.0);
+    assert_only_completion(&reply, &m, 10746.0, 6500.0);
     a.finish();
     let report = server.wait();
     assert_eq!(report.simulation.clients.len(), 1);

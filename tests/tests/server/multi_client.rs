@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use vesper_protocol::{ClientMessage, DataMessage};
-use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_completion, config, message, send, stop};
+use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_only_completion, config, message, send, stop};
 
 /// Long enough for a wrong reply to show up on a loaded machine; a correct server is
 /// never failed by it.
@@ -26,12 +26,10 @@ fn a_client_waits_for_an_expected_client_not_yet_connected() {
     let mb = with_apps(message(1000.0, 1, 3, 1024, 2), 1, 1);
     b.send(&[send(mb), stop(HUGE_STOP_NS), ClientMessage::End]);
     let reply = a.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &ma, 5246.0, 1000.0);
+    assert_only_completion(&reply, &ma, 5246.0, 1000.0);
     a.finish();
     let reply = b.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &mb, 5246.0, 1000.0);
+    assert_only_completion(&reply, &mb, 5246.0, 1000.0);
     b.finish();
     let report = server.wait();
     assert_eq!(report.simulation.clients.len(), 2);
@@ -60,15 +58,13 @@ fn a_client_waits_for_a_peer_that_has_not_synchronised() {
     // Both waiting: A's completion comes first.
     b.send(&[stop(1e9), ClientMessage::End]);
     let reply = a.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &ma, 5246.0, 1000.0);
+    assert_only_completion(&reply, &ma, 5246.0, 1000.0);
 
     // A is now computing (it promised only 5246): B's completion at 6246 must wait.
     b.expect_silence(SILENCE);
     a.finish();
     let reply = b.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &mb, 6246.0, 2000.0);
+    assert_only_completion(&reply, &mb, 6246.0, 2000.0);
     assert_eq!(b.stop(6246.0).text(), "END\n");
     b.finish();
 
@@ -94,12 +90,10 @@ fn messages_between_applications_complete_at_their_senders() {
     a.send(&[stop(HUGE_STOP_NS), ClientMessage::End]);
     b.send(&[stop(HUGE_STOP_NS), ClientMessage::End]);
     let reply = a.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &ma, 5246.0, 1000.0);
+    assert_only_completion(&reply, &ma, 5246.0, 1000.0);
     a.finish();
     let reply = b.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &mb, 1000.0 + 2048.0 * 4.0 + 150.0, 1000.0);
+    assert_only_completion(&reply, &mb, 1000.0 + 2048.0 * 4.0 + 150.0, 1000.0);
     b.finish();
     server.wait();
 }
@@ -198,8 +192,7 @@ fn late_contender(mut c: Client, warmup: DataMessage, m: DataMessage, delay: Dur
         "END\n"
     );
     let reply = c.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &warmup, 5246.0, 1000.0);
+    assert_only_completion(&reply, &warmup, 5246.0, 1000.0);
     std::thread::sleep(delay);
     assert_eq!(c.exchange(&[send(m), stop(5246.0), ClientMessage::End]).text(), "END\n");
     let reply = c.stop(HUGE_STOP_NS);

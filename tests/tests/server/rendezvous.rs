@@ -91,11 +91,6 @@ fn control_latency() -> f64 {
     zero_load_ns(u64::from(CONTROL)) as f64
 }
 
-fn expect_one(reply: &vesper_tests::RawReply, m: &DataMessage, arrival: f64, phys_send: f64) {
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    vesper_tests::assert_completion(&reply.completions[0], m, arrival, phys_send);
-}
-
 #[test]
 fn wire_rendezvous_ready_after_the_request_arrived() {
     // Request 6500 → arrives 6906; ready at 60000: ack 60000 → 60406; data from 60406.
@@ -111,7 +106,7 @@ fn wire_rendezvous_ready_after_the_request_arrived() {
     assert_eq!(reply.text(), "END\n");
     let ack_arrives = 60_000.0 + control_latency();
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(
+    vesper_tests::assert_only_completion(
         &reply,
         &m,
         ack_arrives + zero_load_ns(u64::from(SIZE)) as f64,
@@ -142,7 +137,7 @@ fn wire_rendezvous_ready_before_the_request_arrived() {
     assert_eq!(reply.text(), "END\n");
     let ack_arrives = 6500.0 + 2.0 * control_latency();
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(
+    vesper_tests::assert_only_completion(
         &reply,
         &m,
         ack_arrives + zero_load_ns(u64::from(SIZE)) as f64,
@@ -163,7 +158,7 @@ fn wire_ready_without_a_request_starts_at_once() {
         "END\n"
     );
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(&reply, &m, 7000.0 + zero_load_ns(u64::from(SIZE)) as f64, 7000.0);
+    vesper_tests::assert_only_completion(&reply, &m, 7000.0 + zero_load_ns(u64::from(SIZE)) as f64, 7000.0);
     c.finish();
     server.wait();
 }
@@ -205,11 +200,11 @@ fn wire_request_waits_behind_a_data_message() {
     assert_eq!(request_arrives + control_latency(), 18_196.0);
     let data_leaves = 1000.0 + 2.0 * packet + 256.0;
     let reply = c.stop(HUGE_STOP_NS);
-    expect_one(&reply, &m, data_leaves + 125.0 + 4096.0 + 25.0, data_leaves);
+    vesper_tests::assert_only_completion(&reply, &m, data_leaves + 125.0 + 4096.0 + 25.0, data_leaves);
     // The eager message is late by the request's and the data's packets.
     let reply = c.stop(HUGE_STOP_NS);
     let eager_done = 1000.0 + zero_load_ns(u64::from(SIZE)) as f64 + 256.0 + 4096.0;
-    expect_one(&reply, &eager, eager_done, 1000.0);
+    vesper_tests::assert_only_completion(&reply, &eager, eager_done, 1000.0);
     c.finish();
     server.wait();
 }

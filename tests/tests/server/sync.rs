@@ -2,7 +2,7 @@
 //! produces (non-monotonic, repeated, heartbeats, "very large").
 
 use vesper_protocol::ClientMessage;
-use vesper_tests::{HUGE_STOP_NS, TestServer, assert_completion, config, message, send, stop};
+use vesper_tests::{HUGE_STOP_NS, TestServer, assert_only_completion, config, message, send, stop};
 
 #[test]
 fn stop_after_a_completion_goes_back_to_its_time() {
@@ -12,8 +12,7 @@ fn stop_after_a_completion_goes_back_to_its_time() {
     assert_eq!(c.exchange(&[send(m), stop(0.0), ClientMessage::End]).text(), "END\n");
     // A large STOP, answered early by the completion at 4246…
     let reply = c.stop(1e9);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 4246.0, 0.0);
+    assert_only_completion(&reply, &m, 4246.0, 0.0);
     // …then the client STOPs at the completion time, lower than its previous STOP.
     assert_eq!(c.stop(4246.0).text(), "END\n");
     c.finish();
@@ -38,8 +37,7 @@ fn stop_below_the_last_reply_is_answered_at_once() {
         "END\n"
     );
     let reply = c.stop(1e9);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &late, 4246.0 + 4246.0, 4246.0);
+    assert_only_completion(&reply, &late, 4246.0 + 4246.0, 4246.0);
     c.finish();
     let report = server.wait();
     assert_eq!(report.simulation.clamped_times, 1);
@@ -56,8 +54,7 @@ fn repeated_identical_stops_change_nothing() {
         assert_eq!(c.stop(1000.0).text(), "END\n", "repeat {i}");
     }
     let reply = c.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 5246.0, 1000.0);
+    assert_only_completion(&reply, &m, 5246.0, 1000.0);
     for i in 0..100 {
         assert_eq!(c.stop(5246.0).text(), "END\n", "repeat {i} after the completion");
     }
@@ -104,14 +101,12 @@ fn huge_stop(text: &str) {
     );
     c.send_raw(format!("STOP {text}\nEND\n").as_bytes());
     let reply = c.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &first, 5246.0, 1000.0);
+    assert_only_completion(&reply, &first, 5246.0, 1000.0);
     let second = message(5246.0, 1, 0, 1024, 2);
     c.send(&[send(second)]);
     c.send_raw(format!("STOP {text}\nEND\n").as_bytes());
     let reply = c.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &second, 5246.0 + 4246.0, 5246.0);
+    assert_only_completion(&reply, &second, 5246.0 + 4246.0, 5246.0);
     c.finish();
     let report = server.wait();
     assert_eq!(report.simulation.simulated_end_ns, 9492.0);
@@ -159,8 +154,7 @@ fn huge_stop_with_nothing_in_flight_does_not_hang() {
         "END\n"
     );
     let reply = c.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &next, 9492.0, 5246.0);
+    assert_only_completion(&reply, &next, 9492.0, 5246.0);
     c.finish();
     let report = server.wait();
     assert_eq!(report.simulation.clamped_times, 0);
@@ -173,8 +167,7 @@ fn a_completion_exactly_at_the_stop_is_reported() {
     let m = message(1000.0, 0, 1, 1024, 1);
     assert_eq!(c.exchange(&[send(m), stop(1000.0), ClientMessage::End]).text(), "END\n");
     let reply = c.stop(5246.0);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 5246.0, 1000.0);
+    assert_only_completion(&reply, &m, 5246.0, 1000.0);
     c.finish();
     server.wait();
 }
@@ -191,8 +184,7 @@ fn stop_times_are_rounded_to_the_picosecond() {
     // …and 5245.9996 ns rounds to it.
     c.send_raw(b"STOP 5245.9996\nEND\n");
     let reply = c.read_reply();
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &m, 5246.0, 1000.0);
+    assert_only_completion(&reply, &m, 5246.0, 1000.0);
     c.finish();
     server.wait();
 }
@@ -208,11 +200,9 @@ fn simultaneous_injections_are_ordered_by_node_not_by_line() {
     let reply = c.exchange(&[send(from_1), send(from_0), stop(1000.0), ClientMessage::End]);
     assert_eq!(reply.text(), "END\n");
     let reply = c.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &from_0, 5246.0, 1000.0);
+    assert_only_completion(&reply, &from_0, 5246.0, 1000.0);
     let reply = c.stop(HUGE_STOP_NS);
-    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
-    assert_completion(&reply.completions[0], &from_1, 9342.0, 1000.0);
+    assert_only_completion(&reply, &from_1, 9342.0, 1000.0);
     c.finish();
     server.wait();
 }
