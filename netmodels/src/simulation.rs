@@ -882,4 +882,4 @@ fn port_ref(endpoint: Endpoint) -> PortRef {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,7 +12,15 @@ fn crossbar(hosts: u32) -> Simulation {
         .expect("valid network")
 }
 
-fn send<S: TraceSink>(sim: &mut Simulation<S>, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
+/// Injects a message of `size_bytes` from host `src` to `dst` at `at_ns`.
+pub(crate) fn send<S: TraceSink>(
+    sim: &mut Simulation<S>,
+    at_ns: u64,
+    src: u32,
+    dst: u32,
+    size_bytes: u32,
+    cookie: u64,
+) {
     let spec = MessageSpec {
         src: HostId(src),
         dst: HostId(dst),
@@ -22,7 +30,8 @@ fn send<S: TraceSink>(sim: &mut Simulation<S>, at_ns: u64, src: u32, dst: u32, s
     sim.inject(SimTime::from_ns(at_ns), spec).expect("valid injection");
 }
 
-fn run<S: TraceSink>(sim: &mut Simulation<S>) -> Vec<Delivery> {
+/// Runs `sim` to the end; its deliveries.
+pub(crate) fn run<S: TraceSink>(sim: &mut Simulation<S>) -> Vec<Delivery> {
     let mut out = Vec::new();
     sim.run_until(SimTime::MAX, &mut out);
     out

@@ -1,6 +1,7 @@
 use super::*;
 use crate::ids::SwitchId;
-use crate::simulation::{Delivery, MessageSpec, NetworkBuilder, Simulation};
+use crate::simulation::tests::{run, send};
+use crate::simulation::{NetworkBuilder, Simulation};
 use crate::switch::{Granularity, SwitchKind, SwitchParams};
 use crate::time::Bandwidth;
 use crate::topology::{Cable, Topology};
@@ -30,22 +31,6 @@ fn crossbar(hosts: u32, params: WormholeParams) -> Simulation<RecordingSink> {
         params,
         RecordingSink::default(),
     )
-}
-
-fn send<S: TraceSink>(sim: &mut Simulation<S>, at_ns: u64, src: u32, dst: u32, size_bytes: u32, cookie: u64) {
-    let spec = MessageSpec {
-        src: HostId(src),
-        dst: HostId(dst),
-        size_bytes,
-        cookie,
-    };
-    sim.inject(SimTime::from_ns(at_ns), spec).expect("valid injection");
-}
-
-fn run<S: TraceSink>(sim: &mut Simulation<S>) -> Vec<Delivery> {
-    let mut out = Vec::new();
-    sim.run_until(SimTime::MAX, &mut out);
-    out
 }
 
 fn flits(size_bytes: u32) -> u64 {
