@@ -34,6 +34,19 @@ fn start(extra: &[&str]) -> (Child, SocketAddr) {
     (child, addr)
 }
 
+/// `vesper serve ARGS` exits with an error that says `expected`.
+#[track_caller]
+fn assert_serve_refuses(args: &[&str], expected: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .arg("serve")
+        .args(args)
+        .output()
+        .expect("vesper runs");
+    assert!(!out.status.success(), "{args:?} accepted");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+}
+
 fn send(time: f64, src: u32, dst: u32) -> ClientMessage {
     ClientMessage::Send(DataMessage {
         time: WireTime(time),
@@ -132,14 +145,7 @@ fn bad_options_are_refused_with_a_clear_message() {
             "--listen not-an-address: cannot listen there",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
-            .arg("serve")
-            .args(&args)
-            .output()
-            .expect("vesper runs");
-        assert!(!out.status.success(), "{args:?} accepted");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_serve_refuses(&args, expected);
     }
 }
 
@@ -167,14 +173,7 @@ fn network_choices_are_checked() {
         ),
         (vec!["--network", "no-such-file.toml"], "no-such-file.toml"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
-            .arg("serve")
-            .args(&args)
-            .output()
-            .expect("vesper runs");
-        assert!(!out.status.success(), "{args:?} accepted");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_serve_refuses(&args, expected);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
