@@ -163,9 +163,12 @@ pub fn model(
     use vesper_netmodels::rng::Rng;
     use vesper_netmodels::{HostId, MessageSpec, SimTime};
 
-    use crate::config::FabricConfig;
+    use crate::config::{FabricConfig, SwitchedConfig};
 
-    let FabricConfig::Crossbar { link, adapter, switch } = network.fabric else {
+    let FabricConfig::Switched(SwitchedConfig {
+        link, adapter, switch, ..
+    }) = &network.fabric
+    else {
         anyhow::bail!("the model benchmark needs a switched network");
     };
     anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");

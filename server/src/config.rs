@@ -2,45 +2,170 @@
 
 use std::time::Duration;
 
-use vesper_netmodels::{AdapterParams, Bandwidth, IdealParams, LinkParams, NetworkBuilder, SimTime, SwitchParams};
+use vesper_netmodels::{
+    AdapterParams, Bandwidth, HostId, IdealParams, LinkParams, NetworkBuilder, Routing, SimTime, SwitchKind,
+    SwitchParams, Topology, Xgft,
+};
 
-/// The network to simulate: its hosts and what joins them.
+/// The network to simulate: its hosts, where the client nodes run, and what joins the
+/// hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkConfig {
     /// number of hosts
     pub hosts: u32,
-    /// client nodes (processors) per host: node `n` runs on host `n / nodes_per_host`
-    pub nodes_per_host: u32,
+    /// which host each client node (processor) runs on
+    pub placement: Placement,
     /// what carries the messages
     pub fabric: FabricConfig,
 }
 
-/// What carries the messages between hosts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FabricConfig {
-    /// an output-queued crossbar joining every host
-    Crossbar {
-        /// every cable's rate and delay
-        link: LinkParams,
-        /// the switch's parameters
-        switch: SwitchParams,
-        /// every adapter's packets
-        adapter: AdapterParams,
+/// Which host each client node runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// `nodes_per_host` nodes on every host, filled in order: node `n` on host
+    /// `n / nodes_per_host`
+    Fill {
+        /// processors per host
+        nodes_per_host: u32,
     },
+    /// node `n` on the `n`-th host of the list (a task mapping file)
+    Listed(Vec<HostId>),
+}
+
+impl Placement {
+    /// One node per host: node `n` on host `n`.
+    pub const ONE_PER_HOST: Placement = Placement::Fill { nodes_per_host: 1 };
+
+    /// The host of `node`; a host beyond the network (which the model refuses) for a
+    /// node beyond [`Placement::nodes`].
+    pub fn host_of(&self, node: u32) -> HostId {
+        match self {
+            Placement::Fill { nodes_per_host } => HostId(node / (*nodes_per_host).max(1)),
+            Placement::Listed(hosts) => hosts.get(node as usize).copied().unwrap_or(HostId(u32::MAX)),
+        }
+    }
+
+    /// How many client nodes a network of `hosts` hosts runs.
+    pub fn nodes(&self, hosts: u32) -> u64 {
+        match self {
+            Placement::Fill { nodes_per_host } => u64::from(hosts) * u64::from(*nodes_per_host),
+            Placement::Listed(list) => list.len() as u64,
+        }
+    }
+
+    /// Where the node count comes from, for messages.
+    pub fn describe(&self, hosts: u32) -> String {
+        match self {
+            Placement::Fill { nodes_per_host: 1 } => format!("{hosts} hosts, one node each"),
+            Placement::Fill { nodes_per_host } => format!("{hosts} hosts × {nodes_per_host} nodes per host"),
+            Placement::Listed(list) => format!("{} nodes in the task mapping", list.len()),
+        }
+    }
+}
+
+/// What carries the messages between hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FabricConfig {
+    /// adapters, cables and switches arranged by a topology
+    Switched(SwitchedConfig),
     /// no contention: latency + size / bandwidth per message (calibration)
     Ideal(IdealParams),
+}
+
+/// A network of adapters, cables and switches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchedConfig {
+    /// how the switches are arranged
+    pub shape: Shape,
+    /// how packets find their way
+    pub routing: RoutingPolicy,
+    /// every cable's rate and delay
+    pub link: LinkParams,
+    /// every switch's parameters
+    pub switch: SwitchParams,
+    /// every adapter's packets
+    pub adapter: AdapterParams,
+}
+
+/// The arrangement of the switches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// one switch with a port per host
+    Crossbar,
+    /// an extended generalized fat tree (k-ary n-trees and thin trees included)
+    Xgft(Xgft),
+}
+
+/// How packets find their way (each shape allows some).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoutingPolicy {
+    /// breadth-first shortest paths, lowest port among equals (any shape)
+    ShortestPath,
+    /// XGFT: up port chosen by the destination (table routing)
+    DModK,
+    /// XGFT: up port chosen by the source (source routing)
+    SModK,
+}
+
+impl RoutingPolicy {
+    /// The name used in network files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoutingPolicy::ShortestPath => "shortest-path",
+            RoutingPolicy::DModK => "d-mod-k",
+            RoutingPolicy::SModK => "s-mod-k",
+        }
+    }
+}
+
+impl SwitchedConfig {
+    /// A crossbar of default links and switches, with `adapter` adapters.
+    pub fn crossbar(adapter: AdapterParams) -> SwitchedConfig {
+        SwitchedConfig {
+            shape: Shape::Crossbar,
+            routing: RoutingPolicy::ShortestPath,
+            link: LinkParams::default(),
+            switch: SwitchParams::default(),
+            adapter,
+        }
+    }
+
+    /// The topology of `hosts` hosts (the crossbar's count; other shapes fix their own),
+    /// routed as configured.
+    pub fn topology(&self, hosts: u32) -> Topology {
+        let mut topology = match &self.shape {
+            Shape::Crossbar => Topology::crossbar(hosts, self.link),
+            Shape::Xgft(x) => x.topology(self.link),
+        };
+        topology.routing = match (&self.shape, self.routing) {
+            (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
+            (Shape::Xgft(x), RoutingPolicy::DModK) => Routing::DModK(x.clone()),
+            (Shape::Xgft(x), RoutingPolicy::SModK) => Routing::SModK(x.clone()),
+            (Shape::Crossbar, _) => Routing::ShortestPath,
+        };
+        topology
+    }
+
+    fn describe_shape(&self, hosts: u32) -> String {
+        match &self.shape {
+            Shape::Crossbar => format!("crossbar of {hosts} hosts"),
+            Shape::Xgft(x) => format!("{} ({hosts} hosts, {} switches)", xgft_name(x), x.switches()),
+        }
+    }
+}
+
+/// `XGFT(h; m1,…,mh; w1,…,wh)`.
+pub fn xgft_name(x: &Xgft) -> String {
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    format!("XGFT({}; {}; {})", x.height(), list(&x.children), list(&x.parents))
 }
 
 impl Default for NetworkConfig {
     fn default() -> Self {
         NetworkConfig {
             hosts: 256,
-            nodes_per_host: 1,
-            fabric: FabricConfig::Crossbar {
-                link: LinkParams::default(),
-                switch: SwitchParams::default(),
-                adapter: AdapterParams::default(),
-            },
+            placement: Placement::ONE_PER_HOST,
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams::default())),
         }
     }
 }
@@ -48,31 +173,31 @@ impl Default for NetworkConfig {
 impl NetworkConfig {
     /// The network builder for this configuration.
     pub fn builder(&self) -> NetworkBuilder {
-        match self.fabric {
-            FabricConfig::Crossbar { link, switch, adapter } => NetworkBuilder::crossbar(self.hosts, link)
-                .switch_params(switch)
-                .adapter_params(adapter),
-            FabricConfig::Ideal(params) => NetworkBuilder::ideal(self.hosts, params),
+        match &self.fabric {
+            FabricConfig::Switched(s) => NetworkBuilder::new(s.topology(self.hosts))
+                .switch_params(s.switch)
+                .adapter_params(s.adapter),
+            FabricConfig::Ideal(params) => NetworkBuilder::ideal(self.hosts, *params),
         }
     }
 
     /// A one-line description for logs and reports.
     pub fn describe(&self) -> String {
         let fabric = self.describe_fabric();
-        if self.nodes_per_host > 1 {
-            format!("{fabric}, {} nodes per host", self.nodes_per_host)
-        } else {
-            fabric
+        match &self.placement {
+            Placement::Fill { nodes_per_host: 1 } => fabric,
+            Placement::Fill { nodes_per_host } => format!("{fabric}, {nodes_per_host} nodes per host"),
+            Placement::Listed(list) => format!("{fabric}, {} nodes placed by a task mapping", list.len()),
         }
     }
 
     fn describe_fabric(&self) -> String {
-        match self.fabric {
-            FabricConfig::Crossbar { link, switch, adapter } => format!(
-                "{} crossbar, {} hosts, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
-                match switch.kind {
-                    vesper_netmodels::SwitchKind::OutputQueued => "output-queued".to_string(),
-                    vesper_netmodels::SwitchKind::Cioq(c) => format!(
+        match &self.fabric {
+            FabricConfig::Switched(s) => format!(
+                "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
+                match s.switch.kind {
+                    SwitchKind::OutputQueued => "output-queued".to_string(),
+                    SwitchKind::Cioq(c) => format!(
                         "CIOQ (speedup {}, {})",
                         c.speedup,
                         if c.virtual_output_queues {
@@ -81,18 +206,19 @@ impl NetworkConfig {
                             "FIFO inputs"
                         }
                     ),
-                    vesper_netmodels::SwitchKind::Wormhole(w) => format!(
+                    SwitchKind::Wormhole(w) => format!(
                         "wormhole ({} B flits, {} B buffers, {:?})",
                         w.flit_bytes, w.buffer_bytes, w.arbitration
                     ),
                 },
-                self.hosts,
-                link.bandwidth.bytes_per_second_f64() / 1e6,
-                link.propagation,
-                switch.routing_latency,
-                adapter.payload_bytes,
-                adapter.header_bytes,
-                adapter.interleave
+                s.describe_shape(self.hosts),
+                s.routing.name(),
+                s.link.bandwidth.bytes_per_second_f64() / 1e6,
+                s.link.propagation,
+                s.switch.routing_latency,
+                s.adapter.payload_bytes,
+                s.adapter.header_bytes,
+                s.adapter.interleave
             ),
             FabricConfig::Ideal(params) => format!(
                 "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",

@@ -324,12 +324,16 @@ impl Coordinator {
     /// Checks a line's nodes and time; returns its time, clamped to the client's last
     /// reply, or `None` (logged and counted) if the line is unusable.
     fn checked_time(&mut self, id: ClientId, line: u64, nodes: (u32, u32), time: WireTime) -> Option<SimTime> {
-        let limit = u64::from(self.sim.hosts()) * u64::from(self.config.network.nodes_per_host.max(1));
+        let network = &self.config.network;
+        let limit = network.placement.nodes(self.sim.hosts());
         let client = self.clients.get_mut(&id)?;
         if u64::from(nodes.0) >= limit || u64::from(nodes.1) >= limit {
             warn!(
-                "{} line {line}: expected node ids below {limit} (the network's hosts × nodes per host), got {} → {}; line ignored",
-                client.name, nodes.0, nodes.1
+                "{} line {line}: expected node ids below {limit} ({}), got {} → {}; line ignored",
+                client.name,
+                network.placement.describe(self.sim.hosts()),
+                nodes.0,
+                nodes.1
             );
             client.report.bad_lines += 1;
             return None;
@@ -471,8 +475,8 @@ impl Coordinator {
             None => 0,
         };
         let spec = MessageSpec {
-            src: translate::host_of_node(src, self.config.network.nodes_per_host),
-            dst: translate::host_of_node(dst, self.config.network.nodes_per_host),
+            src: self.config.network.placement.host_of(src),
+            dst: self.config.network.placement.host_of(dst),
             size_bytes: size,
             cookie: slot as u64,
         };

@@ -18,11 +18,13 @@ pub mod config;
 pub mod coordinator;
 pub mod driver;
 pub mod network_file;
+pub mod preset;
 pub mod rendezvous;
 pub mod replay;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod topo;
 pub mod translate;
 
 pub use config::{NetworkConfig, ServerConfig};

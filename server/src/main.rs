@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
-use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, Granularity, IdealParams, InitialPointer, Interleave, LinkParams, SimTime,
-    SwitchKind, SwitchParams, WormholeParams,
+use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
+use vesper_server::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
+use vesper_server::network_file::{
+    self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RoutingName, SpecError, SwitchName,
 };
-use vesper_server::config::{
-    DIMEMAS_MB, FabricConfig, MB, NetworkConfig, RendezvousMode, ServerConfig, bandwidth, time_from_ns,
-};
+use vesper_server::preset;
+
+/// The network `vesper run` replays on when none is named.
+const DEFAULT_PRESET: &str = "fat-tree";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,9 +37,34 @@ enum Command {
     /// Replay a synthetic workload against an in-process server over loopback (or
     /// locally with --no-server) and print the predicted execution time.
     Run(Box<RunArgs>),
+    /// Describe a network: hosts, switches, cables, diameter, bisection; optionally
+    /// draw it (Graphviz) or list the presets.
+    Topo(Box<TopoArgs>),
     /// Measure the server's performance.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct TopoArgs {
+    /// A network file (the same as --network FILE).
+    #[arg(value_name = "FILE", conflicts_with_all = ["network", "preset"])]
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    net: NetworkArgs,
+    /// Write a Graphviz picture here (`dot -Tsvg FILE -o net.svg`; `neato` suits big
+    /// networks better).
+    #[arg(long, value_name = "FILE.dot")]
+    dot: Option<PathBuf>,
+    /// List the presets and stop.
+    #[arg(long)]
+    presets: bool,
+    /// Print the preset's network file (a starting point for your own) and stop.
+    #[arg(long, requires = "preset")]
+    print: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,47 +114,60 @@ struct ServeArgs {
     stats: Option<PathBuf>,
 }
 
-/// The network, as `vesper serve` and `vesper run` take it.
+/// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
+/// built-in name, a preset or a file) and flags that override its fields.
 #[derive(Debug, clap::Args)]
 struct NetworkArgs {
-    /// The network: `crossbar` (an output-queued crossbar of 2 Gb/s links), `ideal` (no
+    /// The network: `crossbar` (one output-queued switch, 2 Gb/s links), `ideal` (no
     /// contention: latency + size / bandwidth, to calibrate against the replayer), or a
-    /// TOML network file.
-    #[arg(long, default_value = "crossbar", value_name = "crossbar|ideal|FILE")]
-    network: String,
-    /// Hosts in the network [default: 256].
+    /// TOML network file (see README: topology, switches, routing, mapping). The flags
+    /// below override its fields.
+    #[arg(long, value_name = "crossbar|ideal|FILE")]
+    network: Option<String>,
+    /// A built-in network instead: fat-tree, fat-tree-512, kary-ntree, crossbar (`vesper
+    /// topo --presets` lists them).
+    #[arg(long, value_name = "NAME", conflicts_with = "network")]
+    preset: Option<String>,
+    /// Hosts of a crossbar or of the ideal network [default: 256].
     #[arg(long)]
     hosts: Option<u32>,
     /// Client nodes (processors) per host: node n runs on host n / N, so nodes of one
     /// host share its adapter [default: 1].
     #[arg(long, value_name = "N")]
     nodes_per_host: Option<u32>,
-    /// crossbar: link rate per direction [MB/s, 10^6 bytes/s; default: 250, i.e. 2 Gb/s].
+    /// A task mapping file: one host name per line (host0, host1, …), client node n runs
+    /// on the host of line n; several nodes may share a host.
+    #[arg(long, value_name = "FILE", conflicts_with = "nodes_per_host")]
+    mapping: Option<PathBuf>,
+    /// Routing: `d-mod-k` or `s-mod-k` (fat trees), `shortest-path` (any).
+    #[arg(long, value_enum)]
+    routing: Option<RoutingName>,
+    /// Link rate per direction [MB/s, 10^6 bytes/s; default: 250, i.e. 2 Gb/s].
     #[arg(long, value_name = "MB/s")]
     link_bandwidth: Option<f64>,
-    /// crossbar: cable propagation delay [ns; default: 25, i.e. 5 m at 5 ns/m].
+    /// Cable propagation delay [ns; default: 25, i.e. 5 m at 5 ns/m].
     #[arg(long, value_name = "NS")]
     link_latency: Option<f64>,
-    /// crossbar: switch routing decision time [ns; default: 100].
+    /// Switch routing decision time [ns; default: 100].
     #[arg(long, value_name = "NS")]
     routing_latency: Option<f64>,
-    /// crossbar: largest payload of a packet; adapters cut messages into packets
-    /// [bytes; default: 4096].
+    /// Largest payload of a packet; adapters cut messages into packets [bytes; default:
+    /// 4096].
     #[arg(long, value_name = "BYTES")]
     packet_payload: Option<u32>,
-    /// crossbar: header added to every packet on the wire [bytes; default: 16].
+    /// Header added to every packet on the wire [bytes; default: 16].
     #[arg(long, value_name = "BYTES")]
     packet_header: Option<u32>,
-    /// crossbar: how an adapter serves concurrent messages: one packet of each in turn
+    /// How an adapter serves concurrent messages: one packet of each in turn
     /// (`round-robin`, as Myrinet adapters) or one message after the other (`fifo`)
     /// [default: round-robin].
     #[arg(long, value_enum)]
-    interleave: Option<InterleaveArg>,
-    /// crossbar: the switch architecture: `output-queued` (ideal), `cioq` (input and
-    /// output queues, a crossbar with a speedup) or `wormhole` (Myrinet-like, flits with
-    /// stop/go flow control) [default: output-queued].
+    interleave: Option<InterleaveName>,
+    /// The switch architecture: `output-queued` (ideal), `cioq` (input and output
+    /// queues, a crossbar with a speedup) or `wormhole` (Myrinet-like, flits with
+    /// stop/go flow control) [default: output-queued, or the preset's].
     #[arg(long, value_enum)]
-    switch: Option<SwitchArg>,
+    switch: Option<SwitchName>,
     /// cioq: the crossbar runs this many times faster than a link [default: 1].
     #[arg(long)]
     speedup: Option<u32>,
@@ -142,7 +182,7 @@ struct NetworkArgs {
     buffer_bytes: Option<u32>,
     /// wormhole: output arbitration [default: round-robin].
     #[arg(long, value_enum)]
-    arbitration: Option<ArbitrationArg>,
+    arbitration: Option<ArbitrationName>,
     /// wormhole round-robin: where every output's pointer starts: `random` (seeded by
     /// --seed) or a port number [default: random].
     #[arg(long, value_name = "random|PORT")]
@@ -270,25 +310,6 @@ enum WorkloadArg {
     Random,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum SwitchArg {
-    OutputQueued,
-    Cioq,
-    Wormhole,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum ArbitrationArg {
-    RoundRobin,
-    OldestFirst,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum InterleaveArg {
-    RoundRobin,
-    Fifo,
-}
-
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Rendezvous {
     Dimemas,
@@ -321,8 +342,8 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// The switch architecture.
-        #[arg(long, value_enum, default_value_t = SwitchArg::OutputQueued)]
-        switch: SwitchArg,
+        #[arg(long, value_enum, default_value_t = SwitchName::OutputQueued)]
+        switch: SwitchName,
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
@@ -365,6 +386,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Run(args) => run(*args),
+        Command::Topo(args) => topo(*args),
         Command::Bench(BenchCommand::Model {
             hosts,
             loads,
@@ -391,172 +413,188 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-fn network(args: &NetworkArgs) -> anyhow::Result<NetworkConfig> {
-    let crossbar_flags = [
-        ("--link-bandwidth", args.link_bandwidth.is_some()),
-        ("--link-latency", args.link_latency.is_some()),
-        ("--routing-latency", args.routing_latency.is_some()),
-        ("--packet-payload", args.packet_payload.is_some()),
-        ("--packet-header", args.packet_header.is_some()),
-        ("--interleave", args.interleave.is_some()),
-        ("--switch", args.switch.is_some()),
-        ("--speedup", args.speedup.is_some()),
-        ("--voq", args.voq),
-        ("--flit-bytes", args.flit_bytes.is_some()),
-        ("--buffer-bytes", args.buffer_bytes.is_some()),
-        ("--arbitration", args.arbitration.is_some()),
-        ("--initial-pointer", args.initial_pointer.is_some()),
-        ("--seed", args.seed.is_some()),
-    ];
-    let ideal_flags = [
-        ("--bandwidth", args.bandwidth.is_some()),
-        ("--latency", args.latency.is_some()),
-    ];
-    let given = |flags: &[(&'static str, bool)]| flags.iter().find(|(_, set)| *set).map(|(name, _)| *name);
-    let hosts = args.hosts.unwrap_or(NetworkConfig::default().hosts);
-    anyhow::ensure!(hosts > 0, "--hosts: a network needs at least one host");
-    let nodes_per_host = args.nodes_per_host.unwrap_or(1);
-    anyhow::ensure!(nodes_per_host > 0, "--nodes-per-host: a host runs at least one node");
-    let ns = |value: Option<f64>, default: SimTime, flag: &str| match value {
-        None => Ok(default),
-        Some(v) => time_from_ns(v).with_context(|| format!("{flag} {v}: expected a non-negative delay in ns")),
-    };
-    match args.network.as_str() {
-        "crossbar" => {
-            if let Some(flag) = given(&ideal_flags) {
-                anyhow::bail!(
-                    "{flag} applies to --network ideal; the crossbar takes --link-bandwidth and --link-latency"
-                );
+/// The flag that sets each field of a network description.
+const FIELD_FLAGS: &[(&str, &str)] = &[
+    ("hosts", "--hosts"),
+    ("nodes_per_host", "--nodes-per-host"),
+    ("mapping", "--mapping"),
+    ("routing", "--routing"),
+    ("link_bandwidth_mbs", "--link-bandwidth"),
+    ("link_latency_ns", "--link-latency"),
+    ("routing_latency_ns", "--routing-latency"),
+    ("packet_payload_bytes", "--packet-payload"),
+    ("packet_header_bytes", "--packet-header"),
+    ("interleave", "--interleave"),
+    ("switch", "--switch"),
+    ("speedup", "--speedup"),
+    ("virtual_output_queues", "--voq"),
+    ("flit_bytes", "--flit-bytes"),
+    ("buffer_bytes", "--buffer-bytes"),
+    ("arbitration", "--arbitration"),
+    ("initial_pointer", "--initial-pointer"),
+    ("seed", "--seed"),
+    ("bandwidth_mbps", "--bandwidth"),
+    ("latency_ns", "--latency"),
+];
+
+impl NetworkArgs {
+    /// The fields the flags give, and each one's flag as typed (for messages).
+    fn overrides(&self) -> (NetworkSpec, Vec<(&'static str, String)>) {
+        let mut flags = Vec::new();
+        let mut note = |field: &'static str, value: Option<String>| {
+            if let (Some(value), Some((_, flag))) = (value, FIELD_FLAGS.iter().find(|(f, _)| *f == field)) {
+                flags.push((field, format!("{flag} {value}").trim_end().to_string()));
             }
-            let default = LinkParams::default();
-            let bandwidth = match args.link_bandwidth {
-                None => default.bandwidth,
-                Some(v) => bandwidth(v, MB)
-                    .with_context(|| format!("--link-bandwidth {v}: expected a positive rate in MB/s"))?,
-            };
-            let link = LinkParams {
-                bandwidth,
-                propagation: ns(args.link_latency, default.propagation, "--link-latency")?,
-            };
-            let switch = SwitchParams {
-                routing_latency: ns(
-                    args.routing_latency,
-                    SwitchParams::default().routing_latency,
-                    "--routing-latency",
-                )?,
-                kind: switch_kind(args)?,
-            };
-            let default = AdapterParams::default();
-            let adapter = AdapterParams {
-                payload_bytes: args.packet_payload.unwrap_or(default.payload_bytes),
-                header_bytes: args.packet_header.unwrap_or(default.header_bytes),
-                interleave: match args.interleave {
-                    None => default.interleave,
-                    Some(InterleaveArg::RoundRobin) => Interleave::RoundRobin,
-                    Some(InterleaveArg::Fifo) => Interleave::Fifo,
+        };
+        let text = |v: &Option<f64>| v.map(|v| v.to_string());
+        note("hosts", self.hosts.map(|v| v.to_string()));
+        note("nodes_per_host", self.nodes_per_host.map(|v| v.to_string()));
+        note("mapping", self.mapping.as_ref().map(|p| p.display().to_string()));
+        note("routing", self.routing.as_ref().map(value_name));
+        note("link_bandwidth_mbs", text(&self.link_bandwidth));
+        note("link_latency_ns", text(&self.link_latency));
+        note("routing_latency_ns", text(&self.routing_latency));
+        note("packet_payload_bytes", self.packet_payload.map(|v| v.to_string()));
+        note("packet_header_bytes", self.packet_header.map(|v| v.to_string()));
+        note("interleave", self.interleave.as_ref().map(value_name));
+        note("switch", self.switch.as_ref().map(value_name));
+        note("speedup", self.speedup.map(|v| v.to_string()));
+        note("virtual_output_queues", self.voq.then(String::new));
+        note("flit_bytes", self.flit_bytes.map(|v| v.to_string()));
+        note("buffer_bytes", self.buffer_bytes.map(|v| v.to_string()));
+        note("arbitration", self.arbitration.as_ref().map(value_name));
+        note("initial_pointer", self.initial_pointer.clone());
+        note("seed", self.seed.map(|v| v.to_string()));
+        note("bandwidth_mbps", text(&self.bandwidth));
+        note("latency_ns", text(&self.latency));
+        let spec = NetworkSpec {
+            hosts: self.hosts,
+            nodes_per_host: self.nodes_per_host,
+            mapping: self.mapping.clone(),
+            routing: self.routing,
+            link_bandwidth_mbs: self.link_bandwidth,
+            link_latency_ns: self.link_latency,
+            routing_latency_ns: self.routing_latency,
+            packet_payload_bytes: self.packet_payload,
+            packet_header_bytes: self.packet_header,
+            interleave: self.interleave,
+            switch: self.switch,
+            speedup: self.speedup,
+            virtual_output_queues: self.voq.then_some(true),
+            flit_bytes: self.flit_bytes,
+            buffer_bytes: self.buffer_bytes,
+            arbitration: self.arbitration,
+            initial_pointer: self.initial_pointer.as_ref().map(|p| match p.parse() {
+                Ok(port) => PointerSpec::Port(port),
+                Err(_) => PointerSpec::Name(p.clone()),
+            }),
+            seed: self.seed,
+            bandwidth_mbps: self.bandwidth,
+            latency_ns: self.latency,
+            ..NetworkSpec::default()
+        };
+        (spec, flags)
+    }
+
+    /// The description: the base (the preset, the file, `crossbar`, `ideal`, or
+    /// `default_preset` when none is named) with the flags' fields over it; and where
+    /// the base came from, for messages.
+    fn spec(&self, default_preset: Option<&str>) -> anyhow::Result<(NetworkSpec, String)> {
+        let (mut spec, origin) = match (self.preset.as_deref(), self.network.as_deref(), default_preset) {
+            (Some(name), _, _) | (None, None, Some(name)) => (
+                preset::spec(name).map_err(anyhow::Error::msg)?,
+                format!("preset {name}"),
+            ),
+            (None, None | Some("crossbar"), None) => {
+                (NetworkSpec::of_kind(KindName::Crossbar), "--network crossbar".into())
+            }
+            (None, Some("crossbar"), Some(_)) => {
+                (NetworkSpec::of_kind(KindName::Crossbar), "--network crossbar".into())
+            }
+            (None, Some("ideal"), _) => (NetworkSpec::of_kind(KindName::Ideal), "--network ideal".into()),
+            (None, Some(file), _) => (network_file::read_spec(std::path::Path::new(file))?, file.to_string()),
+        };
+        spec.overlay(self.overrides().0);
+        Ok((spec, origin))
+    }
+
+    /// Resolves `spec`, naming the flag of a field the flags gave.
+    fn resolve(&self, spec: &NetworkSpec, origin: &str) -> anyhow::Result<NetworkConfig> {
+        spec.resolve().map_err(|e| {
+            let flags = self.overrides().1;
+            match &e {
+                SpecError::Field { field, rule } => match flags.iter().find(|(f, _)| f == field) {
+                    Some((_, flag)) => anyhow::anyhow!("{flag}: {rule}"),
+                    // A built-in base has no file to name: name the flag to give.
+                    None if self.preset.is_none() && matches!(self.network.as_deref(), Some("ideal" | "crossbar")) => {
+                        let flag = FIELD_FLAGS
+                            .iter()
+                            .find(|(f, _)| f == field)
+                            .map_or(*field, |(_, flag)| flag);
+                        anyhow::anyhow!("{origin}: {flag}: {rule}")
+                    }
+                    None => anyhow::anyhow!("{origin}: {e}"),
                 },
-            };
-            anyhow::ensure!(
-                adapter.payload_bytes > 0,
-                "--packet-payload: a packet must carry at least one byte"
-            );
-            Ok(NetworkConfig {
-                hosts,
-                nodes_per_host,
-                fabric: FabricConfig::Crossbar { link, switch, adapter },
-            })
-        }
-        "ideal" => {
-            if let Some(flag) = given(&crossbar_flags) {
-                anyhow::bail!(
-                    "{flag} applies to --network crossbar; the ideal network takes --bandwidth and --latency"
-                );
+                SpecError::Mapping(_) => anyhow::anyhow!("{e}"),
             }
-            let mbps = args
-                .bandwidth
-                .context("--network ideal needs --bandwidth MBPS: the replayer configuration's inter-node bandwidth")?;
-            let params = IdealParams {
-                bandwidth: bandwidth(mbps, DIMEMAS_MB)
-                    .with_context(|| format!("--bandwidth {mbps}: expected a positive rate in MBps (2^20 bytes/s)"))?,
-                latency: ns(args.latency, SimTime::ZERO, "--latency")?,
-            };
-            Ok(NetworkConfig {
-                hosts,
-                nodes_per_host,
-                fabric: FabricConfig::Ideal(params),
-            })
-        }
-        file => {
-            let flags = crossbar_flags
-                .iter()
-                .chain(&ideal_flags)
-                .copied()
-                .chain([("--hosts", args.hosts.is_some())]);
-            if let Some((flag, _)) = flags.into_iter().find(|(_, set)| *set) {
-                anyhow::bail!("{flag} cannot be combined with a network file ({file}): set it in the file");
-            }
-            Ok(vesper_server::network_file::read(std::path::Path::new(file))?)
-        }
+        })
     }
 }
 
-fn switch_kind(args: &NetworkArgs) -> anyhow::Result<SwitchKind> {
-    let wormhole_flags = [
-        ("--flit-bytes", args.flit_bytes.is_some()),
-        ("--buffer-bytes", args.buffer_bytes.is_some()),
-        ("--arbitration", args.arbitration.is_some()),
-        ("--initial-pointer", args.initial_pointer.is_some()),
-        ("--seed", args.seed.is_some()),
-    ];
-    let cioq_flags = [("--speedup", args.speedup.is_some()), ("--voq", args.voq)];
-    let refuse = |flags: &[(&str, bool)], kind: &str| match flags.iter().find(|(_, set)| *set) {
-        Some((flag, _)) => Err(anyhow::anyhow!("{flag} applies to --switch {kind}")),
-        None => Ok(()),
-    };
-    if args.switch != Some(SwitchArg::Wormhole) {
-        refuse(&wormhole_flags, "wormhole")?;
-    }
-    if args.switch != Some(SwitchArg::Cioq) {
-        refuse(&cioq_flags, "cioq")?;
-    }
-    match args.switch {
-        None | Some(SwitchArg::OutputQueued) => return Ok(SwitchKind::OutputQueued),
-        Some(SwitchArg::Cioq) => {
-            let speedup = args.speedup.unwrap_or(1);
-            anyhow::ensure!(speedup >= 1, "--speedup: at least 1");
-            return Ok(SwitchKind::Cioq(CioqParams {
-                speedup,
-                virtual_output_queues: args.voq,
-            }));
+/// How a value is written on the command line.
+fn value_name<T: clap::ValueEnum>(value: &T) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// The network the flags describe (`default_preset` when they name no base).
+fn network(args: &NetworkArgs, default_preset: Option<&str>) -> anyhow::Result<NetworkConfig> {
+    let (spec, origin) = args.spec(default_preset)?;
+    args.resolve(&spec, &origin)
+}
+
+fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
+    if args.presets {
+        for p in preset::PRESETS {
+            println!("{:<14} {}", p.name, p.summary);
         }
-        Some(SwitchArg::Wormhole) => {}
+        return Ok(());
     }
-    let default = WormholeParams::default();
-    let seed = args.seed.unwrap_or(1);
-    let initial = match args.initial_pointer.as_deref() {
-        None | Some("random") => InitialPointer::Random { seed },
-        Some(port) => InitialPointer::Fixed(
-            port.parse()
-                .with_context(|| format!("--initial-pointer {port}: expected `random` or a port number"))?,
-        ),
-    };
-    let flit_bytes = args.flit_bytes.unwrap_or(default.flit_bytes);
-    anyhow::ensure!(flit_bytes > 0, "--flit-bytes: a flit must hold at least one byte");
-    Ok(SwitchKind::Wormhole(WormholeParams {
-        flit_bytes,
-        buffer_bytes: args.buffer_bytes.unwrap_or(default.buffer_bytes),
-        arbitration: match args.arbitration {
-            None | Some(ArbitrationArg::RoundRobin) => Arbitration::RoundRobin { initial },
-            Some(ArbitrationArg::OldestFirst) => Arbitration::OldestFirst,
-        },
-        ..default
-    }))
+    if args.print {
+        let name = args.net.preset.as_deref().unwrap_or_default();
+        print!("{}", preset::find(name).map_err(anyhow::Error::msg)?.file);
+        return Ok(());
+    }
+    if let Some(file) = args.file.take() {
+        args.net.network = Some(file.display().to_string());
+    }
+    let network = network(&args.net, None)?;
+    let summary = vesper_server::topo::summarize(&network)
+        .context("the ideal network has no topology: it joins every pair of hosts without contention")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!("{summary}");
+    }
+    if let (Some(path), FabricConfig::Switched(switched)) = (&args.dot, &network.fabric) {
+        if summary.hosts + summary.switches > 5000 {
+            eprintln!(
+                "note: {} devices; Graphviz takes long to lay out pictures of this size",
+                summary.hosts + summary.switches
+            );
+        }
+        std::fs::write(path, vesper_server::topo::dot(switched, network.hosts))
+            .with_context(|| format!("--dot {}: cannot write", path.display()))?;
+        eprintln!("picture written to {}", path.display());
+    }
+    Ok(())
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.clients > 0, "--clients: at least one client");
     let config = ServerConfig {
-        network: network(&args.net)?,
+        network: network(&args.net, None)?,
         clients: args.clients,
         max_connections: args.max_connections.max(1),
         max_line: args.max_line.max(64),
@@ -660,29 +698,24 @@ fn bench_model(
     fine: bool,
     duration_us: u64,
     seed: u64,
-    switch: SwitchArg,
+    switch: SwitchName,
     json: bool,
 ) -> anyhow::Result<()> {
     let kind = match switch {
-        SwitchArg::OutputQueued => SwitchKind::OutputQueued,
-        SwitchArg::Cioq => SwitchKind::Cioq(CioqParams::default()),
-        SwitchArg::Wormhole => SwitchKind::Wormhole(WormholeParams {
+        SwitchName::OutputQueued => SwitchKind::OutputQueued,
+        SwitchName::Cioq => SwitchKind::Cioq(CioqParams::default()),
+        SwitchName::Wormhole => SwitchKind::Wormhole(WormholeParams {
             granularity: if fine { Granularity::Fine } else { Granularity::Coarse },
             ..WormholeParams::default()
         }),
     };
-    let network = NetworkConfig {
+    let mut network = NetworkConfig {
         hosts,
-        nodes_per_host: 1,
-        fabric: FabricConfig::Crossbar {
-            link: LinkParams::default(),
-            switch: SwitchParams {
-                kind,
-                ..SwitchParams::default()
-            },
-            adapter: AdapterParams::default(),
-        },
+        ..NetworkConfig::default()
     };
+    if let FabricConfig::Switched(s) = &mut network.fabric {
+        s.switch.kind = kind;
+    }
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
     let scale = if of_saturation {
         let overloaded = vesper_server::bench::model(&network, 1.2, duration, seed)?;
@@ -867,7 +900,7 @@ fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
     Ok(workload)
 }
 
-fn run(mut args: RunArgs) -> anyhow::Result<()> {
+fn run(args: RunArgs) -> anyhow::Result<()> {
     use vesper_client_dimemas_adapter::replay::IdealBus;
 
     let workload = match &args.trace {
@@ -900,17 +933,18 @@ fn run(mut args: RunArgs) -> anyhow::Result<()> {
         std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("trace saved to {}", path.display());
     }
+    let (mut spec, origin) = args.net.spec(Some(DEFAULT_PRESET))?;
     let mut options = match &args.config {
         Some(path) => {
             let config = vesper_client_dimemas_adapter::cfg::read(path)?;
             // Calibration: the ideal network takes the configuration's inter-node
             // bandwidth and latency unless given.
-            if args.net.network == "ideal" {
-                if args.net.bandwidth.is_none() {
-                    args.net.bandwidth = config.bandwidth_mbps.filter(|&b| b > 0.0);
+            if spec.kind == Some(KindName::Ideal) {
+                if spec.bandwidth_mbps.is_none() {
+                    spec.bandwidth_mbps = config.bandwidth_mbps.filter(|&b| b > 0.0);
                 }
-                if args.net.latency.is_none() {
-                    args.net.latency = config.inter_latency_s.map(|s| s * 1e9);
+                if spec.latency_ns.is_none() {
+                    spec.latency_ns = config.inter_latency_s.map(|s| s * 1e9);
                 }
             }
             options_from_config(path, &config, args.eager_limit)?
@@ -918,13 +952,15 @@ fn run(mut args: RunArgs) -> anyhow::Result<()> {
         None => options_from_flags(&args)?,
     };
     options.record = args.output.is_some();
-    let network = network(&args.net)?;
-    let nodes = u64::from(network.hosts) * u64::from(network.nodes_per_host);
+    let network = args.net.resolve(&spec, &origin)?;
+    let nodes = network.placement.nodes(network.hosts);
     let needed = options.mapping.nodes_for(workload.tasks.len() as u32);
     anyhow::ensure!(
         needed <= nodes,
-        "{} needs {needed} nodes; the network has {nodes} (--hosts, --nodes-per-host, --tasks-per-node)",
+        "{} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
+         --tasks-per-node)",
         workload.name,
+        network.placement.describe(network.hosts),
     );
     // On standard error, and only when it is a terminal.
     let total: u64 = workload.tasks.iter().map(|p| p.len() as u64).sum();

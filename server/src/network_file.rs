@@ -1,20 +1,30 @@
-//! The network configuration file (TOML), selected with `vesper serve --network FILE`.
+//! Network descriptions. A TOML network file (`vesper serve --network FILE`), a
+//! built-in preset (`--preset NAME`, see [`crate::preset`]) and the command line's
+//! network flags all fill one [`NetworkSpec`]; flags override the file or preset field
+//! by field; [`NetworkSpec::resolve`] checks the result and gives the
+//! [`NetworkConfig`].
 //!
 //! ```toml
-//! # a crossbar (the default network)
 //! [network]
-//! kind = "crossbar"
-//! hosts = 256
+//! kind = "kary-ntree"           # crossbar | xgft | kary-ntree | ideal
+//! k = 16                        # kary-ntree: switch half-radix …
+//! n = 2                         # … and levels: 16^2 = 256 hosts
+//! # k_up = 8                    # kary-ntree: parents per switch (a k:k' thin tree)
+//! # m = [16, 16]                # xgft: children per switch, level by level
+//! # w = [1, 16]                 # xgft: parents per node, level by level (w1 = 1)
+//! # hosts = 256                 # crossbar and ideal only: the others fix their hosts
+//! routing = "d-mod-k"           # trees: d-mod-k | s-mod-k | shortest-path
 //! nodes_per_host = 1            # client nodes (processors) per host, filled in order
+//! # mapping = "tasks.map"       # or: one host name per line, node n on line n's host
 //! link_bandwidth_mbs = 250      # per direction, 10^6 bytes/s
 //! link_latency_ns = 25          # cable propagation
 //! routing_latency_ns = 100      # switch routing decision
 //! packet_payload_bytes = 4096   # adapters cut messages into packets of this payload
 //! packet_header_bytes = 16      # … plus this header
 //! interleave = "round-robin"    # or "fifo": how an adapter serves concurrent messages
-//! switch = "output-queued"      # or "cioq", or "wormhole" (Myrinet-like, stop/go)
-//! speedup = 1                   # cioq: crossbar speed over a link's
-//! virtual_output_queues = false # cioq: one queue per output at every input
+//! switch = "wormhole"           # or "output-queued" (default), or "cioq"
+//! # speedup = 1                 # cioq: crossbar speed over a link's
+//! # virtual_output_queues = false # cioq: one queue per output at every input
 //! flit_bytes = 8                # wormhole: flow-control unit
 //! buffer_bytes = 512            # wormhole: input (slack) buffer per port
 //! arbitration = "round-robin"   # wormhole: or "oldest-first"
@@ -25,24 +35,27 @@
 //! [network]
 //! kind = "ideal"
 //! hosts = 256
-//! bandwidth_mbps = 250          # Dimemas MBps: 2^20 bytes/s
+//! bandwidth_mbps = 250          # Dimemas MBps: 2^20 bytes/s (required)
 //! latency_ns = 0
 //! ```
 //!
-//! Every field but `kind` (and `bandwidth_mbps` for the ideal network) has the
-//! default shown. Unknown fields are errors, so a typo cannot silently fall back to a
-//! default. The topologies issue extends this file with topologies, switch kinds and
-//! routing.
+//! Every field has the default shown (`kind`: crossbar, 256 hosts). Unknown fields are
+//! errors, and so are fields that do not apply to the network described (a
+//! `flit_bytes` without wormhole switches), so a typo cannot silently fall back to a
+//! default.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, IdealParams, InitialPointer, Interleave, LinkParams, SwitchKind,
-    SwitchParams, WormholeParams,
+    AdapterParams, Arbitration, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams, SimTime,
+    SwitchKind, SwitchParams, WormholeParams, Xgft,
 };
 
-use crate::config::{DIMEMAS_MB, FabricConfig, MB, NetworkConfig, bandwidth, time_from_ns};
+use crate::config::{
+    DIMEMAS_MB, FabricConfig, MB, NetworkConfig, Placement, RoutingPolicy, Shape, SwitchedConfig, bandwidth,
+    time_from_ns,
+};
 
 /// Why a network file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -63,232 +76,552 @@ pub enum NetworkFileError {
         /// the parser's message (it names the line and the field)
         message: String,
     },
-    /// a value is out of range
-    #[error("{file}: network.{field}: {rule}")]
-    Value {
+    /// the description breaks a rule
+    #[error("{file}: {error}")]
+    Spec {
         /// the file
         file: String,
+        /// the rule broken
+        error: SpecError,
+    },
+}
+
+/// A rule a network description breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// a field's value, or its presence
+    #[error("network.{field}: {rule}")]
+    Field {
         /// the field
         field: &'static str,
         /// the rule broken
-        rule: &'static str,
+        rule: String,
     },
+    /// the task mapping file (the message names its file and line)
+    #[error("{0}")]
+    Mapping(String),
+}
+
+fn field(field: &'static str, rule: impl Into<String>) -> SpecError {
+    SpecError::Field {
+        field,
+        rule: rule.into(),
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
-    network: Network,
+    network: NetworkSpec,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-enum Network {
-    Crossbar(Crossbar),
-    Ideal(Ideal),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Crossbar {
-    hosts: Option<u32>,
-    nodes_per_host: Option<u32>,
-    link_bandwidth_mbs: Option<f64>,
-    link_latency_ns: Option<f64>,
-    routing_latency_ns: Option<f64>,
-    packet_payload_bytes: Option<u32>,
-    packet_header_bytes: Option<u32>,
-    interleave: Option<InterleaveName>,
-    switch: Option<SwitchName>,
-    flit_bytes: Option<u32>,
-    buffer_bytes: Option<u32>,
-    arbitration: Option<ArbitrationName>,
-    initial_pointer: Option<toml::Value>,
-    seed: Option<u64>,
-    speedup: Option<u32>,
-    virtual_output_queues: Option<bool>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What kind of network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-enum SwitchName {
-    OutputQueued,
-    Cioq,
-    Wormhole,
+pub enum KindName {
+    /// one switch joining every host
+    #[default]
+    Crossbar,
+    /// XGFT(h; m; w)
+    Xgft,
+    /// a k-ary n-tree, or a k:k' thin tree
+    KaryNtree,
+    /// no contention (calibration)
+    Ideal,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum ArbitrationName {
-    RoundRobin,
-    OldestFirst,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum InterleaveName {
-    RoundRobin,
-    Fifo,
-}
-
-impl From<InterleaveName> for Interleave {
-    fn from(name: InterleaveName) -> Interleave {
-        match name {
-            InterleaveName::RoundRobin => Interleave::RoundRobin,
-            InterleaveName::Fifo => Interleave::Fifo,
+impl KindName {
+    fn name(self) -> &'static str {
+        match self {
+            KindName::Crossbar => "crossbar",
+            KindName::Xgft => "xgft",
+            KindName::KaryNtree => "kary-ntree",
+            KindName::Ideal => "ideal",
         }
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Ideal {
-    hosts: Option<u32>,
-    nodes_per_host: Option<u32>,
-    bandwidth_mbps: f64,
-    latency_ns: Option<f64>,
+/// Switch architectures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchName {
+    /// ideal output queues
+    OutputQueued,
+    /// input and output queues, a crossbar with a speedup
+    Cioq,
+    /// Myrinet-like: flits under stop/go flow control
+    Wormhole,
 }
 
-/// Reads a network file.
-pub fn read(path: &Path) -> Result<NetworkConfig, NetworkFileError> {
+/// Output arbitration of wormhole switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArbitrationName {
+    /// round-robin from an initial pointer
+    RoundRobin,
+    /// the earliest request first
+    OldestFirst,
+}
+
+/// How an adapter serves concurrent messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum InterleaveName {
+    /// one packet of each in turn (Myrinet adapters)
+    RoundRobin,
+    /// one message after the other
+    Fifo,
+}
+
+/// Routing policies by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoutingName {
+    /// breadth-first shortest paths, lowest port among equals
+    ShortestPath,
+    /// trees: the up port follows the destination
+    DModK,
+    /// trees: the up port follows the source
+    SModK,
+}
+
+/// The round-robin initial pointer: `"random"` or a port number.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum PointerSpec {
+    /// a port number
+    Port(u32),
+    /// `"random"` (anything else is refused when resolved)
+    Name(String),
+}
+
+/// A network description with every field optional: what a file, a preset or the
+/// command line says. See the module documentation for the fields.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs, reason = "the fields are documented in the module's example file")]
+pub struct NetworkSpec {
+    pub kind: Option<KindName>,
+    pub hosts: Option<u32>,
+    pub nodes_per_host: Option<u32>,
+    pub mapping: Option<PathBuf>,
+    pub m: Option<Vec<u32>>,
+    pub w: Option<Vec<u32>>,
+    pub k: Option<u32>,
+    pub n: Option<u32>,
+    pub k_up: Option<u32>,
+    pub routing: Option<RoutingName>,
+    pub link_bandwidth_mbs: Option<f64>,
+    pub link_latency_ns: Option<f64>,
+    pub routing_latency_ns: Option<f64>,
+    pub packet_payload_bytes: Option<u32>,
+    pub packet_header_bytes: Option<u32>,
+    pub interleave: Option<InterleaveName>,
+    pub switch: Option<SwitchName>,
+    pub speedup: Option<u32>,
+    pub virtual_output_queues: Option<bool>,
+    pub flit_bytes: Option<u32>,
+    pub buffer_bytes: Option<u32>,
+    pub arbitration: Option<ArbitrationName>,
+    pub initial_pointer: Option<PointerSpec>,
+    pub seed: Option<u64>,
+    pub bandwidth_mbps: Option<f64>,
+    pub latency_ns: Option<f64>,
+}
+
+/// Sets every field of `$to` that `$from` gives.
+macro_rules! overlay_fields {
+    ($to:ident, $from:ident, $($field:ident),* $(,)?) => {
+        $( if $from.$field.is_some() { $to.$field = $from.$field; } )*
+    };
+}
+
+impl NetworkSpec {
+    /// A description of `kind` with every other field left to its default.
+    pub fn of_kind(kind: KindName) -> NetworkSpec {
+        NetworkSpec {
+            kind: Some(kind),
+            ..NetworkSpec::default()
+        }
+    }
+
+    /// Overrides the fields `other` gives.
+    pub fn overlay(&mut self, other: NetworkSpec) {
+        overlay_fields!(
+            self,
+            other,
+            kind,
+            hosts,
+            nodes_per_host,
+            mapping,
+            m,
+            w,
+            k,
+            n,
+            k_up,
+            routing,
+            link_bandwidth_mbs,
+            link_latency_ns,
+            routing_latency_ns,
+            packet_payload_bytes,
+            packet_header_bytes,
+            interleave,
+            switch,
+            speedup,
+            virtual_output_queues,
+            flit_bytes,
+            buffer_bytes,
+            arbitration,
+            initial_pointer,
+            seed,
+            bandwidth_mbps,
+            latency_ns,
+        );
+    }
+
+    /// Checks the description and gives the network it describes.
+    pub fn resolve(&self) -> Result<NetworkConfig, SpecError> {
+        let kind = self.kind.unwrap_or_default();
+        let kind_rule = |kinds: &str| format!("applies to kind = {kinds}, not \"{}\"", kind.name());
+        let refuse = |fields: &[(&'static str, bool)], kinds: &str| match fields.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(field(name, kind_rule(kinds))),
+            None => Ok(()),
+        };
+        if !matches!(kind, KindName::Xgft) {
+            refuse(&[("m", self.m.is_some()), ("w", self.w.is_some())], "\"xgft\"")?;
+        }
+        if !matches!(kind, KindName::KaryNtree) {
+            refuse(
+                &[
+                    ("k", self.k.is_some()),
+                    ("n", self.n.is_some()),
+                    ("k_up", self.k_up.is_some()),
+                ],
+                "\"kary-ntree\"",
+            )?;
+        }
+        let fabric = match kind {
+            KindName::Ideal => {
+                refuse(&self.switched_fields(), "\"crossbar\", \"xgft\" or \"kary-ntree\"")?;
+                let mbps = self.bandwidth_mbps.ok_or_else(|| {
+                    field(
+                        "bandwidth_mbps",
+                        "the ideal network needs a bandwidth (the replayer configuration's inter-node one)",
+                    )
+                })?;
+                FabricConfig::Ideal(IdealParams {
+                    bandwidth: bandwidth(mbps, DIMEMAS_MB)
+                        .ok_or_else(|| field("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
+                    latency: ns(self.latency_ns, SimTime::ZERO, "latency_ns")?,
+                })
+            }
+            _ => {
+                refuse(
+                    &[
+                        ("bandwidth_mbps", self.bandwidth_mbps.is_some()),
+                        ("latency_ns", self.latency_ns.is_some()),
+                    ],
+                    "\"ideal\" (switched networks take link_bandwidth_mbs and link_latency_ns)",
+                )?;
+                FabricConfig::Switched(self.switched(kind)?)
+            }
+        };
+        let hosts = match &fabric {
+            FabricConfig::Switched(SwitchedConfig {
+                shape: Shape::Xgft(x), ..
+            }) => {
+                if let Some(given) = self.hosts.filter(|&h| h != x.hosts()) {
+                    return Err(field(
+                        "hosts",
+                        format!(
+                            "this tree has {} hosts (the product of its m), not {given}; leave hosts out",
+                            x.hosts()
+                        ),
+                    ));
+                }
+                x.hosts()
+            }
+            _ => self.hosts.unwrap_or(NetworkConfig::default().hosts),
+        };
+        if hosts == 0 {
+            return Err(field("hosts", "a network needs at least one host"));
+        }
+        let placement = match (&self.mapping, self.nodes_per_host) {
+            (Some(_), Some(_)) => {
+                return Err(field(
+                    "nodes_per_host",
+                    "give either nodes_per_host or a mapping file, not both",
+                ));
+            }
+            (Some(path), None) => Placement::Listed(read_mapping(path, hosts)?),
+            (None, Some(0)) => return Err(field("nodes_per_host", "a host runs at least one node")),
+            (None, n) => Placement::Fill {
+                nodes_per_host: n.unwrap_or(1),
+            },
+        };
+        Ok(NetworkConfig {
+            hosts,
+            placement,
+            fabric,
+        })
+    }
+
+    fn switched_fields(&self) -> [(&'static str, bool); 15] {
+        [
+            ("routing", self.routing.is_some()),
+            ("link_bandwidth_mbs", self.link_bandwidth_mbs.is_some()),
+            ("link_latency_ns", self.link_latency_ns.is_some()),
+            ("routing_latency_ns", self.routing_latency_ns.is_some()),
+            ("packet_payload_bytes", self.packet_payload_bytes.is_some()),
+            ("packet_header_bytes", self.packet_header_bytes.is_some()),
+            ("interleave", self.interleave.is_some()),
+            ("switch", self.switch.is_some()),
+            ("speedup", self.speedup.is_some()),
+            ("virtual_output_queues", self.virtual_output_queues.is_some()),
+            ("flit_bytes", self.flit_bytes.is_some()),
+            ("buffer_bytes", self.buffer_bytes.is_some()),
+            ("arbitration", self.arbitration.is_some()),
+            ("initial_pointer", self.initial_pointer.is_some()),
+            ("seed", self.seed.is_some()),
+        ]
+    }
+
+    fn shape(&self, kind: KindName) -> Result<Shape, SpecError> {
+        let tree = |built: Result<Xgft, vesper_netmodels::XgftError>, name| {
+            built.map_err(|e| field(name, e.to_string().trim_start_matches("xgft: ").to_string()))
+        };
+        Ok(match kind {
+            KindName::Xgft => {
+                let m = self
+                    .m
+                    .clone()
+                    .ok_or_else(|| field("m", "an XGFT needs m, e.g. m = [16, 16]"))?;
+                let w = self
+                    .w
+                    .clone()
+                    .ok_or_else(|| field("w", "an XGFT needs w, e.g. w = [1, 16]"))?;
+                Shape::Xgft(tree(Xgft::new(m, w), "m")?)
+            }
+            KindName::KaryNtree => {
+                let k = self
+                    .k
+                    .ok_or_else(|| field("k", "a k-ary n-tree needs k, e.g. k = 16"))?;
+                let n = self.n.ok_or_else(|| field("n", "a k-ary n-tree needs n, e.g. n = 2"))?;
+                if k < 2 || n == 0 {
+                    return Err(field("k", "a k-ary n-tree needs k ≥ 2 and n ≥ 1"));
+                }
+                let up = self.k_up.unwrap_or(k);
+                if up == 0 || up > k {
+                    return Err(field("k_up", format!("between 1 and k = {k}")));
+                }
+                let mut parents = vec![up; n as usize];
+                parents[0] = 1;
+                Shape::Xgft(tree(Xgft::new(vec![k; n as usize], parents), "k")?)
+            }
+            KindName::Crossbar | KindName::Ideal => Shape::Crossbar,
+        })
+    }
+
+    fn switched(&self, kind: KindName) -> Result<SwitchedConfig, SpecError> {
+        let shape = self.shape(kind)?;
+        let routing = match (&shape, self.routing) {
+            (_, Some(RoutingName::ShortestPath)) => RoutingPolicy::ShortestPath,
+            (Shape::Crossbar, None) => RoutingPolicy::ShortestPath,
+            (Shape::Xgft(_), None | Some(RoutingName::DModK)) => RoutingPolicy::DModK,
+            (Shape::Xgft(_), Some(RoutingName::SModK)) => RoutingPolicy::SModK,
+            (Shape::Crossbar, Some(_)) => {
+                return Err(field(
+                    "routing",
+                    "d-mod-k and s-mod-k route fat trees (kind = \"xgft\" or \"kary-ntree\")",
+                ));
+            }
+        };
+        let link_default = LinkParams::default();
+        let link = LinkParams {
+            bandwidth: match self.link_bandwidth_mbs {
+                None => link_default.bandwidth,
+                Some(v) => bandwidth(v, MB)
+                    .ok_or_else(|| field("link_bandwidth_mbs", "expected a positive rate in MB/s (10^6 bytes/s)"))?,
+            },
+            propagation: ns(self.link_latency_ns, link_default.propagation, "link_latency_ns")?,
+        };
+        let switch = SwitchParams {
+            routing_latency: ns(
+                self.routing_latency_ns,
+                SwitchParams::default().routing_latency,
+                "routing_latency_ns",
+            )?,
+            kind: self.switch_kind()?,
+        };
+        let adapter_default = AdapterParams::default();
+        let adapter = AdapterParams {
+            payload_bytes: self.packet_payload_bytes.unwrap_or(adapter_default.payload_bytes),
+            header_bytes: self.packet_header_bytes.unwrap_or(adapter_default.header_bytes),
+            interleave: match self.interleave {
+                None => adapter_default.interleave,
+                Some(InterleaveName::RoundRobin) => Interleave::RoundRobin,
+                Some(InterleaveName::Fifo) => Interleave::Fifo,
+            },
+        };
+        if adapter.payload_bytes == 0 {
+            return Err(field("packet_payload_bytes", "a packet must carry at least one byte"));
+        }
+        Ok(SwitchedConfig {
+            shape,
+            routing,
+            link,
+            switch,
+            adapter,
+        })
+    }
+
+    fn switch_kind(&self) -> Result<SwitchKind, SpecError> {
+        let name = self.switch.unwrap_or(SwitchName::OutputQueued);
+        let wormhole_fields = [
+            ("flit_bytes", self.flit_bytes.is_some()),
+            ("buffer_bytes", self.buffer_bytes.is_some()),
+            ("arbitration", self.arbitration.is_some()),
+            ("initial_pointer", self.initial_pointer.is_some()),
+            ("seed", self.seed.is_some()),
+        ];
+        let cioq_fields = [
+            ("speedup", self.speedup.is_some()),
+            ("virtual_output_queues", self.virtual_output_queues.is_some()),
+        ];
+        let only = |fields: &[(&'static str, bool)], switch: &str| match fields.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(field(name, format!("applies to switch = \"{switch}\" only"))),
+            None => Ok(()),
+        };
+        if name != SwitchName::Wormhole {
+            only(&wormhole_fields, "wormhole")?;
+        }
+        if name != SwitchName::Cioq {
+            only(&cioq_fields, "cioq")?;
+        }
+        Ok(match name {
+            SwitchName::OutputQueued => SwitchKind::OutputQueued,
+            SwitchName::Cioq => {
+                let speedup = self.speedup.unwrap_or(1);
+                if speedup == 0 {
+                    return Err(field("speedup", "at least 1"));
+                }
+                SwitchKind::Cioq(CioqParams {
+                    speedup,
+                    virtual_output_queues: self.virtual_output_queues.unwrap_or(false),
+                })
+            }
+            SwitchName::Wormhole => {
+                let default = WormholeParams::default();
+                let seed = self.seed.unwrap_or(1);
+                let initial = match &self.initial_pointer {
+                    None => InitialPointer::Random { seed },
+                    Some(PointerSpec::Name(s)) if s == "random" => InitialPointer::Random { seed },
+                    Some(PointerSpec::Port(p)) => InitialPointer::Fixed(*p),
+                    Some(PointerSpec::Name(_)) => {
+                        return Err(field("initial_pointer", "expected \"random\" or a port number"));
+                    }
+                };
+                let flit_bytes = self.flit_bytes.unwrap_or(default.flit_bytes);
+                if flit_bytes == 0 {
+                    return Err(field("flit_bytes", "a flit must hold at least one byte"));
+                }
+                SwitchKind::Wormhole(WormholeParams {
+                    flit_bytes,
+                    buffer_bytes: self.buffer_bytes.unwrap_or(default.buffer_bytes),
+                    arbitration: match self.arbitration.unwrap_or(ArbitrationName::RoundRobin) {
+                        ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
+                        ArbitrationName::OldestFirst => Arbitration::OldestFirst,
+                    },
+                    ..default
+                })
+            }
+        })
+    }
+}
+
+/// A delay in ns, or `default`.
+fn ns(value: Option<f64>, default: SimTime, name: &'static str) -> Result<SimTime, SpecError> {
+    match value {
+        None => Ok(default),
+        Some(v) => time_from_ns(v).ok_or_else(|| field(name, "expected a non-negative time in ns")),
+    }
+}
+
+/// Reads a task mapping file: one host per line, node `n` on the host of the `n`-th
+/// line. A host is named `host<i>` (as `vesper topo` and the Paraver traces name
+/// them) or by its number `<i>`; text after `#` and blank lines are ignored.
+pub fn read_mapping(path: &Path, hosts: u32) -> Result<Vec<HostId>, SpecError> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
+    let mut mapping = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let name = line.split('#').next().unwrap_or("").trim();
+        if name.is_empty() {
+            continue;
+        }
+        let index = name.strip_prefix("host").unwrap_or(name);
+        match index.parse::<u32>() {
+            Ok(h) if h < hosts => mapping.push(HostId(h)),
+            _ => {
+                return Err(SpecError::Mapping(format!(
+                    "{file}:{}: expected a host name, host0 … host{} (or its number), got `{name}`",
+                    number + 1,
+                    hosts - 1
+                )));
+            }
+        }
+    }
+    if mapping.is_empty() {
+        return Err(SpecError::Mapping(format!(
+            "{file}: expected one host name per line (node n runs on line n's host), found none"
+        )));
+    }
+    Ok(mapping)
+}
+
+/// Reads a network file: its `[network]` table as a description, with a relative
+/// `mapping` path taken from the file's folder.
+pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| NetworkFileError::Read {
         file: file.clone(),
         source,
     })?;
-    parse(&file, &text)
+    let mut spec = parse_spec(&file, &text)?;
+    if let (Some(mapping), Some(folder)) = (&spec.mapping, path.parent())
+        && mapping.is_relative()
+    {
+        spec.mapping = Some(folder.join(mapping));
+    }
+    Ok(spec)
 }
 
-/// Parses the text of a network file named `file` (for messages).
-pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> {
+/// Parses the text of a network file named `file` (for messages) as a description.
+pub fn parse_spec(file: &str, text: &str) -> Result<NetworkSpec, NetworkFileError> {
     let parsed: File = toml::from_str(text).map_err(|e| NetworkFileError::Syntax {
         file: file.to_string(),
         message: e.to_string().trim_end().to_string(),
     })?;
-    let value = |field, rule| NetworkFileError::Value {
-        file: file.to_string(),
-        field,
-        rule,
-    };
-    let defaults = NetworkConfig::default();
-    let ns = |v: Option<f64>, default, field| match v {
-        None => Ok(default),
-        Some(v) => time_from_ns(v).ok_or_else(|| value(field, "expected a non-negative time in ns")),
-    };
-    let (hosts, nodes_per_host, fabric) = match parsed.network {
-        Network::Crossbar(c) => {
-            let link_default = LinkParams::default();
-            let bandwidth = match c.link_bandwidth_mbs {
-                None => link_default.bandwidth,
-                Some(v) => bandwidth(v, MB).ok_or_else(|| value("link_bandwidth_mbs", "expected a positive rate"))?,
-            };
-            let link = LinkParams {
-                bandwidth,
-                propagation: ns(c.link_latency_ns, link_default.propagation, "link_latency_ns")?,
-            };
-            let wormhole_fields = [
-                ("flit_bytes", c.flit_bytes.is_some()),
-                ("buffer_bytes", c.buffer_bytes.is_some()),
-                ("arbitration", c.arbitration.is_some()),
-                ("initial_pointer", c.initial_pointer.is_some()),
-                ("seed", c.seed.is_some()),
-            ];
-            let cioq_fields = [
-                ("speedup", c.speedup.is_some()),
-                ("virtual_output_queues", c.virtual_output_queues.is_some()),
-            ];
-            let switch_name = c.switch.unwrap_or(SwitchName::OutputQueued);
-            if switch_name != SwitchName::Wormhole
-                && let Some((field, _)) = wormhole_fields.iter().find(|(_, set)| *set)
-            {
-                return Err(value(field, "applies to switch = \"wormhole\" only"));
-            }
-            if switch_name != SwitchName::Cioq
-                && let Some((field, _)) = cioq_fields.iter().find(|(_, set)| *set)
-            {
-                return Err(value(field, "applies to switch = \"cioq\" only"));
-            }
-            let kind = match switch_name {
-                SwitchName::OutputQueued => SwitchKind::OutputQueued,
-                SwitchName::Cioq => {
-                    let speedup = c.speedup.unwrap_or(1);
-                    if speedup == 0 {
-                        return Err(value("speedup", "at least 1"));
-                    }
-                    SwitchKind::Cioq(CioqParams {
-                        speedup,
-                        virtual_output_queues: c.virtual_output_queues.unwrap_or(false),
-                    })
-                }
-                SwitchName::Wormhole => {
-                    let default = WormholeParams::default();
-                    let seed = c.seed.unwrap_or(1);
-                    let initial = match &c.initial_pointer {
-                        None => InitialPointer::Random { seed },
-                        Some(toml::Value::String(s)) if s == "random" => InitialPointer::Random { seed },
-                        Some(toml::Value::Integer(n)) => InitialPointer::Fixed(
-                            u32::try_from(*n)
-                                .map_err(|_| value("initial_pointer", "expected \"random\" or a port number"))?,
-                        ),
-                        Some(_) => return Err(value("initial_pointer", "expected \"random\" or a port number")),
-                    };
-                    let arbitration = match c.arbitration.unwrap_or(ArbitrationName::RoundRobin) {
-                        ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
-                        ArbitrationName::OldestFirst => Arbitration::OldestFirst,
-                    };
-                    SwitchKind::Wormhole(WormholeParams {
-                        flit_bytes: c.flit_bytes.unwrap_or(default.flit_bytes),
-                        buffer_bytes: c.buffer_bytes.unwrap_or(default.buffer_bytes),
-                        arbitration,
-                        ..WormholeParams::default()
-                    })
-                }
-            };
-            let switch = SwitchParams {
-                routing_latency: ns(
-                    c.routing_latency_ns,
-                    SwitchParams::default().routing_latency,
-                    "routing_latency_ns",
-                )?,
-                kind,
-            };
-            let adapter_default = AdapterParams::default();
-            let adapter = AdapterParams {
-                payload_bytes: c.packet_payload_bytes.unwrap_or(adapter_default.payload_bytes),
-                header_bytes: c.packet_header_bytes.unwrap_or(adapter_default.header_bytes),
-                interleave: c.interleave.map_or(adapter_default.interleave, Interleave::from),
-            };
-            if adapter.payload_bytes == 0 {
-                return Err(value("packet_payload_bytes", "a packet must carry at least one byte"));
-            }
-            (
-                c.hosts,
-                c.nodes_per_host,
-                FabricConfig::Crossbar { link, switch, adapter },
-            )
-        }
-        Network::Ideal(i) => {
-            let params = IdealParams {
-                bandwidth: bandwidth(i.bandwidth_mbps, DIMEMAS_MB)
-                    .ok_or_else(|| value("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
-                latency: ns(i.latency_ns, vesper_netmodels::SimTime::ZERO, "latency_ns")?,
-            };
-            (i.hosts, i.nodes_per_host, FabricConfig::Ideal(params))
-        }
-    };
-    let hosts = hosts.unwrap_or(defaults.hosts);
-    if hosts == 0 {
-        return Err(value("hosts", "a network needs at least one host"));
-    }
-    let nodes_per_host = nodes_per_host.unwrap_or(1);
-    if nodes_per_host == 0 {
-        return Err(value("nodes_per_host", "a host runs at least one node"));
-    }
-    Ok(NetworkConfig {
-        hosts,
-        nodes_per_host,
-        fabric,
+    Ok(parsed.network)
+}
+
+/// Reads a network file and resolves it.
+pub fn read(path: &Path) -> Result<NetworkConfig, NetworkFileError> {
+    let spec = read_spec(path)?;
+    spec.resolve().map_err(|error| NetworkFileError::Spec {
+        file: path.display().to_string(),
+        error,
     })
+}
+
+/// Parses the text of a network file named `file` and resolves it.
+pub fn parse(file: &str, text: &str) -> Result<NetworkConfig, NetworkFileError> {
+    parse_spec(file, text)?
+        .resolve()
+        .map_err(|error| NetworkFileError::Spec {
+            file: file.to_string(),
+            error,
+        })
 }
 
 #[cfg(test)]
@@ -296,6 +629,13 @@ mod tests {
     use vesper_netmodels::SimTime;
 
     use super::*;
+
+    fn switched(config: &NetworkConfig) -> &SwitchedConfig {
+        match &config.fabric {
+            FabricConfig::Switched(s) => s,
+            FabricConfig::Ideal(_) => panic!("not switched: {config:?}"),
+        }
+    }
 
     #[test]
     fn reads_an_ideal_network() {
@@ -319,9 +659,7 @@ mod tests {
     fn reads_the_adapter_fields() {
         let text = "[network]\nkind = \"crossbar\"\npacket_payload_bytes = 2048\npacket_header_bytes = 8\ninterleave = \"fifo\"\n";
         let config = parse("n.toml", text).expect("valid");
-        let FabricConfig::Crossbar { adapter, .. } = config.fabric else {
-            panic!("not a crossbar: {config:?}");
-        };
+        let adapter = switched(&config).adapter;
         assert_eq!(
             (adapter.payload_bytes, adapter.header_bytes, adapter.interleave),
             (2048, 8, Interleave::Fifo)
@@ -332,11 +670,8 @@ mod tests {
     fn reads_a_wormhole_switch() {
         let text = "[network]\nkind = \"crossbar\"\nswitch = \"wormhole\"\nbuffer_bytes = 1024\ninitial_pointer = 3\n";
         let config = parse("n.toml", text).expect("valid");
-        let FabricConfig::Crossbar { switch, .. } = config.fabric else {
-            panic!("not a crossbar: {config:?}");
-        };
-        let SwitchKind::Wormhole(params) = switch.kind else {
-            panic!("not wormhole: {switch:?}");
+        let SwitchKind::Wormhole(params) = switched(&config).switch.kind else {
+            panic!("not wormhole: {config:?}");
         };
         assert_eq!(params.buffer_bytes, 1024);
         assert_eq!(
@@ -362,6 +697,34 @@ mod tests {
                 ..NetworkConfig::default()
             }
         );
+        assert_eq!(parse("n.toml", "[network]\n").expect("valid"), NetworkConfig::default());
+    }
+
+    #[test]
+    fn reads_fat_trees() {
+        let tree = parse(
+            "t.toml",
+            "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nrouting = \"s-mod-k\"\n",
+        )
+        .expect("valid");
+        let s = switched(&tree);
+        assert_eq!(tree.hosts, 64);
+        assert_eq!(s.shape, Shape::Xgft(Xgft::kary_ntree(4, 3).expect("valid")));
+        assert_eq!(s.routing, RoutingPolicy::SModK);
+        let thin = parse("t.toml", "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nk_up = 2\n").expect("valid");
+        assert_eq!(
+            switched(&thin).shape,
+            Shape::Xgft(Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid"))
+        );
+        assert_eq!(switched(&thin).routing, RoutingPolicy::DModK);
+        let xgft = parse(
+            "t.toml",
+            "[network]\nkind = \"xgft\"\nm = [16, 16]\nw = [1, 16]\nhosts = 256\n",
+        )
+        .expect("valid");
+        assert_eq!(xgft.hosts, 256);
+        let topology = switched(&xgft).topology(xgft.hosts);
+        assert_eq!(topology.switch_ports.len(), 32);
     }
 
     #[test]
@@ -375,13 +738,20 @@ mod tests {
             err("[network]\nkind = \"crossbar\"\npacket_payload_bytes = 0\n"),
             "n.toml: network.packet_payload_bytes: a packet must carry at least one byte"
         );
-        let kind = err("[network]\nkind = \"torus\"\n");
-        assert!(kind.contains("torus"), "{kind}");
-        let missing = err("[network]\nkind = \"ideal\"\n");
-        assert!(missing.contains("bandwidth_mbps"), "{missing}");
+        let kind = err("[network]\nkind = \"moebius\"\n");
+        assert!(kind.contains("moebius") && kind.contains("kary-ntree"), "{kind}");
+        assert_eq!(
+            err("[network]\nkind = \"ideal\"\n"),
+            "n.toml: network.bandwidth_mbps: the ideal network needs a bandwidth (the replayer configuration's \
+             inter-node one)"
+        );
         assert_eq!(
             err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 0\n"),
             "n.toml: network.bandwidth_mbps: expected a positive rate in MBps (2^20 bytes/s)"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 1\nswitch = \"cioq\"\n"),
+            "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\" or \"kary-ntree\", not \"ideal\""
         );
         assert_eq!(
             err("[network]\nkind = \"crossbar\"\nlink_latency_ns = -1\n"),
@@ -391,5 +761,82 @@ mod tests {
             err("[network]\nkind = \"crossbar\"\nhosts = 0\n"),
             "n.toml: network.hosts: a network needs at least one host"
         );
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\nk = 4\n"),
+            "n.toml: network.k: applies to kind = \"kary-ntree\", not \"crossbar\""
+        );
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\nrouting = \"d-mod-k\"\n"),
+            "n.toml: network.routing: d-mod-k and s-mod-k route fat trees (kind = \"xgft\" or \"kary-ntree\")"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"xgft\"\nm = [4, 4]\nw = [2, 4]\n"),
+            "n.toml: network.m: w1 must be 1 (hosts have one port)"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"xgft\"\nm = [4, 4]\n"),
+            "n.toml: network.w: an XGFT needs w, e.g. w = [1, 16]"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nhosts = 17\n"),
+            "n.toml: network.hosts: this tree has 16 hosts (the product of its m), not 17; leave hosts out"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nk_up = 5\n"),
+            "n.toml: network.k_up: between 1 and k = 4"
+        );
+        assert_eq!(
+            err("[network]\nswitch = \"wormhole\"\ninitial_pointer = \"left\"\n"),
+            "n.toml: network.initial_pointer: expected \"random\" or a port number"
+        );
+    }
+
+    #[test]
+    fn a_mapping_file_places_nodes_relative_to_the_network_file() {
+        let dir = std::env::temp_dir().join(format!("vesper-mapping-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("tasks.map"), "host3\n# a comment\n\nhost3\n1  # by number\n").expect("write");
+        std::fs::write(
+            dir.join("net.toml"),
+            "[network]\nkind = \"crossbar\"\nhosts = 4\nmapping = \"tasks.map\"\n",
+        )
+        .expect("write");
+        let config = read(&dir.join("net.toml")).expect("valid");
+        assert_eq!(
+            config.placement,
+            Placement::Listed(vec![HostId(3), HostId(3), HostId(1)])
+        );
+        assert_eq!(config.placement.host_of(1), HostId(3));
+        assert_eq!(config.placement.nodes(4), 3);
+        std::fs::write(dir.join("tasks.map"), "host0\nhost4\n").expect("write");
+        let err = read(&dir.join("net.toml")).expect_err("refused").to_string();
+        assert!(
+            err.ends_with("tasks.map:2: expected a host name, host0 … host3 (or its number), got `host4`"),
+            "{err}"
+        );
+        std::fs::write(
+            dir.join("net.toml"),
+            "[network]\nmapping = \"tasks.map\"\nnodes_per_host = 2\n",
+        )
+        .expect("write");
+        let err = read(&dir.join("net.toml")).expect_err("refused").to_string();
+        assert!(err.ends_with("network.nodes_per_host: give either nodes_per_host or a mapping file, not both"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_overlay_replaces_only_what_it_gives() {
+        let mut spec =
+            parse_spec("t.toml", "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nseed = 3\n").expect("valid");
+        spec.overlay(NetworkSpec {
+            switch: Some(SwitchName::Wormhole),
+            k: Some(8),
+            ..NetworkSpec::default()
+        });
+        assert_eq!(
+            (spec.kind, spec.k, spec.n, spec.seed),
+            (Some(KindName::KaryNtree), Some(8), Some(2), Some(3))
+        );
+        assert_eq!(spec.resolve().expect("valid").hosts, 64);
     }
 }

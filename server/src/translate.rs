@@ -1,7 +1,7 @@
 //! The one place where the wire vocabulary (`vesper_protocol`) meets the model
 //! vocabulary (`vesper_netmodels`).
 
-use vesper_netmodels::{Delivery, HostId, SimTime, WireTimeError};
+use vesper_netmodels::{Delivery, SimTime, WireTimeError};
 use vesper_protocol::{Completion, DataMessage, WireTime};
 
 /// A time the client stamps on a message: nearest picosecond.
@@ -18,12 +18,6 @@ pub fn stop_time(t: WireTime) -> Result<SimTime, WireTimeError> {
 /// A time the server reports: the smallest double not earlier than the event.
 pub fn wire_time(t: SimTime) -> WireTime {
     WireTime(t.to_wire_ns())
-}
-
-/// The host a client node runs on: hosts have `nodes_per_host` processors each, filled
-/// in order (node `n` on host `n / nodes_per_host`), until task-mapping files arrive.
-pub fn host_of_node(node: u32, nodes_per_host: u32) -> HostId {
-    HostId(node / nodes_per_host.max(1))
 }
 
 /// The `COMPLETED SEND` line for a delivered message: the request's fields echoed, the
@@ -47,6 +41,7 @@ pub fn completion(request: &DataMessage, delivery: &Delivery, reported_at: SimTi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vesper_netmodels::HostId;
     use vesper_protocol::Token;
 
     #[test]

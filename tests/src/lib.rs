@@ -25,9 +25,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use vesper_client_dimemas_adapter::connection::RECV_SIZE;
 use vesper_client_dimemas_adapter::{LegacyConnection, Reply};
-use vesper_netmodels::{AdapterParams, IdealParams, LinkParams, SwitchParams};
+use vesper_netmodels::{AdapterParams, IdealParams};
 use vesper_protocol::{ClientMessage, Completion, DataMessage, Token, WireTime};
-use vesper_server::config::{DIMEMAS_MB, FabricConfig, NetworkConfig, ServerConfig, bandwidth, time_from_ns};
+use vesper_server::config::{
+    DIMEMAS_MB, FabricConfig, NetworkConfig, Placement, ServerConfig, SwitchedConfig, bandwidth, time_from_ns,
+};
 use vesper_server::{Report, ServerError};
 
 /// After this long a test server shuts itself down: turns a hang into a failure.
@@ -58,12 +60,8 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
     ServerConfig {
         network: NetworkConfig {
             hosts,
-            nodes_per_host: 1,
-            fabric: FabricConfig::Crossbar {
-                link: LinkParams::default(),
-                switch: SwitchParams::default(),
-                adapter,
-            },
+            placement: Placement::ONE_PER_HOST,
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(adapter)),
         },
         clients,
         spin: Duration::from_micros(50),
@@ -81,7 +79,7 @@ pub fn ideal_config(hosts: u32, mbps: f64, latency_ns: f64) -> ServerConfig {
     ServerConfig {
         network: NetworkConfig {
             hosts,
-            nodes_per_host: 1,
+            placement: Placement::ONE_PER_HOST,
             fabric: FabricConfig::Ideal(params),
         },
         ..config(hosts, 1)

@@ -5,24 +5,20 @@ use std::time::Instant;
 use vesper_protocol::{DataMessage, RendezvousRequest, ServerMessage, Token, WireTime, parse_server_line};
 
 use super::*;
-use vesper_netmodels::{AdapterParams, Interleave, LinkParams, SwitchParams};
+use vesper_netmodels::{AdapterParams, HostId, Interleave};
 
-use crate::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
+use crate::config::{FabricConfig, NetworkConfig, Placement, RendezvousMode, ServerConfig, SwitchedConfig};
 
 /// The default crossbar without packet headers, so that a message of S bytes takes the
 /// closed form S × 4 ns + 2 × 25 ns + 100 ns: these tests are about synchronisation.
 fn network(hosts: u32) -> NetworkConfig {
     NetworkConfig {
         hosts,
-        nodes_per_host: 1,
-        fabric: FabricConfig::Crossbar {
-            link: LinkParams::default(),
-            switch: SwitchParams::default(),
-            adapter: AdapterParams {
-                header_bytes: 0,
-                ..AdapterParams::default()
-            },
-        },
+        placement: Placement::ONE_PER_HOST,
+        fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams {
+            header_bytes: 0,
+            ..AdapterParams::default()
+        })),
     }
 }
 
@@ -412,16 +408,12 @@ fn ack_behind_data(interleave: Interleave) -> Vec<f64> {
     let config = ServerConfig {
         network: NetworkConfig {
             hosts: 4,
-            nodes_per_host: 1,
-            fabric: FabricConfig::Crossbar {
-                link: LinkParams::default(),
-                switch: SwitchParams::default(),
-                adapter: AdapterParams {
-                    header_bytes: 0,
-                    interleave,
-                    ..AdapterParams::default()
-                },
-            },
+            placement: Placement::ONE_PER_HOST,
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams {
+                header_bytes: 0,
+                interleave,
+                ..AdapterParams::default()
+            })),
         },
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         ..ServerConfig::default()
@@ -511,7 +503,7 @@ fn the_status_line_names_who_holds_time_back() {
 fn nodes_of_one_host_share_its_adapter() {
     let config = ServerConfig {
         network: NetworkConfig {
-            nodes_per_host: 2,
+            placement: Placement::Fill { nodes_per_host: 2 },
             ..network(4)
         },
         ..ServerConfig::default()
@@ -533,4 +525,38 @@ fn nodes_of_one_host_share_its_adapter() {
     // Node 8 would be on host 4, which does not exist.
     assert_eq!(c.report().simulation.clients[0].bad_lines, 1);
     assert!(c.report().simulation.network.ends_with(", 2 nodes per host"));
+}
+
+#[test]
+fn a_task_mapping_places_nodes_on_the_hosts_it_lists() {
+    // Nodes 0 and 2 share host 3; node 1 is alone on host 0.
+    let config = ServerConfig {
+        network: NetworkConfig {
+            placement: Placement::Listed(vec![HostId(3), HostId(0), HostId(3)]),
+            ..network(4)
+        },
+        ..ServerConfig::default()
+    };
+    let sim = config.network.builder().build().expect("valid network");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
+    connect(&mut c, 0);
+    let items = vec![
+        data(0.0, 0, 1, 4096, 0, 1),
+        data(0.0, 2, 1, 4096, 0, 2),
+        data(0.0, 3, 1, 1, 0, 3),
+    ];
+    batch(&mut c, 0, items, 2.52e13);
+    let mut times = completion_times(&replies(&mut c)[0].1);
+    batch(&mut c, 0, vec![], 2.52e13);
+    times.extend(completion_times(&replies(&mut c)[0].1));
+    // Both messages leave host 3's adapter, one after the other.
+    assert_eq!(times, vec![16384.0 + 150.0, 2.0 * 16384.0 + 150.0]);
+    // The mapping lists three nodes: node 3 has no host.
+    assert_eq!(c.report().simulation.clients[0].bad_lines, 1);
+    assert!(
+        c.report()
+            .simulation
+            .network
+            .ends_with(", 3 nodes placed by a task mapping")
+    );
 }

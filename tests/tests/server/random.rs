@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use vesper_netmodels::rng::Rng;
-use vesper_netmodels::{AdapterParams, CioqParams, LinkParams, SwitchKind, SwitchParams, WormholeParams};
+use vesper_netmodels::{AdapterParams, CioqParams, SwitchKind, WormholeParams};
 use vesper_protocol::ClientMessage;
-use vesper_server::config::FabricConfig;
+use vesper_server::config::{FabricConfig, SwitchedConfig};
 use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_one_write, config, message, send, stop};
 
 /// One client's life: returns how many messages it sent and saw complete.
@@ -100,14 +100,9 @@ fn random_clients(fabric: FabricConfig, seed: u64) {
 }
 
 fn crossbar(kind: SwitchKind) -> FabricConfig {
-    FabricConfig::Crossbar {
-        link: LinkParams::default(),
-        switch: SwitchParams {
-            kind,
-            ..SwitchParams::default()
-        },
-        adapter: AdapterParams::default(),
-    }
+    let mut crossbar = SwitchedConfig::crossbar(AdapterParams::default());
+    crossbar.switch.kind = kind;
+    FabricConfig::Switched(crossbar)
 }
 
 #[test]

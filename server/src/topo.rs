@@ -1,0 +1,177 @@
+//! `vesper topo`: what a network is made of (hosts, switches, cables, diameter,
+//! bisection) and a Graphviz picture of it.
+
+use std::fmt::Write as _;
+
+use vesper_netmodels::{Device, Topology};
+
+use crate::config::{NetworkConfig, Shape, SwitchedConfig, xgft_name};
+
+/// The figures `vesper topo` prints.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// what the network is
+    pub name: String,
+    /// hosts
+    pub hosts: u32,
+    /// switches
+    pub switches: u32,
+    /// cables between a host and a switch
+    pub host_cables: u64,
+    /// cables between two switches
+    pub switch_cables: u64,
+    /// the most ports a switch has
+    pub max_switch_ports: u32,
+    /// links on the longest minimal path between two hosts
+    pub diameter_links: Option<u32>,
+    /// cables cut by the narrowest cut that splits the hosts in halves (`None`: not
+    /// known in closed form for this shape)
+    pub bisection_cables: Option<u64>,
+    /// how packets find their way
+    pub routing: String,
+}
+
+/// The summary of a switched network; `None` for the ideal network.
+pub fn summarize(config: &NetworkConfig) -> Option<Summary> {
+    let crate::config::FabricConfig::Switched(switched) = &config.fabric else {
+        return None;
+    };
+    let topology = switched.topology(config.hosts);
+    let is_host = |d: Device| matches!(d, Device::Host(_));
+    let host_cables = topology
+        .cables
+        .iter()
+        .filter(|c| is_host(c.a.device) || is_host(c.b.device))
+        .count() as u64;
+    let (name, diameter_links, bisection_cables) = match &switched.shape {
+        Shape::Crossbar => (
+            format!("crossbar of {} ports", config.hosts),
+            Some(if config.hosts > 1 { 2 } else { 0 }),
+            Some(u64::from(config.hosts / 2)),
+        ),
+        Shape::Xgft(x) => {
+            // Hosts differ at most in the highest digit j with m_j > 1: up j levels and
+            // down again.
+            let top = (1..=x.height()).rev().find(|&j| x.children[j - 1] > 1).unwrap_or(0);
+            // Halving the top level's children: each half's level-(h−1) nodes reach
+            // every top switch; put half the top switches on each side.
+            let h = x.height();
+            let bisection =
+                (x.children[h - 1] % 2 == 0).then(|| u64::from(x.nodes(h - 1)) * u64::from(x.parents[h - 1]) / 2);
+            (xgft_name(x), Some(2 * top as u32), bisection)
+        }
+    };
+    Some(Summary {
+        name,
+        hosts: config.hosts,
+        switches: topology.switch_ports.len() as u32,
+        host_cables,
+        switch_cables: topology.cables.len() as u64 - host_cables,
+        max_switch_ports: topology.switch_ports.iter().copied().max().unwrap_or(0),
+        diameter_links,
+        bisection_cables,
+        routing: switched.routing.name().to_string(),
+    })
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known = |v: Option<u64>| v.map_or_else(|| "not known in closed form".to_string(), |v| v.to_string());
+        writeln!(f, "network: {}", self.name)?;
+        writeln!(f, "hosts: {}", self.hosts)?;
+        writeln!(f, "switches: {} (up to {} ports)", self.switches, self.max_switch_ports)?;
+        writeln!(
+            f,
+            "cables: {} ({} host, {} between switches)",
+            self.host_cables + self.switch_cables,
+            self.host_cables,
+            self.switch_cables
+        )?;
+        writeln!(
+            f,
+            "diameter: {} links host to host",
+            known(self.diameter_links.map(u64::from))
+        )?;
+        writeln!(f, "bisection: {} cables", known(self.bisection_cables))?;
+        write!(f, "routing: {}", self.routing)
+    }
+}
+
+/// The Graphviz picture of `switched`'s topology: hosts as ellipses, switches as boxes,
+/// one edge per cable labelled with its port numbers.
+pub fn dot(switched: &SwitchedConfig, hosts: u32) -> String {
+    let topology: Topology = switched.topology(hosts);
+    let mut out = String::from("graph network {\n  node [shape=box];\n");
+    for s in 0..topology.switch_ports.len() {
+        let _ = writeln!(out, "  sw{s};");
+    }
+    out.push_str("  node [shape=ellipse];\n");
+    for h in 0..topology.hosts {
+        let _ = writeln!(out, "  host{h};");
+    }
+    for cable in &topology.cables {
+        let _ = writeln!(
+            out,
+            "  {} -- {} [taillabel=\"{}\", headlabel=\"{}\"];",
+            cable.a.device, cable.b.device, cable.a.port, cable.b.port
+        );
+    }
+    out.push_str("}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network_file::parse;
+
+    fn summary(text: &str) -> Summary {
+        summarize(&parse("t.toml", text).expect("valid")).expect("switched")
+    }
+
+    #[test]
+    fn fat_trees_and_crossbars_are_counted() {
+        let tree = summary("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\n");
+        assert_eq!(
+            (tree.hosts, tree.switches, tree.host_cables, tree.switch_cables),
+            (64, 48, 64, 128)
+        );
+        assert_eq!((tree.diameter_links, tree.bisection_cables), (Some(6), Some(32)));
+        let thin = summary("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nk_up = 2\n");
+        assert_eq!((thin.switches, thin.host_cables + thin.switch_cables), (28, 112));
+        assert_eq!(thin.bisection_cables, Some(8));
+        let two_level = summary("[network]\nkind = \"xgft\"\nm = [16, 16]\nw = [1, 16]\n");
+        assert_eq!(
+            (
+                two_level.switches,
+                two_level.max_switch_ports,
+                two_level.bisection_cables
+            ),
+            (32, 32, Some(128))
+        );
+        let crossbar = summary("[network]\nhosts = 8\n");
+        assert_eq!(
+            (crossbar.switches, crossbar.diameter_links, crossbar.bisection_cables),
+            (1, Some(2), Some(4))
+        );
+        assert!(
+            crossbar.to_string().contains("cables: 8 (8 host, 0 between switches)"),
+            "{crossbar}"
+        );
+    }
+
+    #[test]
+    fn the_picture_has_every_cable() {
+        let config = parse("t.toml", "[network]\nkind = \"kary-ntree\"\nk = 2\nn = 2\n").expect("valid");
+        let crate::config::FabricConfig::Switched(s) = &config.fabric else {
+            panic!("switched");
+        };
+        let picture = dot(s, config.hosts);
+        assert_eq!(picture.matches(" -- ").count(), 8);
+        assert!(
+            picture.contains("host0 -- sw0 [taillabel=\"0\", headlabel=\"0\"];"),
+            "{picture}"
+        );
+        assert!(picture.starts_with("graph network {") && picture.ends_with("}\n"));
+    }
+}
