@@ -11,6 +11,7 @@ mod eager;
 mod ideal;
 mod lifecycle;
 mod multi_client;
+mod presets;
 mod random;
 mod rendezvous;
 mod replay;
