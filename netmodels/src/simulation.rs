@@ -93,6 +93,9 @@ pub enum BuildError {
     /// the wormhole switches' parameters do not work
     #[error("switch.wormhole.{0}")]
     Wormhole(String),
+    /// the rails of a multi-rail network do not fit together
+    #[error("rails: {0}")]
+    Rails(String),
     /// wormhole switches mixed with packet switches
     #[error("switch.kind: wormhole switches cannot share a network with output-queued or CIOQ switches")]
     MixedKinds,

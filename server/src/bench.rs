@@ -175,7 +175,7 @@ pub fn model(
     anyhow::ensure!(offered_load > 0.0, "the offered load must be positive");
     // Peak memory per point: reset the kernel's high-water mark (Linux; ignored elsewhere).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let mut sim = network.builder().build()?;
+    let mut sim = network.build()?;
     let payload = adapter.payload_bytes;
     let packet_time = link
         .bandwidth

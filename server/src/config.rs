@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, HostId, IdealParams, LinkParams, NetworkBuilder, Routing, SimTime, SwitchKind,
-    SwitchParams, Topology, Xgft,
+    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, RailPolicy,
+    Routing, SimTime, SwitchKind, SwitchParams, Topology, Xgft,
 };
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
@@ -70,6 +70,13 @@ pub enum FabricConfig {
     Switched(SwitchedConfig),
     /// no contention: latency + size / bandwidth per message (calibration)
     Ideal(IdealParams),
+    /// independent switched networks joining the same hosts
+    MultiRail {
+        /// the networks
+        rails: Vec<SwitchedConfig>,
+        /// how a host picks the rail of a message
+        policy: RailPolicy,
+    },
 }
 
 /// A network of adapters, cables and switches.
@@ -130,6 +137,13 @@ impl SwitchedConfig {
         }
     }
 
+    /// The network builder of this network of `hosts` hosts.
+    pub fn builder(&self, hosts: u32) -> NetworkBuilder {
+        NetworkBuilder::new(self.topology(hosts))
+            .switch_params(self.switch)
+            .adapter_params(self.adapter)
+    }
+
     /// The topology of `hosts` hosts (the crossbar's count; other shapes fix their own),
     /// routed as configured.
     pub fn topology(&self, hosts: u32) -> Topology {
@@ -171,13 +185,18 @@ impl Default for NetworkConfig {
 }
 
 impl NetworkConfig {
-    /// The network builder for this configuration.
-    pub fn builder(&self) -> NetworkBuilder {
+    /// Builds the network (every rail of a multi-rail one).
+    pub fn build(&self) -> Result<MultiRail, BuildError> {
         match &self.fabric {
-            FabricConfig::Switched(s) => NetworkBuilder::new(s.topology(self.hosts))
-                .switch_params(s.switch)
-                .adapter_params(s.adapter),
-            FabricConfig::Ideal(params) => NetworkBuilder::ideal(self.hosts, *params),
+            FabricConfig::Switched(s) => Ok(MultiRail::single(s.builder(self.hosts).build()?)),
+            FabricConfig::Ideal(params) => Ok(MultiRail::single(NetworkBuilder::ideal(self.hosts, *params).build()?)),
+            FabricConfig::MultiRail { rails, policy } => {
+                let rails = rails
+                    .iter()
+                    .map(|r| r.builder(self.hosts).build())
+                    .collect::<Result<Vec<_>, _>>()?;
+                MultiRail::new(rails, *policy)
+            }
         }
     }
 
@@ -193,40 +212,56 @@ impl NetworkConfig {
 
     fn describe_fabric(&self) -> String {
         match &self.fabric {
-            FabricConfig::Switched(s) => format!(
-                "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
-                match s.switch.kind {
-                    SwitchKind::OutputQueued => "output-queued".to_string(),
-                    SwitchKind::Cioq(c) => format!(
-                        "CIOQ (speedup {}, {})",
-                        c.speedup,
-                        if c.virtual_output_queues {
-                            "virtual output queues"
-                        } else {
-                            "FIFO inputs"
-                        }
-                    ),
-                    SwitchKind::Wormhole(w) => format!(
-                        "wormhole ({} B flits, {} B buffers, {:?})",
-                        w.flit_bytes, w.buffer_bytes, w.arbitration
-                    ),
-                },
-                s.describe_shape(self.hosts),
-                s.routing.name(),
-                s.link.bandwidth.bytes_per_second_f64() / 1e6,
-                s.link.propagation,
-                s.switch.routing_latency,
-                s.adapter.payload_bytes,
-                s.adapter.header_bytes,
-                s.adapter.interleave
-            ),
+            FabricConfig::Switched(s) => s.describe(self.hosts),
             FabricConfig::Ideal(params) => format!(
                 "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",
                 self.hosts,
                 params.bandwidth.bytes_per_second_f64() / f64::from(1u32 << 20),
                 params.latency
             ),
+            FabricConfig::MultiRail { rails, policy } => {
+                let each: Vec<String> = rails
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| format!("rail {i}: {}", r.describe(self.hosts)))
+                    .collect();
+                format!("{} rails ({policy:?}); {}", rails.len(), each.join("; "))
+            }
         }
+    }
+}
+
+impl SwitchedConfig {
+    /// A one-line description.
+    pub fn describe(&self, hosts: u32) -> String {
+        let s = self;
+        format!(
+            "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
+            match s.switch.kind {
+                SwitchKind::OutputQueued => "output-queued".to_string(),
+                SwitchKind::Cioq(c) => format!(
+                    "CIOQ (speedup {}, {})",
+                    c.speedup,
+                    if c.virtual_output_queues {
+                        "virtual output queues"
+                    } else {
+                        "FIFO inputs"
+                    }
+                ),
+                SwitchKind::Wormhole(w) => format!(
+                    "wormhole ({} B flits, {} B buffers, {:?})",
+                    w.flit_bytes, w.buffer_bytes, w.arbitration
+                ),
+            },
+            s.describe_shape(hosts),
+            s.routing.name(),
+            s.link.bandwidth.bytes_per_second_f64() / 1e6,
+            s.link.propagation,
+            s.switch.routing_latency,
+            s.adapter.payload_bytes,
+            s.adapter.header_bytes,
+            s.adapter.interleave
+        )
     }
 }
 

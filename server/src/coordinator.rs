@@ -32,7 +32,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tracing::{info, warn};
 use vesper_netmodels::slab::Slab;
 use vesper_netmodels::stats::Histogram;
-use vesper_netmodels::{Delivery, MessageSpec, SimTime, Simulation};
+use vesper_netmodels::{Delivery, MessageSpec, MultiRail, SimTime};
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
 use crate::config::{RendezvousMode, ServerConfig};
@@ -156,7 +156,7 @@ type InjectionKey = (SimTime, u32, u32, u64, ClientId);
 #[derive(Debug)]
 pub struct Coordinator {
     config: ServerConfig,
-    sim: Simulation,
+    sim: MultiRail,
     clients: BTreeMap<ClientId, Client>,
     /// clients that ever connected
     connected: usize,
@@ -177,7 +177,7 @@ pub struct Coordinator {
 
 impl Coordinator {
     /// A coordinator for `sim`; `shutdown` is polled between time steps.
-    pub fn new(config: ServerConfig, sim: Simulation, shutdown: Arc<AtomicBool>) -> Self {
+    pub fn new(config: ServerConfig, sim: MultiRail, shutdown: Arc<AtomicBool>) -> Self {
         Coordinator {
             config,
             sim,

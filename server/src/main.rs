@@ -8,7 +8,8 @@ use tracing::info;
 use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
 use vesper_server::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
 use vesper_server::network_file::{
-    self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RoutingName, SpecError, SwitchName,
+    self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RailPolicyName, RoutingName, SpecError,
+    SwitchName,
 };
 use vesper_server::preset;
 
@@ -124,8 +125,8 @@ struct NetworkArgs {
     /// below override its fields.
     #[arg(long, value_name = "crossbar|ideal|FILE")]
     network: Option<String>,
-    /// A built-in network instead: fat-tree, fat-tree-512, kary-ntree, crossbar (`vesper
-    /// topo --presets` lists them).
+    /// A built-in network instead: fat-tree, fat-tree-512, two-rail-fat-tree,
+    /// kary-ntree, crossbar (`vesper topo --presets` lists them).
     #[arg(long, value_name = "NAME", conflicts_with = "network")]
     preset: Option<String>,
     /// Hosts of a crossbar or of the ideal network [default: 256].
@@ -190,6 +191,15 @@ struct NetworkArgs {
     /// wormhole: seed of the random initial pointers [default: 1].
     #[arg(long)]
     seed: Option<u64>,
+    /// multi-rail: how a host picks the rail of a message: in turn (`round-robin`),
+    /// `by-destination` (rail dst mod N), `size-threshold` (below --rail-threshold on
+    /// rail 0, the others over the other rails), or `striped` over every rail
+    /// [default: round-robin].
+    #[arg(long, value_enum)]
+    rail_policy: Option<RailPolicyName>,
+    /// multi-rail size-threshold: the smallest message that leaves rail 0 [bytes].
+    #[arg(long, value_name = "BYTES")]
+    rail_threshold: Option<u32>,
     /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
     /// bytes/s]; use the configuration's inter-node bandwidth.
     #[arg(long, value_name = "MBPS")]
@@ -433,6 +443,8 @@ const FIELD_FLAGS: &[(&str, &str)] = &[
     ("arbitration", "--arbitration"),
     ("initial_pointer", "--initial-pointer"),
     ("seed", "--seed"),
+    ("rail_policy", "--rail-policy"),
+    ("rail_threshold_bytes", "--rail-threshold"),
     ("bandwidth_mbps", "--bandwidth"),
     ("latency_ns", "--latency"),
 ];
@@ -465,6 +477,8 @@ impl NetworkArgs {
         note("arbitration", self.arbitration.as_ref().map(value_name));
         note("initial_pointer", self.initial_pointer.clone());
         note("seed", self.seed.map(|v| v.to_string()));
+        note("rail_policy", self.rail_policy.as_ref().map(value_name));
+        note("rail_threshold_bytes", self.rail_threshold.map(|v| v.to_string()));
         note("bandwidth_mbps", text(&self.bandwidth));
         note("latency_ns", text(&self.latency));
         let spec = NetworkSpec {
@@ -491,6 +505,8 @@ impl NetworkArgs {
             seed: self.seed,
             bandwidth_mbps: self.bandwidth,
             latency_ns: self.latency,
+            rail_policy: self.rail_policy,
+            rail_threshold_bytes: self.rail_threshold,
             ..NetworkSpec::default()
         };
         (spec, flags)
@@ -523,14 +539,17 @@ impl NetworkArgs {
         spec.resolve().map_err(|e| {
             let flags = self.overrides().1;
             match &e {
-                SpecError::Field { field, rule } => match flags.iter().find(|(f, _)| f == field) {
+                SpecError::Field { field, rule } => match flags
+                    .iter()
+                    .find(|(f, _)| f == field || field.ends_with(&format!(".{f}")))
+                {
                     Some((_, flag)) => anyhow::anyhow!("{flag}: {rule}"),
                     // A built-in base has no file to name: name the flag to give.
                     None if self.preset.is_none() && matches!(self.network.as_deref(), Some("ideal" | "crossbar")) => {
                         let flag = FIELD_FLAGS
                             .iter()
                             .find(|(f, _)| f == field)
-                            .map_or(*field, |(_, flag)| flag);
+                            .map_or(field.as_str(), |(_, flag)| flag);
                         anyhow::anyhow!("{origin}: {flag}: {rule}")
                     }
                     None => anyhow::anyhow!("{origin}: {e}"),
@@ -570,22 +589,35 @@ fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
         args.net.network = Some(file.display().to_string());
     }
     let network = network(&args.net, None)?;
-    let summary = vesper_server::topo::summarize(&network)
-        .context("the ideal network has no topology: it joins every pair of hosts without contention")?;
+    let summaries = vesper_server::topo::summarize(&network);
+    anyhow::ensure!(
+        !summaries.is_empty(),
+        "the ideal network has no topology: it joins every pair of hosts without contention"
+    );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let json = match summaries.as_slice() {
+            [one] => serde_json::to_string_pretty(one)?,
+            rails => serde_json::to_string_pretty(rails)?,
+        };
+        println!("{json}");
+    } else if let [one] = summaries.as_slice() {
+        println!("{one}");
     } else {
-        println!("{summary}");
-    }
-    if let (Some(path), FabricConfig::Switched(switched)) = (&args.dot, &network.fabric) {
-        if summary.hosts + summary.switches > 5000 {
-            eprintln!(
-                "note: {} devices; Graphviz takes long to lay out pictures of this size",
-                summary.hosts + summary.switches
-            );
+        for (i, rail) in summaries.iter().enumerate() {
+            println!("rail {i}:\n  {}", rail.to_string().replace('\n', "\n  "));
         }
-        std::fs::write(path, vesper_server::topo::dot(switched, network.hosts))
-            .with_context(|| format!("--dot {}: cannot write", path.display()))?;
+    }
+    if let Some(path) = &args.dot {
+        let devices: u32 = summaries.iter().map(|s| s.switches).sum::<u32>() + network.hosts;
+        if devices > 5000 {
+            eprintln!("note: {devices} devices; Graphviz takes long to lay out pictures of this size");
+        }
+        let picture = match &network.fabric {
+            FabricConfig::Switched(s) => vesper_server::topo::dot(s, network.hosts),
+            FabricConfig::MultiRail { rails, .. } => vesper_server::topo::dot_rails(rails, network.hosts),
+            FabricConfig::Ideal(_) => String::new(),
+        };
+        std::fs::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;
         eprintln!("picture written to {}", path.display());
     }
     Ok(())

@@ -48,8 +48,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams, SimTime,
-    SwitchKind, SwitchParams, WormholeParams, Xgft,
+    AdapterParams, Arbitration, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams, RailPolicy,
+    SimTime, SwitchKind, SwitchParams, WormholeParams, Xgft,
 };
 
 use crate::config::{
@@ -93,7 +93,7 @@ pub enum SpecError {
     #[error("network.{field}: {rule}")]
     Field {
         /// the field
-        field: &'static str,
+        field: String,
         /// the rule broken
         rule: String,
     },
@@ -102,10 +102,21 @@ pub enum SpecError {
     Mapping(String),
 }
 
-fn field(field: &'static str, rule: impl Into<String>) -> SpecError {
+fn field(field: impl Into<String>, rule: impl Into<String>) -> SpecError {
     SpecError::Field {
-        field,
+        field: field.into(),
         rule: rule.into(),
+    }
+}
+
+/// The error of rail `index`, its field named within the rail.
+fn in_rail(index: usize, error: SpecError) -> SpecError {
+    match error {
+        SpecError::Field { field, rule } => SpecError::Field {
+            field: format!("rails[{index}].{field}"),
+            rule,
+        },
+        other => other,
     }
 }
 
@@ -128,6 +139,8 @@ pub enum KindName {
     KaryNtree,
     /// no contention (calibration)
     Ideal,
+    /// several networks joining the same hosts
+    MultiRail,
 }
 
 impl KindName {
@@ -137,6 +150,7 @@ impl KindName {
             KindName::Xgft => "xgft",
             KindName::KaryNtree => "kary-ntree",
             KindName::Ideal => "ideal",
+            KindName::MultiRail => "multi-rail",
         }
     }
 }
@@ -185,6 +199,20 @@ pub enum RoutingName {
     SModK,
 }
 
+/// Rail policies by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RailPolicyName {
+    /// each host uses its rails in turn
+    RoundRobin,
+    /// rail dst mod N
+    ByDestination,
+    /// small messages on rail 0, the others over the remaining rails
+    SizeThreshold,
+    /// every message split over all rails
+    Striped,
+}
+
 /// The round-robin initial pointer: `"random"` or a port number.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
@@ -201,6 +229,7 @@ pub enum PointerSpec {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs, reason = "the fields are documented in the module's example file")]
 pub struct NetworkSpec {
+    pub preset: Option<String>,
     pub kind: Option<KindName>,
     pub hosts: Option<u32>,
     pub nodes_per_host: Option<u32>,
@@ -227,6 +256,9 @@ pub struct NetworkSpec {
     pub seed: Option<u64>,
     pub bandwidth_mbps: Option<f64>,
     pub latency_ns: Option<f64>,
+    pub rails: Option<Vec<NetworkSpec>>,
+    pub rail_policy: Option<RailPolicyName>,
+    pub rail_threshold_bytes: Option<u32>,
 }
 
 /// Sets every field of `$to` that `$from` gives.
@@ -250,6 +282,7 @@ impl NetworkSpec {
         overlay_fields!(
             self,
             other,
+            preset,
             kind,
             hosts,
             nodes_per_host,
@@ -276,77 +309,34 @@ impl NetworkSpec {
             seed,
             bandwidth_mbps,
             latency_ns,
+            rails,
+            rail_policy,
+            rail_threshold_bytes,
         );
+    }
+
+    /// The description with its `preset` (if any) beneath its own fields.
+    fn expanded(&self) -> Result<NetworkSpec, SpecError> {
+        let Some(name) = &self.preset else {
+            return Ok(self.clone());
+        };
+        let mut base = crate::preset::spec(name).map_err(|e| field("preset", e))?;
+        if base.preset.is_some() {
+            return Err(field("preset", format!("preset {name} names another preset")));
+        }
+        base.overlay(NetworkSpec {
+            preset: None,
+            ..self.clone()
+        });
+        base.preset = None;
+        Ok(base)
     }
 
     /// Checks the description and gives the network it describes.
     pub fn resolve(&self) -> Result<NetworkConfig, SpecError> {
-        let kind = self.kind.unwrap_or_default();
-        let kind_rule = |kinds: &str| format!("applies to kind = {kinds}, not \"{}\"", kind.name());
-        let refuse = |fields: &[(&'static str, bool)], kinds: &str| match fields.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(field(name, kind_rule(kinds))),
-            None => Ok(()),
-        };
-        if !matches!(kind, KindName::Xgft) {
-            refuse(&[("m", self.m.is_some()), ("w", self.w.is_some())], "\"xgft\"")?;
-        }
-        if !matches!(kind, KindName::KaryNtree) {
-            refuse(
-                &[
-                    ("k", self.k.is_some()),
-                    ("n", self.n.is_some()),
-                    ("k_up", self.k_up.is_some()),
-                ],
-                "\"kary-ntree\"",
-            )?;
-        }
-        let fabric = match kind {
-            KindName::Ideal => {
-                refuse(&self.switched_fields(), "\"crossbar\", \"xgft\" or \"kary-ntree\"")?;
-                let mbps = self.bandwidth_mbps.ok_or_else(|| {
-                    field(
-                        "bandwidth_mbps",
-                        "the ideal network needs a bandwidth (the replayer configuration's inter-node one)",
-                    )
-                })?;
-                FabricConfig::Ideal(IdealParams {
-                    bandwidth: bandwidth(mbps, DIMEMAS_MB)
-                        .ok_or_else(|| field("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
-                    latency: ns(self.latency_ns, SimTime::ZERO, "latency_ns")?,
-                })
-            }
-            _ => {
-                refuse(
-                    &[
-                        ("bandwidth_mbps", self.bandwidth_mbps.is_some()),
-                        ("latency_ns", self.latency_ns.is_some()),
-                    ],
-                    "\"ideal\" (switched networks take link_bandwidth_mbs and link_latency_ns)",
-                )?;
-                FabricConfig::Switched(self.switched(kind)?)
-            }
-        };
-        let hosts = match &fabric {
-            FabricConfig::Switched(SwitchedConfig {
-                shape: Shape::Xgft(x), ..
-            }) => {
-                if let Some(given) = self.hosts.filter(|&h| h != x.hosts()) {
-                    return Err(field(
-                        "hosts",
-                        format!(
-                            "this tree has {} hosts (the product of its m), not {given}; leave hosts out",
-                            x.hosts()
-                        ),
-                    ));
-                }
-                x.hosts()
-            }
-            _ => self.hosts.unwrap_or(NetworkConfig::default().hosts),
-        };
-        if hosts == 0 {
-            return Err(field("hosts", "a network needs at least one host"));
-        }
-        let placement = match (&self.mapping, self.nodes_per_host) {
+        let spec = self.expanded()?;
+        let (hosts, fabric) = spec.fabric()?;
+        let placement = match (&spec.mapping, spec.nodes_per_host) {
             (Some(_), Some(_)) => {
                 return Err(field(
                     "nodes_per_host",
@@ -364,6 +354,174 @@ impl NetworkSpec {
             placement,
             fabric,
         })
+    }
+
+    /// The hosts and what joins them.
+    fn fabric(&self) -> Result<(u32, FabricConfig), SpecError> {
+        let kind = self.kind.unwrap_or_default();
+        let kind_rule = |kinds: &str| format!("applies to kind = {kinds}, not \"{}\"", kind.name());
+        let refuse = |fields: &[(&'static str, bool)], kinds: &str| match fields.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(field(*name, kind_rule(kinds))),
+            None => Ok(()),
+        };
+        if !matches!(kind, KindName::Xgft) {
+            refuse(&[("m", self.m.is_some()), ("w", self.w.is_some())], "\"xgft\"")?;
+        }
+        if !matches!(kind, KindName::KaryNtree) {
+            refuse(
+                &[
+                    ("k", self.k.is_some()),
+                    ("n", self.n.is_some()),
+                    ("k_up", self.k_up.is_some()),
+                ],
+                "\"kary-ntree\"",
+            )?;
+        }
+        if !matches!(kind, KindName::MultiRail) {
+            refuse(
+                &[
+                    ("rails", self.rails.is_some()),
+                    ("rail_policy", self.rail_policy.is_some()),
+                    ("rail_threshold_bytes", self.rail_threshold_bytes.is_some()),
+                ],
+                "\"multi-rail\"",
+            )?;
+        }
+        if !matches!(kind, KindName::Ideal) {
+            refuse(
+                &[
+                    ("bandwidth_mbps", self.bandwidth_mbps.is_some()),
+                    ("latency_ns", self.latency_ns.is_some()),
+                ],
+                "\"ideal\" (switched networks take link_bandwidth_mbs and link_latency_ns)",
+            )?;
+        }
+        let hosts = |given: Option<u32>| {
+            let hosts = given.unwrap_or(NetworkConfig::default().hosts);
+            if hosts == 0 {
+                return Err(field("hosts", "a network needs at least one host"));
+            }
+            Ok(hosts)
+        };
+        match kind {
+            KindName::Ideal => {
+                refuse(
+                    &self.switched_fields(),
+                    "\"crossbar\", \"xgft\", \"kary-ntree\" or \"multi-rail\"",
+                )?;
+                let mbps = self.bandwidth_mbps.ok_or_else(|| {
+                    field(
+                        "bandwidth_mbps",
+                        "the ideal network needs a bandwidth (the replayer configuration's inter-node one)",
+                    )
+                })?;
+                let params = IdealParams {
+                    bandwidth: bandwidth(mbps, DIMEMAS_MB)
+                        .ok_or_else(|| field("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
+                    latency: ns(self.latency_ns, SimTime::ZERO, "latency_ns")?,
+                };
+                Ok((hosts(self.hosts)?, FabricConfig::Ideal(params)))
+            }
+            KindName::MultiRail => self.multi_rail(),
+            _ => {
+                let switched = self.switched(kind)?;
+                let hosts = match &switched.shape {
+                    Shape::Xgft(x) => {
+                        if let Some(given) = self.hosts.filter(|&h| h != x.hosts()) {
+                            return Err(field(
+                                "hosts",
+                                format!(
+                                    "this tree has {} hosts (the product of its m), not {given}; leave hosts out",
+                                    x.hosts()
+                                ),
+                            ));
+                        }
+                        x.hosts()
+                    }
+                    Shape::Crossbar => hosts(self.hosts)?,
+                };
+                Ok((hosts, FabricConfig::Switched(switched)))
+            }
+        }
+    }
+
+    /// A multi-rail network: each `[[network.rails]]` table a switched network (or a
+    /// `preset`); the switch, link and adapter fields at the top apply to every rail,
+    /// over the rail's own.
+    fn multi_rail(&self) -> Result<(u32, FabricConfig), SpecError> {
+        let rails = self.rails.as_deref().unwrap_or_default();
+        if rails.is_empty() {
+            return Err(field(
+                "rails",
+                "a multi-rail network needs its rails: one [[network.rails]] table each",
+            ));
+        }
+        let mut over = self.clone();
+        (over.kind, over.hosts, over.nodes_per_host, over.mapping, over.rails) = (None, None, None, None, None);
+        (over.rail_policy, over.rail_threshold_bytes) = (None, None);
+        let mut configs = Vec::new();
+        let mut hosts = None;
+        for (index, rail) in rails.iter().enumerate() {
+            let mut spec = rail.expanded().map_err(|e| in_rail(index, e))?;
+            let whole = [
+                ("nodes_per_host", spec.nodes_per_host.is_some()),
+                ("mapping", spec.mapping.is_some()),
+            ];
+            if let Some((name, _)) = whole.iter().find(|(_, set)| *set) {
+                return Err(field(
+                    format!("rails[{index}].{name}"),
+                    "applies to the whole network: set it at the top",
+                ));
+            }
+            if matches!(spec.kind, Some(KindName::Ideal | KindName::MultiRail)) {
+                return Err(field(
+                    format!("rails[{index}].kind"),
+                    "a rail is a switched network: \"crossbar\", \"xgft\" or \"kary-ntree\"",
+                ));
+            }
+            if spec.hosts.is_none() && spec.kind.unwrap_or_default() == KindName::Crossbar {
+                spec.hosts = self.hosts;
+            }
+            spec.overlay(over.clone());
+            let (rail_hosts, fabric) = spec.fabric().map_err(|e| in_rail(index, e))?;
+            let FabricConfig::Switched(config) = fabric else {
+                unreachable!("a rail of a switched kind is switched");
+            };
+            match hosts {
+                Some(first) if first != rail_hosts => {
+                    return Err(field(
+                        format!("rails[{index}]"),
+                        format!("joins {rail_hosts} hosts, rails[0] {first}: every rail joins the same hosts"),
+                    ));
+                }
+                _ => hosts = Some(rail_hosts),
+            }
+            configs.push(config);
+        }
+        let hosts = hosts.unwrap_or_default();
+        if let Some(given) = self.hosts.filter(|&h| h != hosts) {
+            return Err(field("hosts", format!("the rails join {hosts} hosts, not {given}")));
+        }
+        let policy = match self.rail_policy.unwrap_or(RailPolicyName::RoundRobin) {
+            RailPolicyName::RoundRobin => RailPolicy::RoundRobin,
+            RailPolicyName::ByDestination => RailPolicy::ByDestination,
+            RailPolicyName::Striped => RailPolicy::Striped,
+            RailPolicyName::SizeThreshold => RailPolicy::SizeThreshold {
+                bytes: self.rail_threshold_bytes.ok_or_else(|| {
+                    field(
+                        "rail_threshold_bytes",
+                        "rail_policy = \"size-threshold\" needs the size that leaves rail 0",
+                    )
+                })?,
+            },
+        };
+        if self.rail_threshold_bytes.is_some() && !matches!(policy, RailPolicy::SizeThreshold { .. }) {
+            return Err(field(
+                "rail_threshold_bytes",
+                "applies to rail_policy = \"size-threshold\" only",
+            ));
+        }
+        Ok((hosts, FabricConfig::MultiRail { rails: configs, policy }))
     }
 
     fn switched_fields(&self) -> [(&'static str, bool); 15] {
@@ -418,7 +576,7 @@ impl NetworkSpec {
                 parents[0] = 1;
                 Shape::Xgft(tree(Xgft::new(vec![k; n as usize], parents), "k")?)
             }
-            KindName::Crossbar | KindName::Ideal => Shape::Crossbar,
+            KindName::Crossbar | KindName::Ideal | KindName::MultiRail => Shape::Crossbar,
         })
     }
 
@@ -489,7 +647,7 @@ impl NetworkSpec {
             ("virtual_output_queues", self.virtual_output_queues.is_some()),
         ];
         let only = |fields: &[(&'static str, bool)], switch: &str| match fields.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(field(name, format!("applies to switch = \"{switch}\" only"))),
+            Some((name, _)) => Err(field(*name, format!("applies to switch = \"{switch}\" only"))),
             None => Ok(()),
         };
         if name != SwitchName::Wormhole {
@@ -633,7 +791,7 @@ mod tests {
     fn switched(config: &NetworkConfig) -> &SwitchedConfig {
         match &config.fabric {
             FabricConfig::Switched(s) => s,
-            FabricConfig::Ideal(_) => panic!("not switched: {config:?}"),
+            _ => panic!("not one switched network: {config:?}"),
         }
     }
 
@@ -751,7 +909,7 @@ mod tests {
         );
         assert_eq!(
             err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 1\nswitch = \"cioq\"\n"),
-            "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\" or \"kary-ntree\", not \"ideal\""
+            "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\" or \"multi-rail\", not \"ideal\""
         );
         assert_eq!(
             err("[network]\nkind = \"crossbar\"\nlink_latency_ns = -1\n"),
@@ -822,6 +980,62 @@ mod tests {
         let err = read(&dir.join("net.toml")).expect_err("refused").to_string();
         assert!(err.ends_with("network.nodes_per_host: give either nodes_per_host or a mapping file, not both"));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn reads_multi_rail_networks_and_presets_in_files() {
+        let text = "[network]\nkind = \"multi-rail\"\nrail_policy = \"size-threshold\"\nrail_threshold_bytes = 4096\n\
+                    switch = \"cioq\"\nnodes_per_host = 2\n\
+                    [[network.rails]]\nkind = \"kary-ntree\"\nk = 4\nn = 2\n\
+                    [[network.rails]]\nkind = \"crossbar\"\nhosts = 16\nlink_bandwidth_mbs = 1000\n";
+        let config = parse("r.toml", text).expect("valid");
+        let FabricConfig::MultiRail { rails, policy } = &config.fabric else {
+            panic!("not multi-rail: {config:?}");
+        };
+        assert_eq!((config.hosts, rails.len()), (16, 2));
+        assert_eq!(*policy, RailPolicy::SizeThreshold { bytes: 4096 });
+        assert_eq!(config.placement, Placement::Fill { nodes_per_host: 2 });
+        // The top's switch applies to every rail; a rail keeps its own link rate.
+        assert!(rails.iter().all(|r| matches!(r.switch.kind, SwitchKind::Cioq(_))));
+        assert_eq!(rails[1].link.bandwidth.bytes_per_second_f64(), 1e9);
+        assert_eq!(config.build().expect("builds").rails().len(), 2);
+        // A preset as a base, its fields overridden.
+        let tree = parse(
+            "p.toml",
+            "[network]\npreset = \"fat-tree\"\nswitch = \"output-queued\"\n",
+        )
+        .expect("valid");
+        assert_eq!(tree.hosts, 256);
+        assert_eq!(switched(&tree).switch.kind, SwitchKind::OutputQueued);
+        let err = |text: &str| parse("r.toml", text).expect_err("refused").to_string();
+        assert_eq!(
+            err("[network]\nkind = \"multi-rail\"\n"),
+            "r.toml: network.rails: a multi-rail network needs its rails: one [[network.rails]] table each"
+        );
+        assert_eq!(
+            err(
+                "[network]\nkind = \"multi-rail\"\n[[network.rails]]\nkind = \"kary-ntree\"\nk = 4\nn = 2\n\
+                 [[network.rails]]\nkind = \"kary-ntree\"\nk = 4\nn = 3\n"
+            ),
+            "r.toml: network.rails[1]: joins 64 hosts, rails[0] 16: every rail joins the same hosts"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"multi-rail\"\n[[network.rails]]\nkind = \"kary-ntree\"\nk = 4\n"),
+            "r.toml: network.rails[0].n: a k-ary n-tree needs n, e.g. n = 2"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"multi-rail\"\n[[network.rails]]\nmapping = \"m\"\n"),
+            "r.toml: network.rails[0].mapping: applies to the whole network: set it at the top"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"multi-rail\"\nrail_policy = \"size-threshold\"\n[[network.rails]]\n"),
+            "r.toml: network.rail_threshold_bytes: rail_policy = \"size-threshold\" needs the size that leaves rail 0"
+        );
+        assert_eq!(
+            err("[network]\nrail_policy = \"striped\"\n"),
+            "r.toml: network.rail_policy: applies to kind = \"multi-rail\", not \"crossbar\""
+        );
+        assert!(err("[network]\npreset = \"nope\"\n").contains("network.preset: --preset nope: no such preset"));
     }
 
     #[test]

@@ -44,6 +44,22 @@ switch = "wormhole"
 "#,
     },
     Preset {
+        name: "two-rail-fat-tree",
+        summary: "two fat-tree rails joining 256 hosts, one adapter on each; messages take the rails in turn",
+        file: r#"# Two independent rails, each the fat-tree preset (XGFT(2; 16,16; 1,16) of wormhole
+# switches); every host has an adapter on each and sends its messages on them in turn.
+[network]
+kind = "multi-rail"
+rail_policy = "round-robin"
+
+[[network.rails]]
+preset = "fat-tree"
+
+[[network.rails]]
+preset = "fat-tree"
+"#,
+    },
+    Preset {
         name: "kary-ntree",
         summary: "4-ary 3-tree of output-queued switches, 64 hosts (seed 002's tree)",
         file: r#"# A 4-ary 3-tree: 64 hosts, 48 switches of 8 ports, d-mod-k routing,
@@ -90,16 +106,13 @@ mod tests {
             let config = spec(preset.name)
                 .and_then(|s| s.resolve().map_err(|e| e.to_string()))
                 .unwrap_or_else(|e| panic!("{}: {e}", preset.name));
-            config
-                .builder()
-                .build()
-                .unwrap_or_else(|e| panic!("{}: {e}", preset.name));
+            config.build().unwrap_or_else(|e| panic!("{}: {e}", preset.name));
         }
         assert_eq!(spec("fat-tree").expect("known").resolve().expect("valid").hosts, 256);
         assert_eq!(
             find("torus-9d").err(),
             Some(
-                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, kary-ntree, crossbar"
+                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, two-rail-fat-tree, kary-ntree, crossbar"
                     .into()
             )
         );

@@ -33,7 +33,7 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, ServerError> {
-    let sim = config.network.builder().build()?;
+    let sim = config.network.build()?;
     let stop_flag = Arc::new(AtomicBool::new(false));
     let open = Arc::new(AtomicUsize::new(0));
     let coordinator = Coordinator::new(config.clone(), sim, Arc::clone(&stop_flag));

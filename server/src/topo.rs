@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use vesper_netmodels::{Device, Topology};
 
-use crate::config::{NetworkConfig, Shape, SwitchedConfig, xgft_name};
+use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig, xgft_name};
 
 /// The figures `vesper topo` prints.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -31,12 +31,19 @@ pub struct Summary {
     pub routing: String,
 }
 
-/// The summary of a switched network; `None` for the ideal network.
-pub fn summarize(config: &NetworkConfig) -> Option<Summary> {
-    let crate::config::FabricConfig::Switched(switched) = &config.fabric else {
-        return None;
-    };
-    let topology = switched.topology(config.hosts);
+/// The summary of each rail of a network (one for a single network); none for the
+/// ideal network.
+pub fn summarize(config: &NetworkConfig) -> Vec<Summary> {
+    match &config.fabric {
+        FabricConfig::Switched(s) => vec![summarize_switched(s, config.hosts)],
+        FabricConfig::MultiRail { rails, .. } => rails.iter().map(|r| summarize_switched(r, config.hosts)).collect(),
+        FabricConfig::Ideal(_) => Vec::new(),
+    }
+}
+
+/// The summary of one switched network of `hosts` hosts.
+pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
+    let topology = switched.topology(hosts);
     let is_host = |d: Device| matches!(d, Device::Host(_));
     let host_cables = topology
         .cables
@@ -45,9 +52,9 @@ pub fn summarize(config: &NetworkConfig) -> Option<Summary> {
         .count() as u64;
     let (name, diameter_links, bisection_cables) = match &switched.shape {
         Shape::Crossbar => (
-            format!("crossbar of {} ports", config.hosts),
-            Some(if config.hosts > 1 { 2 } else { 0 }),
-            Some(u64::from(config.hosts / 2)),
+            format!("crossbar of {hosts} ports"),
+            Some(if hosts > 1 { 2 } else { 0 }),
+            Some(u64::from(hosts / 2)),
         ),
         Shape::Xgft(x) => {
             // Hosts differ at most in the highest digit j with m_j > 1: up j levels and
@@ -61,9 +68,9 @@ pub fn summarize(config: &NetworkConfig) -> Option<Summary> {
             (xgft_name(x), Some(2 * top as u32), bisection)
         }
     };
-    Some(Summary {
+    Summary {
         name,
-        hosts: config.hosts,
+        hosts,
         switches: topology.switch_ports.len() as u32,
         host_cables,
         switch_cables: topology.cables.len() as u64 - host_cables,
@@ -71,7 +78,7 @@ pub fn summarize(config: &NetworkConfig) -> Option<Summary> {
         diameter_links,
         bisection_cables,
         routing: switched.routing.name().to_string(),
-    })
+    }
 }
 
 impl std::fmt::Display for Summary {
@@ -100,21 +107,42 @@ impl std::fmt::Display for Summary {
 /// The Graphviz picture of `switched`'s topology: hosts as ellipses, switches as boxes,
 /// one edge per cable labelled with its port numbers.
 pub fn dot(switched: &SwitchedConfig, hosts: u32) -> String {
-    let topology: Topology = switched.topology(hosts);
+    dot_rails(std::slice::from_ref(switched), hosts)
+}
+
+/// The picture of a multi-rail network: the hosts once, each rail's switches named
+/// `r<rail>.sw<n>`; a host's cable to rail `r` leaves its port `r` (its adapter `r`).
+pub fn dot_rails(rails: &[SwitchedConfig], hosts: u32) -> String {
     let mut out = String::from("graph network {\n  node [shape=box];\n");
-    for s in 0..topology.switch_ports.len() {
-        let _ = writeln!(out, "  sw{s};");
+    let topologies: Vec<Topology> = rails.iter().map(|r| r.topology(hosts)).collect();
+    let name = |rail: usize, device: Device| match (rails.len(), device) {
+        (1, _) | (_, Device::Host(_)) => format!("\"{device}\""),
+        _ => format!("\"r{rail}.{device}\""),
+    };
+    for (rail, topology) in topologies.iter().enumerate() {
+        for s in 0..topology.switch_ports.len() as u32 {
+            let _ = writeln!(out, "  {};", name(rail, Device::Switch(vesper_netmodels::SwitchId(s))));
+        }
     }
     out.push_str("  node [shape=ellipse];\n");
-    for h in 0..topology.hosts {
-        let _ = writeln!(out, "  host{h};");
+    for h in 0..hosts {
+        let _ = writeln!(out, "  \"host{h}\";");
     }
-    for cable in &topology.cables {
-        let _ = writeln!(
-            out,
-            "  {} -- {} [taillabel=\"{}\", headlabel=\"{}\"];",
-            cable.a.device, cable.b.device, cable.a.port, cable.b.port
-        );
+    for (rail, topology) in topologies.iter().enumerate() {
+        for cable in &topology.cables {
+            let port = |end: vesper_netmodels::Endpoint| match end.device {
+                Device::Host(_) => rail as u32,
+                Device::Switch(_) => end.port,
+            };
+            let _ = writeln!(
+                out,
+                "  {} -- {} [taillabel=\"{}\", headlabel=\"{}\"];",
+                name(rail, cable.a.device),
+                name(rail, cable.b.device),
+                port(cable.a),
+                port(cable.b)
+            );
+        }
     }
     out.push_str("}\n");
     out
@@ -126,7 +154,7 @@ mod tests {
     use crate::network_file::parse;
 
     fn summary(text: &str) -> Summary {
-        summarize(&parse("t.toml", text).expect("valid")).expect("switched")
+        summarize(&parse("t.toml", text).expect("valid")).remove(0)
     }
 
     #[test]
@@ -163,15 +191,23 @@ mod tests {
     #[test]
     fn the_picture_has_every_cable() {
         let config = parse("t.toml", "[network]\nkind = \"kary-ntree\"\nk = 2\nn = 2\n").expect("valid");
-        let crate::config::FabricConfig::Switched(s) = &config.fabric else {
+        let FabricConfig::Switched(s) = &config.fabric else {
             panic!("switched");
         };
         let picture = dot(s, config.hosts);
         assert_eq!(picture.matches(" -- ").count(), 8);
         assert!(
-            picture.contains("host0 -- sw0 [taillabel=\"0\", headlabel=\"0\"];"),
+            picture.contains("\"host0\" -- \"sw0\" [taillabel=\"0\", headlabel=\"0\"];"),
             "{picture}"
         );
         assert!(picture.starts_with("graph network {") && picture.ends_with("}\n"));
+        // Two rails: the hosts once, each rail's switches apart, adapter r on port r.
+        let rails = dot_rails(&[s.clone(), s.clone()], config.hosts);
+        assert_eq!(rails.matches(" -- ").count(), 16);
+        assert_eq!(rails.matches("  \"host0\";").count(), 1);
+        assert!(
+            rails.contains("\"host0\" -- \"r1.sw0\" [taillabel=\"1\", headlabel=\"0\"];"),
+            "{rails}"
+        );
     }
 }

@@ -28,7 +28,7 @@ fn coordinator(clients: usize) -> Coordinator {
         clients,
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)))
 }
 
@@ -326,7 +326,7 @@ fn wire_coordinator() -> Coordinator {
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)))
 }
 
@@ -418,7 +418,7 @@ fn ack_behind_data(interleave: Interleave) -> Vec<f64> {
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
     let items = vec![
@@ -472,7 +472,7 @@ fn wire_requests_count_towards_the_in_flight_limit() {
         max_in_flight: 2,
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
     // Requests that never get their READY_TO_RECV must not pile up without bound.
@@ -508,7 +508,7 @@ fn nodes_of_one_host_share_its_adapter() {
         },
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
     // Nodes 0 and 1 run on host 0: their messages leave one after the other.
@@ -537,7 +537,7 @@ fn a_task_mapping_places_nodes_on_the_hosts_it_lists() {
         },
         ..ServerConfig::default()
     };
-    let sim = config.network.builder().build().expect("valid network");
+    let sim = config.network.build().expect("valid network");
     let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
     let items = vec![

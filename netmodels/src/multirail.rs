@@ -1,0 +1,365 @@
+//! Multi-rail networks: N independent networks (rails) joining the same hosts, each
+//! host with one adapter per rail and a router that picks the rail of every message.
+//!
+//! ```text
+//!              ┌── adapter 0 ── rail 0 (any topology, any switch kind) ──┐
+//!   host h ────┤                                                         ├──── host d
+//!   (router)   └── adapter 1 ── rail 1 ──────────────────────────────────┘   (delivers to
+//!                                                                              its processor)
+//! ```
+//!
+//! The rails share nothing but the hosts, so each is a [`Simulation`] of its own, run
+//! to the same time limits. A single network is a multi-rail network of one rail (the
+//! router then passes every message straight through).
+//!
+//! Rail choice ([`RailPolicy`]): round-robin per source host; by destination
+//! (`dst mod N`); by size (small messages on rail 0, the others round-robin over the
+//! remaining rails); or striped (every message cut into N parts of near-equal size, one
+//! per rail, complete when the last part arrives).
+
+use crate::ids::HostId;
+use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, Simulation};
+use crate::slab::Slab;
+use crate::time::SimTime;
+use crate::trace::{NullSink, TraceSink};
+
+/// How a host's router picks the rail of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum RailPolicy {
+    /// each source host uses its rails in turn
+    #[default]
+    RoundRobin,
+    /// rail `dst mod N`: all the traffic to one host on one rail
+    ByDestination,
+    /// messages below `bytes` on rail 0; larger ones round-robin over the other rails
+    /// (on rail 0 too when there is only one)
+    SizeThreshold {
+        /// the smallest size that leaves rail 0 [bytes]
+        bytes: u32,
+    },
+    /// every message split over all rails, part `i` of `⌈size / N⌉` or `⌊size / N⌋`
+    /// bytes on rail `i`; empty parts are not sent
+    Striped,
+}
+
+/// A striped message: its parts still travelling.
+#[derive(Debug, Clone, Copy)]
+struct Stripe {
+    spec: MessageSpec,
+    injected_at: SimTime,
+    first_byte_sent: SimTime,
+    parts_left: u32,
+}
+
+/// Several rails joining the same hosts, and the hosts' routers.
+#[derive(Debug)]
+pub struct MultiRail<S: TraceSink = NullSink> {
+    rails: Vec<Simulation<S>>,
+    policy: RailPolicy,
+    /// the next rail of each source host (round-robin and size policies)
+    next_rail: Vec<u32>,
+    /// striped messages in flight, keyed by the cookie their parts carry
+    stripes: Slab<Stripe>,
+    in_flight: usize,
+    /// deliveries of one rail's run, before merging
+    scratch: Vec<(SimTime, usize, Delivery)>,
+    rail_deliveries: Vec<Delivery>,
+}
+
+impl MultiRail<NullSink> {
+    /// One network, with nothing to choose.
+    pub fn single(simulation: Simulation) -> MultiRail {
+        MultiRail::new(vec![simulation], RailPolicy::RoundRobin).unwrap_or_else(|_| unreachable!("one rail"))
+    }
+}
+
+impl<S: TraceSink> MultiRail<S> {
+    /// Rails joining the same hosts, routed by `policy`.
+    pub fn new(rails: Vec<Simulation<S>>, policy: RailPolicy) -> Result<MultiRail<S>, BuildError> {
+        let Some(first) = rails.first() else {
+            return Err(BuildError::Rails("a multi-rail network needs at least one rail".into()));
+        };
+        let hosts = first.hosts();
+        if let Some((index, rail)) = rails.iter().enumerate().find(|(_, r)| r.hosts() != hosts) {
+            return Err(BuildError::Rails(format!(
+                "rails[{index}] joins {} hosts, rails[0] {hosts}: every rail joins the same hosts",
+                rail.hosts()
+            )));
+        }
+        Ok(MultiRail {
+            next_rail: vec![0; hosts as usize],
+            rails,
+            policy,
+            stripes: Slab::new(),
+            in_flight: 0,
+            scratch: Vec::new(),
+            rail_deliveries: Vec::new(),
+        })
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> u32 {
+        self.rails[0].hosts()
+    }
+
+    /// The rails.
+    pub fn rails(&self) -> &[Simulation<S>] {
+        &self.rails
+    }
+
+    /// The latest rail clock: no injection may come before it.
+    pub fn now(&self) -> SimTime {
+        self.rails.iter().map(Simulation::now).max().unwrap_or(SimTime::ZERO)
+    }
+
+    /// Time of the next pending event of any rail.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.rails.iter().filter_map(Simulation::next_event_time).min()
+    }
+
+    /// Events processed so far, all rails.
+    pub fn events_processed(&self) -> u64 {
+        self.rails.iter().map(Simulation::events_processed).sum()
+    }
+
+    /// Messages injected and not yet delivered (a striped message counts once).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Moves every rail's clock to `time` when none has an event before it.
+    pub fn advance_clock(&mut self, time: SimTime) {
+        for rail in &mut self.rails {
+            rail.advance_clock(time);
+        }
+    }
+
+    /// Hands a message to its source host's router at time `at` (not before
+    /// [`Self::now`]).
+    pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        let hosts = self.hosts();
+        for host in [spec.src, spec.dst] {
+            if host.0 >= hosts {
+                return Err(InjectError::UnknownHost { host, hosts });
+            }
+        }
+        if at < self.now() {
+            return Err(InjectError::InThePast { at, now: self.now() });
+        }
+        let n = self.rails.len() as u32;
+        let rail = match self.policy {
+            _ if n == 1 => 0,
+            RailPolicy::RoundRobin => self.turn(spec.src, 0),
+            RailPolicy::ByDestination => spec.dst.0 % n,
+            RailPolicy::SizeThreshold { bytes } if spec.size_bytes < bytes => 0,
+            RailPolicy::SizeThreshold { .. } => 1 + self.turn(spec.src, 1),
+            RailPolicy::Striped => return self.inject_striped(at, spec),
+        };
+        self.rails[rail as usize].inject(at, spec)?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// The next of rails `skip..N` in `src`'s turn, counted from `skip`.
+    fn turn(&mut self, src: HostId, skip: u32) -> u32 {
+        let choices = self.rails.len() as u32 - skip;
+        let next = &mut self.next_rail[src.index()];
+        let rail = *next % choices;
+        *next = (rail + 1) % choices;
+        rail
+    }
+
+    fn inject_striped(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        let n = self.rails.len() as u32;
+        let (base, extra) = (spec.size_bytes / n, spec.size_bytes % n);
+        let parts = (0..n).map(|i| base + u32::from(i < extra));
+        let sent = parts.clone().filter(|&p| p > 0).count().max(1) as u32;
+        let stripe = self.stripes.insert(Stripe {
+            spec,
+            injected_at: at,
+            first_byte_sent: SimTime::MAX,
+            parts_left: sent,
+        });
+        for (rail, size_bytes) in parts.enumerate() {
+            if size_bytes == 0 && !(rail == 0 && spec.size_bytes == 0) {
+                continue;
+            }
+            let part = MessageSpec {
+                size_bytes,
+                cookie: u64::from(stripe),
+                ..spec
+            };
+            self.rails[rail].inject(at, part)?;
+        }
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Processes every event at or before `limit` on every rail, appending completed
+    /// messages to `deliveries` in completion order (ties: by rail).
+    pub fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
+        if self.rails.len() == 1 {
+            let before = deliveries.len();
+            self.rails[0].run_until(limit, deliveries);
+            self.in_flight -= deliveries.len() - before;
+            return;
+        }
+        self.scratch.clear();
+        for (index, rail) in self.rails.iter_mut().enumerate() {
+            self.rail_deliveries.clear();
+            rail.run_until(limit, &mut self.rail_deliveries);
+            self.scratch
+                .extend(self.rail_deliveries.iter().map(|d| (d.arrived, index, *d)));
+        }
+        // Stable: within a rail, completion order is kept.
+        self.scratch.sort_by_key(|&(arrived, rail, _)| (arrived, rail));
+        for &(_, _, delivery) in &self.scratch {
+            if self.policy != RailPolicy::Striped {
+                self.in_flight -= 1;
+                deliveries.push(delivery);
+                continue;
+            }
+            let index = delivery.cookie as u32;
+            let stripe = &mut self.stripes[index as usize];
+            stripe.first_byte_sent = stripe.first_byte_sent.min(delivery.first_byte_sent);
+            stripe.parts_left -= 1;
+            if stripe.parts_left == 0 {
+                let s = *stripe;
+                self.stripes.release(index);
+                self.in_flight -= 1;
+                deliveries.push(Delivery {
+                    cookie: s.spec.cookie,
+                    src: s.spec.src,
+                    dst: s.spec.dst,
+                    size_bytes: s.spec.size_bytes,
+                    injected_at: s.injected_at,
+                    first_byte_sent: s.first_byte_sent,
+                    arrived: delivery.arrived,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{LinkParams, NetworkBuilder};
+
+    fn crossbar(hosts: u32) -> Simulation {
+        NetworkBuilder::crossbar(hosts, LinkParams::default())
+            .build()
+            .expect("valid")
+    }
+
+    fn rails(n: usize, policy: RailPolicy) -> MultiRail {
+        MultiRail::new((0..n).map(|_| crossbar(4)).collect(), policy).expect("same hosts")
+    }
+
+    fn spec(src: u32, dst: u32, size_bytes: u32, cookie: u64) -> MessageSpec {
+        MessageSpec {
+            src: HostId(src),
+            dst: HostId(dst),
+            size_bytes,
+            cookie,
+        }
+    }
+
+    /// Injects `specs` at 0 and returns (cookie, arrival) in delivery order.
+    fn arrivals(net: &mut MultiRail, specs: &[MessageSpec]) -> Vec<(u64, SimTime)> {
+        for s in specs {
+            net.inject(SimTime::ZERO, *s).expect("valid");
+        }
+        let mut out = Vec::new();
+        net.run_until(SimTime::MAX, &mut out);
+        assert_eq!(net.in_flight(), 0);
+        out.iter().map(|d| (d.cookie, d.arrived)).collect()
+    }
+
+    /// The arrival of one message alone on one crossbar.
+    fn alone(size_bytes: u32) -> SimTime {
+        arrivals(&mut MultiRail::single(crossbar(4)), &[spec(0, 1, size_bytes, 0)])[0].1
+    }
+
+    #[test]
+    fn one_rail_is_the_network_itself() {
+        let mut direct = crossbar(4);
+        let mut single = MultiRail::single(crossbar(4));
+        let specs = [spec(0, 1, 10_000, 1), spec(2, 1, 5000, 2), spec(1, 0, 1, 3)];
+        let mut expected = Vec::new();
+        for s in specs {
+            direct.inject(SimTime::ZERO, s).expect("valid");
+        }
+        direct.run_until(SimTime::MAX, &mut expected);
+        let mut got = Vec::new();
+        for s in specs {
+            single.inject(SimTime::ZERO, s).expect("valid");
+        }
+        single.run_until(SimTime::MAX, &mut got);
+        assert_eq!(got, expected);
+        assert_eq!(single.events_processed(), direct.events_processed());
+    }
+
+    #[test]
+    fn round_robin_sends_a_hosts_messages_on_alternate_rails() {
+        let mut two = rails(2, RailPolicy::RoundRobin);
+        // Host 0's two messages do not queue behind each other: one per rail.
+        let got = arrivals(&mut two, &[spec(0, 1, 8192, 1), spec(0, 2, 8192, 2)]);
+        assert_eq!(got, vec![(1, alone(8192)), (2, alone(8192))]);
+        let mut one = rails(1, RailPolicy::RoundRobin);
+        let queued = arrivals(&mut one, &[spec(0, 1, 8192, 1), spec(0, 2, 8192, 2)]);
+        assert!(queued[1].1 > alone(8192), "{queued:?}");
+    }
+
+    #[test]
+    fn by_destination_keeps_a_destinations_traffic_on_one_rail() {
+        let mut two = rails(2, RailPolicy::ByDestination);
+        // Both go to host 1 (rail 1) and share its link, packet by packet; host 2 is
+        // on rail 0, alone.
+        let got = arrivals(
+            &mut two,
+            &[spec(0, 1, 8192, 1), spec(2, 1, 8192, 2), spec(3, 2, 8192, 3)],
+        );
+        assert_eq!(got[0], (3, alone(8192)));
+        assert!(got[1].1 > alone(8192) && got[2].1 > got[1].1, "{got:?}");
+        assert!(two.rails()[1].events_processed() > two.rails()[0].events_processed());
+    }
+
+    #[test]
+    fn size_threshold_keeps_small_messages_on_rail_zero() {
+        let mut three = rails(3, RailPolicy::SizeThreshold { bytes: 1024 });
+        arrivals(
+            &mut three,
+            &[
+                spec(0, 1, 100, 1),
+                spec(0, 1, 100, 2),
+                spec(0, 1, 5000, 3),
+                spec(0, 1, 5000, 4),
+            ],
+        );
+        let events: Vec<u64> = three.rails().iter().map(Simulation::events_processed).collect();
+        // Two small messages on rail 0, one large message on each of rails 1 and 2.
+        assert!(events[0] > 0 && events[1] > 0 && events[1] == events[2], "{events:?}");
+    }
+
+    #[test]
+    fn striping_splits_a_message_over_every_rail() {
+        let mut two = rails(2, RailPolicy::Striped);
+        let got = arrivals(&mut two, &[spec(0, 1, 20_001, 7), spec(2, 3, 1, 8), spec(3, 2, 0, 9)]);
+        // 10,001 and 10,000 bytes in parallel: done when the larger part is.
+        assert!(got.contains(&(7, alone(10_001))), "{got:?}");
+        assert!(got.contains(&(8, alone(1))), "{got:?}");
+        assert!(got.contains(&(9, alone(0))), "{got:?}");
+    }
+
+    #[test]
+    fn rails_must_join_the_same_hosts() {
+        let err = MultiRail::new(vec![crossbar(4), crossbar(5)], RailPolicy::Striped).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "rails: rails[1] joins 5 hosts, rails[0] 4: every rail joins the same hosts"
+        );
+        let unknown = rails(2, RailPolicy::RoundRobin).inject(SimTime::ZERO, spec(0, 4, 1, 0));
+        assert!(matches!(unknown, Err(InjectError::UnknownHost { .. })));
+    }
+}
