@@ -15,7 +15,7 @@ use crate::link::LinkParams;
 
 pub mod xgft;
 
-pub use xgft::{Xgft, XgftError};
+pub use xgft::{PhaseLoad, Xgft, XgftError};
 
 /// How switches choose the output towards a destination.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]

@@ -28,6 +28,10 @@ use crate::link::LinkParams;
 use crate::rng::Rng;
 use crate::topology::{Cable, Endpoint, Routing, Topology};
 
+mod pattern;
+
+pub use pattern::PhaseLoad;
+
 /// The shape of an extended generalized fat tree.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Xgft {
@@ -57,6 +61,28 @@ pub enum XgftError {
     /// too many nodes
     #[error("xgft: the tree has more than 2^32 nodes at one level")]
     TooLarge,
+    /// a communication pattern names a host the tree does not have
+    #[error("xgft pattern: phases[{phase}][{flow}] names host {host}, the tree has {hosts} hosts")]
+    UnknownHost {
+        /// index of the phase
+        phase: usize,
+        /// index of the flow in the phase
+        flow: usize,
+        /// the host named
+        host: u32,
+        /// hosts in the tree
+        hosts: u32,
+    },
+    /// a path that is not a route of the tree between the two hosts
+    #[error("xgft: the output ports {path:?} do not lead from host {src} to host {dst}")]
+    BadPath {
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// the output ports, switch by switch
+        path: Vec<u32>,
+    },
 }
 
 impl Xgft {
@@ -280,6 +306,37 @@ impl Xgft {
         }
     }
 
+    /// The transmitting end of every link that `path` (output ports, switch by switch)
+    /// crosses from host `src`, the source's own port first; `None` unless the ports
+    /// exist and lead to host `dst`.
+    pub(crate) fn hops(&self, src: HostId, dst: HostId, path: &[u32]) -> Option<Vec<Endpoint>> {
+        let mut digits = self.digits(0, src.0);
+        digits[0] = 0;
+        let mut level = 1;
+        let mut hops = vec![Endpoint {
+            device: Device::Host(src),
+            port: 0,
+        }];
+        for &port in path {
+            if level == 0 {
+                return None;
+            }
+            let device = Device::Switch(self.switch_id(level, self.index(level, &digits)));
+            hops.push(Endpoint { device, port });
+            let children = self.children[level - 1];
+            if port < children {
+                digits[level - 1] = port;
+                level -= 1;
+            } else if level < self.height() && port - children < self.parents[level] {
+                digits[level] = port - children;
+                level += 1;
+            } else {
+                return None;
+            }
+        }
+        (level == 0 && self.index(0, &digits) == dst.0).then_some(hops)
+    }
+
     /// Level and index within the level of `switch`.
     fn locate(&self, switch: SwitchId) -> (usize, u32) {
         let mut id = switch.0;
@@ -309,9 +366,11 @@ pub(crate) mod tests {
         ]
     }
 
-    /// Follows the output ports of `path` through the cables from host `src`'s switch;
-    /// the device reached after the last port (every earlier one must be a switch).
-    pub(crate) fn follow(wiring: &Wiring, src: u32, path: &[u32]) -> Device {
+    /// Follows the output ports of `path` through the cables from host `src`'s switch:
+    /// the transmitting end of every link crossed (the host's own first) and the device
+    /// reached after the last port (every earlier one must be a switch).
+    pub(crate) fn follow(wiring: &Wiring, src: u32, path: &[u32]) -> (Vec<Endpoint>, Device) {
+        let mut hops = vec![wiring.owner[wiring.port_base[src as usize] as usize]];
         let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
             .expect("connected")
             .0;
@@ -320,26 +379,25 @@ pub(crate) mod tests {
                 matches!(at.device, Device::Switch(_)),
                 "{src}: {path:?} leaves the switches early"
             );
-            at = wiring.peer[wiring.port(Endpoint {
+            let out = Endpoint {
                 device: at.device,
                 port,
-            })]
-            .expect("connected")
-            .0;
+            };
+            hops.push(out);
+            at = wiring.peer[wiring.port(out)].expect("connected").0;
         }
-        at.device
+        (hops, at.device)
     }
 
     /// Checks that `path` leads from `src` to `dst` through 2L − 1 switches: up to the
-    /// lowest common level L and down again (one switch when they share a leaf).
+    /// lowest common level L and down again (one switch when they share a leaf); and
+    /// that [`Xgft::hops`] finds the links the cables give.
     pub(crate) fn assert_minimal(x: &Xgft, wiring: &Wiring, src: u32, dst: u32, path: &[u32]) {
-        assert_eq!(
-            follow(wiring, src, path),
-            Device::Host(HostId(dst)),
-            "{src} → {dst}: {path:?}"
-        );
+        let (hops, end) = follow(wiring, src, path);
+        assert_eq!(end, Device::Host(HostId(dst)), "{src} → {dst}: {path:?}");
         let level = x.top_level(HostId(src), HostId(dst));
         assert_eq!(path.len(), 2 * level - 1, "{x:?} {src} → {dst}: {path:?}");
+        assert_eq!(x.hops(HostId(src), HostId(dst), path), Some(hops));
     }
 
     #[test]
