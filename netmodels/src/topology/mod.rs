@@ -15,7 +15,7 @@ use crate::link::LinkParams;
 
 pub mod xgft;
 
-pub use xgft::{PhaseLoad, Xgft, XgftError};
+pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
 
 /// How switches choose the output towards a destination.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
@@ -37,6 +37,10 @@ pub enum Routing {
         /// the seed of every draw
         seed: u64,
     },
+    /// XGFT pattern-aware ("colored"): up ports chosen for a communication pattern by
+    /// [`Xgft::pattern_aware_routes`], d-mod-k paths for other pairs; source routing
+    /// (boxed: a pattern's table is large beside the other variants)
+    PatternAware(Box<PatternRoutes>),
 }
 
 impl Routing {
@@ -49,6 +53,7 @@ impl Routing {
             Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
+            Routing::PatternAware(routes) => Some(routes.path(src, dst)),
         }
     }
 }
@@ -316,7 +321,7 @@ impl RouteTable {
                 }
                 Ok(RouteTable::table(hosts, out_port))
             }
-            Routing::SModK(_) | Routing::Random { .. } => Ok(RouteTable {
+            Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
                 source: Some(topology.routing.clone()),
                 ..RouteTable::table(topology.hosts, Vec::new())
             }),

@@ -1,5 +1,6 @@
 //! Extended generalized fat trees, XGFT(h; m1..mh; w1..wh), and their oblivious
-//! routings: d-mod-k (tables), s-mod-k and random (source routes).
+//! routings: d-mod-k (tables), s-mod-k and random (source routes); pattern-aware
+//! routing and the link loads of a communication pattern live in [`pattern`].
 //!
 //! ```text
 //!   level 2:      [s00]     [s01]  …        each level-i switch: m_i children (down
@@ -28,9 +29,9 @@ use crate::link::LinkParams;
 use crate::rng::Rng;
 use crate::topology::{Cable, Endpoint, Routing, Topology};
 
-mod pattern;
+pub mod pattern;
 
-pub use pattern::PhaseLoad;
+pub use pattern::{PatternRoutes, PhaseLoad};
 
 /// The shape of an extended generalized fat tree.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
