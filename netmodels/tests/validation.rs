@@ -1,14 +1,15 @@
 //! Validation of the network models against physics, for each switch kind: closed-form
-//! zero-load latency, conservation, throughput bounds, Little's law, and the
-//! head-of-line blocking scenario of seed 004, section 5.4.
+//! zero-load latency, conservation, throughput bounds, Little's law, the
+//! head-of-line blocking scenario of seed 004, section 5.4, and the contention the XGFT
+//! routings (d-mod-k, s-mod-k, random, pattern-aware) cause or avoid.
 //!
 //! Scenario functions take the switch kind; thin `#[test]` wrappers name the variant.
 
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::{
     AdapterParams, Arbitration, CioqParams, Delivery, Device, HostId, InitialPointer, LinkParams, MessageSpec,
-    NetworkBuilder, RecordingSink, SimTime, Simulation, SwitchId, SwitchKind, SwitchParams, TraceSink, WormholeParams,
-    Xgft,
+    NetworkBuilder, RecordingSink, Routing, SimTime, Simulation, SwitchId, SwitchKind, SwitchParams, TraceSink,
+    WormholeParams, Xgft,
 };
 
 fn output_queued() -> SwitchKind {
@@ -357,7 +358,7 @@ fn two_flows(kind: SwitchKind, source_routed: bool) -> Vec<SimTime> {
     let tree = Xgft::kary_ntree(4, 2).expect("valid");
     let mut topology = tree.topology(LinkParams::default());
     if source_routed {
-        topology.routing = vesper_netmodels::Routing::SModK(tree);
+        topology.routing = Routing::SModK(tree);
     }
     let mut sim = NetworkBuilder::new(topology)
         .switch_params(SwitchParams {
@@ -403,7 +404,7 @@ fn source_routed_all_to_all_is_delivered_on_every_switch_kind() {
     let tree = Xgft::kary_ntree(4, 2).expect("valid");
     for kind in [output_queued(), cioq(2, true), wormhole()] {
         let mut topology = tree.topology(LinkParams::default());
-        topology.routing = vesper_netmodels::Routing::SModK(tree.clone());
+        topology.routing = Routing::SModK(tree.clone());
         let mut sim = NetworkBuilder::new(topology)
             .switch_params(SwitchParams {
                 kind,
@@ -422,6 +423,121 @@ fn source_routed_all_to_all_is_delivered_on_every_switch_kind() {
         assert_eq!(d.len() as u64, n, "{kind:?}");
         assert_eq!(sim.in_flight(), 0);
     }
+}
+
+// ------------------------------------------------- random and pattern-aware routing
+
+/// The 4-ary 2-tree routed `routing` on switches of `kind`.
+fn routed(kind: SwitchKind, routing: Routing) -> Simulation {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let mut topology = tree.topology(LinkParams::default());
+    topology.routing = routing;
+    NetworkBuilder::new(topology)
+        .switch_params(SwitchParams {
+            kind,
+            ..SwitchParams::default()
+        })
+        .build()
+        .expect("valid network")
+}
+
+/// Host (a, b) sends to host (b, a) on the 4-ary 2-tree, a ≠ b: 12 flows, 3 per leaf,
+/// all to hosts ≡ a mod 4, so d-mod-k sends each leaf's three up one link.
+fn transpose() -> Vec<(HostId, HostId)> {
+    (0..16)
+        .filter(|s| s / 4 != s % 4)
+        .map(|s| (HostId(s), HostId((s % 4) * 4 + s / 4)))
+        .collect()
+}
+
+#[test]
+fn random_and_pattern_aware_routes_deliver_everything_on_every_switch_kind() {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let pattern = tree
+        .pattern_aware_routes(&[
+            transpose(),
+            (0..16).map(|s| (HostId(s), HostId((s + 5) % 16))).collect(),
+        ])
+        .expect("valid pattern");
+    for kind in [output_queued(), cioq(2, true), wormhole()] {
+        for routing in [
+            Routing::Random {
+                xgft: tree.clone(),
+                seed: 11,
+            },
+            Routing::PatternAware(Box::new(pattern.clone())),
+        ] {
+            let all_to_all = || {
+                let mut sim = routed(kind, routing.clone());
+                let mut n = 0;
+                for src in 0..16 {
+                    for dst in 0..16 {
+                        sim.inject(SimTime::ZERO, spec(src, dst, 3000 + dst, n)).expect("valid");
+                        n += 1;
+                    }
+                }
+                let d = run_all(&mut sim);
+                assert_eq!(sim.in_flight(), 0);
+                d
+            };
+            let d = all_to_all();
+            // The same run twice, delivery for delivery.
+            assert_eq!(d, all_to_all(), "{kind:?} {routing:?}");
+            // Every message exactly once, to the right host, whole.
+            let mut cookies: Vec<u64> = d.iter().map(|d| d.cookie).collect();
+            cookies.sort_unstable();
+            assert_eq!(cookies, (0..256).collect::<Vec<_>>());
+            assert!(
+                d.iter()
+                    .all(|d| d.size_bytes == 3000 + d.dst.0 && d.cookie == u64::from(d.src.0 * 16 + d.dst.0)),
+                "{kind:?} {routing:?}"
+            );
+        }
+    }
+}
+
+/// Every transpose flow sends 4 KiB at once; the latest arrival under `routing`, and
+/// the arrival of one flow alone.
+fn transpose_finish(kind: SwitchKind, routing: Routing) -> (SimTime, SimTime) {
+    let mut sim = routed(kind, routing.clone());
+    for (n, &(s, d)) in transpose().iter().enumerate() {
+        sim.inject(SimTime::ZERO, spec(s.0, d.0, 4096, n as u64))
+            .expect("valid");
+    }
+    let last = run_all(&mut sim)
+        .iter()
+        .map(|d| d.arrived)
+        .max()
+        .unwrap_or(SimTime::ZERO);
+    let mut alone = routed(kind, routing);
+    alone.inject(SimTime::ZERO, spec(1, 4, 4096, 0)).expect("valid");
+    (last, run_all(&mut alone)[0].arrived)
+}
+
+/// Colored routes share no link on the transpose: every flow arrives as if alone.
+/// d-mod-k's shared up links delay some.
+fn colored_routes_run_a_transpose_without_contention(kind: SwitchKind) {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let pattern = tree.pattern_aware_routes(&[transpose()]).expect("valid pattern");
+    let (colored, alone) = transpose_finish(kind, Routing::PatternAware(Box::new(pattern)));
+    assert_eq!(colored, alone, "{kind:?}");
+    let (d_mod_k, _) = transpose_finish(kind, Routing::DModK(tree));
+    assert!(d_mod_k > alone, "{kind:?}: {d_mod_k} vs {alone}");
+}
+
+#[test]
+fn colored_transpose_output_queued() {
+    colored_routes_run_a_transpose_without_contention(output_queued());
+}
+
+#[test]
+fn colored_transpose_cioq() {
+    colored_routes_run_a_transpose_without_contention(cioq(1, false));
+}
+
+#[test]
+fn colored_transpose_wormhole() {
+    colored_routes_run_a_transpose_without_contention(wormhole());
 }
 
 // ------------------------------------------------------ switch kinds chosen per switch

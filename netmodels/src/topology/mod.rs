@@ -15,7 +15,7 @@ use crate::link::LinkParams;
 
 pub mod xgft;
 
-pub use xgft::{Xgft, XgftError};
+pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
 
 /// How switches choose the output towards a destination.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
@@ -29,6 +29,33 @@ pub enum Routing {
     /// XGFT s-mod-k: the same with the source; the route depends on the source, so it is
     /// computed at the source and carried in the packet's header (source routing)
     SModK(Xgft),
+    /// XGFT random: each pair's up ports drawn once from a generator keyed by (seed,
+    /// source, destination, level); source routing
+    Random {
+        /// the tree
+        xgft: Xgft,
+        /// the seed of every draw
+        seed: u64,
+    },
+    /// XGFT pattern-aware ("colored"): up ports chosen for a communication pattern by
+    /// [`Xgft::pattern_aware_routes`], d-mod-k paths for other pairs; source routing
+    /// (boxed: a pattern's table is large beside the other variants)
+    PatternAware(Box<PatternRoutes>),
+}
+
+impl Routing {
+    /// The output ports, switch by switch, of the path from `src` to `dst` under an
+    /// XGFT routing (see [`Xgft::d_mod_k_path`] and its siblings); `None` for routings
+    /// that are not defined by paths.
+    pub fn xgft_path(&self, src: HostId, dst: HostId) -> Option<Vec<u32>> {
+        match self {
+            Routing::ShortestPath => None,
+            Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
+            Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
+            Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
+            Routing::PatternAware(routes) => Some(routes.path(src, dst)),
+        }
+    }
 }
 
 /// One end of a cable.
@@ -263,8 +290,8 @@ pub(crate) struct RouteTable {
     hosts: u32,
     /// `out_port[switch * hosts + host]` (table routing)
     out_port: Vec<u32>,
-    /// source routing: how paths are computed
-    source: Option<Xgft>,
+    /// source routing: how paths are computed ([`Routing::xgft_path`])
+    source: Option<Routing>,
     /// source routing: path id of each (source, destination) pair used so far
     path_of: BTreeMap<(u32, u32), u32>,
     /// source routing: the output port at each switch of each path
@@ -294,8 +321,8 @@ impl RouteTable {
                 }
                 Ok(RouteTable::table(hosts, out_port))
             }
-            Routing::SModK(x) => Ok(RouteTable {
-                source: Some(x.clone()),
+            Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
+                source: Some(topology.routing.clone()),
                 ..RouteTable::table(topology.hosts, Vec::new())
             }),
         }
@@ -313,13 +340,13 @@ impl RouteTable {
 
     /// The route of packets from `src` to `dst`.
     pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
-        let Some(x) = &self.source else {
+        let Some(routing) = &self.source else {
             return Route::Table;
         };
         let next = self.paths.len() as u32;
         let id = *self.path_of.entry((src.0, dst.0)).or_insert(next);
         if id == next {
-            self.paths.push(x.s_mod_k_path(src, dst));
+            self.paths.push(routing.xgft_path(src, dst).unwrap_or_default());
         }
         Route::Source(id)
     }

@@ -1,4 +1,6 @@
-//! Extended generalized fat trees, XGFT(h; m1..mh; w1..wh), and their d-mod-k routing.
+//! Extended generalized fat trees, XGFT(h; m1..mh; w1..wh), and their oblivious
+//! routings: d-mod-k (tables), s-mod-k and random (source routes); pattern-aware
+//! routing and the link loads of a communication pattern live in [`pattern`].
 //!
 //! ```text
 //!   level 2:      [s00]     [s01]  …        each level-i switch: m_i children (down
@@ -17,10 +19,19 @@
 //! so hosts 0..m1 share the first leaf switch. Switches are numbered level by level.
 //!
 //! k-ary n-tree = XGFT(n; k,…,k; 1,k,…,k). Slimmed k:k' tree = XGFT(n; k,…,k; 1,k',…,k').
+//!
+//! Every routing here is minimal: up to the lowest level where source and destination
+//! share a subtree, then down the unique way. Routings differ only in the parent chosen
+//! at each level on the way up.
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
+use crate::rng::Rng;
 use crate::topology::{Cable, Endpoint, Routing, Topology};
+
+pub mod pattern;
+
+pub use pattern::{PatternRoutes, PhaseLoad};
 
 /// The shape of an extended generalized fat tree.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -51,6 +62,28 @@ pub enum XgftError {
     /// too many nodes
     #[error("xgft: the tree has more than 2^32 nodes at one level")]
     TooLarge,
+    /// a communication pattern names a host the tree does not have
+    #[error("xgft pattern: phases[{phase}][{flow}] names host {host}, the tree has {hosts} hosts")]
+    UnknownHost {
+        /// index of the phase
+        phase: usize,
+        /// index of the flow in the phase
+        flow: usize,
+        /// the host named
+        host: u32,
+        /// hosts in the tree
+        hosts: u32,
+    },
+    /// a path that is not a route of the tree between the two hosts
+    #[error("xgft: the output ports {path:?} do not lead from host {src} to host {dst}")]
+    BadPath {
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// the output ports, switch by switch
+        path: Vec<u32>,
+    },
 }
 
 impl Xgft {
@@ -205,14 +238,50 @@ impl Xgft {
         if here[level..] == there[level..] {
             return there[level - 1];
         }
-        let below: u32 = self.parents[..level].iter().product();
-        self.children[level - 1] + (dst.0 / below) % self.parents[level]
+        self.children[level - 1] + (dst.0 / self.below(level)) % self.parents[level]
+    }
+
+    /// d-mod-k as a path: the output ports from host `src` to host `dst`, switch by
+    /// switch, the same ports the [`Xgft::d_mod_k`] tables give.
+    pub fn d_mod_k_path(&self, src: HostId, dst: HostId) -> Vec<u32> {
+        self.path_with(src, dst, |level| (dst.0 / self.below(level)) % self.parents[level])
     }
 
     /// s-mod-k: the output ports of the path from host `src` to host `dst`, switch by
     /// switch. Up at level l on parent ⌊s / (w1·…·wl)⌋ mod w(l+1) until the destination
     /// is in the subtree, then down by the destination's digits.
     pub fn s_mod_k_path(&self, src: HostId, dst: HostId) -> Vec<u32> {
+        self.path_with(src, dst, |level| (src.0 / self.below(level)) % self.parents[level])
+    }
+
+    /// Random: the output ports of the path from host `src` to host `dst`, the parent
+    /// at each level l drawn uniformly from w(l+1) by a generator keyed by (`seed`, src,
+    /// dst, l). A static choice per pair: the same seed gives the same path whenever and
+    /// in whatever order it is asked for.
+    pub fn random_path(&self, seed: u64, src: HostId, dst: HostId) -> Vec<u32> {
+        self.path_with(src, dst, |level| {
+            let key = [u64::from(src.0), u64::from(dst.0), level as u64];
+            Rng::keyed(seed, &key).below(u64::from(self.parents[level])) as u32
+        })
+    }
+
+    /// The level of the highest switch on a minimal path from `src` to `dst`: L = the
+    /// highest digit where their labels differ (1 when they share a leaf switch).
+    pub fn top_level(&self, src: HostId, dst: HostId) -> usize {
+        let (s, d) = (self.digits(0, src.0), self.digits(0, dst.0));
+        (0..self.height()).rev().find(|&j| s[j] != d[j]).map_or(1, |j| j + 1)
+    }
+
+    /// w1·…·w`level`: how many level-`level` nodes have the same child digits.
+    fn below(&self, level: usize) -> u32 {
+        self.parents[..level].iter().product()
+    }
+
+    /// The output ports of the minimal path from host `src` to host `dst`, switch by
+    /// switch: up at each level-l switch on parent `up(l)` (in 0..w(l+1)) until the
+    /// destination is in the subtree, at level [`Xgft::top_level`], then down by the
+    /// destination's digits (the down path is unique).
+    pub(crate) fn path_with(&self, src: HostId, dst: HostId, mut up: impl FnMut(usize) -> u32) -> Vec<u32> {
         let there = self.digits(0, dst.0);
         // The source's leaf: level-1 label (0, s2, …, sh).
         let mut digits = self.digits(0, src.0);
@@ -230,13 +299,43 @@ impl Xgft {
                     return path;
                 }
             } else {
-                let below: u32 = self.parents[..level].iter().product();
-                let parent = (src.0 / below) % self.parents[level];
+                let parent = up(level);
                 path.push(self.children[level - 1] + parent);
                 digits[level] = parent;
                 level += 1;
             }
         }
+    }
+
+    /// The transmitting end of every link that `path` (output ports, switch by switch)
+    /// crosses from host `src`, the source's own port first; `None` unless the ports
+    /// exist and lead to host `dst`.
+    pub(crate) fn hops(&self, src: HostId, dst: HostId, path: &[u32]) -> Option<Vec<Endpoint>> {
+        let mut digits = self.digits(0, src.0);
+        digits[0] = 0;
+        let mut level = 1;
+        let mut hops = vec![Endpoint {
+            device: Device::Host(src),
+            port: 0,
+        }];
+        for &port in path {
+            if level == 0 {
+                return None;
+            }
+            let device = Device::Switch(self.switch_id(level, self.index(level, &digits)));
+            hops.push(Endpoint { device, port });
+            let children = self.children[level - 1];
+            if port < children {
+                digits[level - 1] = port;
+                level -= 1;
+            } else if level < self.height() && port - children < self.parents[level] {
+                digits[level] = port - children;
+                level += 1;
+            } else {
+                return None;
+            }
+        }
+        (level == 0 && self.index(0, &digits) == dst.0).then_some(hops)
     }
 
     /// Level and index within the level of `switch`.
@@ -254,9 +353,53 @@ impl Xgft {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::topology::{RouteTable, wire};
+    use crate::topology::{Route, RouteTable, Wiring, wire};
+
+    /// The small trees every routing is checked on exhaustively: a 4-ary 3-tree, a
+    /// slimmed 4:2 3-tree and a tree with unequal arities.
+    pub(crate) fn small_trees() -> [Xgft; 3] {
+        [
+            Xgft::kary_ntree(4, 3).expect("valid"),
+            Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid"),
+            Xgft::new(vec![3, 2, 2], vec![1, 3, 1]).expect("valid"),
+        ]
+    }
+
+    /// Follows the output ports of `path` through the cables from host `src`'s switch:
+    /// the transmitting end of every link crossed (the host's own first) and the device
+    /// reached after the last port (every earlier one must be a switch).
+    pub(crate) fn follow(wiring: &Wiring, src: u32, path: &[u32]) -> (Vec<Endpoint>, Device) {
+        let mut hops = vec![wiring.owner[wiring.port_base[src as usize] as usize]];
+        let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
+            .expect("connected")
+            .0;
+        for &port in path {
+            assert!(
+                matches!(at.device, Device::Switch(_)),
+                "{src}: {path:?} leaves the switches early"
+            );
+            let out = Endpoint {
+                device: at.device,
+                port,
+            };
+            hops.push(out);
+            at = wiring.peer[wiring.port(out)].expect("connected").0;
+        }
+        (hops, at.device)
+    }
+
+    /// Checks that `path` leads from `src` to `dst` through 2L − 1 switches: up to the
+    /// lowest common level L and down again (one switch when they share a leaf); and
+    /// that [`Xgft::hops`] finds the links the cables give.
+    pub(crate) fn assert_minimal(x: &Xgft, wiring: &Wiring, src: u32, dst: u32, path: &[u32]) {
+        let (hops, end) = follow(wiring, src, path);
+        assert_eq!(end, Device::Host(HostId(dst)), "{src} → {dst}: {path:?}");
+        let level = x.top_level(HostId(src), HostId(dst));
+        assert_eq!(path.len(), 2 * level - 1, "{x:?} {src} → {dst}: {path:?}");
+        assert_eq!(x.hops(HostId(src), HostId(dst), path), Some(hops));
+    }
 
     #[test]
     fn counts_match_the_formats_spec() {
@@ -280,68 +423,140 @@ mod tests {
 
     #[test]
     fn every_route_is_minimal_and_reaches_its_destination() {
-        for x in [
-            Xgft::kary_ntree(4, 3).expect("valid"),
-            Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid"),
-            Xgft::new(vec![3, 2, 2], vec![1, 3, 1]).expect("valid"),
-        ] {
+        for x in small_trees() {
             let topology = x.topology(LinkParams::default());
             let wiring = wire(&topology).expect("valid wiring");
             let routes = RouteTable::build(&topology, &wiring).expect("routable");
             for src in 0..x.hosts() {
                 for dst in 0..x.hosts() {
-                    let hops = walk(&wiring, &routes, src, dst);
-                    // Minimal: up to the lowest common level L and down again, 2L − 1
-                    // switches (one when source and destination share a leaf or match).
-                    let (s, d) = (x.digits(0, src), x.digits(0, dst));
-                    let level = (0..x.height()).rev().find(|&j| s[j] != d[j]).map_or(1, |j| j + 1);
-                    assert_eq!(hops, 2 * level - 1, "{x:?} {src} → {dst}");
+                    let table = walk(&wiring, &routes, src, dst);
+                    assert_minimal(&x, &wiring, src, dst, &table);
+                    // The d-mod-k path is what the tables give.
+                    assert_eq!(x.d_mod_k_path(HostId(src), HostId(dst)), table);
+                    for path in [
+                        x.s_mod_k_path(HostId(src), HostId(dst)),
+                        x.random_path(1, HostId(src), HostId(dst)),
+                        x.random_path(2, HostId(src), HostId(dst)),
+                    ] {
+                        assert_minimal(&x, &wiring, src, dst, &path);
+                    }
                 }
             }
         }
     }
 
     #[test]
-    fn s_mod_k_paths_are_minimal_and_spread_by_source() {
+    fn s_mod_k_spreads_by_source() {
         let x = Xgft::kary_ntree(4, 3).expect("valid");
-        let topology = Xgft::topology(&x, LinkParams::default());
-        let wiring = wire(&topology).expect("valid wiring");
-        for src in 0..x.hosts() {
-            for dst in 0..x.hosts() {
-                let path = x.s_mod_k_path(HostId(src), HostId(dst));
-                // Follow the ports from the source's leaf.
-                let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
-                    .expect("connected")
-                    .0;
-                for &port in &path {
-                    at = wiring.peer[wiring.port(Endpoint {
-                        device: at.device,
-                        port,
-                    })]
-                    .expect("connected")
-                    .0;
-                }
-                assert_eq!(at.device, Device::Host(HostId(dst)), "{src} → {dst}: {path:?}");
-                let (s, d) = (x.digits(0, src), x.digits(0, dst));
-                let level = (0..x.height()).rev().find(|&j| s[j] != d[j]).map_or(1, |j| j + 1);
-                assert_eq!(path.len(), 2 * level - 1);
-            }
-        }
         // The first up port depends on the source, not the destination.
         let up = |s: u32| x.s_mod_k_path(HostId(s), HostId(63))[0];
         assert_eq!((up(0), up(1), up(2), up(3)), (4, 5, 6, 7));
     }
 
-    /// Follows the route table from host `src` to host `dst`; returns the switches crossed.
-    fn walk(wiring: &crate::topology::Wiring, routes: &RouteTable, src: u32, dst: u32) -> usize {
+    /// The path ids' ports of every pair of `x`'s network routed `routing`, the pairs
+    /// asked for in the order `pairs` gives them.
+    fn source_routes(x: &Xgft, routing: Routing, pairs: &[(u32, u32)]) -> Vec<((u32, u32), Vec<u32>)> {
+        let mut topology = x.topology(LinkParams::default());
+        topology.routing = routing;
+        let wiring = wire(&topology).expect("valid wiring");
+        let mut routes = RouteTable::build(&topology, &wiring).expect("routable");
+        let mut out: Vec<_> = pairs
+            .iter()
+            .map(|&(src, dst)| {
+                let route = routes.route(HostId(src), HostId(dst));
+                assert!(matches!(route, Route::Source(_)), "{route:?}");
+                let hops = 2 * x.top_level(HostId(src), HostId(dst)) - 1;
+                let ports = (0..hops)
+                    .map(|hop| routes.port(route, SwitchId(0), hop, HostId(dst)))
+                    .collect();
+                ((src, dst), ports)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn all_pairs(x: &Xgft) -> Vec<(u32, u32)> {
+        (0..x.hosts())
+            .flat_map(|s| (0..x.hosts()).map(move |d| (s, d)))
+            .collect()
+    }
+
+    #[test]
+    fn random_paths_depend_on_the_seed_not_on_the_order_of_use() {
+        let x = Xgft::kary_ntree(4, 3).expect("valid");
+        let random = |seed| Routing::Random { xgft: x.clone(), seed };
+        let pairs = all_pairs(&x);
+        let reversed: Vec<_> = pairs.iter().rev().copied().collect();
+        // Every other pair first, then the rest: yet another order.
+        let interleaved: Vec<_> = pairs
+            .iter()
+            .step_by(2)
+            .chain(pairs.iter().skip(1).step_by(2))
+            .copied()
+            .collect();
+        let forward = source_routes(&x, random(7), &pairs);
+        assert_eq!(forward, source_routes(&x, random(7), &reversed));
+        assert_eq!(forward, source_routes(&x, random(7), &interleaved));
+        // The route table hands out exactly the paths `random_path` defines.
+        assert!(
+            forward
+                .iter()
+                .all(|((s, d), path)| *path == x.random_path(7, HostId(*s), HostId(*d)))
+        );
+        let other = source_routes(&x, random(8), &pairs);
+        let differ = forward.iter().zip(&other).filter(|(a, b)| a.1 != b.1).count();
+        // Pairs that climb above the leaves have 4 or 16 possible paths: most differ.
+        assert!(differ > pairs.len() / 2, "{differ} of {} pairs differ", pairs.len());
+    }
+
+    #[test]
+    fn random_paths_use_every_up_port() {
+        let x = Xgft::kary_ntree(4, 3).expect("valid");
+        for seed in [0, 1, 2] {
+            // used[leaf][up port − 4]; used2[level-2 switch][up port − 4]
+            let mut used = [[0u32; 4]; 16];
+            let mut used2 = [[0u32; 4]; 16];
+            for (src, dst) in all_pairs(&x) {
+                let path = x.random_path(seed, HostId(src), HostId(dst));
+                let level = x.top_level(HostId(src), HostId(dst));
+                if level >= 2 {
+                    used[(src / 4) as usize][(path[0] - 4) as usize] += 1;
+                }
+                if level == 3 {
+                    // The level-2 switch reached: parent path[0] − 4 in the source's pod.
+                    let switch = (src / 16) * 4 + (path[0] - 4);
+                    used2[switch as usize][(path[1] - 4) as usize] += 1;
+                }
+            }
+            // Each leaf sends 4 × 60 pairs up: all four ports get some, none gets most.
+            for counts in used.iter().chain(&used2) {
+                assert!(counts.iter().all(|&n| n > 0), "seed {seed}: {counts:?}");
+                let total: u32 = counts.iter().sum();
+                assert!(counts.iter().all(|&n| n < total / 2), "seed {seed}: {counts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn random_paths_are_the_same_in_every_run() {
+        // Pinned: a change here changes every random-routed simulation.
+        let x = Xgft::kary_ntree(4, 3).expect("valid");
+        let paths: Vec<Vec<u32>> = (60..64).map(|d| x.random_path(42, HostId(0), HostId(d))).collect();
+        let expected = [[5, 4, 3, 3, 0], [6, 5, 3, 3, 1], [5, 5, 3, 3, 2], [4, 6, 3, 3, 3]];
+        assert_eq!(paths, expected);
+    }
+
+    /// Follows the route table from host `src` to host `dst`; the output ports taken.
+    fn walk(wiring: &Wiring, routes: &RouteTable, src: u32, dst: u32) -> Vec<u32> {
         let mut at = wiring.peer[wiring.port_base[src as usize] as usize]
             .expect("connected")
             .0;
-        let mut switches = 0;
+        let mut ports = Vec::new();
         while let Device::Switch(s) = at.device {
-            switches += 1;
-            assert!(switches < 64, "routing loop");
+            assert!(ports.len() < 64, "routing loop");
             let port = routes.next_port(s, HostId(dst));
+            ports.push(port);
             at = wiring.peer[wiring.port(Endpoint {
                 device: at.device,
                 port,
@@ -349,7 +564,6 @@ mod tests {
             .expect("connected")
             .0;
         }
-        assert_eq!(at.device, Device::Host(HostId(dst)));
-        switches
+        ports
     }
 }
