@@ -1,10 +1,11 @@
 //! Server configuration: what `vesper serve` is told on its command line.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, RailPolicy,
-    Routing, SimTime, SwitchKind, SwitchParams, Topology, Xgft,
+    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, PatternRoutes,
+    RailPolicy, Routing, SimTime, SwitchKind, SwitchParams, Topology, Xgft,
 };
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
@@ -104,7 +105,7 @@ pub enum Shape {
 }
 
 /// How packets find their way (each shape allows some).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RoutingPolicy {
     /// breadth-first shortest paths, lowest port among equals (any shape)
     ShortestPath,
@@ -112,15 +113,26 @@ pub enum RoutingPolicy {
     DModK,
     /// XGFT: up port chosen by the source (source routing)
     SModK,
+    /// XGFT: up ports drawn once per (source, destination) pair from `seed` (source
+    /// routing)
+    Random {
+        /// the seed of the draws
+        seed: u64,
+    },
+    /// XGFT: up ports chosen for a communication pattern (source routing); `None` until
+    /// the pattern is known, d-mod-k meanwhile
+    PatternAware(Option<Arc<PatternRoutes>>),
 }
 
 impl RoutingPolicy {
     /// The name used in network files and on the command line.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             RoutingPolicy::ShortestPath => "shortest-path",
             RoutingPolicy::DModK => "d-mod-k",
             RoutingPolicy::SModK => "s-mod-k",
+            RoutingPolicy::Random { .. } => "random",
+            RoutingPolicy::PatternAware(_) => "pattern-aware",
         }
     }
 }
@@ -151,10 +163,17 @@ impl SwitchedConfig {
             Shape::Crossbar => Topology::crossbar(hosts, self.link),
             Shape::Xgft(x) => x.topology(self.link),
         };
-        topology.routing = match (&self.shape, self.routing) {
+        topology.routing = match (&self.shape, &self.routing) {
             (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
-            (Shape::Xgft(x), RoutingPolicy::DModK) => Routing::DModK(x.clone()),
+            (Shape::Xgft(x), RoutingPolicy::DModK | RoutingPolicy::PatternAware(None)) => Routing::DModK(x.clone()),
             (Shape::Xgft(x), RoutingPolicy::SModK) => Routing::SModK(x.clone()),
+            (Shape::Xgft(x), RoutingPolicy::Random { seed }) => Routing::Random {
+                xgft: x.clone(),
+                seed: *seed,
+            },
+            (Shape::Xgft(_), RoutingPolicy::PatternAware(Some(routes))) => {
+                Routing::PatternAware(Box::new(PatternRoutes::clone(routes)))
+            }
             (Shape::Crossbar, _) => Routing::ShortestPath,
         };
         topology

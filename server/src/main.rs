@@ -140,9 +140,16 @@ struct NetworkArgs {
     /// on the host of line n; several nodes may share a host.
     #[arg(long, value_name = "FILE", conflicts_with = "nodes_per_host")]
     mapping: Option<PathBuf>,
-    /// Routing: `d-mod-k` or `s-mod-k` (fat trees), `shortest-path` (any).
+    /// Routing: on fat trees `d-mod-k`, `s-mod-k`, `random` (a static seeded choice per
+    /// pair, --seed) or `pattern-aware` (routes chosen so that flows of one phase of a
+    /// communication pattern share few links: --pattern, or `vesper run`'s workload);
+    /// `shortest-path` on any network.
     #[arg(long, value_enum)]
     routing: Option<RoutingName>,
+    /// pattern-aware routing: the communication pattern, one `SRC DST` flow of client
+    /// nodes per line, a line `phase` between phases.
+    #[arg(long, value_name = "FILE")]
+    pattern: Option<PathBuf>,
     /// Link rate per direction [MB/s, 10^6 bytes/s; default: 250, i.e. 2 Gb/s].
     #[arg(long, value_name = "MB/s")]
     link_bandwidth: Option<f64>,
@@ -188,7 +195,8 @@ struct NetworkArgs {
     /// --seed) or a port number [default: random].
     #[arg(long, value_name = "random|PORT")]
     initial_pointer: Option<String>,
-    /// wormhole: seed of the random initial pointers [default: 1].
+    /// Seed of the wormhole switches' random initial pointers and of random routing
+    /// [default: 1].
     #[arg(long)]
     seed: Option<u64>,
     /// multi-rail: how a host picks the rail of a message: in turn (`round-robin`),
@@ -429,6 +437,7 @@ const FIELD_FLAGS: &[(&str, &str)] = &[
     ("nodes_per_host", "--nodes-per-host"),
     ("mapping", "--mapping"),
     ("routing", "--routing"),
+    ("pattern", "--pattern"),
     ("link_bandwidth_mbs", "--link-bandwidth"),
     ("link_latency_ns", "--link-latency"),
     ("routing_latency_ns", "--routing-latency"),
@@ -463,6 +472,7 @@ impl NetworkArgs {
         note("nodes_per_host", self.nodes_per_host.map(|v| v.to_string()));
         note("mapping", self.mapping.as_ref().map(|p| p.display().to_string()));
         note("routing", self.routing.as_ref().map(value_name));
+        note("pattern", self.pattern.as_ref().map(|p| p.display().to_string()));
         note("link_bandwidth_mbs", text(&self.link_bandwidth));
         note("link_latency_ns", text(&self.link_latency));
         note("routing_latency_ns", text(&self.routing_latency));
@@ -486,6 +496,7 @@ impl NetworkArgs {
             nodes_per_host: self.nodes_per_host,
             mapping: self.mapping.clone(),
             routing: self.routing,
+            pattern: self.pattern.clone(),
             link_bandwidth_mbs: self.link_bandwidth,
             link_latency_ns: self.link_latency,
             routing_latency_ns: self.routing_latency,
@@ -984,6 +995,15 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         None => options_from_flags(&args)?,
     };
     options.record = args.output.is_some();
+    if spec.pattern.is_none() {
+        // Pattern-aware routing for the workload replayed: its k-th sends, task by task,
+        // on their nodes.
+        let nodes = |phase: Vec<(u32, u32)>| {
+            let node = |t| options.mapping.node_of(t);
+            phase.into_iter().map(|(s, d)| (node(s), node(d))).collect()
+        };
+        spec.pattern_phases = Some(workload.send_phases().into_iter().map(nodes).collect());
+    }
     let network = args.net.resolve(&spec, &origin)?;
     let nodes = network.placement.nodes(network.hosts);
     let needed = options.mapping.nodes_for(workload.tasks.len() as u32);

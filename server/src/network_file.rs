@@ -197,6 +197,10 @@ pub enum RoutingName {
     DModK,
     /// trees: the up port follows the source
     SModK,
+    /// trees: up ports drawn once per pair, seeded by `seed`
+    Random,
+    /// trees: up ports chosen for a communication pattern (`pattern`)
+    PatternAware,
 }
 
 /// Rail policies by name.
@@ -240,6 +244,11 @@ pub struct NetworkSpec {
     pub n: Option<u32>,
     pub k_up: Option<u32>,
     pub routing: Option<RoutingName>,
+    pub pattern: Option<PathBuf>,
+    /// the pattern of `routing = "pattern-aware"` given in memory: per phase, flows
+    /// between client nodes (`vesper run` takes its workload's)
+    #[serde(skip)]
+    pub pattern_phases: Option<Vec<Vec<(u32, u32)>>>,
     pub link_bandwidth_mbs: Option<f64>,
     pub link_latency_ns: Option<f64>,
     pub routing_latency_ns: Option<f64>,
@@ -293,6 +302,8 @@ impl NetworkSpec {
             n,
             k_up,
             routing,
+            pattern,
+            pattern_phases,
             link_bandwidth_mbs,
             link_latency_ns,
             routing_latency_ns,
@@ -349,11 +360,74 @@ impl NetworkSpec {
                 nodes_per_host: n.unwrap_or(1),
             },
         };
-        Ok(NetworkConfig {
+        let mut config = NetworkConfig {
             hosts,
             placement,
             fabric,
-        })
+        };
+        spec.route_pattern(&mut config)?;
+        Ok(config)
+    }
+
+    /// Chooses the routes of pattern-aware trees for the pattern (`pattern_phases`, or
+    /// the `pattern` file), its client nodes placed on their hosts.
+    fn route_pattern(&self, config: &mut NetworkConfig) -> Result<(), SpecError> {
+        let switched: Vec<&mut SwitchedConfig> = match &mut config.fabric {
+            FabricConfig::Switched(s) => vec![s],
+            FabricConfig::MultiRail { rails, .. } => rails.iter_mut().collect(),
+            FabricConfig::Ideal(_) => Vec::new(),
+        };
+        let waiting: Vec<&mut SwitchedConfig> = switched
+            .into_iter()
+            .filter(|s| s.routing == RoutingPolicy::PatternAware(None))
+            .collect();
+        if waiting.is_empty() {
+            if self.pattern.is_some() {
+                return Err(field("pattern", "applies to routing = \"pattern-aware\" only"));
+            }
+            return Ok(());
+        }
+        let phases = match (&self.pattern_phases, &self.pattern) {
+            (Some(phases), _) => phases.clone(),
+            (None, Some(path)) => read_pattern(path)?,
+            (None, None) => {
+                return Err(field(
+                    "pattern",
+                    "routing = \"pattern-aware\" needs a communication pattern: pattern = FILE (vesper run \
+                     takes its workload's)",
+                ));
+            }
+        };
+        let nodes = config.placement.nodes(config.hosts);
+        let mut hosts = Vec::with_capacity(phases.len());
+        for phase in &phases {
+            let mut flows = Vec::with_capacity(phase.len());
+            for &(src, dst) in phase {
+                if let Some(node) = [src, dst].into_iter().find(|&n| u64::from(n) >= nodes) {
+                    return Err(field(
+                        "pattern",
+                        format!(
+                            "node {node} is not in the network ({})",
+                            config.placement.describe(config.hosts)
+                        ),
+                    ));
+                }
+                let (s, d) = (config.placement.host_of(src), config.placement.host_of(dst));
+                if s != d {
+                    flows.push((s, d));
+                }
+            }
+            hosts.push(flows);
+        }
+        for s in waiting {
+            if let Shape::Xgft(x) = &s.shape {
+                let routes = x
+                    .pattern_aware_routes(&hosts)
+                    .map_err(|e| field("pattern", e.to_string()))?;
+                s.routing = RoutingPolicy::PatternAware(Some(std::sync::Arc::new(routes)));
+            }
+        }
+        Ok(())
     }
 
     /// The hosts and what joins them.
@@ -587,10 +661,14 @@ impl NetworkSpec {
             (Shape::Crossbar, None) => RoutingPolicy::ShortestPath,
             (Shape::Xgft(_), None | Some(RoutingName::DModK)) => RoutingPolicy::DModK,
             (Shape::Xgft(_), Some(RoutingName::SModK)) => RoutingPolicy::SModK,
+            (Shape::Xgft(_), Some(RoutingName::Random)) => RoutingPolicy::Random {
+                seed: self.seed.unwrap_or(1),
+            },
+            (Shape::Xgft(_), Some(RoutingName::PatternAware)) => RoutingPolicy::PatternAware(None),
             (Shape::Crossbar, Some(_)) => {
                 return Err(field(
                     "routing",
-                    "d-mod-k and s-mod-k route fat trees (kind = \"xgft\" or \"kary-ntree\")",
+                    "d-mod-k, s-mod-k, random and pattern-aware route fat trees (kind = \"xgft\" or \"kary-ntree\")",
                 ));
             }
         };
@@ -640,7 +718,8 @@ impl NetworkSpec {
             ("buffer_bytes", self.buffer_bytes.is_some()),
             ("arbitration", self.arbitration.is_some()),
             ("initial_pointer", self.initial_pointer.is_some()),
-            ("seed", self.seed.is_some()),
+            // Random routing draws from the seed too.
+            ("seed", self.seed.is_some() && self.routing != Some(RoutingName::Random)),
         ];
         let cioq_fields = [
             ("speedup", self.speedup.is_some()),
@@ -737,6 +816,41 @@ pub fn read_mapping(path: &Path, hosts: u32) -> Result<Vec<HostId>, SpecError> {
     Ok(mapping)
 }
 
+/// Reads a communication pattern file: one flow per line, `SRC DST` (client node
+/// numbers); a line `phase` starts the next phase; text after `#` and blank lines are
+/// ignored.
+pub fn read_pattern(path: &Path) -> Result<Vec<Vec<(u32, u32)>>, SpecError> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
+    let mut phases = vec![Vec::new()];
+    for (number, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
+        match words.as_slice() {
+            [] => {}
+            ["phase"] => phases.push(Vec::new()),
+            [src, dst] => match (src.parse(), dst.parse()) {
+                (Ok(s), Ok(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
+                _ => {
+                    return Err(SpecError::Mapping(format!(
+                        "{file}:{}: expected two node numbers, got `{}`",
+                        number + 1,
+                        line.trim()
+                    )));
+                }
+            },
+            _ => {
+                return Err(SpecError::Mapping(format!(
+                    "{file}:{}: expected `SRC DST` or `phase`, got `{}`",
+                    number + 1,
+                    line.trim()
+                )));
+            }
+        }
+    }
+    phases.retain(|p| !p.is_empty());
+    Ok(phases)
+}
+
 /// Reads a network file: its `[network]` table as a description, with a relative
 /// `mapping` path taken from the file's folder.
 pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
@@ -746,10 +860,12 @@ pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
         source,
     })?;
     let mut spec = parse_spec(&file, &text)?;
-    if let (Some(mapping), Some(folder)) = (&spec.mapping, path.parent())
-        && mapping.is_relative()
-    {
-        spec.mapping = Some(folder.join(mapping));
+    if let Some(folder) = path.parent() {
+        for relative in [&mut spec.mapping, &mut spec.pattern] {
+            if let Some(p) = relative.as_mut().filter(|p| p.is_relative()) {
+                *p = folder.join(&*p);
+            }
+        }
     }
     Ok(spec)
 }
@@ -1036,6 +1152,64 @@ mod tests {
             "r.toml: network.rail_policy: applies to kind = \"multi-rail\", not \"crossbar\""
         );
         assert!(err("[network]\npreset = \"nope\"\n").contains("network.preset: --preset nope: no such preset"));
+    }
+
+    #[test]
+    fn random_and_pattern_aware_routing() {
+        let random = parse(
+            "r.toml",
+            "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nrouting = \"random\"\nseed = 9\n",
+        )
+        .expect("valid");
+        assert_eq!(switched(&random).routing, RoutingPolicy::Random { seed: 9 });
+        let dir = std::env::temp_dir().join(format!("vesper-pattern-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        // A transpose on a 4-ary 2-tree, nodes two per host: node n on host n / 2.
+        let flows: String = (0..16u32)
+            .map(|h| format!("{} {}\n", 2 * h, 2 * (4 * (h % 4) + h / 4)))
+            .collect();
+        std::fs::write(dir.join("transpose.txt"), format!("# transpose\n{flows}phase\n0 2\n")).expect("write");
+        std::fs::write(
+            dir.join("net.toml"),
+            "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nrouting = \"pattern-aware\"\npattern = \"transpose.txt\"\n\
+             nodes_per_host = 2\n",
+        )
+        .expect("write");
+        let config = read(&dir.join("net.toml")).expect("valid");
+        let RoutingPolicy::PatternAware(Some(routes)) = &switched(&config).routing else {
+            panic!("no pattern routes: {config:?}");
+        };
+        // The transpose's flows that leave their leaf, each on its own links.
+        let x = Xgft::kary_ntree(4, 2).expect("valid");
+        let transpose: Vec<_> = (0..16)
+            .map(|h| (HostId(h), HostId(4 * (h % 4) + h / 4)))
+            .filter(|(s, d)| s != d)
+            .collect();
+        let loads = x.phase_loads(&[transpose], |s, d| routes.path(s, d)).expect("valid");
+        assert_eq!(loads[0].max_load, 1);
+        let err = |text: &str| parse("r.toml", text).expect_err("refused").to_string();
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nrouting = \"pattern-aware\"\n"),
+            "r.toml: network.pattern: routing = \"pattern-aware\" needs a communication pattern: pattern = FILE \
+             (vesper run takes its workload's)"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\npattern = \"p\"\n"),
+            "r.toml: network.pattern: applies to routing = \"pattern-aware\" only"
+        );
+        std::fs::write(dir.join("transpose.txt"), "0 99\n").expect("write");
+        let far = read(&dir.join("net.toml")).expect_err("refused").to_string();
+        assert!(
+            far.ends_with("network.pattern: node 99 is not in the network (16 hosts × 2 nodes per host)"),
+            "{far}"
+        );
+        std::fs::write(dir.join("transpose.txt"), "0 1 2\n").expect("write");
+        let bad = read(&dir.join("net.toml")).expect_err("refused").to_string();
+        assert!(
+            bad.ends_with("transpose.txt:1: expected `SRC DST` or `phase`, got `0 1 2`"),
+            "{bad}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

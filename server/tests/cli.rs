@@ -522,3 +522,20 @@ fn topo_describes_presets_files_and_draws_them() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("XGFT(2; 16,16; 1,16)"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_routes_a_tree_for_its_own_workload() {
+    let predicted = |routing: &str| {
+        let out = vesper(&[
+            "run", "--preset", "kary-ntree", "--workload", "wrf", "--tasks", "64", "--routing", routing, "--json",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert!(json["network"].as_str().is_some_and(|n| n.contains(&format!("{routing} routing"))));
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    // The shifts of the WRF pattern are conflict-free under d-mod-k already; the
+    // routes chosen for the pattern do as well, random ones do not.
+    assert_eq!(predicted("pattern-aware"), predicted("d-mod-k"));
+    assert!(predicted("random") > predicted("d-mod-k"));
+}

@@ -64,6 +64,25 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The workload's communication pattern, as pattern-aware routing takes it: phase
+    /// `k` holds the `k`-th point-to-point send of every task, (sender, receiver).
+    pub fn send_phases(&self) -> Vec<Vec<(u32, u32)>> {
+        let mut phases: Vec<Vec<(u32, u32)>> = Vec::new();
+        for (task, program) in self.tasks.iter().enumerate() {
+            let sends = program.iter().filter_map(|op| match op {
+                Op::Send { to, .. } | Op::ISend { to, .. } => Some(*to),
+                _ => None,
+            });
+            for (k, to) in sends.enumerate() {
+                if phases.len() <= k {
+                    phases.push(Vec::new());
+                }
+                phases[k].push((task as u32, to));
+            }
+        }
+        phases
+    }
+
     /// Two tasks bounce a message of `size` bytes `iterations` times.
     pub fn ping_pong(size: u32, iterations: u32) -> Workload {
         let mut ping = Vec::new();
@@ -218,6 +237,14 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn send_phases_take_each_tasks_kth_send() {
+        // Task n sends to n + 2, then to n − 2, edges excepted.
+        let phases = Workload::wrf(5, 2, 100).send_phases();
+        assert_eq!(phases, vec![vec![(0, 2), (1, 3), (2, 4), (3, 1), (4, 2)], vec![(2, 0)]]);
+        assert_eq!(Workload::ping_pong(1, 2).send_phases(), vec![vec![(0, 1), (1, 0)]; 2]);
+    }
 
     #[test]
     fn synthetic_workloads_are_balanced() {
