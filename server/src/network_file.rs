@@ -1041,7 +1041,7 @@ mod tests {
         );
         assert_eq!(
             err("[network]\nkind = \"crossbar\"\nrouting = \"d-mod-k\"\n"),
-            "n.toml: network.routing: d-mod-k and s-mod-k route fat trees (kind = \"xgft\" or \"kary-ntree\")"
+            "n.toml: network.routing: d-mod-k, s-mod-k, random and pattern-aware route fat trees (kind = \"xgft\" or \"kary-ntree\")"
         );
         assert_eq!(
             err("[network]\nkind = \"xgft\"\nm = [4, 4]\nw = [2, 4]\n"),

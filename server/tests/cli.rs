@@ -527,11 +527,24 @@ fn topo_describes_presets_files_and_draws_them() {
 fn run_routes_a_tree_for_its_own_workload() {
     let predicted = |routing: &str| {
         let out = vesper(&[
-            "run", "--preset", "kary-ntree", "--workload", "wrf", "--tasks", "64", "--routing", routing, "--json",
+            "run",
+            "--preset",
+            "kary-ntree",
+            "--workload",
+            "wrf",
+            "--tasks",
+            "64",
+            "--routing",
+            routing,
+            "--json",
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        assert!(json["network"].as_str().is_some_and(|n| n.contains(&format!("{routing} routing"))));
+        assert!(
+            json["network"]
+                .as_str()
+                .is_some_and(|n| n.contains(&format!("{routing} routing")))
+        );
         json["predicted_ns"].as_f64().expect("a prediction")
     };
     // The shifts of the WRF pattern are conflict-free under d-mod-k already; the
