@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, PatternRoutes,
-    RailPolicy, Routing, SimTime, SwitchKind, SwitchParams, Topology, Xgft,
+    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Xgft,
 };
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
@@ -91,6 +91,8 @@ pub struct SwitchedConfig {
     pub link: LinkParams,
     /// every switch's parameters
     pub switch: SwitchParams,
+    /// trees: the switch kind of some levels (1 = the leaves), instead of `switch.kind`
+    pub level_kinds: Vec<(u32, SwitchKind)>,
     /// every adapter's packets
     pub adapter: AdapterParams,
 }
@@ -145,15 +147,26 @@ impl SwitchedConfig {
             routing: RoutingPolicy::ShortestPath,
             link: LinkParams::default(),
             switch: SwitchParams::default(),
+            level_kinds: Vec::new(),
             adapter,
         }
     }
 
     /// The network builder of this network of `hosts` hosts.
     pub fn builder(&self, hosts: u32) -> NetworkBuilder {
-        NetworkBuilder::new(self.topology(hosts))
+        let mut builder = NetworkBuilder::new(self.topology(hosts))
             .switch_params(self.switch)
-            .adapter_params(self.adapter)
+            .adapter_params(self.adapter);
+        if let Shape::Xgft(x) = &self.shape {
+            // Switches are numbered level by level, the leaves first.
+            for &(level, kind) in &self.level_kinds {
+                let first: u32 = (1..level as usize).map(|l| x.nodes(l)).sum();
+                for s in first..first + x.nodes(level as usize) {
+                    builder = builder.switch_kind_of(SwitchId(s), kind);
+                }
+            }
+        }
+        builder
     }
 
     /// The topology of `hosts` hosts (the crossbar's count; other shapes fix their own),

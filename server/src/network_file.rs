@@ -31,6 +31,10 @@
 //! initial_pointer = "random"    # wormhole round-robin: "random" (seeded) or a port number
 //! seed = 1                      # wormhole: seed of the random initial pointers
 //!
+//! [network.levels.2]            # trees: the level-2 switches (1 = the leaves) …
+//! switch = "cioq"               # … of another kind (not wormhole), and its speedup
+//! speedup = 2
+//!
 //! # or the ideal network, for calibration against the replayer
 //! [network]
 //! kind = "ideal"
@@ -265,9 +269,24 @@ pub struct NetworkSpec {
     pub seed: Option<u64>,
     pub bandwidth_mbps: Option<f64>,
     pub latency_ns: Option<f64>,
+    pub levels: Option<std::collections::BTreeMap<String, LevelSpec>>,
     pub rails: Option<Vec<NetworkSpec>>,
     pub rail_policy: Option<RailPolicyName>,
     pub rail_threshold_bytes: Option<u32>,
+}
+
+/// The switches of one level of a tree, when they differ from the others
+/// (`[network.levels.2]`: the level-2 switches; 1 = the leaves).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(
+    missing_docs,
+    reason = "the fields mean what the network's fields of the same names mean"
+)]
+pub struct LevelSpec {
+    pub switch: Option<SwitchName>,
+    pub speedup: Option<u32>,
+    pub virtual_output_queues: Option<bool>,
 }
 
 /// Sets every field of `$to` that `$from` gives.
@@ -320,6 +339,7 @@ impl NetworkSpec {
             seed,
             bandwidth_mbps,
             latency_ns,
+            levels,
             rails,
             rail_policy,
             rail_threshold_bytes,
@@ -450,6 +470,9 @@ impl NetworkSpec {
                 ],
                 "\"kary-ntree\"",
             )?;
+        }
+        if !matches!(kind, KindName::Xgft | KindName::KaryNtree) {
+            refuse(&[("levels", self.levels.is_some())], "\"xgft\" or \"kary-ntree\"")?;
         }
         if !matches!(kind, KindName::MultiRail) {
             refuse(
@@ -702,13 +725,72 @@ impl NetworkSpec {
         if adapter.payload_bytes == 0 {
             return Err(field("packet_payload_bytes", "a packet must carry at least one byte"));
         }
+        let level_kinds = self.level_kinds(&shape, switch.kind)?;
         Ok(SwitchedConfig {
+            level_kinds,
             shape,
             routing,
             link,
             switch,
             adapter,
         })
+    }
+
+    /// The switch kinds of `[network.levels.N]` tables, checked against the tree.
+    fn level_kinds(&self, shape: &Shape, kind: SwitchKind) -> Result<Vec<(u32, SwitchKind)>, SpecError> {
+        let (Some(levels), Shape::Xgft(x)) = (&self.levels, shape) else {
+            return Ok(Vec::new());
+        };
+        let mut kinds = Vec::new();
+        for (name, level) in levels {
+            let at = |what: &str| format!("levels.{name}.{what}");
+            let number = name
+                .parse::<u32>()
+                .ok()
+                .filter(|&l| (1..=x.height() as u32).contains(&l))
+                .ok_or_else(|| {
+                    field(
+                        format!("levels.{name}"),
+                        format!("expected a level from 1 to {}", x.height()),
+                    )
+                })?;
+            let switch = level
+                .switch
+                .ok_or_else(|| field(at("switch"), "a level names its switch kind"))?;
+            if switch == SwitchName::Wormhole || matches!(kind, SwitchKind::Wormhole(_)) {
+                return Err(field(
+                    at("switch"),
+                    "wormhole switches cannot share a network with other kinds: set switch = \"wormhole\" for the \
+                     whole network instead",
+                ));
+            }
+            let level_kind = match switch {
+                SwitchName::Cioq => {
+                    let speedup = level.speedup.unwrap_or(1);
+                    if speedup == 0 {
+                        return Err(field(at("speedup"), "at least 1"));
+                    }
+                    SwitchKind::Cioq(CioqParams {
+                        speedup,
+                        virtual_output_queues: level.virtual_output_queues.unwrap_or(false),
+                    })
+                }
+                _ => {
+                    if let Some(f) = [
+                        ("speedup", level.speedup.is_some()),
+                        ("virtual_output_queues", level.virtual_output_queues.is_some()),
+                    ]
+                    .iter()
+                    .find(|(_, set)| *set)
+                    {
+                        return Err(field(at(f.0), "applies to switch = \"cioq\" only"));
+                    }
+                    SwitchKind::OutputQueued
+                }
+            };
+            kinds.push((number, level_kind));
+        }
+        Ok(kinds)
     }
 
     fn switch_kind(&self) -> Result<SwitchKind, SpecError> {
@@ -1210,6 +1292,52 @@ mod tests {
             "{bad}"
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn levels_of_a_tree_take_their_own_switches() {
+        let text =
+            "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\n[network.levels.3]\nswitch = \"cioq\"\nspeedup = 2\n";
+        let config = parse("l.toml", text).expect("valid");
+        let spine = SwitchKind::Cioq(CioqParams {
+            speedup: 2,
+            virtual_output_queues: false,
+        });
+        assert_eq!(switched(&config).level_kinds, vec![(3, spine)]);
+        let mut sim = config.build().expect("builds");
+        // It carries traffic through the CIOQ spine.
+        let spec = vesper_netmodels::MessageSpec {
+            src: HostId(0),
+            dst: HostId(63),
+            size_bytes: 10_000,
+            cookie: 1,
+        };
+        sim.inject(SimTime::ZERO, spec).expect("valid");
+        let mut delivered = Vec::new();
+        sim.run_until(SimTime::MAX, &mut delivered);
+        assert_eq!(delivered.len(), 1);
+        let err = |text: &str| parse("l.toml", text).expect_err("refused").to_string();
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\n[network.levels.4]\nswitch = \"cioq\"\n"),
+            "l.toml: network.levels.4: expected a level from 1 to 3"
+        );
+        assert_eq!(
+            err(
+                "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nswitch = \"wormhole\"\n[network.levels.1]\nswitch = \"cioq\"\n"
+            ),
+            "l.toml: network.levels.1.switch: wormhole switches cannot share a network with other kinds: set switch = \
+             \"wormhole\" for the whole network instead"
+        );
+        assert_eq!(
+            err(
+                "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\n[network.levels.1]\nswitch = \"output-queued\"\nspeedup = 2\n"
+            ),
+            "l.toml: network.levels.1.speedup: applies to switch = \"cioq\" only"
+        );
+        assert_eq!(
+            err("[network]\n[network.levels.1]\nswitch = \"cioq\"\n"),
+            "l.toml: network.levels: applies to kind = \"xgft\" or \"kary-ntree\", not \"crossbar\""
+        );
     }
 
     #[test]
