@@ -31,9 +31,9 @@
 //! initial_pointer = "random"    # wormhole round-robin: "random" (seeded) or a port number
 //! seed = 1                      # wormhole: seed of the random initial pointers
 //!
-//! [network.levels.2]            # trees: the level-2 switches (1 = the leaves) …
-//! switch = "cioq"               # … of another kind (not wormhole), and its speedup
-//! speedup = 2
+//! # [network.levels.2]          # trees: the level-2 switches (1 = the leaves) …
+//! # switch = "cioq"             # … of another kind (not with wormhole switches)
+//! # speedup = 2
 //!
 //! # or the ideal network, for calibration against the replayer
 //! [network]
