@@ -2,6 +2,37 @@
 
 use std::path::PathBuf;
 
+/// `println!` that ends the program quietly when standard output is closed early
+/// (`vesper run | head`) instead of panicking.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            exit_on_write_error(e);
+        }
+    }};
+}
+
+/// `print!`, as [`println!`].
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout(), $($arg)*) {
+            exit_on_write_error(e);
+        }
+    }};
+}
+
+/// Standard output failed: a closed pipe ends the program quietly, anything else with
+/// a message.
+fn exit_on_write_error(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("vesper: cannot write to standard output: {e}");
+    std::process::exit(1);
+}
+
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
