@@ -32,5 +32,5 @@ pub use link::LinkParams;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
-pub use topology::{Cable, Endpoint, Routing, Topology, TopologyError, Xgft, XgftError};
+pub use topology::{Cable, Endpoint, Routing, Topology, TopologyError, Torus, TorusError, Xgft, XgftError};
 pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

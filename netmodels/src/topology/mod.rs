@@ -13,8 +13,10 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 
+pub mod torus;
 pub mod xgft;
 
+pub use torus::{Torus, TorusError};
 pub use xgft::{Xgft, XgftError};
 
 /// How switches choose the output towards a destination.
@@ -29,6 +31,9 @@ pub enum Routing {
     /// XGFT s-mod-k: the same with the source; the route depends on the source, so it is
     /// computed at the source and carried in the packet's header (source routing)
     SModK(Xgft),
+    /// torus, mesh or hypercube: dimension 0 first, each dimension the shorter way
+    /// round, ties to + (table routing; see [`torus`])
+    DimensionOrder(Torus),
 }
 
 /// One end of a cable.
@@ -145,6 +150,24 @@ pub enum TopologyError {
     /// a host with no cable
     #[error("host{0}.p0 has no cable: every host must be connected")]
     HostNotConnected(u32),
+    /// the dimension-order routing names an invalid torus
+    #[error("routing: {0}")]
+    Torus(#[from] TorusError),
+    /// the dimension-order routing's torus is not the topology's shape
+    #[error(
+        "routing: the torus has {torus_switches} switches and {torus_hosts} hosts, \
+         the topology {switches} switches and {hosts} hosts"
+    )]
+    TorusShape {
+        /// switches of the routing's torus
+        torus_switches: u32,
+        /// hosts of the routing's torus
+        torus_hosts: u32,
+        /// switches of the topology
+        switches: u32,
+        /// hosts of the topology
+        hosts: u32,
+    },
     /// no path from a switch to a host
     #[error("no path from sw{switch} to host{host}: the network is not connected")]
     Unreachable {
@@ -291,6 +314,23 @@ impl RouteTable {
                 let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
                 for s in 0..switches {
                     out_port.extend((0..hosts).map(|h| x.d_mod_k(SwitchId(s), HostId(h))));
+                }
+                Ok(RouteTable::table(hosts, out_port))
+            }
+            Routing::DimensionOrder(t) => {
+                t.check()?;
+                let (hosts, switches) = (topology.hosts, topology.switch_ports.len() as u32);
+                if (t.switches(), t.hosts()) != (switches, hosts) {
+                    return Err(TopologyError::TorusShape {
+                        torus_switches: t.switches(),
+                        torus_hosts: t.hosts(),
+                        switches,
+                        hosts,
+                    });
+                }
+                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
+                for s in 0..switches {
+                    out_port.extend((0..hosts).map(|h| t.dimension_order(SwitchId(s), HostId(h))));
                 }
                 Ok(RouteTable::table(hosts, out_port))
             }
