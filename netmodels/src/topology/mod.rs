@@ -288,6 +288,8 @@ pub(crate) struct RouteTable {
     out_port: Vec<u32>,
     /// source routing: how paths are computed
     source: Option<Xgft>,
+    /// dimension-order routing: the torus, whose rings flow control must know
+    torus: Option<Torus>,
     /// source routing: path id of each (source, destination) pair used so far
     path_of: BTreeMap<(u32, u32), u32>,
     /// source routing: the output port at each switch of each path
@@ -332,7 +334,10 @@ impl RouteTable {
                 for s in 0..switches {
                     out_port.extend((0..hosts).map(|h| t.dimension_order(SwitchId(s), HostId(h))));
                 }
-                Ok(RouteTable::table(hosts, out_port))
+                Ok(RouteTable {
+                    torus: Some(t.clone()),
+                    ..RouteTable::table(hosts, out_port)
+                })
             }
             Routing::SModK(x) => Ok(RouteTable {
                 source: Some(x.clone()),
@@ -346,6 +351,7 @@ impl RouteTable {
             hosts,
             out_port,
             source: None,
+            torus: None,
             path_of: BTreeMap::new(),
             paths: Vec::new(),
         }
@@ -444,6 +450,19 @@ impl RouteTable {
             }
         }
         Ok(RouteTable::table(hosts, out_port))
+    }
+
+    /// The torus of a dimension-order routing.
+    pub(crate) fn torus(&self) -> Option<&Torus> {
+        self.torus.as_ref()
+    }
+
+    /// The ring that switch port `port` belongs to: the dimension it leads along, if
+    /// that dimension closes a cycle (every switch of a torus has the same ports).
+    /// `None` for host ports, for mesh dimensions and for other topologies.
+    pub(crate) fn ring(&self, port: u32) -> Option<u32> {
+        let t = self.torus.as_ref()?;
+        t.port_dimension(port).filter(|&d| t.is_ring(d as usize))
     }
 
     /// The output port of `switch` towards `host` (table routing).

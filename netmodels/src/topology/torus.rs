@@ -129,8 +129,8 @@ impl Torus {
     }
 
     /// Whether dimension `d` is a ring: wrapped, with more than two switches.
-    fn is_ring(&self, d: usize) -> bool {
-        self.wrap && self.dims[d] > 2
+    pub fn is_ring(&self, d: usize) -> bool {
+        self.wrap && self.dims.get(d).is_some_and(|&k| k > 2)
     }
 
     /// Whether some dimension closes a cycle of cables (a wrapped dimension of more than
