@@ -100,7 +100,8 @@ pub struct WormholeParams {
     pub granularity: Granularity,
     /// bubble flow control: outputs admit whole packets only (virtual cut-through), and
     /// a packet entering a torus ring needs room for two; required by dimension-order
-    /// routing on a torus with rings (see [`crate::wormhole`])
+    /// routing on a torus with rings. Needs `buffer_bytes` to hold two of the adapters'
+    /// largest packets below the STOP threshold (see [`crate::wormhole`])
     pub bubble: bool,
 }
 

@@ -120,7 +120,8 @@ impl Thresholds {
 /// port share the index).
 ///
 /// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
-/// signals arriving, flits arriving, outputs released, heads routed, arbitration, sends.
+/// signals arriving, flits arriving, outputs released (freeing the bubble slots their
+/// packets held), heads routed, arbitration, sends.
 /// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
 /// send at `t`, and an output freed at `t` is arbitrated among every request of `t`.
 #[derive(Debug, Clone, Copy)]
@@ -561,7 +562,8 @@ impl WormholeFabric {
 
     /// Bubble flow control: a packet's tail has left `input` (the output carrying it was
     /// released): its slot is free, and the output feeding `input`, which may have been
-    /// refused for want of room, tries again.
+    /// refused for want of room, tries again. Releases come before arbitration at one
+    /// instant (on both paths), so every arbitration of the instant sees the slot.
     fn free_slot<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
         let inp = &mut self.ins[input as usize];
         if inp.slots == 0 {
