@@ -34,5 +34,7 @@ pub use multirail::{MultiRail, RailPolicy};
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
-pub use topology::{Cable, Endpoint, PatternRoutes, PhaseLoad, Routing, Topology, TopologyError, Xgft, XgftError};
+pub use topology::{
+    Cable, Endpoint, PatternRoutes, PhaseLoad, Routing, Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
+};
 pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

@@ -22,7 +22,8 @@
 //!
 //! - **wormhole** (Myrinet-like), in [`crate::wormhole`]: flits, small input (slack)
 //!   buffers with stop/go flow control, an output held by one worm from its head to its
-//!   tail, round-robin or oldest-first output arbitration.
+//!   tail, round-robin or oldest-first output arbitration; optionally bubble flow
+//!   control (virtual cut-through admission) for the rings of tori.
 
 use crate::time::SimTime;
 
@@ -97,6 +98,11 @@ pub struct WormholeParams {
     pub arbitration: Arbitration,
     /// how finely the model steps (same results either way)
     pub granularity: Granularity,
+    /// bubble flow control: outputs admit whole packets only (virtual cut-through), and
+    /// a packet entering a torus ring needs room for two; required by dimension-order
+    /// routing on a torus with rings. Needs `buffer_bytes` to hold two of the adapters'
+    /// largest packets below the STOP threshold (see [`crate::wormhole`])
+    pub bubble: bool,
 }
 
 /// How the wormhole model steps through time. Both give identical results.
@@ -120,6 +126,7 @@ impl Default for WormholeParams {
                 initial: InitialPointer::Random { seed: 1 },
             },
             granularity: Granularity::Coarse,
+            bubble: false,
         }
     }
 }

@@ -13,8 +13,10 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 
+pub mod torus;
 pub mod xgft;
 
+pub use torus::{Torus, TorusError};
 pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
 
 /// How switches choose the output towards a destination.
@@ -41,6 +43,9 @@ pub enum Routing {
     /// [`Xgft::pattern_aware_routes`], d-mod-k paths for other pairs; source routing
     /// (boxed: a pattern's table is large beside the other variants)
     PatternAware(Box<PatternRoutes>),
+    /// torus, mesh or hypercube: dimension 0 first, each dimension the shorter way
+    /// round, ties to + (table routing; see [`torus`])
+    DimensionOrder(Torus),
 }
 
 impl Routing {
@@ -49,7 +54,7 @@ impl Routing {
     /// that are not defined by paths.
     pub fn xgft_path(&self, src: HostId, dst: HostId) -> Option<Vec<u32>> {
         match self {
-            Routing::ShortestPath => None,
+            Routing::ShortestPath | Routing::DimensionOrder(_) => None,
             Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
@@ -172,6 +177,24 @@ pub enum TopologyError {
     /// a host with no cable
     #[error("host{0}.p0 has no cable: every host must be connected")]
     HostNotConnected(u32),
+    /// the dimension-order routing names an invalid torus
+    #[error("routing: {0}")]
+    Torus(#[from] TorusError),
+    /// the dimension-order routing's torus is not the topology's shape
+    #[error(
+        "routing: the torus has {torus_switches} switches and {torus_hosts} hosts, \
+         the topology {switches} switches and {hosts} hosts"
+    )]
+    TorusShape {
+        /// switches of the routing's torus
+        torus_switches: u32,
+        /// hosts of the routing's torus
+        torus_hosts: u32,
+        /// switches of the topology
+        switches: u32,
+        /// hosts of the topology
+        hosts: u32,
+    },
     /// no path from a switch to a host
     #[error("no path from sw{switch} to host{host}: the network is not connected")]
     Unreachable {
@@ -292,6 +315,8 @@ pub(crate) struct RouteTable {
     out_port: Vec<u32>,
     /// source routing: how paths are computed ([`Routing::xgft_path`])
     source: Option<Routing>,
+    /// dimension-order routing: the torus, whose rings flow control must know
+    torus: Option<Torus>,
     /// source routing: path id of each (source, destination) pair used so far
     path_of: BTreeMap<(u32, u32), u32>,
     /// source routing: the output port at each switch of each path
@@ -321,6 +346,26 @@ impl RouteTable {
                 }
                 Ok(RouteTable::table(hosts, out_port))
             }
+            Routing::DimensionOrder(t) => {
+                t.check()?;
+                let (hosts, switches) = (topology.hosts, topology.switch_ports.len() as u32);
+                if (t.switches(), t.hosts()) != (switches, hosts) {
+                    return Err(TopologyError::TorusShape {
+                        torus_switches: t.switches(),
+                        torus_hosts: t.hosts(),
+                        switches,
+                        hosts,
+                    });
+                }
+                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
+                for s in 0..switches {
+                    out_port.extend((0..hosts).map(|h| t.dimension_order(SwitchId(s), HostId(h))));
+                }
+                Ok(RouteTable {
+                    torus: Some(t.clone()),
+                    ..RouteTable::table(hosts, out_port)
+                })
+            }
             Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
                 source: Some(topology.routing.clone()),
                 ..RouteTable::table(topology.hosts, Vec::new())
@@ -333,6 +378,7 @@ impl RouteTable {
             hosts,
             out_port,
             source: None,
+            torus: None,
             path_of: BTreeMap::new(),
             paths: Vec::new(),
         }
@@ -431,6 +477,19 @@ impl RouteTable {
             }
         }
         Ok(RouteTable::table(hosts, out_port))
+    }
+
+    /// The torus of a dimension-order routing.
+    pub(crate) fn torus(&self) -> Option<&Torus> {
+        self.torus.as_ref()
+    }
+
+    /// The ring that switch port `port` belongs to: the dimension it leads along, if
+    /// that dimension closes a cycle (every switch of a torus has the same ports).
+    /// `None` for host ports, for mesh dimensions and for other topologies.
+    pub(crate) fn ring(&self, port: u32) -> Option<u32> {
+        let t = self.torus.as_ref()?;
+        t.port_dimension(port).filter(|&d| t.is_ring(d as usize))
     }
 
     /// The output port of `switch` towards `host` (table routing).

@@ -25,6 +25,33 @@
 //! - a destination adapter takes flits as fast as they come; a message completes when
 //!   the last flit of its last packet has arrived.
 //!
+//! Bubble flow control ([`WormholeParams::bubble`]) is for the rings of a torus.
+//! Dimension-order routing around a ring is a cycle of channel dependencies: worms
+//! waiting for one another all the way round deadlock. Routers with virtual channels cut
+//! the cycle with a dateline (Dally and Seitz); this switch has none, so it uses the
+//! bubble condition of Puente et al. (as BlueGene/L does), which needs no virtual
+//! channel, only input buffers of two packets. It turns the switch into a virtual
+//! cut-through one:
+//! - an output is granted to a packet only if the input buffer at the far end of its
+//!   cable has a free slot. A slot holds a packet of the largest size the adapters cut;
+//!   the packet holds it from its grant (its flits still to send, on the cable, in the
+//!   buffer) until its tail has left that buffer (the output carrying it on is released);
+//! - a packet that enters a ring there, from a host port or from another dimension, needs
+//!   two free slots: one for itself, and one that stays free in the ring (the bubble), so
+//!   that some packet of the ring can always move;
+//! - requests that do not fit take no part in the arbitration; the output arbitrates
+//!   again when a slot frees downstream (an adapter cuts its next packet then).
+//!
+//! The slots lie below the STOP threshold, so stop/go never acts: an admitted packet is
+//! never stopped half-sent, holding buffers on both sides of a cable. Slots of the
+//! largest size, rather than counting each packet's own flits, are deliberate: with
+//! packets of different sizes, free room counted in flits fragments around a ring and
+//! the ring deadlocks all the same: every buffer holding a largest packet that goes on
+//! round the ring, a small one behind it, and room for less than a largest packet (a
+//! brute-force search of a three-buffer ring reaches this from an empty ring under the
+//! per-flit rule). `build()` refuses dimension-order routing on a torus with rings
+//! without bubble flow control, and buffers too small for two slots.
+//!
 //! Head-of-line blocking is detected as it happens: the packet at the front of an input
 //! waits for an output held by another worm while the next packet in the same buffer
 //! wants an output that is free.
@@ -47,7 +74,7 @@ use crate::simulation::{BuildError, Cut, Event, Message};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams};
 use crate::time::SimTime;
-use crate::topology::{Endpoint, RouteTable, Wiring};
+use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
 use crate::trace::{FlowSignal, LinkTraversal, PortRef, TraceSink};
 use runs::Run;
 
@@ -93,7 +120,8 @@ impl Thresholds {
 /// port share the index).
 ///
 /// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
-/// signals arriving, flits arriving, outputs released, heads routed, arbitration, sends.
+/// signals arriving, flits arriving, outputs released (freeing the bubble slots their
+/// packets held), heads routed, arbitration, sends.
 /// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
 /// send at `t`, and an output freed at `t` is arbitrated among every request of `t`.
 #[derive(Debug, Clone, Copy)]
@@ -176,6 +204,8 @@ struct OutPort {
     owner: Endpoint,
     /// global index of the input at the far end
     peer_input: Option<u32>,
+    /// the torus ring (dimension) this port's cable belongs to, both directions
+    ring: Option<u32>,
     link: LinkParams,
     flit_time: SimTime,
     worm: Option<Worm>,
@@ -224,6 +254,12 @@ struct InPort {
     occupancy: u32,
     stop_sent: bool,
     hol: bool,
+    /// bubble flow control: packets this buffer holds below its STOP threshold, each
+    /// counted as a packet of the largest size (0: not admission-controlled)
+    slots: u32,
+    /// bubble flow control: packets granted an output towards this buffer whose tails
+    /// have not yet left it
+    reserved: u32,
     /// coarse path: since when the front entry has been at the front
     front_since: SimTime,
     /// coarse path: the threshold plan (stale events carry an older one)
@@ -319,6 +355,10 @@ impl WormholeFabric {
             outs.push(OutPort {
                 owner,
                 peer_input: peer.map(|(end, _)| wiring.port(end) as u32),
+                ring: match owner.device {
+                    Device::Switch(_) => routes.ring(owner.port),
+                    Device::Host(_) => None,
+                },
                 link,
                 flit_time,
                 worm: None,
@@ -359,10 +399,21 @@ impl WormholeFabric {
                 occupancy: 0,
                 stop_sent: false,
                 hol: false,
+                slots: 0,
+                reserved: 0,
                 front_since: SimTime::ZERO,
                 version: 0,
                 pending: None,
             });
+        }
+        if params.bubble {
+            bubble_slots(&params, &adapter, &mut ins)?;
+        } else if routes.torus().is_some_and(Torus::has_rings) {
+            return Err(BuildError::Wormhole(
+                "bubble: dimension-order routing around the rings of a torus deadlocks wormhole switches, \
+                 which have no virtual channels; turn bubble flow control on (or use a mesh)"
+                    .into(),
+            ));
         }
         // The coarse path needs one flit time everywhere.
         let mut flit_times = outs.iter().filter(|o| o.peer_input.is_some()).map(|o| o.flit_time);
@@ -467,7 +518,7 @@ impl WormholeFabric {
     /// the next request (switch).
     fn release<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
         let out = &mut self.outs[port as usize];
-        out.worm = None;
+        let finished = out.worm.take();
         match out.owner.device {
             Device::Host(host) => self.next_packet(port, host, ctx),
             Device::Switch(_) => {
@@ -476,10 +527,66 @@ impl WormholeFabric {
                 self.check_hol_at(port, ctx);
             }
         }
+        if let Some(input) = finished.and_then(|w| w.input) {
+            self.free_slot(input, ctx);
+        }
+    }
+
+    /// Bubble flow control: whether output `port` may take a packet from `input` (`None`:
+    /// the adapter's memory) now. The buffer at the far end must have a slot free for
+    /// it, two if the packet enters a ring there (from a host port or another dimension).
+    fn admits(&self, port: u32, input: Option<u32>) -> bool {
+        let out = &self.outs[port as usize];
+        let Some(far) = out.peer_input.map(|i| &self.ins[i as usize]) else {
+            return true;
+        };
+        if far.slots == 0 {
+            // Not admission-controlled (bubble off, or a destination adapter).
+            return true;
+        }
+        let from = input.and_then(|i| self.outs[i as usize].ring);
+        let entering = out.ring.is_some() && out.ring != from;
+        far.reserved + 1 + u32::from(entering) <= far.slots
+    }
+
+    /// Bubble flow control: `port` was granted a packet, which holds a slot of the
+    /// buffer at the far end until its tail has left that buffer.
+    fn reserve(&mut self, port: u32) {
+        if let Some(far) = self.outs[port as usize].peer_input {
+            let far = &mut self.ins[far as usize];
+            if far.slots > 0 {
+                far.reserved += 1;
+            }
+        }
+    }
+
+    /// Bubble flow control: a packet's tail has left `input` (the output carrying it was
+    /// released): its slot is free, and the output feeding `input`, which may have been
+    /// refused for want of room, tries again. Releases come before arbitration at one
+    /// instant (on both paths), so every arbitration of the instant sees the slot.
+    fn free_slot<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        if inp.slots == 0 {
+            return;
+        }
+        inp.reserved -= 1;
+        let Some(upstream) = inp.upstream else { return };
+        match self.outs[upstream as usize].owner.device {
+            Device::Host(host) => {
+                if self.outs[upstream as usize].worm.is_none() {
+                    self.next_packet(upstream, host, ctx);
+                }
+            }
+            Device::Switch(_) => self.schedule_arbitration(upstream, ctx),
+        }
     }
 
     /// Cuts the next packet at `host`'s adapter and starts sending it.
     fn next_packet<S: TraceSink>(&mut self, port: u32, host: HostId, ctx: &mut Ctx<'_, S>) {
+        if !self.admits(port, None) {
+            // Bubble flow control: `free_slot` wakes the adapter when there is room.
+            return;
+        }
         let Some(message) = self.senders[host.index()].current() else {
             return;
         };
@@ -508,6 +615,7 @@ impl WormholeFabric {
         }
         self.senders[host.index()].cut(last, self.adapter.interleave);
         let packet = self.packets.insert(record);
+        self.reserve(port);
         self.outs[port as usize].worm = Some(Worm {
             packet,
             input: None,
@@ -711,6 +819,11 @@ impl WormholeFabric {
             "input buffer overflow at {:?}",
             inp.owner
         );
+        debug_assert!(
+            inp.slots == 0 || inp.thresholds.is_none_or(|t| inp.occupancy < t.high),
+            "bubble flow control let {:?} reach its STOP threshold",
+            inp.owner
+        );
         if let (false, Some(t), Some(upstream)) = (inp.stop_sent, inp.thresholds, inp.upstream)
             && inp.occupancy >= t.high
         {
@@ -794,23 +907,26 @@ impl WormholeFabric {
             Device::Switch(s) => self.wiring.switch_ports(s),
             Device::Host(_) => 1,
         };
-        let out = &mut self.outs[port as usize];
+        let out = &self.outs[port as usize];
         if out.worm.is_some() || out.requests.is_empty() {
             return;
         }
         let base = self.wiring.port_base[self.wiring.device_index(out.owner.device)];
         let in_port = |input: u32| input - base;
+        // Bubble flow control: only the requests the far buffer has room for compete.
+        let candidates = (0..out.requests.len()).filter(|&i| self.admits(port, Some(out.requests[i].0)));
         let chosen = match self.params.arbitration {
             Arbitration::RoundRobin { .. } => {
                 let pointer = out.pointer;
-                (0..out.requests.len())
-                    .min_by_key(|&i| (in_port(out.requests[i].0) + ports - pointer) % ports)
-                    .unwrap_or(0)
+                candidates.min_by_key(|&i| (in_port(out.requests[i].0) + ports - pointer) % ports)
             }
-            Arbitration::OldestFirst => (0..out.requests.len())
-                .min_by_key(|&i| (out.requests[i].1, in_port(out.requests[i].0)))
-                .unwrap_or(0),
+            Arbitration::OldestFirst => candidates.min_by_key(|&i| (out.requests[i].1, in_port(out.requests[i].0))),
         };
+        let Some(chosen) = chosen else {
+            // `free_slot` arbitrates again when room appears.
+            return;
+        };
+        let out = &mut self.outs[port as usize];
         let (input, _) = out.requests.swap_remove(chosen);
         out.pointer = (in_port(input) + 1) % ports;
         let Some(front) = self.ins[input as usize].entries.front() else {
@@ -822,6 +938,7 @@ impl WormholeFabric {
             next: 0,
         });
         out.last_send = None;
+        self.reserve(port);
         self.start(port, ctx);
         if S::ENABLED {
             self.check_hol_at(port, ctx);
@@ -900,6 +1017,35 @@ impl WormholeFabric {
             port: 0,
         }) as u32
     }
+}
+
+/// Bubble flow control: the packet slots of every switch input. A slot holds a packet
+/// of the largest size the adapters cut; the slots lie wholly below the STOP threshold,
+/// so an admitted packet never meets a STOP. A packet entering a ring needs two.
+fn bubble_slots(params: &WormholeParams, adapter: &AdapterParams, ins: &mut [InPort]) -> Result<(), BuildError> {
+    let flit_bytes = u64::from(params.flit_bytes);
+    let largest = (u64::from(adapter.payload_bytes) + u64::from(adapter.header_bytes)).div_ceil(flit_bytes);
+    let mut needed = 0;
+    let mut fewest = u64::MAX;
+    for inp in ins.iter_mut() {
+        let Some(t) = inp.thresholds else { continue };
+        // Below the mark: the occupancy never reaches it.
+        let slots = u64::from(t.high - 1) / largest;
+        inp.slots = u32::try_from(slots).unwrap_or(u32::MAX);
+        fewest = fewest.min(slots);
+        needed = needed.max(2 * largest + 1 + u64::from(t.capacity - t.high));
+    }
+    if fewest < 2 {
+        return Err(BuildError::Wormhole(format!(
+            "buffer_bytes: bubble flow control needs room for two packets of {} bytes (the adapter's payload \
+             and header, in whole flits) below the STOP threshold; {} bytes leave room for {fewest}, \
+             at least {} bytes are needed",
+            largest * flit_bytes,
+            params.buffer_bytes,
+            needed * flit_bytes
+        )));
+    }
+    Ok(())
 }
 
 fn port_ref(endpoint: Endpoint) -> PortRef {
