@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, PatternRoutes,
-    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Xgft,
+    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
 };
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
@@ -104,6 +104,8 @@ pub enum Shape {
     Crossbar,
     /// an extended generalized fat tree (k-ary n-trees and thin trees included)
     Xgft(Xgft),
+    /// a torus, mesh or hypercube
+    Torus(Torus),
 }
 
 /// How packets find their way (each shape allows some).
@@ -124,6 +126,8 @@ pub enum RoutingPolicy {
     /// XGFT: up ports chosen for a communication pattern (source routing); `None` until
     /// the pattern is known, d-mod-k meanwhile
     PatternAware(Option<Arc<PatternRoutes>>),
+    /// torus, mesh, hypercube: one dimension after the other, the shorter way round
+    DimensionOrder,
 }
 
 impl RoutingPolicy {
@@ -135,6 +139,7 @@ impl RoutingPolicy {
             RoutingPolicy::SModK => "s-mod-k",
             RoutingPolicy::Random { .. } => "random",
             RoutingPolicy::PatternAware(_) => "pattern-aware",
+            RoutingPolicy::DimensionOrder => "dimension-order",
         }
     }
 }
@@ -175,6 +180,7 @@ impl SwitchedConfig {
         let mut topology = match &self.shape {
             Shape::Crossbar => Topology::crossbar(hosts, self.link),
             Shape::Xgft(x) => x.topology(self.link),
+            Shape::Torus(t) => t.topology(self.link),
         };
         topology.routing = match (&self.shape, &self.routing) {
             (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
@@ -187,6 +193,8 @@ impl SwitchedConfig {
             (Shape::Xgft(_), RoutingPolicy::PatternAware(Some(routes))) => {
                 Routing::PatternAware(Box::new(PatternRoutes::clone(routes)))
             }
+            (Shape::Torus(t), _) => Routing::DimensionOrder(t.clone()),
+            (_, RoutingPolicy::DimensionOrder) => Routing::ShortestPath,
             (Shape::Crossbar, _) => Routing::ShortestPath,
         };
         topology
@@ -196,7 +204,22 @@ impl SwitchedConfig {
         match &self.shape {
             Shape::Crossbar => format!("crossbar of {hosts} hosts"),
             Shape::Xgft(x) => format!("{} ({hosts} hosts, {} switches)", xgft_name(x), x.switches()),
+            Shape::Torus(t) => format!("{} ({hosts} hosts, {} switches)", torus_name(t), t.switches()),
         }
+    }
+}
+
+/// `8×8×8 torus`, `4×4 mesh`, `6-cube`, with the hosts per switch when not one.
+pub fn torus_name(t: &Torus) -> String {
+    let dims: Vec<String> = t.dims.iter().map(u32::to_string).collect();
+    let name = if !t.wrap && t.dims.iter().all(|&k| k == 2) {
+        format!("{}-cube", t.dims.len())
+    } else {
+        format!("{} {}", dims.join("×"), if t.wrap { "torus" } else { "mesh" })
+    };
+    match t.hosts_per_switch {
+        1 => name,
+        n => format!("{name}, {n} hosts per switch"),
     }
 }
 
@@ -281,8 +304,11 @@ impl SwitchedConfig {
                     }
                 ),
                 SwitchKind::Wormhole(w) => format!(
-                    "wormhole ({} B flits, {} B buffers, {:?})",
-                    w.flit_bytes, w.buffer_bytes, w.arbitration
+                    "wormhole ({} B flits, {} B buffers, {:?}{})",
+                    w.flit_bytes,
+                    w.buffer_bytes,
+                    w.arbitration,
+                    if w.bubble { ", bubble flow control" } else { "" }
                 ),
             },
             s.describe_shape(hosts),

@@ -157,7 +157,7 @@ struct NetworkArgs {
     #[arg(long, value_name = "crossbar|ideal|FILE")]
     network: Option<String>,
     /// A built-in network instead: fat-tree, fat-tree-512, two-rail-fat-tree,
-    /// kary-ntree, crossbar (`vesper topo --presets` lists them).
+    /// kary-ntree, torus-3d, hypercube, crossbar (`vesper topo --presets` lists them).
     #[arg(long, value_name = "NAME", conflicts_with = "network")]
     preset: Option<String>,
     /// Hosts of a crossbar or of the ideal network [default: 256].
@@ -174,7 +174,8 @@ struct NetworkArgs {
     /// Routing: on fat trees `d-mod-k`, `s-mod-k`, `random` (a static seeded choice per
     /// pair, --seed) or `pattern-aware` (routes chosen so that flows of one phase of a
     /// communication pattern share few links: --pattern, or `vesper run`'s workload);
-    /// `shortest-path` on any network.
+    /// on tori, meshes and hypercubes `dimension-order`; `shortest-path` on crossbars
+    /// and trees.
     #[arg(long, value_enum)]
     routing: Option<RoutingName>,
     /// pattern-aware routing: the communication pattern, one `SRC DST` flow of client

@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use vesper_netmodels::{
     AdapterParams, Arbitration, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams, RailPolicy,
-    SimTime, SwitchKind, SwitchParams, WormholeParams, Xgft,
+    SimTime, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
 };
 
 use crate::config::{
@@ -141,6 +141,12 @@ pub enum KindName {
     Xgft,
     /// a k-ary n-tree, or a k:k' thin tree
     KaryNtree,
+    /// a torus of any number of dimensions
+    Torus,
+    /// a mesh of any number of dimensions
+    Mesh,
+    /// an n-dimensional hypercube
+    Hypercube,
     /// no contention (calibration)
     Ideal,
     /// several networks joining the same hosts
@@ -153,6 +159,9 @@ impl KindName {
             KindName::Crossbar => "crossbar",
             KindName::Xgft => "xgft",
             KindName::KaryNtree => "kary-ntree",
+            KindName::Torus => "torus",
+            KindName::Mesh => "mesh",
+            KindName::Hypercube => "hypercube",
             KindName::Ideal => "ideal",
             KindName::MultiRail => "multi-rail",
         }
@@ -205,6 +214,8 @@ pub enum RoutingName {
     Random,
     /// trees: up ports chosen for a communication pattern (`pattern`)
     PatternAware,
+    /// tori, meshes, hypercubes: one dimension after the other
+    DimensionOrder,
 }
 
 /// Rail policies by name.
@@ -247,6 +258,9 @@ pub struct NetworkSpec {
     pub k: Option<u32>,
     pub n: Option<u32>,
     pub k_up: Option<u32>,
+    pub dims: Option<Vec<u32>>,
+    pub dimensions: Option<u32>,
+    pub hosts_per_switch: Option<u32>,
     pub routing: Option<RoutingName>,
     pub pattern: Option<PathBuf>,
     /// the pattern of `routing = "pattern-aware"` given in memory: per phase, flows
@@ -264,6 +278,7 @@ pub struct NetworkSpec {
     pub virtual_output_queues: Option<bool>,
     pub flit_bytes: Option<u32>,
     pub buffer_bytes: Option<u32>,
+    pub bubble: Option<bool>,
     pub arbitration: Option<ArbitrationName>,
     pub initial_pointer: Option<PointerSpec>,
     pub seed: Option<u64>,
@@ -320,6 +335,9 @@ impl NetworkSpec {
             k,
             n,
             k_up,
+            dims,
+            dimensions,
+            hosts_per_switch,
             routing,
             pattern,
             pattern_phases,
@@ -334,6 +352,7 @@ impl NetworkSpec {
             virtual_output_queues,
             flit_bytes,
             buffer_bytes,
+            bubble,
             arbitration,
             initial_pointer,
             seed,
@@ -474,6 +493,18 @@ impl NetworkSpec {
         if !matches!(kind, KindName::Xgft | KindName::KaryNtree) {
             refuse(&[("levels", self.levels.is_some())], "\"xgft\" or \"kary-ntree\"")?;
         }
+        if !matches!(kind, KindName::Torus | KindName::Mesh) {
+            refuse(&[("dims", self.dims.is_some())], "\"torus\" or \"mesh\"")?;
+        }
+        if !matches!(kind, KindName::Hypercube) {
+            refuse(&[("dimensions", self.dimensions.is_some())], "\"hypercube\"")?;
+        }
+        if !matches!(kind, KindName::Torus | KindName::Mesh | KindName::Hypercube) {
+            refuse(
+                &[("hosts_per_switch", self.hosts_per_switch.is_some())],
+                "\"torus\", \"mesh\" or \"hypercube\"",
+            )?;
+        }
         if !matches!(kind, KindName::MultiRail) {
             refuse(
                 &[
@@ -504,7 +535,7 @@ impl NetworkSpec {
             KindName::Ideal => {
                 refuse(
                     &self.switched_fields(),
-                    "\"crossbar\", \"xgft\", \"kary-ntree\" or \"multi-rail\"",
+                    "\"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \"hypercube\" or \"multi-rail\"",
                 )?;
                 let mbps = self.bandwidth_mbps.ok_or_else(|| {
                     field(
@@ -534,6 +565,19 @@ impl NetworkSpec {
                             ));
                         }
                         x.hosts()
+                    }
+                    Shape::Torus(t) => {
+                        if let Some(given) = self.hosts.filter(|&h| h != t.hosts()) {
+                            return Err(field(
+                                "hosts",
+                                format!(
+                                    "this network has {} hosts (its switches × hosts_per_switch), not {given}; leave \
+                                     hosts out",
+                                    t.hosts()
+                                ),
+                            ));
+                        }
+                        t.hosts()
                     }
                     Shape::Crossbar => hosts(self.hosts)?,
                 };
@@ -573,7 +617,7 @@ impl NetworkSpec {
             if matches!(spec.kind, Some(KindName::Ideal | KindName::MultiRail)) {
                 return Err(field(
                     format!("rails[{index}].kind"),
-                    "a rail is a switched network: \"crossbar\", \"xgft\" or \"kary-ntree\"",
+                    "a rail is a switched network: any kind but \"ideal\" and \"multi-rail\"",
                 ));
             }
             if spec.hosts.is_none() && spec.kind.unwrap_or_default() == KindName::Crossbar {
@@ -621,7 +665,7 @@ impl NetworkSpec {
         Ok((hosts, FabricConfig::MultiRail { rails: configs, policy }))
     }
 
-    fn switched_fields(&self) -> [(&'static str, bool); 15] {
+    fn switched_fields(&self) -> [(&'static str, bool); 16] {
         [
             ("routing", self.routing.is_some()),
             ("link_bandwidth_mbs", self.link_bandwidth_mbs.is_some()),
@@ -635,6 +679,7 @@ impl NetworkSpec {
             ("virtual_output_queues", self.virtual_output_queues.is_some()),
             ("flit_bytes", self.flit_bytes.is_some()),
             ("buffer_bytes", self.buffer_bytes.is_some()),
+            ("bubble", self.bubble.is_some()),
             ("arbitration", self.arbitration.is_some()),
             ("initial_pointer", self.initial_pointer.is_some()),
             ("seed", self.seed.is_some()),
@@ -673,6 +718,39 @@ impl NetworkSpec {
                 parents[0] = 1;
                 Shape::Xgft(tree(Xgft::new(vec![k; n as usize], parents), "k")?)
             }
+            KindName::Torus | KindName::Mesh | KindName::Hypercube => {
+                let per_switch = self.hosts_per_switch.unwrap_or(1);
+                let built = match kind {
+                    KindName::Hypercube => {
+                        let n = self.dimensions.ok_or_else(|| {
+                            field("dimensions", "a hypercube needs its dimensions, e.g. dimensions = 8")
+                        })?;
+                        if n == 0 {
+                            return Err(field("dimensions", "a hypercube needs at least one dimension"));
+                        }
+                        Torus::hypercube(n, per_switch)
+                    }
+                    _ => {
+                        let dims = self.dims.clone().ok_or_else(|| {
+                            field(
+                                "dims",
+                                format!("a {} needs its dims, e.g. dims = [8, 8, 8]", kind.name()),
+                            )
+                        })?;
+                        Torus::new(dims, kind == KindName::Torus, per_switch)
+                    }
+                };
+                // "torus.dims[1]: rule" → field dims[1] (dimensions for a hypercube)
+                Shape::Torus(built.map_err(|e| {
+                    let text = e.to_string();
+                    let (name, rule) = text.split_once(": ").unwrap_or(("torus.dims", &text));
+                    let name = name.trim_start_matches("torus.");
+                    match kind {
+                        KindName::Hypercube if name.starts_with("dims") => field("dimensions", rule),
+                        _ => field(name.to_string(), rule),
+                    }
+                })?)
+            }
             KindName::Crossbar | KindName::Ideal | KindName::MultiRail => Shape::Crossbar,
         })
     }
@@ -680,6 +758,13 @@ impl NetworkSpec {
     fn switched(&self, kind: KindName) -> Result<SwitchedConfig, SpecError> {
         let shape = self.shape(kind)?;
         let routing = match (&shape, self.routing) {
+            (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,
+            (Shape::Torus(_), Some(_)) => {
+                return Err(field(
+                    "routing",
+                    "tori, meshes and hypercubes route in dimension order (routing = \"dimension-order\")",
+                ));
+            }
             (_, Some(RoutingName::ShortestPath)) => RoutingPolicy::ShortestPath,
             (Shape::Crossbar, None) => RoutingPolicy::ShortestPath,
             (Shape::Xgft(_), None | Some(RoutingName::DModK)) => RoutingPolicy::DModK,
@@ -688,6 +773,9 @@ impl NetworkSpec {
                 seed: self.seed.unwrap_or(1),
             },
             (Shape::Xgft(_), Some(RoutingName::PatternAware)) => RoutingPolicy::PatternAware(None),
+            (_, Some(RoutingName::DimensionOrder)) => {
+                return Err(field("routing", "dimension-order routes tori, meshes and hypercubes"));
+            }
             (Shape::Crossbar, Some(_)) => {
                 return Err(field(
                     "routing",
@@ -710,7 +798,7 @@ impl NetworkSpec {
                 SwitchParams::default().routing_latency,
                 "routing_latency_ns",
             )?,
-            kind: self.switch_kind()?,
+            kind: self.switch_kind(matches!(&shape, Shape::Torus(t) if t.has_rings()))?,
         };
         let adapter_default = AdapterParams::default();
         let adapter = AdapterParams {
@@ -793,11 +881,14 @@ impl NetworkSpec {
         Ok(kinds)
     }
 
-    fn switch_kind(&self) -> Result<SwitchKind, SpecError> {
+    /// The switch kind; wormhole switches on a network with rings (`rings`) take bubble
+    /// flow control unless told otherwise.
+    fn switch_kind(&self, rings: bool) -> Result<SwitchKind, SpecError> {
         let name = self.switch.unwrap_or(SwitchName::OutputQueued);
         let wormhole_fields = [
             ("flit_bytes", self.flit_bytes.is_some()),
             ("buffer_bytes", self.buffer_bytes.is_some()),
+            ("bubble", self.bubble.is_some()),
             ("arbitration", self.arbitration.is_some()),
             ("initial_pointer", self.initial_pointer.is_some()),
             // Random routing draws from the seed too.
@@ -847,6 +938,7 @@ impl NetworkSpec {
                 SwitchKind::Wormhole(WormholeParams {
                     flit_bytes,
                     buffer_bytes: self.buffer_bytes.unwrap_or(default.buffer_bytes),
+                    bubble: self.bubble.unwrap_or(rings),
                     arbitration: match self.arbitration.unwrap_or(ArbitrationName::RoundRobin) {
                         ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
                         ArbitrationName::OldestFirst => Arbitration::OldestFirst,
@@ -1107,7 +1199,8 @@ mod tests {
         );
         assert_eq!(
             err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 1\nswitch = \"cioq\"\n"),
-            "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\" or \"multi-rail\", not \"ideal\""
+            "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \
+             \"hypercube\" or \"multi-rail\", not \"ideal\""
         );
         assert_eq!(
             err("[network]\nkind = \"crossbar\"\nlink_latency_ns = -1\n"),
@@ -1338,6 +1431,73 @@ mod tests {
             err("[network]\n[network.levels.1]\nswitch = \"cioq\"\n"),
             "l.toml: network.levels: applies to kind = \"xgft\" or \"kary-ntree\", not \"crossbar\""
         );
+    }
+
+    #[test]
+    fn reads_tori_meshes_and_hypercubes() {
+        let torus = parse(
+            "t.toml",
+            "[network]\nkind = \"torus\"\ndims = [4, 4]\nhosts_per_switch = 2\nswitch = \"wormhole\"\n\
+             buffer_bytes = 9000\n",
+        )
+        .expect("valid");
+        assert_eq!(torus.hosts, 32);
+        let s = switched(&torus);
+        assert_eq!(s.shape, Shape::Torus(Torus::new(vec![4, 4], true, 2).expect("valid")));
+        assert_eq!(s.routing, RoutingPolicy::DimensionOrder);
+        // Wormhole switches on rings take bubble flow control by default.
+        assert!(matches!(s.switch.kind, SwitchKind::Wormhole(w) if w.bubble));
+        torus.build().expect("builds");
+        let mesh = parse(
+            "m.toml",
+            "[network]\nkind = \"mesh\"\ndims = [3, 5]\nswitch = \"wormhole\"\n",
+        )
+        .expect("valid");
+        assert!(matches!(switched(&mesh).switch.kind, SwitchKind::Wormhole(w) if !w.bubble));
+        mesh.build().expect("builds");
+        let cube = parse("c.toml", "[network]\nkind = \"hypercube\"\ndimensions = 4\n").expect("valid");
+        assert_eq!(
+            (cube.hosts, switched(&cube).shape.clone()),
+            (16, Shape::Torus(Torus::hypercube(4, 1).expect("valid")))
+        );
+        let err = |text: &str| parse("t.toml", text).expect_err("refused").to_string();
+        assert_eq!(
+            err("[network]\nkind = \"torus\"\ndims = [4, 1]\n"),
+            "t.toml: network.dims[1]: every dimension needs at least 2 switches"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"torus\"\n"),
+            "t.toml: network.dims: a torus needs its dims, e.g. dims = [8, 8, 8]"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"hypercube\"\ndimensions = 0\n"),
+            "t.toml: network.dimensions: a hypercube needs at least one dimension"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"torus\"\ndims = [4, 4]\nrouting = \"d-mod-k\"\n"),
+            "t.toml: network.routing: tori, meshes and hypercubes route in dimension order (routing = \
+             \"dimension-order\")"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"kary-ntree\"\nk = 2\nn = 2\nrouting = \"dimension-order\"\n"),
+            "t.toml: network.routing: dimension-order routes tori, meshes and hypercubes"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"mesh\"\ndims = [2, 2]\nhosts = 5\n"),
+            "t.toml: network.hosts: this network has 4 hosts (its switches × hosts_per_switch), not 5; leave hosts out"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"mesh\"\ndims = [2, 2]\nbubble = true\n"),
+            "t.toml: network.bubble: applies to switch = \"wormhole\" only"
+        );
+        // Bubble flow control off on a torus: the build says why it is needed.
+        let off = parse(
+            "t.toml",
+            "[network]\nkind = \"torus\"\ndims = [4, 4]\nswitch = \"wormhole\"\nbubble = false\n",
+        )
+        .expect("valid description");
+        let refused = off.build().expect_err("deadlock-prone").to_string();
+        assert!(refused.contains("bubble"), "{refused}");
     }
 
     #[test]

@@ -72,6 +72,34 @@ routing = "d-mod-k"
 "#,
     },
     Preset {
+        name: "torus-3d",
+        summary: "8×8×8 torus of wormhole switches with bubble flow control, 512 hosts (BlueGene-like)",
+        file: r#"# A three-dimensional torus, 8×8×8 switches with one host each, dimension-order
+# routing; wormhole switches whose bubble flow control (virtual cut-through admission,
+# two packets of room to enter a ring) keeps the wraparound links deadlock-free. Packets
+# of 1 KiB, and input buffers of 2.5 KiB that hold two of them.
+[network]
+kind = "torus"
+dims = [8, 8, 8]
+hosts_per_switch = 1
+switch = "wormhole"
+bubble = true
+buffer_bytes = 2560
+packet_payload_bytes = 1024
+"#,
+    },
+    Preset {
+        name: "hypercube",
+        summary: "8-dimensional hypercube of output-queued switches (e-cube routing), 256 hosts",
+        file: r#"# An 8-cube: 256 switches with one host each, e-cube (dimension-order) routing,
+# output-queued switches.
+[network]
+kind = "hypercube"
+dimensions = 8
+hosts_per_switch = 1
+"#,
+    },
+    Preset {
         name: "crossbar",
         summary: "one output-queued switch joining 256 hosts (vesper serve's default)",
         file: r#"# One output-queued switch with a port per host.
@@ -112,7 +140,7 @@ mod tests {
         assert_eq!(
             find("torus-9d").err(),
             Some(
-                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, two-rail-fat-tree, kary-ntree, crossbar"
+                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, two-rail-fat-tree, kary-ntree, torus-3d, hypercube, crossbar"
                     .into()
             )
         );

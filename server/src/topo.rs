@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use vesper_netmodels::{Device, Topology};
 
-use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig, xgft_name};
+use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig, torus_name, xgft_name};
 
 /// The figures `vesper topo` prints.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -67,6 +67,8 @@ pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
                 (x.children[h - 1] % 2 == 0).then(|| u64::from(x.nodes(h - 1)) * u64::from(x.parents[h - 1]) / 2);
             (xgft_name(x), Some(2 * top as u32), bisection)
         }
+        // Host to switch, the switch hops, switch to host.
+        Shape::Torus(t) => (torus_name(t), Some(t.diameter() + 2), Some(t.bisection_links())),
     };
     Summary {
         name,
