@@ -411,6 +411,9 @@ pub(crate) mod tests {
         let slim = Xgft::new(vec![4, 4, 4], vec![1, 2, 2]).expect("valid");
         assert_eq!((slim.switches(), slim.links()), (28, 112));
         assert_eq!(Xgft::kary_ntree(8, 4).expect("valid").switches(), 2048);
+        // The 8:1 thin 4-tree (a plain 8-ary tree): 512 + 64 + 8 + 1 switches.
+        let thin = Xgft::new(vec![8; 4], vec![1; 4]).expect("valid");
+        assert_eq!(thin.switches(), 585);
         assert_eq!(Xgft::new(vec![2, 3], vec![2, 1]), Err(XgftError::HostParents));
         assert_eq!(
             Xgft::new(vec![2], vec![1, 1]).err(),
