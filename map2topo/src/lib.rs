@@ -1,7 +1,51 @@
-//! map2topo: Myrinet map and route files, XGFT and built-in topologies to map files,
-//! and route generation (issue "map2topo"). It turns files into the project's topology
-//! description (`vesper_netmodels::Topology`).
+//! map2topo: Myrinet map and route files, InfiniBand `ibnetdiscover` dumps, built-in
+//! topologies written as maps, and route generation. Files become the project's
+//! topology description ([`NamedTopology`]: a `vesper_netmodels::Topology` whose hosts
+//! and switches keep their names), and topologies become files again.
 //!
-//! Nothing is implemented yet: the readers, writers and route generation arrive with
-//! their own issue. The crate exists now so that the workspace has its final shape and
-//! the dependency direction (`map2topo → netmodels`) is fixed.
+//! ```text
+//!   tree.map ──read──▶ NamedTopology (one per rail) ──write──▶ tree.map
+//!   routes   ──read──▶ explicit routes (absolute output ports) ──write──▶ routes
+//! ```
+
+use vesper_netmodels::{Device, Topology};
+
+/// A topology whose devices have names: hosts `0..hosts` and switches in the order
+/// of `host_names` and `switch_names`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedTopology {
+    /// the devices and cables
+    pub topology: Topology,
+    /// the name of each host, by host id
+    pub host_names: Vec<String>,
+    /// the name of each switch, by switch id
+    pub switch_names: Vec<String>,
+    /// the `type` attribute of each switch (the switch model to instantiate), if given
+    pub switch_types: Vec<Option<String>>,
+}
+
+impl NamedTopology {
+    /// Names every device as vesper does elsewhere (`host5`, `sw12`), for built-in
+    /// topologies.
+    pub fn with_default_names(topology: Topology) -> NamedTopology {
+        let switches = topology.switch_ports.len() as u32;
+        NamedTopology {
+            host_names: (0..topology.hosts)
+                .map(|h| Device::Host(vesper_netmodels::HostId(h)).to_string())
+                .collect(),
+            switch_names: (0..switches)
+                .map(|s| Device::Switch(vesper_netmodels::SwitchId(s)).to_string())
+                .collect(),
+            switch_types: vec![None; switches as usize],
+            topology,
+        }
+    }
+
+    /// The name of `device`.
+    pub fn name(&self, device: Device) -> &str {
+        match device {
+            Device::Host(h) => self.host_names.get(h.index()).map_or("?", String::as_str),
+            Device::Switch(s) => self.switch_names.get(s.index()).map_or("?", String::as_str),
+        }
+    }
+}
