@@ -35,6 +35,7 @@ pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::{
-    Cable, Endpoint, PatternRoutes, PhaseLoad, Routing, Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
+    Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PatternRoutes, PhaseLoad, Routing, Topology,
+    TopologyError, Torus, TorusError, Xgft, XgftError,
 };
 pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

@@ -9,12 +9,17 @@
 //! ```
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
+use crate::rng::Rng;
 
+pub mod explicit;
 pub mod torus;
 pub mod xgft;
+
+pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy};
 
 pub use torus::{Torus, TorusError};
 pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
@@ -46,6 +51,9 @@ pub enum Routing {
     /// torus, mesh or hypercube: dimension 0 first, each dimension the shorter way
     /// round, ties to + (table routing; see [`torus`])
     DimensionOrder(Torus),
+    /// paths given one by one, several per pair (route files; see [`explicit`]);
+    /// source routing
+    Explicit(Arc<ExplicitRoutes>),
 }
 
 impl Routing {
@@ -54,7 +62,7 @@ impl Routing {
     /// that are not defined by paths.
     pub fn xgft_path(&self, src: HostId, dst: HostId) -> Option<Vec<u32>> {
         match self {
-            Routing::ShortestPath | Routing::DimensionOrder(_) => None,
+            Routing::ShortestPath | Routing::DimensionOrder(_) | Routing::Explicit(_) => None,
             Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
@@ -195,6 +203,9 @@ pub enum TopologyError {
         /// hosts of the topology
         hosts: u32,
     },
+    /// explicit routes that do not fit the network
+    #[error("routes: {0}")]
+    Routes(String),
     /// no path from a switch to a host
     #[error("no path from sw{switch} to host{host}: the network is not connected")]
     Unreachable {
@@ -321,6 +332,14 @@ pub(crate) struct RouteTable {
     path_of: BTreeMap<(u32, u32), u32>,
     /// source routing: the output port at each switch of each path
     paths: Vec<Vec<u32>>,
+    /// explicit routing: the given paths
+    explicit: Option<Arc<ExplicitRoutes>>,
+    /// explicit routing: the port of each host at its switch (a message to itself)
+    self_port: Vec<u32>,
+    /// explicit round-robin: the next alternative of each pair
+    turns: Vec<u32>,
+    /// explicit random: the draws
+    rng: Option<Rng>,
 }
 
 /// How a packet finds its way: by the switches' tables, or by the path in its header.
@@ -330,6 +349,8 @@ pub(crate) enum Route {
     Table,
     /// the header carries this path (an id into the route table's paths)
     Source(u32),
+    /// the header carries this given path (an id into the explicit routes)
+    Explicit(u32),
 }
 
 impl RouteTable {
@@ -366,6 +387,7 @@ impl RouteTable {
                     ..RouteTable::table(hosts, out_port)
                 })
             }
+            Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
             Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
                 source: Some(topology.routing.clone()),
                 ..RouteTable::table(topology.hosts, Vec::new())
@@ -381,11 +403,126 @@ impl RouteTable {
             torus: None,
             path_of: BTreeMap::new(),
             paths: Vec::new(),
+            explicit: None,
+            self_port: Vec::new(),
+            turns: Vec::new(),
+            rng: None,
         }
+    }
+
+    /// Explicit routes, checked: every pair of distinct hosts has a path, and every
+    /// path leads from its source's switch to its destination.
+    fn explicit(
+        topology: &Topology,
+        wiring: &Wiring,
+        routes: &Arc<ExplicitRoutes>,
+    ) -> Result<RouteTable, TopologyError> {
+        let hosts = topology.hosts;
+        if routes.hosts() != hosts {
+            return Err(TopologyError::Routes(format!(
+                "the routes are for {} hosts, the network has {hosts}",
+                routes.hosts()
+            )));
+        }
+        let host_peer = |h: u32| wiring.peer[wiring.port_base[h as usize] as usize].map(|(end, _)| end);
+        for src in 0..hosts {
+            for dst in 0..hosts {
+                let alternatives = routes.alternatives(HostId(src), HostId(dst));
+                if alternatives.is_empty() && src != dst {
+                    return Err(TopologyError::Routes(format!("no route from host{src} to host{dst}")));
+                }
+                for (k, id) in alternatives.enumerate() {
+                    let path = routes.path(id);
+                    let mut at = host_peer(src);
+                    for (hop, &port) in path.iter().enumerate() {
+                        let here = match at {
+                            Some(Endpoint {
+                                device: Device::Switch(s),
+                                ..
+                            }) => s,
+                            _ => {
+                                return Err(TopologyError::Routes(format!(
+                                    "route {k} from host{src} to host{dst} reaches a host after {hop} of its {} ports",
+                                    path.len()
+                                )));
+                            }
+                        };
+                        if port >= wiring.switch_ports(here) {
+                            return Err(TopologyError::Routes(format!(
+                                "route {k} from host{src} to host{dst}: sw{} has no port {port}",
+                                here.0
+                            )));
+                        }
+                        let next = wiring.port(Endpoint {
+                            device: Device::Switch(here),
+                            port,
+                        });
+                        at = wiring.peer[next].map(|(end, _)| end);
+                        if at.is_none() {
+                            return Err(TopologyError::Routes(format!(
+                                "route {k} from host{src} to host{dst}: sw{}.p{port} has no cable",
+                                here.0
+                            )));
+                        }
+                    }
+                    if at.map(|e| e.device) != Some(Device::Host(HostId(dst))) {
+                        return Err(TopologyError::Routes(format!(
+                            "route {k} from host{src} to host{dst} ends at {}, not at host{dst}",
+                            at.map_or_else(|| "nothing".to_string(), |e| format!("{}.p{}", e.device, e.port))
+                        )));
+                    }
+                }
+            }
+        }
+        let self_port = (0..hosts)
+            .map(|h| host_peer(h).map_or(u32::MAX, |end| end.port))
+            .collect();
+        let policy = routes.policy();
+        Ok(RouteTable {
+            explicit: Some(Arc::clone(routes)),
+            self_port,
+            turns: match policy {
+                MultipathPolicy::RoundRobin => vec![0; hosts as usize * hosts as usize],
+                _ => Vec::new(),
+            },
+            rng: match policy {
+                MultipathPolicy::Random { seed } => Some(Rng::new(seed)),
+                _ => None,
+            },
+            ..RouteTable::table(hosts, Vec::new())
+        })
     }
 
     /// The route of packets from `src` to `dst`.
     pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
+        if let Some(routes) = &self.explicit {
+            let alternatives = routes.alternatives(src, dst);
+            let count = alternatives.len() as u32;
+            if count == 0 {
+                // A message to itself: down the host's own port.
+                let port = self.self_port[src.index()];
+                let next = self.paths.len() as u32;
+                let id = *self.path_of.entry((src.0, dst.0)).or_insert(next);
+                if id == next {
+                    self.paths.push(vec![port]);
+                }
+                return Route::Source(id);
+            }
+            let pick = match routes.policy() {
+                MultipathPolicy::First => 0,
+                MultipathPolicy::RoundRobin => {
+                    let turn = &mut self.turns[src.index() * self.hosts as usize + dst.index()];
+                    let pick = *turn % count;
+                    *turn = (pick + 1) % count;
+                    pick
+                }
+                MultipathPolicy::Random { .. } => self.rng.as_mut().map_or(0, |r| r.below(u64::from(count)) as u32),
+                MultipathPolicy::Hash => {
+                    Rng::keyed(0, &[u64::from(src.0), u64::from(dst.0)]).below(u64::from(count)) as u32
+                }
+            };
+            return Route::Explicit(alternatives.start + pick);
+        }
         let Some(routing) = &self.source else {
             return Route::Table;
         };
@@ -403,6 +540,11 @@ impl RouteTable {
         match route {
             Route::Table => self.next_port(switch, dst),
             Route::Source(id) => self.paths[id as usize].get(hop).copied().unwrap_or(u32::MAX),
+            Route::Explicit(id) => self
+                .explicit
+                .as_ref()
+                .and_then(|r| r.path(id).get(hop).copied())
+                .unwrap_or(u32::MAX),
         }
     }
 
