@@ -10,6 +10,8 @@
 
 use vesper_netmodels::{Device, Topology};
 
+pub mod routes;
+
 /// A topology whose devices have names: hosts `0..hosts` and switches in the order
 /// of `host_names` and `switch_names`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,433 @@
+//! Route files: the project's canonical format (absolute output ports) and Myrinet's
+//! relative turns, read, written and converted through the map.
+//!
+//! Canonical format (what vesper writes, and prefers to read): one route per line,
+//! the source and destination host names then the absolute output port taken at each
+//! switch of the path; several lines for one pair are alternatives (multipath), kept
+//! in order. Names with spaces or quotes are written quoted (`"n 0"`, `\"` inside).
+//!
+//! ```text
+//! # vesper routes: SOURCE DESTINATION PORT... (absolute output ports, switch by switch)
+//! host0 host3 2 1 0
+//! host0 host3 3 1 0
+//! ```
+//!
+//! Myrinet format (read tolerantly, written as below): a section per source host, a
+//! header line with its quoted name (a count after it is ignored), then one line per
+//! route: the destination's name, the route's length L, and L turns. Myrinet switches
+//! route by turns: at each switch `out_port = in_port + δ`. A turn is written as a
+//! route byte in hex (`0x81`, or bare `81`: high bit set, low 6 bits a signed δ) or
+//! as a signed decimal δ between −32 and 31. A line is a route when it has exactly
+//! L + 2 tokens with L ≥ 1; otherwise a line that starts with a name is a header.
+//!
+//! ```text
+//! "n0" 2
+//! "n1" 1 0x81
+//! "n2" 2 0x87 0x82
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use vesper_netmodels::{Device, Endpoint, HostId, Topology};
+
+use crate::NamedTopology;
+
+/// Routes of a network: ((source, destination), output ports), pair by pair, the
+/// alternatives of a pair in order.
+pub type RouteList = Vec<((HostId, HostId), Vec<u32>)>;
+
+/// Why a route file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {rule}")]
+pub struct RouteFileError {
+    /// the file
+    pub file: String,
+    /// the line, from 1
+    pub line: usize,
+    /// the rule broken
+    pub rule: String,
+}
+
+/// The words of a line: bare tokens or quoted names (`"n 0"`, with `\"` and `\\`);
+/// `#` outside quotes starts a comment.
+fn words(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '#' {
+            break;
+        } else if c == '"' {
+            chars.next();
+            let mut word = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some('\\') => word.extend(chars.next()),
+                    Some(other) => word.push(other),
+                    None => return Err("a quoted name is not closed".into()),
+                }
+            }
+            out.push(word);
+        } else {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+            out.push(word);
+        }
+    }
+    Ok(out)
+}
+
+/// `name` as a word: bare when it can be, quoted otherwise.
+fn quote(name: &str) -> String {
+    if !name.is_empty()
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c == '#' || c == '\\')
+    {
+        return name.to_string();
+    }
+    let escaped: String = name
+        .chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            _ => vec![c],
+        })
+        .collect();
+    format!("\"{escaped}\"")
+}
+
+/// Host ids by name.
+fn host_ids(net: &NamedTopology) -> BTreeMap<&str, HostId> {
+    net.host_names
+        .iter()
+        .enumerate()
+        .map(|(h, name)| (name.as_str(), HostId(h as u32)))
+        .collect()
+}
+
+/// Reads canonical routes of `net` from `text` (`file` names it in errors).
+pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let hosts = host_ids(net);
+    let mut routes = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let error = |rule: String| RouteFileError {
+            file: file.to_string(),
+            line: index + 1,
+            rule,
+        };
+        let words = words(line).map_err(error)?;
+        if words.is_empty() {
+            continue;
+        }
+        let [src, dst, ports @ ..] = words.as_slice() else {
+            return Err(error("expected SOURCE DESTINATION PORT...".into()));
+        };
+        let host = |name: &String| {
+            hosts
+                .get(name.as_str())
+                .copied()
+                .ok_or_else(|| error(format!("unknown host `{name}`")))
+        };
+        let pair = (host(src)?, host(dst)?);
+        let ports = ports
+            .iter()
+            .map(|p| {
+                p.parse::<u32>()
+                    .map_err(|_| error(format!("expected a port number, got `{p}`")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        routes.push((pair, ports));
+    }
+    Ok(routes)
+}
+
+/// Writes `routes` of `net` in the canonical format.
+pub fn write_canonical(routes: &RouteList, net: &NamedTopology) -> String {
+    let mut out =
+        String::from("# vesper routes: SOURCE DESTINATION PORT... (absolute output ports, switch by switch)\n");
+    for ((src, dst), ports) in routes {
+        let _ = write!(
+            out,
+            "{} {}",
+            quote(net.name(Device::Host(*src))),
+            quote(net.name(Device::Host(*dst)))
+        );
+        for p in ports {
+            let _ = write!(out, " {p}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A turn from its written form: a route byte in hex (high bit set, 6-bit signed δ)
+/// or a signed decimal δ.
+fn turn(token: &str) -> Option<i32> {
+    let hex = |digits: &str| u8::from_str_radix(digits, 16).ok().filter(|b| b & 0x80 != 0);
+    let byte = match token.strip_prefix("0x").or_else(|| token.strip_prefix("0X")) {
+        Some(digits) => hex(digits)?,
+        None => match token.parse::<i32>() {
+            Ok(d) if (-32..=31).contains(&d) => return Some(d),
+            _ => hex(token)?,
+        },
+    };
+    // Sign-extend the low 6 bits.
+    Some(i32::from((byte << 2) as i8) >> 2)
+}
+
+/// The far end of every port's cable, for walking routes.
+#[derive(Debug)]
+pub struct Peers(BTreeMap<Endpoint, Endpoint>);
+
+impl Peers {
+    /// The cables of `topology`, both ways.
+    pub fn of(topology: &Topology) -> Peers {
+        let mut peers = BTreeMap::new();
+        for c in &topology.cables {
+            peers.insert(c.a, c.b);
+            peers.insert(c.b, c.a);
+        }
+        Peers(peers)
+    }
+
+    /// Where the cable from `end` leads.
+    pub fn get(&self, end: Endpoint) -> Option<Endpoint> {
+        self.0.get(&end).copied()
+    }
+
+    /// The switch port host `h` is cabled to.
+    fn first(&self, h: HostId) -> Result<Endpoint, String> {
+        self.get(Endpoint {
+            device: Device::Host(h),
+            port: 0,
+        })
+        .ok_or_else(|| "the source host has no cable".to_string())
+    }
+
+    /// Absolute output ports of a Myrinet route (turns) from host `src`, or why a turn
+    /// leaves the switch's ports or the route runs off the network.
+    pub fn turns_to_ports(&self, topology: &Topology, src: HostId, turns: &[i32]) -> Result<Vec<u32>, String> {
+        let mut at = self.first(src)?;
+        let mut ports = Vec::with_capacity(turns.len());
+        for (hop, &delta) in turns.iter().enumerate() {
+            let Device::Switch(_) = at.device else {
+                return Err(format!("turn {hop} arrives at a host, not a switch"));
+            };
+            let out = i64::from(at.port) + i64::from(delta);
+            let limit = topology.ports_of(at.device);
+            if !(0..i64::from(limit)).contains(&out) {
+                return Err(format!(
+                    "turn {hop} ({delta:+}) from {}.p{} leaves its {limit} ports",
+                    at.device, at.port
+                ));
+            }
+            let out = out as u32;
+            ports.push(out);
+            let here = at.device;
+            at = self
+                .get(Endpoint {
+                    device: here,
+                    port: out,
+                })
+                .ok_or_else(|| format!("turn {hop}: {here}.p{out} has no cable"))?;
+        }
+        Ok(ports)
+    }
+
+    /// Myrinet turns of a route given as absolute output ports from host `src`.
+    pub fn ports_to_turns(&self, src: HostId, ports: &[u32]) -> Result<Vec<i32>, String> {
+        let mut at = self.first(src)?;
+        let mut turns = Vec::with_capacity(ports.len());
+        for (hop, &out) in ports.iter().enumerate() {
+            let delta = i64::from(out) - i64::from(at.port);
+            if !(-32..=31).contains(&delta) {
+                return Err(format!("hop {hop}: a turn of {delta} does not fit a route byte"));
+            }
+            turns.push(delta as i32);
+            let here = at.device;
+            at = self
+                .get(Endpoint {
+                    device: here,
+                    port: out,
+                })
+                .ok_or_else(|| format!("hop {hop}: {here}.p{out} has no cable"))?;
+        }
+        Ok(turns)
+    }
+}
+
+/// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
+pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let hosts = host_ids(net);
+    let peers = Peers::of(&net.topology);
+    let mut routes = Vec::new();
+    let mut source = None;
+    for (index, line) in text.lines().enumerate() {
+        let error = |rule: String| RouteFileError {
+            file: file.to_string(),
+            line: index + 1,
+            rule,
+        };
+        let words = words(line).map_err(error)?;
+        let Some(name) = words.first() else { continue };
+        let host = |name: &String| {
+            hosts
+                .get(name.as_str())
+                .copied()
+                .ok_or_else(|| error(format!("unknown host `{name}`")))
+        };
+        let length = words.get(1).and_then(|w| w.parse::<usize>().ok());
+        match length {
+            Some(l) if l >= 1 && words.len() == l + 2 => {
+                let src = source.ok_or_else(|| error("a route before its source's header".into()))?;
+                let dst = host(name)?;
+                let turns = words[2..]
+                    .iter()
+                    .map(|t| turn(t).ok_or_else(|| error(format!("expected a route byte or a turn, got `{t}`"))))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
+                routes.push(((src, dst), ports));
+            }
+            _ if words.len() <= 2 => source = Some(host(name)?),
+            _ => {
+                return Err(error(format!(
+                    "expected a header `\"SOURCE\"` or a route `\"DESTINATION\" LENGTH TURN...`, got {} words",
+                    words.len()
+                )));
+            }
+        }
+    }
+    Ok(routes)
+}
+
+/// Writes `routes` of `net` as a Myrinet route file (turns as route bytes), a section
+/// per run of routes from one source.
+pub fn write_myrinet(routes: &RouteList, net: &NamedTopology) -> Result<String, String> {
+    let peers = Peers::of(&net.topology);
+    let mut out = String::new();
+    for (index, section) in routes.chunk_by(|a, b| a.0.0 == b.0.0).enumerate() {
+        let src = section[0].0.0;
+        if index > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), section.len());
+        for ((_, dst), ports) in section {
+            let turns = peers.ports_to_turns(src, ports).map_err(|e| {
+                format!(
+                    "{} to {}: {e}",
+                    net.name(Device::Host(src)),
+                    net.name(Device::Host(*dst))
+                )
+            })?;
+            let _ = write!(out, "{} {}", quote_always(net.name(Device::Host(*dst))), turns.len());
+            for t in turns {
+                let _ = write!(out, " 0x{:02x}", 0x80 | (t as u8 & 0x3f));
+            }
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// `name` quoted, as Myrinet files write names.
+fn quote_always(name: &str) -> String {
+    let q = quote(name);
+    if q.starts_with('"') { q } else { format!("\"{q}\"") }
+}
+
+#[cfg(test)]
+mod tests {
+    use vesper_netmodels::{LinkParams, Xgft};
+
+    use super::*;
+
+    fn tree() -> NamedTopology {
+        let x = Xgft::kary_ntree(2, 2).expect("valid");
+        NamedTopology::with_default_names(x.topology(LinkParams::default()))
+    }
+
+    fn d_mod_k_routes() -> RouteList {
+        let x = Xgft::kary_ntree(2, 2).expect("valid");
+        (0..4)
+            .flat_map(|s| (0..4).filter(move |&d| d != s).map(move |d| (s, d)))
+            .map(|(s, d)| ((HostId(s), HostId(d)), x.d_mod_k_path(HostId(s), HostId(d))))
+            .collect()
+    }
+
+    #[test]
+    fn turns_decode_from_bytes_and_decimals() {
+        assert_eq!(turn("0x81"), Some(1));
+        assert_eq!(turn("81"), Some(1));
+        assert_eq!(turn("0xbf"), Some(-1));
+        assert_eq!(turn("bf"), Some(-1));
+        assert_eq!(turn("0xa0"), Some(-32));
+        assert_eq!(turn("-3"), Some(-3));
+        assert_eq!(turn("10"), Some(10));
+        assert_eq!(turn("0x10"), None);
+        assert_eq!(turn("xyz"), None);
+    }
+
+    #[test]
+    fn canonical_and_myrinet_files_round_trip() {
+        let net = tree();
+        let routes = d_mod_k_routes();
+        let canonical = write_canonical(&routes, &net);
+        assert!(canonical.contains("\nhost0 host3 3 1 1\n"), "{canonical}");
+        assert_eq!(read_canonical("r", &canonical, &net), Ok(routes.clone()));
+        let myrinet = write_myrinet(&routes, &net).expect("turns fit");
+        assert!(myrinet.starts_with("\"host0\" 3\n\"host1\" 1 0x81\n"), "{myrinet}");
+        assert_eq!(read_myrinet("m", &myrinet, &net), Ok(routes));
+    }
+
+    #[test]
+    fn quoted_names_survive() {
+        let mut net = tree();
+        net.host_names[0] = "n \"0\"".into();
+        let routes = vec![((HostId(0), HostId(1)), vec![1])];
+        let text = write_canonical(&routes, &net);
+        assert!(text.contains("\"n \\\"0\\\"\" host1 1"), "{text}");
+        assert_eq!(read_canonical("r", &text, &net), Ok(routes));
+    }
+
+    #[test]
+    fn mistakes_name_the_line() {
+        let net = tree();
+        let err = |f: fn(&str, &str, &NamedTopology) -> Result<RouteList, RouteFileError>, text: &str| {
+            f("r.txt", text, &net).expect_err("refused").to_string()
+        };
+        assert_eq!(err(read_canonical, "host0 host9 1\n"), "r.txt:1: unknown host `host9`");
+        assert_eq!(
+            err(read_canonical, "\nhost0\n"),
+            "r.txt:2: expected SOURCE DESTINATION PORT..."
+        );
+        assert_eq!(
+            err(read_canonical, "host0 host1 x\n"),
+            "r.txt:1: expected a port number, got `x`"
+        );
+        assert_eq!(
+            err(read_canonical, "\"host0 host1 1\n"),
+            "r.txt:1: a quoted name is not closed"
+        );
+        assert_eq!(
+            err(read_myrinet, "\"host1\" 1 0x81\n"),
+            "r.txt:1: a route before its source's header"
+        );
+        assert_eq!(
+            err(read_myrinet, "\"host0\"\n\"host1\" 1 0x9f\n"),
+            "r.txt:2: turn 0 (+31) from sw0.p0 leaves its 4 ports"
+        );
+        assert_eq!(
+            err(read_myrinet, "\"host0\"\n\"host1\" 1 0x10\n"),
+            "r.txt:2: expected a route byte or a turn, got `0x10`"
+        );
+    }
+}
