@@ -10,6 +10,7 @@
 
 use vesper_netmodels::{Device, Topology};
 
+pub mod generate;
 pub mod routes;
 
 /// A topology whose devices have names: hosts `0..hosts` and switches in the order

@@ -1,0 +1,452 @@
+//! Routes for maps that come without them, and checks of a route set.
+//!
+//! - [`shortest_paths`]: minimal paths (in switch hops), the lowest output port first
+//!   among equals; up to `k` of them per pair for multipath.
+//! - [`up_down`]: up*/down* routing (Schroeder et al., Autonet), deadlock-free for
+//!   wormhole switches on any topology. The root is the switch whose farthest switch is
+//!   nearest (the graph's centre; ties: the lowest switch id). Switches are ranked by
+//!   (distance from the root, id); a cable's "up" end is the lower-ranked one. A legal
+//!   route makes all its up moves before any down move, so the channel dependencies
+//!   can never close a cycle. Each pair takes the shortest legal route, the lowest
+//!   port first among equals.
+//! - [`deadlock_cycle`]: the channel dependency graph of a route set (a channel is one
+//!   direction of a cable between switches; a route that leaves a switch on channel
+//!   `a` and the next switch on `b` makes `a` wait on `b`), and a cycle in it if there
+//!   is one. No cycle: the routes cannot deadlock wormhole switches.
+//! - [`conflicts`]: for a communication pattern (phases of flows), how many flows of a
+//!   phase share each link: the most on one link, the sum of the excess, and the
+//!   busiest link. So that offline route optimisation can be evaluated.
+
+use std::collections::VecDeque;
+
+use vesper_netmodels::{Device, Endpoint, HostId, SwitchId, Topology};
+
+use crate::routes::RouteList;
+
+/// The switches, their cables and their hosts, indexed for searching.
+#[derive(Debug)]
+struct Graph {
+    /// per switch: (port, neighbour switch) for every cable to a switch, by port
+    links: Vec<Vec<(u32, u32)>>,
+    /// per host: its switch and the switch's port towards it
+    attach: Vec<Option<(u32, u32)>>,
+}
+
+impl Graph {
+    fn of(topology: &Topology) -> Graph {
+        let switches = topology.switch_ports.len();
+        let mut links = vec![Vec::new(); switches];
+        let mut attach = vec![None; topology.hosts as usize];
+        for c in &topology.cables {
+            for (a, b) in [(c.a, c.b), (c.b, c.a)] {
+                match (a.device, b.device) {
+                    (Device::Switch(s), Device::Switch(n)) => links[s.index()].push((a.port, n.0)),
+                    (Device::Switch(s), Device::Host(h)) => attach[h.index()] = Some((s.0, a.port)),
+                    _ => {}
+                }
+            }
+        }
+        for l in &mut links {
+            l.sort_unstable();
+        }
+        Graph { links, attach }
+    }
+
+    /// Switch hops from every switch to `target` (`u32::MAX`: unreachable).
+    fn distances_to(&self, target: u32) -> Vec<u32> {
+        let mut distance = vec![u32::MAX; self.links.len()];
+        let mut queue = VecDeque::from([target]);
+        distance[target as usize] = 0;
+        while let Some(s) = queue.pop_front() {
+            for &(_, n) in &self.links[s as usize] {
+                if distance[n as usize] == u32::MAX {
+                    distance[n as usize] = distance[s as usize] + 1;
+                    queue.push_back(n);
+                }
+            }
+        }
+        distance
+    }
+
+    fn attach(&self, h: HostId) -> Result<(u32, u32), String> {
+        self.attach[h.index()].ok_or_else(|| format!("host{} has no cable to a switch", h.0))
+    }
+}
+
+/// Minimal routes between every pair of distinct hosts, up to `k` (≥ 1) per pair, the
+/// lowest ports first.
+pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String> {
+    let graph = Graph::of(topology);
+    let hosts = topology.hosts;
+    let mut by_switch: Vec<Option<Vec<u32>>> = vec![None; graph.links.len()];
+    let mut routes = Vec::new();
+    for src in 0..hosts {
+        let (first, _) = graph.attach(HostId(src))?;
+        for dst in (0..hosts).filter(|&d| d != src) {
+            let (last, down) = graph.attach(HostId(dst))?;
+            let distance = by_switch[last as usize].get_or_insert_with(|| graph.distances_to(last));
+            if distance[first as usize] == u32::MAX {
+                return Err(format!(
+                    "no path from host{src} to host{dst}: the network is not connected"
+                ));
+            }
+            // Depth-first in port order: the first path takes the lowest ports.
+            let mut stack = vec![(first, Vec::new())];
+            let mut found = 0;
+            while let Some((at, mut path)) = stack.pop() {
+                if at == last {
+                    path.push(down);
+                    routes.push(((HostId(src), HostId(dst)), path));
+                    found += 1;
+                    if found == k.max(1) {
+                        break;
+                    }
+                    continue;
+                }
+                let closer = graph.links[at as usize]
+                    .iter()
+                    .filter(|&&(_, n)| distance[n as usize] + 1 == distance[at as usize]);
+                let next: Vec<_> = closer.collect();
+                for &&(port, n) in next.iter().rev() {
+                    let mut p = path.clone();
+                    p.push(port);
+                    stack.push((n, p));
+                }
+            }
+        }
+    }
+    Ok(routes)
+}
+
+/// Up*/down* routes between every pair of distinct hosts, and the root chosen.
+pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
+    let graph = Graph::of(topology);
+    let switches = graph.links.len() as u32;
+    if switches == 0 {
+        return Err("the network has no switch".into());
+    }
+    // The centre: the smallest eccentricity, ties to the lowest id.
+    let mut root = (u32::MAX, 0);
+    for s in 0..switches {
+        let distance = graph.distances_to(s);
+        let eccentricity = distance.iter().copied().max().unwrap_or(0);
+        if eccentricity == u32::MAX {
+            return Err(format!(
+                "sw{s} does not reach every switch: the network is not connected"
+            ));
+        }
+        root = root.min((eccentricity, s));
+    }
+    let root = root.1;
+    let level = graph.distances_to(root);
+    let rank = |s: u32| (level[s as usize], s);
+    // States: switch × (0: may still go up, 1: going down).
+    let index = |s: u32, down: u32| (s * 2 + down) as usize;
+    let hosts = topology.hosts;
+    let mut host_of_switch: Vec<Vec<(u32, u32)>> = vec![Vec::new(); switches as usize];
+    for h in 0..hosts {
+        let (s, port) = graph.attach(HostId(h))?;
+        host_of_switch[s as usize].push((h, port));
+    }
+    let mut routes = Vec::new();
+    let mut parent: Vec<Option<(u32, u32)>> = vec![None; 2 * switches as usize];
+    let mut seen = vec![false; 2 * switches as usize];
+    for start in 0..switches {
+        if host_of_switch[start as usize].is_empty() {
+            continue;
+        }
+        parent.fill(None);
+        seen.fill(false);
+        seen[index(start, 0)] = true;
+        let mut queue = VecDeque::from([(start, 0u32)]);
+        while let Some((s, down)) = queue.pop_front() {
+            for &(port, n) in &graph.links[s as usize] {
+                let going_up = rank(n) < rank(s);
+                if going_up && down == 1 {
+                    continue;
+                }
+                let state = (n, u32::from(!going_up));
+                if !seen[index(state.0, state.1)] {
+                    seen[index(state.0, state.1)] = true;
+                    parent[index(state.0, state.1)] = Some((index(s, down) as u32, port));
+                    queue.push_back(state);
+                }
+            }
+        }
+        for &(src, _) in &host_of_switch[start as usize] {
+            for dst in (0..hosts).filter(|&d| d != src) {
+                let (last, down_port) = graph.attach(HostId(dst))?;
+                // Whichever phase reached the destination's switch first (BFS order
+                // is by length; the up phase first among equals).
+                let end = [index(last, 0), index(last, 1)]
+                    .into_iter()
+                    .filter(|&i| seen[i])
+                    .min_by_key(|&i| path_length(&parent, i))
+                    .ok_or_else(|| format!("no up*/down* route from host{src} to host{dst}"))?;
+                let mut path = vec![down_port];
+                let mut at = end;
+                while let Some((from, port)) = parent[at] {
+                    path.push(port);
+                    at = from as usize;
+                }
+                path.reverse();
+                routes.push(((HostId(src), HostId(dst)), path));
+            }
+        }
+    }
+    routes.sort_by_key(|((s, d), _)| (s.0, d.0));
+    Ok((SwitchId(root), routes))
+}
+
+fn path_length(parent: &[Option<(u32, u32)>], mut at: usize) -> usize {
+    let mut length = 0;
+    while let Some((from, _)) = parent[at] {
+        length += 1;
+        at = from as usize;
+    }
+    length
+}
+
+/// A cycle of channels (switch, output port) in the routes' dependency graph, or
+/// `None` when the routes cannot deadlock wormhole switches.
+pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(SwitchId, u32)>> {
+    let graph = Graph::of(topology);
+    // Channel ids: (switch, port) of switch-to-switch links, numbered densely.
+    let mut base = Vec::with_capacity(topology.switch_ports.len() + 1);
+    let mut total = 0u32;
+    for &p in &topology.switch_ports {
+        base.push(total);
+        total += p;
+    }
+    let channel = |s: u32, port: u32| base[s as usize] + port;
+    let mut depends: Vec<Vec<u32>> = vec![Vec::new(); total as usize];
+    for ((src, _), path) in routes {
+        let Ok((mut at, _)) = graph.attach(*src) else { continue };
+        let mut previous: Option<u32> = None;
+        for &port in path {
+            let next = graph.links[at as usize]
+                .binary_search_by_key(&port, |&(p, _)| p)
+                .ok()
+                .map(|i| graph.links[at as usize][i].1);
+            let Some(next) = next else { break };
+            let here = channel(at, port);
+            if let Some(prev) = previous {
+                depends[prev as usize].push(here);
+            }
+            previous = Some(here);
+            at = next;
+        }
+    }
+    for d in &mut depends {
+        d.sort_unstable();
+        d.dedup();
+    }
+    // Iterative depth-first search, three colours.
+    let mut colour = vec![0u8; total as usize];
+    let mut on_path: Vec<u32> = Vec::new();
+    for start in 0..total {
+        if colour[start as usize] != 0 || depends[start as usize].is_empty() {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        colour[start as usize] = 1;
+        on_path.push(start);
+        while let Some((c, next)) = stack.last_mut() {
+            let c = *c;
+            if let Some(&d) = depends[c as usize].get(*next) {
+                *next += 1;
+                match colour[d as usize] {
+                    0 => {
+                        colour[d as usize] = 1;
+                        on_path.push(d);
+                        stack.push((d, 0));
+                    }
+                    1 => {
+                        let from = on_path.iter().position(|&x| x == d).unwrap_or(0);
+                        let named = |ch: u32| {
+                            let s = base.partition_point(|&b| b <= ch) - 1;
+                            (SwitchId(s as u32), ch - base[s])
+                        };
+                        return Some(on_path[from..].iter().map(|&ch| named(ch)).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[c as usize] = 2;
+                on_path.pop();
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+/// How the flows of one phase share links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseConflicts {
+    /// the most flows on one directed link (0 for an empty phase)
+    pub max_load: u32,
+    /// the sum over links of the flows beyond the first
+    pub conflicts: u32,
+    /// the first link (in port order) that carries `max_load` flows
+    pub busiest: Option<Endpoint>,
+}
+
+/// The link sharing of every phase of a pattern under `routes` (each pair's first
+/// route). The links counted are every output a flow takes: its host's, and each
+/// switch's.
+pub fn conflicts(
+    topology: &Topology,
+    routes: &RouteList,
+    phases: &[Vec<(HostId, HostId)>],
+) -> Result<Vec<PhaseConflicts>, String> {
+    let graph = Graph::of(topology);
+    let hosts = topology.hosts as usize;
+    let mut first: Vec<Option<usize>> = vec![None; hosts * hosts];
+    for (i, ((s, d), _)) in routes.iter().enumerate() {
+        first[s.index() * hosts + d.index()].get_or_insert(i);
+    }
+    let mut result = Vec::with_capacity(phases.len());
+    for phase in phases {
+        let mut load: std::collections::BTreeMap<Endpoint, u32> = std::collections::BTreeMap::new();
+        for &(s, d) in phase {
+            if s == d {
+                continue;
+            }
+            let i = first
+                .get(s.index() * hosts + d.index())
+                .copied()
+                .flatten()
+                .ok_or_else(|| format!("no route from host{} to host{}", s.0, d.0))?;
+            *load
+                .entry(Endpoint {
+                    device: Device::Host(s),
+                    port: 0,
+                })
+                .or_default() += 1;
+            let (mut at, _) = graph.attach(s)?;
+            for &port in &routes[i].1 {
+                *load
+                    .entry(Endpoint {
+                        device: Device::Switch(SwitchId(at)),
+                        port,
+                    })
+                    .or_default() += 1;
+                match graph.links[at as usize].binary_search_by_key(&port, |&(p, _)| p) {
+                    Ok(k) => at = graph.links[at as usize][k].1,
+                    Err(_) => break,
+                }
+            }
+        }
+        let max_load = load.values().copied().max().unwrap_or(0);
+        result.push(PhaseConflicts {
+            max_load,
+            conflicts: load.values().map(|&l| l.saturating_sub(1)).sum(),
+            busiest: load.iter().find(|&(_, &l)| l == max_load).map(|(e, _)| *e),
+        });
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use vesper_netmodels::{
+        ExplicitRoutes, LinkParams, MessageSpec, MultipathPolicy, NetworkBuilder, Routing, SimTime, Torus, Xgft,
+    };
+
+    use super::*;
+
+    /// Every route of `routes` is accepted by the simulator's check (it lands on its
+    /// destination), and a message per pair arrives.
+    fn runs(mut topology: Topology, routes: RouteList) {
+        let hosts = topology.hosts;
+        let explicit = ExplicitRoutes::new(hosts, MultipathPolicy::RoundRobin, routes).expect("stored");
+        topology.routing = Routing::Explicit(Arc::new(explicit));
+        let mut sim = NetworkBuilder::new(topology).build().expect("valid routes");
+        let mut n = 0;
+        for s in 0..hosts {
+            for d in 0..hosts {
+                let spec = MessageSpec {
+                    src: HostId(s),
+                    dst: HostId(d),
+                    size_bytes: 64,
+                    cookie: n,
+                };
+                sim.inject(SimTime::ZERO, spec).expect("valid");
+                n += 1;
+            }
+        }
+        let mut delivered = Vec::new();
+        sim.run_until(SimTime::MAX, &mut delivered);
+        assert_eq!(delivered.len() as u64, n);
+    }
+
+    #[test]
+    fn shortest_paths_are_minimal_and_spread_when_asked() {
+        let x = Xgft::kary_ntree(2, 3).expect("valid");
+        let topology = x.topology(LinkParams::default());
+        let one = shortest_paths(&topology, 1).expect("connected");
+        assert_eq!(one.len(), 8 * 7);
+        for ((s, d), path) in &one {
+            assert_eq!(path.len(), x.d_mod_k_path(*s, *d).len(), "{s:?} → {d:?}");
+        }
+        // Host 0 to host 7 climbs to the top: 2 × 2 minimal paths.
+        let four = shortest_paths(&topology, 4).expect("connected");
+        let alternatives: Vec<_> = four.iter().filter(|(p, _)| *p == (HostId(0), HostId(7))).collect();
+        assert_eq!(alternatives.len(), 4);
+        runs(topology.clone(), four);
+        runs(topology, one);
+    }
+
+    #[test]
+    fn up_down_routes_never_deadlock_where_shortest_paths_do() {
+        // A ring of 6 switches: shortest paths go both ways round and close a cycle.
+        let ring = Torus::new(vec![6], true, 1)
+            .expect("valid")
+            .topology(LinkParams::default());
+        let shortest = shortest_paths(&ring, 1).expect("connected");
+        let cycle = deadlock_cycle(&ring, &shortest).expect("shortest paths on a ring deadlock");
+        assert!(cycle.len() >= 3, "{cycle:?}");
+        let (root, routes) = up_down(&ring).expect("connected");
+        assert_eq!(root, SwitchId(0));
+        assert_eq!(deadlock_cycle(&ring, &routes), None);
+        runs(ring, routes);
+        // A 3×3 torus and a tree too.
+        let torus = Torus::new(vec![3, 3], true, 2)
+            .expect("valid")
+            .topology(LinkParams::default());
+        let (_, routes) = up_down(&torus).expect("connected");
+        assert_eq!(deadlock_cycle(&torus, &routes), None);
+        runs(torus, routes);
+        let tree = Xgft::kary_ntree(2, 3).expect("valid").topology(LinkParams::default());
+        assert_eq!(
+            deadlock_cycle(&tree, &shortest_paths(&tree, 1).expect("connected")),
+            None
+        );
+    }
+
+    #[test]
+    fn conflicts_count_flows_sharing_a_link() {
+        let x = Xgft::kary_ntree(2, 2).expect("valid");
+        let topology = x.topology(LinkParams::default());
+        let routes = shortest_paths(&topology, 1).expect("connected");
+        // Hosts 0 and 1 (one leaf) both send across: lowest-port routes share the up link.
+        let phases = vec![
+            vec![(HostId(0), HostId(2)), (HostId(1), HostId(3))],
+            vec![(HostId(0), HostId(1))],
+        ];
+        let c = conflicts(&topology, &routes, &phases).expect("routed");
+        assert_eq!(c[0].max_load, 2);
+        assert_eq!(c[0].conflicts, 2);
+        assert_eq!(
+            c[0].busiest,
+            Some(Endpoint {
+                device: Device::Switch(SwitchId(0)),
+                port: 2
+            })
+        );
+        assert_eq!((c[1].max_load, c[1].conflicts), (1, 0));
+    }
+}
