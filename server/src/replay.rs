@@ -7,12 +7,15 @@ use vesper_client_dimemas_adapter::replay::{
 };
 
 use crate::config::{NetworkConfig, ServerConfig};
+use crate::network_trace::TraceConfig;
 use crate::report::Report;
 
-/// Replays `workload` against a server on `network`, telling `progress` how far it has
-/// got; returns the prediction and the server's report.
+/// Replays `workload` against a server on `network` (writing the network trace `trace`
+/// asks for), telling `progress` how far it has got; returns the prediction and the
+/// server's report.
 pub fn over_server(
     network: NetworkConfig,
+    trace: Option<TraceConfig>,
     workload: &Workload,
     options: ReplayOptions,
     mut progress: impl FnMut(Progress) + Send + 'static,
@@ -25,6 +28,7 @@ pub fn over_server(
     let addr = listener.local_addr()?;
     let config = ServerConfig {
         network,
+        trace,
         ..ServerConfig::default()
     };
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
