@@ -163,6 +163,13 @@ impl TraceArgs {
         }
         if let Some(file) = &file {
             sibling_names(file)?;
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                return Err(TraceSetupError(format!(
+                    "--trace {}: expected an existing directory, {} is not one",
+                    file.display(),
+                    dir.display()
+                )));
+            }
         }
         if self.trace_quantum == 0 {
             return Err(TraceSetupError(
@@ -808,6 +815,11 @@ mod tests {
         for (args, message) in cases {
             assert_eq!(args.config(SERVE_DATE).expect_err(message).to_string(), message);
         }
+        let nowhere = args(Path::new("/nonexistent-vesper-dir/n.prv")).config(SERVE_DATE);
+        assert_eq!(
+            nowhere.expect_err("refused").to_string(),
+            "--trace /nonexistent-vesper-dir/n.prv: expected an existing directory, /nonexistent-vesper-dir is not one"
+        );
         let no_server = args(Path::new("n.prv")).config_for_run(SERVE_DATE, None, true);
         assert_eq!(
             no_server.expect_err("refused").to_string(),

@@ -43,7 +43,16 @@ pub fn over_server(
     });
     let outcome = client
         .join()
-        .map_err(|_| anyhow::anyhow!("the replay client panicked"))??;
+        .map_err(|_| anyhow::anyhow!("the replay client panicked"))?;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        // A server that could not start refuses the client: its reason is the one to give.
+        Err(e) if server.is_finished() => {
+            runtime.block_on(server)??;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let report = runtime.block_on(server)??;
     Ok((outcome, report))
 }
