@@ -13,8 +13,6 @@
 //! Levels count cables from the nearest host: hosts are level 0, the switches they plug
 //! into level 1, and so on.
 
-use crate::time::SimTime;
-
 /// Why a selection cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
@@ -178,11 +176,6 @@ impl TimeWindow {
     /// Whether `ns` lies in the window.
     pub fn contains(&self, ns: u64) -> bool {
         self.start_ns <= ns && ns < self.end_ns
-    }
-
-    /// The start as a simulation time.
-    pub fn start(&self) -> SimTime {
-        SimTime::from_ns(self.start_ns)
     }
 }
 
