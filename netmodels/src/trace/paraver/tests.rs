@@ -293,3 +293,35 @@ fn long_states_are_split_and_messages_waiting_in_the_adapter_hold_the_window() {
     let pieces = out.prv().lines().filter(|l| l.starts_with("1:0:1:3:2:")).count();
     assert!(pieces > 10, "{}", out.prv());
 }
+
+#[test]
+fn head_of_line_blocking_shows_as_events_at_the_input() {
+    // The wormhole model's own scenario: host 1's second packet (to the free host 3)
+    // waits behind its first (to host 2, busy with host 0's long packet).
+    let params = WormholeParams {
+        arbitration: crate::switch::Arbitration::RoundRobin {
+            initial: crate::switch::InitialPointer::Fixed(0),
+        },
+        ..WormholeParams::default()
+    };
+    let builder = NetworkBuilder::crossbar(4, LinkParams::default()).switch_params(SwitchParams {
+        kind: SwitchKind::Wormhole(params),
+        ..SwitchParams::default()
+    });
+    let messages = [
+        (0, spec(0, 2, 4096, 0)),
+        (100, spec(1, 2, 64, 1)),
+        (100, spec(1, 3, 64, 2)),
+    ];
+    let (out, _, _) = trace(vec![builder], RailPolicy::RoundRobin, &options(), &messages);
+    checked(&out);
+    // sw0 is task 5; its port 1 (the input from host 1) is thread 2.
+    let hol: Vec<String> = out
+        .prv()
+        .lines()
+        .filter(|l| l.starts_with("2:0:1:5:2:") && l.contains(&format!(":{HOL_BLOCKING}:")))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(hol.len(), 2, "{hol:?}");
+    assert!(hol[0].ends_with(":1") && hol[1].ends_with(":0"), "{hol:?}");
+}
