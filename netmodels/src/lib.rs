@@ -17,6 +17,7 @@ pub mod engine;
 pub mod ids;
 pub mod link;
 pub mod multirail;
+pub mod network;
 pub mod rng;
 pub mod simulation;
 pub mod slab;
@@ -31,6 +32,7 @@ pub use adapter::{AdapterParams, Interleave};
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
 pub use multirail::{MultiRail, RailPolicy};
+pub use network::Network;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
@@ -38,4 +40,8 @@ pub use topology::{
     Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PatternRoutes, PhaseLoad, Routing, Topology,
     TopologyError, Torus, TorusError, Xgft, XgftError,
 };
-pub use trace::{FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};
+pub use trace::paraver::{
+    BacklogCount, MemoryOutput, ParaverOptions, TraceError, TraceOutput, TraceSummary, TracedNetwork,
+};
+pub use trace::select::{DeviceSelection, SelectError, TimeWindow};
+pub use trace::{BufferSide, FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};

@@ -107,6 +107,11 @@ impl<S: TraceSink> MultiRail<S> {
         &self.rails
     }
 
+    /// The rails' trace sinks, rail by rail.
+    pub fn sinks_mut(&mut self) -> impl Iterator<Item = &mut S> {
+        self.rails.iter_mut().map(Simulation::sink_mut)
+    }
+
     /// The latest rail clock: no injection may come before it.
     pub fn now(&self) -> SimTime {
         self.rails.iter().map(Simulation::now).max().unwrap_or(SimTime::ZERO)

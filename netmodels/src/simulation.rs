@@ -25,7 +25,7 @@ use crate::switch::cioq::Crossbar;
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
-use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
+use crate::trace::{BufferSide, LinkTraversal, NullSink, PortRef, TraceSink};
 use crate::wormhole::{Ctx, WormEvent, WormholeFabric};
 
 /// A message handed to the model.
@@ -187,6 +187,22 @@ impl NetworkBuilder {
         self
     }
 
+    /// The topology, unless the network is ideal.
+    pub fn topology(&self) -> Option<&Topology> {
+        match &self.kind {
+            Kind::Switched { topology, .. } => Some(topology),
+            Kind::Ideal { .. } => None,
+        }
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> u32 {
+        match &self.kind {
+            Kind::Switched { topology, .. } => topology.hosts,
+            Kind::Ideal { hosts, .. } => *hosts,
+        }
+    }
+
     /// Validates the description and builds the simulation, tracing nothing.
     pub fn build(self) -> Result<Simulation, BuildError> {
         self.build_with_sink(NullSink)
@@ -234,6 +250,7 @@ impl NetworkBuilder {
                         hosts: topology.hosts,
                         fabric: Fabric::Wormhole(Box::new(fabric)),
                         messages: Slab::new(),
+                        injected: 0,
                         in_flight: 0,
                         queue: EventQueue::new(),
                         sink,
@@ -280,6 +297,7 @@ impl NetworkBuilder {
             hosts,
             fabric,
             messages: Slab::new(),
+            injected: 0,
             in_flight: 0,
             queue: EventQueue::new(),
             sink,
@@ -362,6 +380,8 @@ struct Packet {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Message {
     pub(crate) spec: MessageSpec,
+    /// its number in the simulation, 1 for the first injected (traces name it so)
+    pub(crate) number: u64,
     pub(crate) injected_at: SimTime,
     pub(crate) first_byte_sent: SimTime,
     /// payload not yet cut into packets [bytes]
@@ -432,6 +452,8 @@ pub struct Simulation<S: TraceSink = NullSink> {
     hosts: u32,
     fabric: Fabric,
     messages: Slab<Message>,
+    /// messages injected so far (the last message's number)
+    injected: u64,
     in_flight: usize,
     queue: EventQueue<Event>,
     sink: S,
@@ -505,8 +527,10 @@ impl<S: TraceSink> Simulation<S> {
             Fabric::Wormhole(net) => net.adapter().packets(spec.size_bytes),
             Fabric::Ideal(_) => 1,
         };
+        self.injected += 1;
         let record = Message {
             spec,
+            number: self.injected,
             injected_at: at,
             first_byte_sent: SimTime::MAX,
             bytes_unsent: spec.size_bytes,
@@ -516,6 +540,9 @@ impl<S: TraceSink> Simulation<S> {
             route,
         };
         let message = MessageId(self.messages.insert(record));
+        if S::ENABLED && !matches!(self.fabric, Fabric::Ideal(_)) {
+            self.sink.injected(at, self.injected);
+        }
         self.in_flight += 1;
         self.queue.schedule(at, Event::Inject { message });
         Ok(message)
@@ -530,6 +557,9 @@ impl<S: TraceSink> Simulation<S> {
     /// `deliveries` in completion order.
     pub fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
         while let Some((now, event)) = self.queue.pop_until(limit) {
+            if S::ENABLED {
+                self.sink.clock(now);
+            }
             self.handle(now, event, deliveries);
         }
     }
@@ -641,8 +671,8 @@ impl Switched {
                     Device::Host(host) => {
                         if let (true, Some(packet)) = (S::ENABLED, finished) {
                             let p = self.packets[packet.index()];
-                            let cookie = step.messages[p.message.index()].spec.cookie;
-                            step.sink.segment(now, port_ref(out.owner), cookie, p.index, false);
+                            let number = step.messages[p.message.index()].number;
+                            step.sink.segment(now, port_ref(out.owner), number, p.index, false);
                         }
                         self.send_next_packet(port, host, step);
                     }
@@ -650,7 +680,8 @@ impl Switched {
                         if let Some(next) = out.queue.pop_front() {
                             out.queued_bytes -= u64::from(self.packets[next.index()].wire_bytes);
                             if S::ENABLED {
-                                step.sink.backlog(now, port_ref(out.owner), out.queued_bytes);
+                                step.sink
+                                    .backlog(now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
                             }
                             self.transmit(port, next, step);
                         }
@@ -693,7 +724,8 @@ impl Switched {
                 device: Device::Switch(switch),
                 port: input,
             };
-            step.sink.backlog(step.now, at, x.input_mut(input).bytes);
+            step.sink
+                .backlog(step.now, at, BufferSide::Input, x.input_mut(input).bytes);
         }
         self.schedule_match(switch, step);
     }
@@ -742,7 +774,7 @@ impl Switched {
                     device: Device::Switch(switch),
                     port: input,
                 };
-                step.sink.backlog(now, at, x.input_mut(input).bytes);
+                step.sink.backlog(now, at, BufferSide::Input, x.input_mut(input).bytes);
             }
             step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
             // The head is through: the packet joins its output queue now.
@@ -757,7 +789,8 @@ impl Switched {
             out.queue.push_back(packet);
             out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
             if S::ENABLED {
-                step.sink.backlog(step.now, port_ref(out.owner), out.queued_bytes);
+                step.sink
+                    .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
             }
         } else {
             self.transmit(port, packet, step);
@@ -786,12 +819,12 @@ impl Switched {
             tail_at_next_input: step.now,
             in_port: 0,
         };
-        let cookie = m.spec.cookie;
+        let number = m.number;
         self.senders[host.index()].cut(last, self.adapter.interleave);
         let packet = PacketId(self.packets.insert(record));
         if S::ENABLED {
             let owner = self.ports[port.index()].owner;
-            step.sink.segment(step.now, port_ref(owner), cookie, record.index, true);
+            step.sink.segment(step.now, port_ref(owner), number, record.index, true);
         }
         self.transmit(port, packet, step);
     }
@@ -842,16 +875,21 @@ impl Switched {
         }
         if S::ENABLED {
             let key = (sent.message, sent.hop);
-            let t = self.traversals.entry(key).or_insert(LinkTraversal {
-                cookie: message.spec.cookie,
-                size_bytes: message.spec.size_bytes,
-                sender: port_ref(owner),
-                receiver: port_ref(peer),
-                first_in: sent.head_in,
-                first_out: now,
-                last_out: tail_sent,
-                first_arrival: head_arrives,
-                last_arrival: tail_arrives,
+            let t = self.traversals.entry(key).or_insert_with(|| {
+                let t = LinkTraversal {
+                    cookie: message.spec.cookie,
+                    message: message.number,
+                    size_bytes: message.spec.size_bytes,
+                    sender: port_ref(owner),
+                    receiver: port_ref(peer),
+                    first_in: sent.head_in,
+                    first_out: now,
+                    last_out: tail_sent,
+                    first_arrival: head_arrives,
+                    last_arrival: tail_arrives,
+                };
+                step.sink.link_traversal_started(&t);
+                t
             });
             t.first_in = t.first_in.min(sent.head_in);
             t.last_out = t.last_out.max(tail_sent);

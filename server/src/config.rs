@@ -255,6 +255,17 @@ impl NetworkConfig {
         }
     }
 
+    /// Every rail's builder and the rails' policy (one rail for a single network).
+    pub fn rails(&self) -> (Vec<NetworkBuilder>, RailPolicy) {
+        match &self.fabric {
+            FabricConfig::Switched(s) => (vec![s.builder(self.hosts)], RailPolicy::RoundRobin),
+            FabricConfig::Ideal(params) => (vec![NetworkBuilder::ideal(self.hosts, *params)], RailPolicy::RoundRobin),
+            FabricConfig::MultiRail { rails, policy } => {
+                (rails.iter().map(|r| r.builder(self.hosts)).collect(), *policy)
+            }
+        }
+    }
+
     /// A one-line description for logs and reports.
     pub fn describe(&self) -> String {
         let fabric = self.describe_fabric();
@@ -362,6 +373,8 @@ pub struct ServerConfig {
     pub spin: Duration,
     /// how `PROTO` lines are modelled
     pub rendezvous: RendezvousMode,
+    /// the network's Paraver trace, if one is written
+    pub trace: Option<crate::network_trace::TraceConfig>,
 }
 
 impl Default for ServerConfig {
@@ -378,6 +391,7 @@ impl Default for ServerConfig {
             accept_backoff: Duration::from_millis(100),
             spin: Duration::from_micros(200),
             rendezvous: RendezvousMode::Dimemas,
+            trace: None,
         }
     }
 }

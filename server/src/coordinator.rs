@@ -32,7 +32,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tracing::{info, warn};
 use vesper_netmodels::slab::Slab;
 use vesper_netmodels::stats::Histogram;
-use vesper_netmodels::{Delivery, MessageSpec, MultiRail, SimTime};
+use vesper_netmodels::{Delivery, MessageSpec, MultiRail, Network, SimTime, TraceSummary};
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
 use crate::config::{RendezvousMode, ServerConfig};
@@ -156,7 +156,11 @@ type InjectionKey = (SimTime, u32, u32, u64, ClientId);
 #[derive(Debug)]
 pub struct Coordinator {
     config: ServerConfig,
-    sim: MultiRail,
+    /// the network, traced or not (one dynamic call per injection or step; the event
+    /// loop inside is monomorphic)
+    sim: Box<dyn Network + Send>,
+    /// what the network trace held, once finished
+    trace: Option<TraceSummary>,
     clients: BTreeMap<ClientId, Client>,
     /// clients that ever connected
     connected: usize,
@@ -178,9 +182,15 @@ pub struct Coordinator {
 impl Coordinator {
     /// A coordinator for `sim`; `shutdown` is polled between time steps.
     pub fn new(config: ServerConfig, sim: MultiRail, shutdown: Arc<AtomicBool>) -> Self {
+        Coordinator::with_network(config, Box::new(sim), shutdown)
+    }
+
+    /// A coordinator for any network (a traced one, say).
+    pub fn with_network(config: ServerConfig, sim: Box<dyn Network + Send>, shutdown: Arc<AtomicBool>) -> Self {
         Coordinator {
             config,
             sim,
+            trace: None,
             clients: BTreeMap::new(),
             connected: 0,
             records: Slab::new(),
@@ -661,6 +671,30 @@ impl Coordinator {
         line
     }
 
+    /// Ends the network trace, if there is one: writes what is left, the header, the
+    /// `.pcf` and the `.row`. Errors are logged (the run's results stand without it).
+    pub fn finish_trace(&mut self) {
+        match self.sim.finish_trace() {
+            Ok(Some(summary)) => {
+                info!(
+                    "network trace: {} tasks, {} threads, {} states, {} events, {} communications, up to {} ns",
+                    summary.tasks,
+                    summary.threads,
+                    summary.states,
+                    summary.events,
+                    summary.communications,
+                    summary.end_ns
+                );
+                if summary.late_records > 0 {
+                    warn!("network trace: {} records out of order", summary.late_records);
+                }
+                self.trace = Some(summary);
+            }
+            Ok(None) => {}
+            Err(e) => warn!("network trace: cannot write it: {e}"),
+        }
+    }
+
     /// The statistics so far.
     pub fn report(&self) -> Report {
         let wall = self.started.elapsed();
@@ -678,6 +712,7 @@ impl Coordinator {
                 clamped_times: self.clamped,
                 events_processed: events,
                 messages_in_flight_at_exit: self.sim.in_flight() + self.pending.len(),
+                network_trace: self.trace,
             },
             wall: WallReport {
                 wall_seconds: wall.as_secs_f64(),

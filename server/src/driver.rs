@@ -163,6 +163,7 @@ impl Driver {
                 last_work = Instant::now();
             }
         }
+        self.coordinator.finish_trace();
         self.coordinator.report()
     }
 

@@ -18,6 +18,7 @@ pub mod config;
 pub mod coordinator;
 pub mod driver;
 pub mod network_file;
+pub mod network_trace;
 pub mod preset;
 pub mod rendezvous;
 pub mod replay;

@@ -144,6 +144,8 @@ struct ServeArgs {
     /// Write the JSON statistics report here (default: standard output).
     #[arg(long)]
     stats: Option<PathBuf>,
+    #[command(flatten)]
+    trace: vesper_server::network_trace::TraceArgs,
 }
 
 /// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
@@ -325,6 +327,8 @@ struct RunArgs {
     json: bool,
     #[command(flatten)]
     net: NetworkArgs,
+    #[command(flatten)]
+    network_trace: vesper_server::network_trace::TraceArgs,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -684,6 +688,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 control_bytes: args.control_size,
             },
         },
+        trace: args.trace.config(vesper_server::network_trace::SERVE_DATE)?,
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {
@@ -1027,6 +1032,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         None => options_from_flags(&args)?,
     };
     options.record = args.output.is_some();
+    let trace = args
+        .network_trace
+        .config_for_run(&args.trace_date, args.output.as_deref(), args.no_server)?;
     if spec.pattern.is_none() {
         // Pattern-aware routing for the workload replayed: its k-th sends, task by task,
         // on their nodes.
@@ -1067,7 +1075,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         let bar = progress.clone();
         let (outcome, report) =
-            vesper_server::replay::over_server(network.clone(), &workload, options.clone(), move |p| {
+            vesper_server::replay::over_server(network.clone(), trace, &workload, options.clone(), move |p| {
                 bar.set_position(p.done);
                 bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
             })?;

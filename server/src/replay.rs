@@ -7,12 +7,15 @@ use vesper_client_dimemas_adapter::replay::{
 };
 
 use crate::config::{NetworkConfig, ServerConfig};
+use crate::network_trace::TraceConfig;
 use crate::report::Report;
 
-/// Replays `workload` against a server on `network`, telling `progress` how far it has
-/// got; returns the prediction and the server's report.
+/// Replays `workload` against a server on `network` (writing the network trace `trace`
+/// asks for), telling `progress` how far it has got; returns the prediction and the
+/// server's report.
 pub fn over_server(
     network: NetworkConfig,
+    trace: Option<TraceConfig>,
     workload: &Workload,
     options: ReplayOptions,
     mut progress: impl FnMut(Progress) + Send + 'static,
@@ -25,6 +28,7 @@ pub fn over_server(
     let addr = listener.local_addr()?;
     let config = ServerConfig {
         network,
+        trace,
         ..ServerConfig::default()
     };
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
@@ -39,7 +43,16 @@ pub fn over_server(
     });
     let outcome = client
         .join()
-        .map_err(|_| anyhow::anyhow!("the replay client panicked"))??;
+        .map_err(|_| anyhow::anyhow!("the replay client panicked"))?;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        // A server that could not start refuses the client: its reason is the one to give.
+        Err(e) if server.is_finished() => {
+            runtime.block_on(server)??;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let report = runtime.block_on(server)??;
     Ok((outcome, report))
 }

@@ -38,6 +38,9 @@ pub struct SimulationReport {
     pub events_processed: u64,
     /// messages still queued or travelling when the run ended
     pub messages_in_flight_at_exit: usize,
+    /// what the network trace holds (`--trace`), when one was written
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_trace: Option<vesper_netmodels::TraceSummary>,
 }
 
 /// One client's counters.

@@ -21,6 +21,9 @@ pub enum ServerError {
     /// the network description is invalid
     #[error("network: {0}")]
     Network(#[from] vesper_netmodels::BuildError),
+    /// the network or its trace cannot be set up
+    #[error(transparent)]
+    Trace(#[from] crate::network_trace::TraceSetupError),
     /// the simulation thread could not start or died
     #[error("simulation thread: {0}")]
     Thread(String),
@@ -33,10 +36,10 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, ServerError> {
-    let sim = config.network.build()?;
+    let sim = crate::network_trace::build(&config.network, config.trace.as_ref())?;
     let stop_flag = Arc::new(AtomicBool::new(false));
     let open = Arc::new(AtomicUsize::new(0));
-    let coordinator = Coordinator::new(config.clone(), sim, Arc::clone(&stop_flag));
+    let coordinator = Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag));
     let limits = SessionLimits {
         max_line: config.max_line,
         max_batch: config.max_batch,

@@ -348,11 +348,21 @@ fn the_trace_sees_segments_backlogs_and_link_traversals() {
     assert!(
         sink.backlogs
             .iter()
-            .any(|b| b.1 == switch_port(2) && b.2 == u64::from(KIB + 16))
+            .any(|b| b.1 == switch_port(2) && b.2 == BufferSide::Output && b.3 == u64::from(KIB + 16))
     );
-    assert_eq!(sink.backlogs.last().map(|b| b.2), Some(0));
-    // One traversal per message per link: 2 messages × 2 links.
+    assert_eq!(sink.backlogs.last().map(|b| b.3), Some(0));
+    // One traversal per message per link: 2 messages × 2 links, each announced when
+    // its first byte starts; messages are numbered in injection order.
     assert_eq!(sink.traversals.len(), 4);
+    assert_eq!(sink.started.len(), 4);
+    for t in &sink.traversals {
+        assert_eq!(t.message, t.cookie - 9, "{t:?}");
+        let s = sink
+            .started
+            .iter()
+            .find(|s| (s.message, s.sender) == (t.message, t.sender));
+        assert_eq!(s.map(|s| (s.first_in, s.first_out)), Some((t.first_in, t.first_out)));
+    }
     let prop = LinkParams::default().propagation;
     let first = sink
         .traversals

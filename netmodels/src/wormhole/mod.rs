@@ -75,7 +75,7 @@ use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
-use crate::trace::{FlowSignal, LinkTraversal, PortRef, TraceSink};
+use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
 use runs::Run;
 
 /// Where the stop/go thresholds of an input buffer sit, in flits.
@@ -608,7 +608,7 @@ impl WormholeFabric {
             ctx.sink.segment(
                 ctx.now,
                 port_ref(self.outs[port as usize].owner),
-                m.spec.cookie,
+                m.number,
                 record.index,
                 true,
             );
@@ -697,22 +697,27 @@ impl WormholeFabric {
                 Some(input) => self.ins[input as usize].entries.front().map_or(now, |e| e.head_arrived),
             };
             let peer = self.wiring.owner[peer_input as usize];
-            let t = self.traversals.entry(key).or_insert(LinkTraversal {
-                cookie: m.spec.cookie,
-                size_bytes: m.spec.size_bytes,
-                sender: port_ref(owner),
-                receiver: port_ref(peer),
-                first_in,
-                first_out: now,
-                last_out: now + flit_time,
-                first_arrival: arrives,
-                last_arrival: arrives,
+            let t = self.traversals.entry(key).or_insert_with(|| {
+                let t = LinkTraversal {
+                    cookie: m.spec.cookie,
+                    message: m.number,
+                    size_bytes: m.spec.size_bytes,
+                    sender: port_ref(owner),
+                    receiver: port_ref(peer),
+                    first_in,
+                    first_out: now,
+                    last_out: now + flit_time,
+                    first_arrival: arrives,
+                    last_arrival: arrives,
+                };
+                ctx.sink.link_traversal_started(&t);
+                t
             });
             t.last_out = now + flit_time;
             t.last_arrival = arrives;
             if tail && worm.input.is_none() {
                 ctx.sink
-                    .segment(now + flit_time, port_ref(owner), m.spec.cookie, p.index, false);
+                    .segment(now + flit_time, port_ref(owner), m.number, p.index, false);
             }
             if tail && p.last {
                 // The last flit of the message on this link: the traversal is complete.
@@ -741,8 +746,12 @@ impl WormholeFabric {
             e.departed += 1;
         }
         if S::ENABLED {
-            ctx.sink
-                .backlog(now, port_ref(inp.owner), u64::from(inp.occupancy * flit_bytes));
+            ctx.sink.backlog(
+                now,
+                port_ref(inp.owner),
+                BufferSide::Input,
+                u64::from(inp.occupancy * flit_bytes),
+            );
         }
         if let (true, Some(t), Some(upstream)) = (inp.stop_sent, inp.thresholds, inp.upstream)
             && inp.occupancy <= t.low
@@ -812,7 +821,7 @@ impl WormholeFabric {
         inp.occupancy += 1;
         if S::ENABLED {
             let bytes = u64::from(inp.occupancy * self.params.flit_bytes);
-            ctx.sink.backlog(now, port_ref(inp.owner), bytes);
+            ctx.sink.backlog(now, port_ref(inp.owner), BufferSide::Input, bytes);
         }
         debug_assert!(
             inp.thresholds.is_none_or(|t| inp.occupancy <= t.capacity),

@@ -168,8 +168,8 @@ fn a_slow_receiver_stops_the_sender_without_loss() {
     let peak = sink
         .backlogs
         .iter()
-        .filter(|b| b.1 == input)
-        .map(|b| b.2)
+        .filter(|b| b.1 == input && b.2 == BufferSide::Input)
+        .map(|b| b.3)
         .max()
         .unwrap_or(0);
     assert!((61 * 8..=512).contains(&peak), "peak backlog {peak}");

@@ -1,4 +1,4 @@
-//! Instrumentation hooks for trace writers (Paraver, its own issue).
+//! Instrumentation hooks for trace writers, and the Paraver writer ([`paraver`]).
 //!
 //! The simulation calls a [`TraceSink`] at every point a network trace shows: buffer
 //! backlog changes, flow-control signals, head-of-line blocking, packet (segment)
@@ -6,6 +6,13 @@
 //! its sink: with [`NullSink`] every hook is an empty inline function and the
 //! bookkeeping behind link traversals is skipped (`ENABLED = false`), so tracing costs
 //! nothing when it is off.
+//!
+//! Messages are named in traces by their *number*: 1 for the first message injected
+//! into a simulation, 2 for the next, and so on (the caller's cookie may be reused).
+
+pub mod check;
+pub mod paraver;
+pub mod select;
 
 use crate::ids::Device;
 use crate::time::SimTime;
@@ -17,6 +24,16 @@ pub struct PortRef {
     pub device: Device,
     /// the port number
     pub port: u32,
+}
+
+/// Which buffer of a port a backlog counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BufferSide {
+    /// bytes that arrived at the port and wait to cross the switch (wormhole slack
+    /// buffers, CIOQ input queues)
+    Input,
+    /// bytes that crossed the switch and wait to leave by the port (output queues)
+    Output,
 }
 
 /// A stop/go flow-control signal.
@@ -33,6 +50,8 @@ pub enum FlowSignal {
 pub struct LinkTraversal {
     /// the caller's reference of the message
     pub cookie: u64,
+    /// the message's number in its simulation (1 for the first injected)
+    pub message: u64,
     /// message payload [bytes]
     pub size_bytes: u32,
     /// the transmitting port
@@ -51,16 +70,29 @@ pub struct LinkTraversal {
     pub last_arrival: SimTime,
 }
 
-/// Receives the model's trace events, in non-decreasing time per kind of call except
-/// link traversals: one is reported as soon as it is known, when the message's last
-/// packet starts on the link, so its arrival times lie ahead of the clock; a writer
-/// sorts them into place (the Paraver writer's reorder window).
+/// Receives the model's trace events.
+///
+/// Time contract: before handling each event the simulation calls [`TraceSink::clock`]
+/// with the event's time; every later call reports times at or after that clock,
+/// except link traversals. A traversal is announced when the message's first byte
+/// starts on the link ([`TraceSink::link_traversal_started`], its `first_in` may lie in
+/// the past) and reported whole when its last packet starts on the link
+/// ([`TraceSink::link_traversal`], its arrival times lie ahead of the clock). A writer
+/// that sorts records keeps everything after the earliest open traversal in a reorder
+/// window (the Paraver writer does).
 pub trait TraceSink {
     /// Whether the simulation should do the bookkeeping that only traces need.
     const ENABLED: bool = true;
 
-    /// The bytes waiting at `port` changed to `bytes` at `at`.
-    fn backlog(&mut self, _at: SimTime, _port: PortRef, _bytes: u64) {}
+    /// The simulation is about to handle an event at `now` (non-decreasing).
+    fn clock(&mut self, _now: SimTime) {}
+
+    /// Message number `message` was handed to its source adapter, to start at `at`
+    /// (at or after the clock); not called for the ideal network, which has no ports.
+    fn injected(&mut self, _at: SimTime, _message: u64) {}
+
+    /// The bytes waiting in the `side` buffer of `port` changed to `bytes` at `at`.
+    fn backlog(&mut self, _at: SimTime, _port: PortRef, _side: BufferSide, _bytes: u64) {}
 
     /// `port` sent (`sent = true`) or received a flow-control signal at `at`.
     fn flow_control(&mut self, _at: SimTime, _port: PortRef, _signal: FlowSignal, _sent: bool) {}
@@ -69,10 +101,17 @@ pub trait TraceSink {
     fn hol_blocking(&mut self, _at: SimTime, _port: PortRef, _started: bool) {}
 
     /// `port` started (`true`) or finished sending packet `packet` (0-based within its
-    /// message) of the message `cookie` at `at`.
-    fn segment(&mut self, _at: SimTime, _port: PortRef, _cookie: u64, _packet: u32, _started: bool) {}
+    /// message) of message number `message` at `at` (an end may be reported ahead of
+    /// the clock, by up to one flit time).
+    fn segment(&mut self, _at: SimTime, _port: PortRef, _message: u64, _packet: u32, _started: bool) {}
 
-    /// A message finished crossing a link.
+    /// A message's first byte started on a link at `traversal.first_out`; only
+    /// `cookie`, `message`, `size_bytes`, `sender`, `receiver`, `first_in` and
+    /// `first_out` are final.
+    fn link_traversal_started(&mut self, _traversal: &LinkTraversal) {}
+
+    /// A message's last byte started on a link: its traversal is complete (its arrival
+    /// times may lie ahead of the clock).
     fn link_traversal(&mut self, _traversal: &LinkTraversal) {}
 }
 
@@ -87,21 +126,23 @@ impl TraceSink for NullSink {
 /// Keeps every call, for tests and small runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordingSink {
-    /// `(time, port, bytes)` per backlog change
-    pub backlogs: Vec<(SimTime, PortRef, u64)>,
+    /// `(time, port, side, bytes)` per backlog change
+    pub backlogs: Vec<(SimTime, PortRef, BufferSide, u64)>,
     /// `(time, port, signal, sent)` per flow-control signal
     pub flow_controls: Vec<(SimTime, PortRef, FlowSignal, bool)>,
     /// `(time, input port, started)` per head-of-line blocking change
     pub hol: Vec<(SimTime, PortRef, bool)>,
-    /// `(time, port, cookie, packet, started)` per segment start and end
+    /// `(time, port, message number, packet, started)` per segment start and end
     pub segments: Vec<(SimTime, PortRef, u64, u32, bool)>,
     /// every link traversal, in the order reported
     pub traversals: Vec<LinkTraversal>,
+    /// every link traversal announced, in the order announced
+    pub started: Vec<LinkTraversal>,
 }
 
 impl TraceSink for RecordingSink {
-    fn backlog(&mut self, at: SimTime, port: PortRef, bytes: u64) {
-        self.backlogs.push((at, port, bytes));
+    fn backlog(&mut self, at: SimTime, port: PortRef, side: BufferSide, bytes: u64) {
+        self.backlogs.push((at, port, side, bytes));
     }
 
     fn flow_control(&mut self, at: SimTime, port: PortRef, signal: FlowSignal, sent: bool) {
@@ -112,8 +153,12 @@ impl TraceSink for RecordingSink {
         self.hol.push((at, port, started));
     }
 
-    fn segment(&mut self, at: SimTime, port: PortRef, cookie: u64, packet: u32, started: bool) {
-        self.segments.push((at, port, cookie, packet, started));
+    fn segment(&mut self, at: SimTime, port: PortRef, message: u64, packet: u32, started: bool) {
+        self.segments.push((at, port, message, packet, started));
+    }
+
+    fn link_traversal_started(&mut self, traversal: &LinkTraversal) {
+        self.started.push(*traversal);
     }
 
     fn link_traversal(&mut self, traversal: &LinkTraversal) {

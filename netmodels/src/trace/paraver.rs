@@ -1,0 +1,1058 @@
+//! The network's Paraver trace (`shared/spec/formats.md` §1; seed 004, §4.2 and its
+//! Table 1): every adapter and every switch is a Paraver task, each of its ports a
+//! thread, all in one application.
+//!
+//! ```text
+//!   Simulation ─hooks─▶ ParaverSink (one per rail)         ParaverWriter
+//!                        records ─▶ reorder window ──────▶ merge by (time, kind, thread)
+//!                        (held back while something        ─▶ TraceOutput: .prv body,
+//!                         may still come earlier)             then header, .pcf, .row
+//! ```
+//!
+//! Records (times in integer ns, rounded down from the model's picoseconds):
+//! - state: the backlog of a port, quantized: level `k ≥ 1` means
+//!   `(k − 1)·quantum < bytes ≤ k·quantum` (capped at [`MAX_LEVEL`]); an empty port has
+//!   no state record. Input buffers, output queues or both are counted
+//!   ([`BacklogCount`]). A state lasting longer than `state_split` is written in pieces
+//!   of that length or more (Paraver allows consecutive records of one state), which
+//!   bounds the reorder window;
+//! - event: flow control sent ([`FLOW_CONTROL_SENT`]) and received
+//!   ([`FLOW_CONTROL_RECEIVED`]), head-of-line blocking ([`HOL_BLOCKING`]) and segment
+//!   (packet) transmission ([`SEGMENT`], with [`SEGMENT_MESSAGE`] and [`SEGMENT_NUMBER`]
+//!   in the same record);
+//! - communication: one per message per link, sender = the transmitting port, receiver =
+//!   the peer port; logical send = the sender's device got the message's first byte,
+//!   physical send = the first byte left, logical receive = the first byte arrived,
+//!   physical receive = the last byte arrived; size = the message's bytes; tag = the
+//!   message's number (on `R` rails, `(n − 1)·R + r + 1` for message `n` of rail `r`).
+//!   With `end_to_end`, also one per message from the source host's port to the
+//!   destination host's: injected, first byte sent, first byte in, last byte in.
+//!
+//! Ordering: records come out sorted by time, then events before states before
+//! communications, then by thread, then in the order the model reported them. The
+//! model reports a communication when the message's last byte starts on the link and a
+//! state when it ends, after later records: each sink keeps its records until nothing
+//! earlier can come (the *watermark*: the clock, the oldest open state, the oldest
+//! message whose next link record is pending). Memory therefore depends on how long a
+//! state or a message stays open, not on the length of the run.
+//!
+//! Multi-rail networks: one trace for all rails; rail `r`'s devices are named
+//! `r{r}.host{h}` and `r{r}.sw{s}` (a host's adapter on each rail is a task of its own).
+//! A single network's are `host{h}` and `sw{s}`.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use crate::ids::Device;
+use crate::multirail::{MultiRail, RailPolicy};
+use crate::network::Network;
+use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder};
+use crate::time::SimTime;
+use crate::topology::Topology;
+use crate::trace::select::{DeviceSelection, TimeWindow};
+use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
+
+/// Event type: a port sent a flow-control signal (values 1 = STOP, 2 = GO).
+pub const FLOW_CONTROL_SENT: u32 = 70_000_001;
+/// Event type: a port received a flow-control signal (values 1 = STOP, 2 = GO).
+pub const FLOW_CONTROL_RECEIVED: u32 = 70_000_002;
+/// Event type: head-of-line blocking at an input port (1 = start, 0 = end).
+pub const HOL_BLOCKING: u32 = 70_000_003;
+/// Event type: a port started (1) or finished (0) sending a segment (packet).
+pub const SEGMENT: u32 = 70_000_004;
+/// Event type, with [`SEGMENT`]: the segment's message (its communication tag).
+pub const SEGMENT_MESSAGE: u32 = 70_000_005;
+/// Event type, with [`SEGMENT`]: the segment's number within its message (1-based).
+pub const SEGMENT_NUMBER: u32 = 70_000_006;
+
+/// The highest backlog level written (Paraver colours 1000 states).
+pub const MAX_LEVEL: u32 = 999;
+
+/// The header's date unless told otherwise: fixed, so that traces are reproducible.
+pub const DEFAULT_DATE: &str = "01/01/2026 at 00:00";
+
+/// Which buffers of a port its backlog state counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BacklogCount {
+    /// bytes waiting at the port's input (wormhole slack buffers, CIOQ input queues)
+    Input,
+    /// bytes waiting to leave by the port (output queues)
+    Output,
+    /// both
+    #[default]
+    Both,
+}
+
+/// How the trace is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParaverOptions {
+    /// size of one backlog level [bytes], at least 1
+    pub quantum_bytes: u64,
+    /// which buffers count
+    pub backlog: BacklogCount,
+    /// also one communication record per message between its hosts
+    pub end_to_end: bool,
+    /// the header's `DD/MM/YYYY at HH:MM`
+    pub date: String,
+    /// which devices are traced
+    pub devices: DeviceSelection,
+    /// which part of the run is traced
+    pub window: TimeWindow,
+    /// longest state record before it is split (bounds the reorder window) [ps]
+    pub state_split: SimTime,
+}
+
+impl Default for ParaverOptions {
+    fn default() -> Self {
+        ParaverOptions {
+            quantum_bytes: 1024,
+            backlog: BacklogCount::Both,
+            end_to_end: false,
+            date: DEFAULT_DATE.to_string(),
+            devices: DeviceSelection::all(),
+            window: TimeWindow::default(),
+            state_split: SimTime::from_ns(100_000),
+        }
+    }
+}
+
+/// Why a trace cannot be set up or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// the network itself is invalid
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// an option is out of range
+    #[error("{0}")]
+    Options(String),
+    /// the output failed
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Where the trace goes. The `.prv` body (its records) is written through
+/// [`Write`]; the header, which holds the trace's end time, comes last, with the
+/// `.pcf` and `.row`.
+pub trait TraceOutput: Write {
+    /// Called once before any record, with the header as far as it is known (end time
+    /// 0): streams send it, files wait for [`TraceOutput::complete`].
+    fn begin(&mut self, _provisional_header: &str) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Called once after the last record: the final header line (no newline) and the
+    /// contents of the `.pcf` and `.row` files.
+    fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()>;
+}
+
+/// A trace kept in memory (tests, small runs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryOutput {
+    /// the records
+    pub body: Vec<u8>,
+    /// the final header (empty until complete)
+    pub header: String,
+    /// the `.pcf`
+    pub pcf: String,
+    /// the `.row`
+    pub row: String,
+}
+
+impl MemoryOutput {
+    /// The whole `.prv`: header and records.
+    pub fn prv(&self) -> String {
+        format!("{}\n{}", self.header, String::from_utf8_lossy(&self.body))
+    }
+}
+
+impl Write for MemoryOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.body.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TraceOutput for MemoryOutput {
+    fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
+        self.header = header.to_string();
+        self.pcf = pcf.to_string();
+        self.row = row.to_string();
+        Ok(())
+    }
+}
+
+/// What a finished trace holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct TraceSummary {
+    /// Paraver tasks (devices traced)
+    pub tasks: u32,
+    /// Paraver threads (ports traced)
+    pub threads: u32,
+    /// state records written
+    pub states: u64,
+    /// event records written
+    pub events: u64,
+    /// communication records written
+    pub communications: u64,
+    /// the header's end time [ns]
+    pub end_ns: u64,
+    /// records that came after later ones had been written (0 unless the model breaks
+    /// its time contract; written anyway, out of order)
+    pub late_records: u64,
+    /// messages still in the network at the end (their last link records are missing)
+    pub unfinished_messages: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The tasks and threads: which ports are traced and under which ids.
+#[derive(Debug)]
+pub struct Layout {
+    /// per task: name and threads
+    tasks: Vec<(String, u32)>,
+    /// per thread: 1-based task and 1-based thread within it, and its name
+    threads: Vec<(u32, u32, String)>,
+    /// per rail, per host: its port's thread (`NONE`: not traced)
+    host_thread: Vec<Vec<u32>>,
+    /// per rail, per switch: its port 0's thread (`NONE`: not traced)
+    switch_thread: Vec<Vec<u32>>,
+    /// per rail: the range of its threads
+    rail_threads: Vec<(u32, u32)>,
+}
+
+impl Layout {
+    /// The layout of `rails` (one builder per rail), keeping the devices `selection`
+    /// names.
+    pub fn new(rails: &[NetworkBuilder], selection: &DeviceSelection) -> Result<Layout, TraceError> {
+        let mut layout = Layout {
+            tasks: Vec::new(),
+            threads: Vec::new(),
+            host_thread: Vec::new(),
+            switch_thread: Vec::new(),
+            rail_threads: Vec::new(),
+        };
+        let multi = rails.len() > 1;
+        for (r, rail) in rails.iter().enumerate() {
+            let first = layout.threads.len() as u32;
+            let switch_ports: &[u32] = rail.topology().map_or(&[], |t| &t.switch_ports);
+            let switch_levels = rail.topology().map(switch_levels).unwrap_or_default();
+            let mut devices: Vec<(Device, u32, Option<u32>)> = (0..rail.hosts())
+                .map(|h| (Device::Host(crate::HostId(h)), 1, Some(0)))
+                .collect();
+            devices.extend(switch_ports.iter().enumerate().map(|(s, &ports)| {
+                let level = switch_levels.get(s).copied().flatten();
+                (Device::Switch(crate::SwitchId(s as u32)), ports, level)
+            }));
+            let mut hosts = vec![NONE; rail.hosts() as usize];
+            let mut switches = vec![NONE; switch_ports.len()];
+            for (device, ports, level) in devices {
+                let plain = device.to_string();
+                let qualified = multi.then(|| format!("r{r}.{plain}"));
+                if ports == 0 || !selection.selects(&plain, qualified.as_deref(), level) {
+                    continue;
+                }
+                let name = qualified.unwrap_or(plain);
+                let task = layout.tasks.len() as u32 + 1;
+                let base = layout.threads.len() as u32;
+                for p in 0..ports {
+                    layout.threads.push((task, p + 1, format!("{name}.p{p}")));
+                }
+                layout.tasks.push((name, ports));
+                match device {
+                    Device::Host(h) => hosts[h.index()] = base,
+                    Device::Switch(s) => switches[s.index()] = base,
+                }
+            }
+            layout.host_thread.push(hosts);
+            layout.switch_thread.push(switches);
+            layout.rail_threads.push((first, layout.threads.len() as u32));
+        }
+        if layout.tasks.is_empty() {
+            let switches: usize = rails
+                .iter()
+                .map(|r| r.topology().map_or(0, |t| t.switch_ports.len()))
+                .sum();
+            return Err(TraceError::Options(format!(
+                "the device selection matches no device of the network (hosts are named host0…, switches sw0…; \
+                 {switches} switches{})",
+                if multi {
+                    "; rails prefix them with r0., r1., …"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(layout)
+    }
+
+    /// The thread of `port` on rail `rail`, if traced.
+    fn thread(&self, rail: usize, port: PortRef) -> Option<u32> {
+        let base = match port.device {
+            Device::Host(h) => *self.host_thread[rail].get(h.index())?,
+            Device::Switch(s) => *self.switch_thread[rail].get(s.index())?,
+        };
+        (base != NONE).then(|| base + port.port)
+    }
+
+    /// Number of tasks.
+    pub fn tasks(&self) -> u32 {
+        self.tasks.len() as u32
+    }
+
+    /// Number of threads.
+    pub fn threads(&self) -> u32 {
+        self.threads.len() as u32
+    }
+
+    /// The `.row` file: task and thread names.
+    pub fn row(&self) -> String {
+        let mut row = format!("LEVEL TASK SIZE {}\n", self.tasks.len());
+        for (name, _) in &self.tasks {
+            row.push_str(name);
+            row.push('\n');
+        }
+        let _ = writeln!(row, "\nLEVEL THREAD SIZE {}", self.threads.len());
+        for (_, _, name) in &self.threads {
+            row.push_str(name);
+            row.push('\n');
+        }
+        row
+    }
+
+    /// The header: `#Paraver (date):end_ns:0:1:ntasks(nthreads:0,…)`.
+    pub fn header(&self, date: &str, end_ns: u64) -> String {
+        let tasks: Vec<String> = self.tasks.iter().map(|(_, n)| format!("{n}:0")).collect();
+        format!(
+            "#Paraver ({date}):{end_ns}_ns:0:1:{}({})",
+            self.tasks.len(),
+            tasks.join(",")
+        )
+    }
+}
+
+/// Each switch's distance in cables from the nearest host (`None`: no host reachable).
+fn switch_levels(topology: &Topology) -> Vec<Option<u32>> {
+    let hosts = topology.hosts as usize;
+    let index = |d: Device| match d {
+        Device::Host(h) => h.index(),
+        Device::Switch(s) => hosts + s.index(),
+    };
+    let n = hosts + topology.switch_ports.len();
+    let mut neighbours = vec![Vec::new(); n];
+    for c in &topology.cables {
+        let (a, b) = (index(c.a.device), index(c.b.device));
+        if a < n && b < n {
+            neighbours[a].push(b);
+            neighbours[b].push(a);
+        }
+    }
+    let mut level: Vec<Option<u32>> = (0..n).map(|d| (d < hosts).then_some(0)).collect();
+    let mut queue: std::collections::VecDeque<usize> = (0..hosts).collect();
+    while let Some(d) = queue.pop_front() {
+        let next = level[d].map(|l| l + 1);
+        for &e in &neighbours[d] {
+            if level[e].is_none() {
+                level[e] = next;
+                queue.push_back(e);
+            }
+        }
+    }
+    level.split_off(hosts)
+}
+
+/// Kinds, in their order at equal times.
+const EVENT: u8 = 0;
+const STATE: u8 = 1;
+const COMMUNICATION: u8 = 2;
+
+#[derive(Debug, Clone, Copy)]
+enum Body {
+    State {
+        end_ns: u64,
+        level: u32,
+    },
+    Event {
+        event_type: u32,
+        value: u32,
+    },
+    Segment {
+        started: bool,
+        tag: u64,
+        number: u32,
+    },
+    Communication {
+        physical_send_ns: u64,
+        receiver: u32,
+        logical_recv_ns: u64,
+        physical_recv_ns: u64,
+        size: u32,
+        tag: u64,
+    },
+}
+
+/// One record, ordered by (time, kind, thread, report order).
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    ns: u64,
+    kind: u8,
+    thread: u32,
+    seq: u64,
+    body: Body,
+}
+
+impl Record {
+    fn key(&self) -> (u64, u8, u32, u64) {
+        (self.ns, self.kind, self.thread, self.seq)
+    }
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Record {}
+
+impl PartialOrd for Record {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Record {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// A port's buffers and the state it shows.
+#[derive(Debug, Clone, Copy, Default)]
+struct PortState {
+    input: u64,
+    output: u64,
+    level: u32,
+    since: SimTime,
+}
+
+/// A message between its injection and its destination.
+#[derive(Debug, Clone, Copy)]
+struct OpenMessage {
+    /// the earliest time its records still to come may carry
+    hold: SimTime,
+    /// its injection
+    injected: SimTime,
+    /// its source port and first byte sent, once known (end-to-end records)
+    source: Option<(PortRef, SimTime)>,
+}
+
+/// Collects one rail's records and holds them until they can be written in order.
+#[derive(Debug)]
+pub struct ParaverSink {
+    layout: Arc<Layout>,
+    rail: usize,
+    rails: u64,
+    quantum: u64,
+    backlog: BacklogCount,
+    end_to_end: bool,
+    window: TimeWindow,
+    state_split: SimTime,
+    clock: SimTime,
+    seq: u64,
+    heap: BinaryHeap<Reverse<Record>>,
+    /// this rail's first thread
+    first_thread: u32,
+    ports: Vec<PortState>,
+    /// (since, thread) of the ports with a non-empty state
+    open_states: BTreeSet<(SimTime, u32)>,
+    messages: BTreeMap<u64, OpenMessage>,
+    /// (hold, message) of the open messages
+    holds: BTreeSet<(SimTime, u64)>,
+    /// records below this time have been handed out [ns]
+    released_ns: u64,
+    late: u64,
+}
+
+impl ParaverSink {
+    fn new(layout: Arc<Layout>, rail: usize, rails: usize, options: &ParaverOptions) -> ParaverSink {
+        let (first, end) = layout.rail_threads[rail];
+        ParaverSink {
+            layout,
+            rail,
+            rails: rails as u64,
+            quantum: options.quantum_bytes.max(1),
+            backlog: options.backlog,
+            end_to_end: options.end_to_end,
+            window: options.window,
+            state_split: options.state_split.max(SimTime::from_ps(1)),
+            clock: SimTime::ZERO,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            first_thread: first,
+            ports: vec![PortState::default(); (end - first) as usize],
+            open_states: BTreeSet::new(),
+            messages: BTreeMap::new(),
+            holds: BTreeSet::new(),
+            released_ns: 0,
+            late: 0,
+        }
+    }
+
+    fn tag(&self, message: u64) -> u64 {
+        (message.saturating_sub(1)) * self.rails + self.rail as u64 + 1
+    }
+
+    fn push(&mut self, ns: u64, kind: u8, thread: u32, body: Body) {
+        if ns < self.released_ns {
+            self.late += 1;
+        }
+        self.seq += 1;
+        self.heap.push(Reverse(Record {
+            ns,
+            kind,
+            thread,
+            seq: self.seq,
+            body,
+        }));
+    }
+
+    fn event(&mut self, at: SimTime, port: PortRef, body: Body) {
+        let ns = at.as_ps() / 1000;
+        if let Some(thread) = self.layout.thread(self.rail, port)
+            && self.window.contains(ns)
+        {
+            self.push(ns, EVENT, thread, body);
+        }
+    }
+
+    /// Writes `thread`'s state `level` over `[begin, end)`, clipped to the window.
+    fn state(&mut self, thread: u32, begin: SimTime, end: SimTime, level: u32) {
+        let begin_ns = (begin.as_ps() / 1000).max(self.window.start_ns);
+        let end_ns = (end.as_ps() / 1000).min(self.window.end_ns);
+        if begin_ns < end_ns {
+            self.push(begin_ns, STATE, thread, Body::State { end_ns, level });
+        }
+    }
+
+    fn communication(&mut self, sender: PortRef, receiver: PortRef, times: [SimTime; 4], size: u32, message: u64) {
+        let ns = times.map(|t| t.as_ps() / 1000);
+        let (Some(from), Some(to)) = (
+            self.layout.thread(self.rail, sender),
+            self.layout.thread(self.rail, receiver),
+        ) else {
+            return;
+        };
+        if !self.window.contains(ns[0]) {
+            return;
+        }
+        let tag = self.tag(message);
+        self.push(
+            ns[0],
+            COMMUNICATION,
+            from,
+            Body::Communication {
+                physical_send_ns: ns[1],
+                receiver: to,
+                logical_recv_ns: ns[2],
+                physical_recv_ns: ns[3],
+                size,
+                tag,
+            },
+        );
+    }
+
+    fn set_hold(&mut self, message: u64, hold: SimTime) {
+        if let Some(m) = self.messages.get_mut(&message) {
+            self.holds.remove(&(m.hold, message));
+            m.hold = hold;
+            self.holds.insert((hold, message));
+        }
+    }
+
+    /// Nothing this sink will still produce is earlier than this.
+    fn watermark(&self) -> SimTime {
+        let mut w = self.clock;
+        if let Some(&(t, _)) = self.holds.first() {
+            w = w.min(t);
+        }
+        if let Some(&(t, _)) = self.open_states.first() {
+            w = w.min(t);
+        }
+        w
+    }
+
+    /// Moves the records below `ns` into `out`, in order.
+    fn release(&mut self, ns: u64, out: &mut Vec<Record>) {
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if top.ns >= ns {
+                break;
+            }
+            if let Some(Reverse(r)) = self.heap.pop() {
+                out.push(r);
+            }
+        }
+        self.released_ns = self.released_ns.max(ns);
+    }
+
+    /// Ends every open state at `at` and forgets unfinished messages; returns how many
+    /// there were.
+    fn close(&mut self, at: SimTime) -> u64 {
+        let open: Vec<(SimTime, u32)> = std::mem::take(&mut self.open_states).into_iter().collect();
+        for (since, thread) in open {
+            let port = &mut self.ports[(thread - self.first_thread) as usize];
+            let level = port.level;
+            port.level = 0;
+            self.state(thread, since, at.max(since), level);
+        }
+        self.holds.clear();
+        let unfinished = self.messages.len() as u64;
+        self.messages.clear();
+        unfinished
+    }
+}
+
+impl TraceSink for ParaverSink {
+    fn clock(&mut self, now: SimTime) {
+        if now <= self.clock {
+            return;
+        }
+        self.clock = now;
+        // Long states are written in pieces, so that they do not hold the window open.
+        while let Some(&(since, thread)) = self.open_states.first() {
+            if now.saturating_sub(since) < self.state_split {
+                break;
+            }
+            self.open_states.pop_first();
+            let level = self.ports[(thread - self.first_thread) as usize].level;
+            self.state(thread, since, now, level);
+            self.ports[(thread - self.first_thread) as usize].since = now;
+            self.open_states.insert((now, thread));
+        }
+    }
+
+    fn backlog(&mut self, at: SimTime, port: PortRef, side: BufferSide, bytes: u64) {
+        let Some(thread) = self.layout.thread(self.rail, port) else {
+            return;
+        };
+        let index = (thread - self.first_thread) as usize;
+        let p = &mut self.ports[index];
+        match side {
+            BufferSide::Input => p.input = bytes,
+            BufferSide::Output => p.output = bytes,
+        }
+        let counted = match self.backlog {
+            BacklogCount::Input => p.input,
+            BacklogCount::Output => p.output,
+            BacklogCount::Both => p.input.saturating_add(p.output),
+        };
+        let level = counted.div_ceil(self.quantum).min(u64::from(MAX_LEVEL)) as u32;
+        if level == p.level {
+            return;
+        }
+        let (old, since) = (p.level, p.since);
+        p.level = level;
+        p.since = at;
+        if old > 0 {
+            self.open_states.remove(&(since, thread));
+            self.state(thread, since, at, old);
+        }
+        if level > 0 {
+            self.open_states.insert((at, thread));
+        }
+    }
+
+    fn flow_control(&mut self, at: SimTime, port: PortRef, signal: FlowSignal, sent: bool) {
+        let event_type = if sent { FLOW_CONTROL_SENT } else { FLOW_CONTROL_RECEIVED };
+        let value = match signal {
+            FlowSignal::Stop => 1,
+            FlowSignal::Go => 2,
+        };
+        self.event(at, port, Body::Event { event_type, value });
+    }
+
+    fn hol_blocking(&mut self, at: SimTime, port: PortRef, started: bool) {
+        let body = Body::Event {
+            event_type: HOL_BLOCKING,
+            value: u32::from(started),
+        };
+        self.event(at, port, body);
+    }
+
+    fn segment(&mut self, at: SimTime, port: PortRef, message: u64, packet: u32, started: bool) {
+        let body = Body::Segment {
+            started,
+            tag: self.tag(message),
+            number: packet.saturating_add(1),
+        };
+        self.event(at, port, body);
+    }
+
+    fn injected(&mut self, at: SimTime, message: u64) {
+        // Its first link's record goes back to its injection, however long it waits in
+        // the adapter.
+        let open = OpenMessage {
+            hold: at,
+            injected: at,
+            source: None,
+        };
+        self.messages.insert(message, open);
+        self.holds.insert((at, message));
+    }
+
+    fn link_traversal_started(&mut self, t: &LinkTraversal) {
+        if let Device::Host(_) = t.sender.device
+            && let Some(m) = self.messages.get_mut(&t.message)
+        {
+            m.source = Some((t.sender, t.first_out));
+        }
+    }
+
+    fn link_traversal(&mut self, t: &LinkTraversal) {
+        let times = [t.first_in, t.first_out, t.first_arrival, t.last_arrival];
+        self.communication(t.sender, t.receiver, times, t.size_bytes, t.message);
+        let Some(open) = self.messages.get(&t.message).copied() else {
+            return;
+        };
+        if let Device::Host(_) = t.receiver.device {
+            self.holds.remove(&(open.hold, t.message));
+            self.messages.remove(&t.message);
+            if self.end_to_end
+                && let Some((source, first_sent)) = open.source
+            {
+                let times = [open.injected, first_sent, t.first_arrival, t.last_arrival];
+                self.communication(source, t.receiver, times, t.size_bytes, t.message);
+            }
+        } else if !self.end_to_end {
+            // The next link's record starts when the head reached the next device.
+            self.set_hold(t.message, t.first_arrival);
+        }
+    }
+}
+
+/// Formats and writes the records the sinks release, in order, then the header,
+/// `.pcf` and `.row`.
+#[derive(Debug)]
+pub struct ParaverWriter<O: TraceOutput> {
+    layout: Arc<Layout>,
+    date: String,
+    quantum: u64,
+    output: O,
+    scratch: Vec<Record>,
+    line: String,
+    max_level: u32,
+    summary: TraceSummary,
+    /// the first output error; nothing more is written after it
+    error: Option<io::Error>,
+}
+
+impl<O: TraceOutput> ParaverWriter<O> {
+    fn new(layout: Arc<Layout>, options: &ParaverOptions, mut output: O) -> ParaverWriter<O> {
+        let error = output.begin(&layout.header(&options.date, 0)).err();
+        ParaverWriter {
+            summary: TraceSummary {
+                tasks: layout.tasks(),
+                threads: layout.threads(),
+                ..TraceSummary::default()
+            },
+            layout,
+            date: options.date.clone(),
+            quantum: options.quantum_bytes.max(1),
+            output,
+            scratch: Vec::new(),
+            line: String::new(),
+            max_level: 0,
+            error,
+        }
+    }
+
+    /// Writes what every sink can release.
+    fn drain<'a>(&mut self, sinks: impl Iterator<Item = &'a mut ParaverSink>, everything: bool) {
+        let mut sinks: Vec<&mut ParaverSink> = sinks.collect();
+        let limit = if everything {
+            u64::MAX
+        } else {
+            let w = sinks.iter().map(|s| s.watermark()).min().unwrap_or(SimTime::ZERO);
+            w.as_ps() / 1000
+        };
+        let mut records = std::mem::take(&mut self.scratch);
+        records.clear();
+        for sink in &mut sinks {
+            sink.release(limit, &mut records);
+        }
+        if sinks.len() > 1 {
+            // Each sink's part is sorted; keys differ across rails (threads do).
+            records.sort_unstable();
+        }
+        for r in &records {
+            self.write(r);
+        }
+        self.scratch = records;
+    }
+
+    fn write(&mut self, r: &Record) {
+        let ids = |thread: u32| {
+            let (task, thread, _) = &self.layout.threads[thread as usize];
+            (*task, *thread)
+        };
+        let (task, thread) = ids(r.thread);
+        let line = &mut self.line;
+        line.clear();
+        let end = match r.body {
+            Body::State { end_ns, level } => {
+                self.summary.states += 1;
+                self.max_level = self.max_level.max(level);
+                let _ = writeln!(line, "1:0:1:{task}:{thread}:{}:{end_ns}:{level}", r.ns);
+                end_ns
+            }
+            Body::Event { event_type, value } => {
+                self.summary.events += 1;
+                let _ = writeln!(line, "2:0:1:{task}:{thread}:{}:{event_type}:{value}", r.ns);
+                r.ns
+            }
+            Body::Segment { started, tag, number } => {
+                self.summary.events += 1;
+                let _ = writeln!(
+                    line,
+                    "2:0:1:{task}:{thread}:{}:{SEGMENT}:{}:{SEGMENT_MESSAGE}:{tag}:{SEGMENT_NUMBER}:{number}",
+                    r.ns,
+                    u32::from(started)
+                );
+                r.ns
+            }
+            Body::Communication {
+                physical_send_ns,
+                receiver,
+                logical_recv_ns,
+                physical_recv_ns,
+                size,
+                tag,
+            } => {
+                self.summary.communications += 1;
+                let (to_task, to_thread) = ids(receiver);
+                let _ = writeln!(
+                    line,
+                    "3:0:1:{task}:{thread}:{}:{physical_send_ns}:0:1:{to_task}:{to_thread}:{logical_recv_ns}:{physical_recv_ns}:{size}:{tag}",
+                    r.ns
+                );
+                physical_recv_ns.max(logical_recv_ns).max(physical_send_ns)
+            }
+        };
+        self.summary.end_ns = self.summary.end_ns.max(end).max(r.ns);
+        if self.error.is_none()
+            && let Err(e) = self.output.write_all(self.line.as_bytes())
+        {
+            self.error = Some(e);
+        }
+    }
+
+    /// The `.pcf`: states up to the highest level written, the event types.
+    fn pcf(&self) -> String {
+        let mut pcf = String::from(
+            "DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\nLOOK_BACK           100\n\
+             SPEED               1\nFLAG_ICONS          ENABLED\nNUM_OF_STATE_COLORS 1000\nYMAX_SCALE          37\n\n\
+             DEFAULT_SEMANTIC\n\nTHREAD_FUNC          State As Is\n\nSTATES\n0    Empty\n",
+        );
+        let q = self.quantum;
+        let top = self.max_level.max(1);
+        for k in 1..=top {
+            let low = u64::from(k - 1).saturating_mul(q).saturating_add(1);
+            if k == MAX_LEVEL {
+                let _ = writeln!(pcf, "{k}    Backlog {low} bytes or more");
+            } else {
+                let high = u64::from(k).saturating_mul(q);
+                let _ = writeln!(pcf, "{k}    Backlog {low}-{high} bytes");
+            }
+        }
+        pcf.push_str("\nSTATES_COLOR\n0    {230,230,230}\n");
+        for k in 1..=top {
+            // From yellow (one quantum) to dark red (the highest level written).
+            let f = if top > 1 {
+                f64::from(k - 1) / f64::from(top - 1)
+            } else {
+                0.0
+            };
+            let (r, g) = (255.0 - 115.0 * f, 220.0 * (1.0 - f));
+            let _ = writeln!(pcf, "{k}    {{{},{},0}}", r.round() as u32, g.round() as u32);
+        }
+        for (event_type, label, values) in [
+            (
+                FLOW_CONTROL_SENT,
+                "Flow control signal sent",
+                &[(1, "STOP"), (2, "GO")][..],
+            ),
+            (
+                FLOW_CONTROL_RECEIVED,
+                "Flow control signal received",
+                &[(1, "STOP"), (2, "GO")][..],
+            ),
+            (HOL_BLOCKING, "Head-of-line blocking", &[(0, "End"), (1, "Start")][..]),
+            (SEGMENT, "Segment transmission", &[(0, "End"), (1, "Start")][..]),
+            (SEGMENT_MESSAGE, "Segment's message (communication tag)", &[][..]),
+            (SEGMENT_NUMBER, "Segment number within its message", &[][..]),
+        ] {
+            let _ = writeln!(pcf, "\nEVENT_TYPE\n0    {event_type}    {label}");
+            if !values.is_empty() {
+                pcf.push_str("VALUES\n");
+                for (value, name) in values {
+                    let _ = writeln!(pcf, "{value}    {name}");
+                }
+            }
+        }
+        pcf
+    }
+
+    /// Writes the header, `.pcf` and `.row`; returns what the trace holds.
+    fn complete(&mut self) -> io::Result<TraceSummary> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.output.flush()?;
+        let header = self.layout.header(&self.date, self.summary.end_ns);
+        let pcf = self.pcf();
+        let row = self.layout.row();
+        self.output.complete(&header, &pcf, &row)?;
+        Ok(self.summary)
+    }
+}
+
+/// A (multi-rail) network writing its Paraver trace as it runs.
+#[derive(Debug)]
+pub struct TracedNetwork<O: TraceOutput> {
+    net: MultiRail<ParaverSink>,
+    writer: ParaverWriter<O>,
+    /// longest stretch of simulated time run before writing out
+    chunk: SimTime,
+    finished: bool,
+}
+
+impl<O: TraceOutput> TracedNetwork<O> {
+    /// Builds the rails (one builder each, joined by `policy`) tracing into `output`.
+    pub fn build(
+        rails: Vec<NetworkBuilder>,
+        policy: RailPolicy,
+        options: &ParaverOptions,
+        output: O,
+    ) -> Result<TracedNetwork<O>, TraceError> {
+        if options.quantum_bytes == 0 {
+            return Err(TraceError::Options(
+                "the backlog quantum must be at least 1 byte".into(),
+            ));
+        }
+        let layout = Arc::new(Layout::new(&rails, &options.devices)?);
+        let n = rails.len();
+        let sims = rails
+            .into_iter()
+            .enumerate()
+            .map(|(r, b)| b.build_with_sink(ParaverSink::new(Arc::clone(&layout), r, n, options)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let net = MultiRail::new(sims, policy)?;
+        Ok(TracedNetwork {
+            net,
+            writer: ParaverWriter::new(layout, options, output),
+            chunk: options.state_split.max(SimTime::from_ns(1)),
+            finished: false,
+        })
+    }
+
+    /// The network.
+    pub fn network(&self) -> &MultiRail<ParaverSink> {
+        &self.net
+    }
+
+    /// Tells every rail the common clock, then writes what can be written.
+    fn drain(&mut self) {
+        let now = self.net.now();
+        for sink in self.net.sinks_mut() {
+            // Later injections come at or after the latest rail clock.
+            sink.clock(now);
+        }
+        self.writer.drain(self.net.sinks_mut(), false);
+    }
+
+    /// Writes everything left (open states end at the clock), then the header, `.pcf`
+    /// and `.row`. Later calls return `Ok(None)`.
+    pub fn finish(&mut self) -> io::Result<Option<TraceSummary>> {
+        if self.finished {
+            return Ok(None);
+        }
+        self.finished = true;
+        let now = self.net.now();
+        let mut unfinished = 0;
+        let mut late = 0;
+        for sink in self.net.sinks_mut() {
+            unfinished += sink.close(now);
+            late += sink.late;
+        }
+        self.writer.drain(self.net.sinks_mut(), true);
+        self.writer.summary.unfinished_messages = unfinished;
+        self.writer.summary.late_records = late;
+        self.writer.complete().map(Some)
+    }
+
+    /// Records held in the reorder windows now (they grow with what is open, not with
+    /// the length of the run).
+    pub fn buffered(&self) -> usize {
+        self.net.rails().iter().map(|r| r.sink().heap.len()).sum()
+    }
+
+    /// The output (after [`TracedNetwork::finish`], complete).
+    pub fn output(&self) -> &O {
+        &self.writer.output
+    }
+}
+
+impl<O: TraceOutput + std::fmt::Debug> Network for TracedNetwork<O> {
+    fn hosts(&self) -> u32 {
+        self.net.hosts()
+    }
+
+    fn now(&self) -> SimTime {
+        self.net.now()
+    }
+
+    fn next_event_time(&self) -> Option<SimTime> {
+        self.net.next_event_time()
+    }
+
+    fn events_processed(&self) -> u64 {
+        self.net.events_processed()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.net.in_flight()
+    }
+
+    fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        self.net.inject(at, spec)
+    }
+
+    fn advance_clock(&mut self, time: SimTime) {
+        self.net.advance_clock(time);
+        self.drain();
+    }
+
+    fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
+        // In stretches, so that a long run writes as it goes (the results do not
+        // depend on how a run is cut: events at or before a limit are all processed).
+        while let Some(next) = self.net.next_event_time()
+            && next <= limit
+        {
+            self.net
+                .run_until(limit.min(next.saturating_add(self.chunk)), deliveries);
+            self.drain();
+        }
+    }
+
+    fn finish_trace(&mut self) -> io::Result<Option<TraceSummary>> {
+        self.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,857 @@
+//! The network's Paraver trace on the command line (`--trace`, `--trace-stream` and
+//! their options) and its outputs: a file (gzip-compressed when its name ends in
+//! `.gz`) and a stream to a visualiser or a collector.
+//!
+//! ```text
+//!   TracedNetwork ──records──▶ TraceTarget ─┬─▶ FILE.prv.part (spool) ──▶ FILE.prv = header + spool
+//!   (netmodels)                             │                              FILE.pcf, FILE.row
+//!                                           └─▶ bounded queue ──thread──▶ TCP ADDR or a named pipe
+//! ```
+//!
+//! The `.prv` header holds the trace's end time, known only at the end: the records
+//! are spooled beside the file and the file is written, header first, when the run
+//! ends (a gzip file then holds two gzip members, which every gzip reader joins).
+//!
+//! The stream never blocks the simulation for long. Records travel in chunks of
+//! [`STREAM_CHUNK`] bytes through a queue of [`STREAM_CHUNKS`] chunks; when the queue is
+//! full the simulation waits up to `--trace-stream-wait-ms` for room, then drops the
+//! chunk (whole records) and counts it; while the queue stays full after such a drop,
+//! further chunks are dropped at once, so a stalled collector costs the run one wait
+//! per stall. A collector that fails or closes drops the rest. The stream starts with
+//! the header as known then (end time 0) and ends with the final header line; the
+//! counts of dropped records are logged.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use tracing::{info, warn};
+use vesper_netmodels::trace::paraver::DEFAULT_DATE;
+use vesper_netmodels::{
+    BacklogCount, DeviceSelection, Network, ParaverOptions, TimeWindow, TraceOutput, TracedNetwork,
+};
+
+use crate::config::NetworkConfig;
+
+/// Bytes of records sent to the stream at once.
+pub const STREAM_CHUNK: usize = 64 * 1024;
+/// Chunks the stream's queue holds (4 MiB).
+pub const STREAM_CHUNKS: usize = 64;
+
+/// Why a trace cannot be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TraceSetupError(pub String);
+
+/// The network trace's options, as `vesper serve` and `vesper run` take them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TraceArgs {
+    /// Write the network's Paraver trace here (FILE.prv, or FILE.prv.gz compressed; the
+    /// .pcf and .row go beside it): every adapter and switch a task, every port a
+    /// thread; backlog states, flow-control, head-of-line and segment events, one
+    /// communication per message per link.
+    #[arg(long = "trace", id = "network_trace", value_name = "FILE.prv[.gz]")]
+    pub file: Option<PathBuf>,
+    /// Send the same records as they are produced to this TCP address (HOST:PORT) or
+    /// named pipe (a path).
+    #[arg(long, value_name = "ADDR")]
+    pub trace_stream: Option<String>,
+    /// Backlog quantum of the trace's states [bytes]: state k means (k−1)·Q < bytes ≤ k·Q.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024)]
+    pub trace_quantum: u64,
+    /// Which buffers a port's backlog counts.
+    #[arg(long, value_enum, default_value_t = BacklogArg::Both)]
+    pub trace_backlog: BacklogArg,
+    /// Also one communication record per message between its two hosts.
+    #[arg(long)]
+    pub trace_end_to_end: bool,
+    /// Trace only these devices: comma-separated name patterns (`sw*`, `host1?`,
+    /// `r1.*` on multi-rail networks) or levels (`level=1`, `level=1-2`; hosts are
+    /// level 0, their switches 1, …).
+    #[arg(long, value_name = "PATTERN")]
+    pub trace_devices: Option<String>,
+    /// Trace only this part of the run: START_NS:END_NS (either may be left out).
+    #[arg(long, value_name = "START_NS:END_NS")]
+    pub trace_window: Option<String>,
+    /// How long the simulation waits for room in the stream's buffer before dropping
+    /// records [ms]; 0 drops at once.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub trace_stream_wait_ms: u64,
+}
+
+/// Which buffers a port's backlog counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BacklogArg {
+    /// input buffers (wormhole slack buffers, CIOQ input queues)
+    Input,
+    /// output queues
+    Output,
+    /// both, added
+    Both,
+}
+
+/// Where and how the network trace is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// the `.prv` (or `.prv.gz`) file
+    pub file: Option<PathBuf>,
+    /// a TCP address or a named pipe
+    pub stream: Option<String>,
+    /// how long to wait for room in the stream's buffer
+    pub stream_wait: Duration,
+    /// what the trace holds
+    pub options: ParaverOptions,
+}
+
+impl TraceArgs {
+    /// The trace these flags ask for (`None`: no trace), its header dated `date`.
+    pub fn config(&self, date: &str) -> Result<Option<TraceConfig>, TraceSetupError> {
+        self.config_in(date, None)
+    }
+
+    /// The same, for `vesper run`: with `--output DIR` the trace goes to
+    /// `DIR/network.prv` unless `--trace` names a file; with `--no-server` there is no
+    /// network to trace.
+    pub fn config_for_run(
+        &self,
+        date: &str,
+        output: Option<&Path>,
+        no_server: bool,
+    ) -> Result<Option<TraceConfig>, TraceSetupError> {
+        if no_server {
+            if self.file.is_some() || self.trace_stream.is_some() {
+                return Err(TraceSetupError(
+                    "--trace and --trace-stream need the server's network; drop --no-server".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        self.config_in(date, output)
+    }
+
+    fn config_in(&self, date: &str, output: Option<&Path>) -> Result<Option<TraceConfig>, TraceSetupError> {
+        let file = match (&self.file, output) {
+            (Some(file), _) => Some(file.clone()),
+            (None, Some(dir)) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| TraceSetupError(format!("--output {}: cannot create it: {e}", dir.display())))?;
+                Some(dir.join("network.prv"))
+            }
+            (None, None) => None,
+        };
+        let asked = file.is_some() || self.trace_stream.is_some();
+        let option_without_trace = [
+            (self.trace_devices.is_some(), "--trace-devices"),
+            (self.trace_window.is_some(), "--trace-window"),
+            (self.trace_end_to_end, "--trace-end-to-end"),
+        ]
+        .into_iter()
+        .find(|(given, _)| *given);
+        if !asked {
+            if let Some((_, flag)) = option_without_trace {
+                return Err(TraceSetupError(format!(
+                    "{flag} shapes the network trace: give --trace FILE.prv or --trace-stream ADDR too"
+                )));
+            }
+            return Ok(None);
+        }
+        if let Some(file) = &file {
+            sibling_names(file)?;
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                return Err(TraceSetupError(format!(
+                    "--trace {}: expected an existing directory, {} is not one",
+                    file.display(),
+                    dir.display()
+                )));
+            }
+        }
+        if self.trace_quantum == 0 {
+            return Err(TraceSetupError(
+                "--trace-quantum 0: expected a backlog quantum of at least 1 byte".into(),
+            ));
+        }
+        let devices = match &self.trace_devices {
+            Some(text) => DeviceSelection::parse(text).map_err(|e| TraceSetupError(format!("--trace-devices {e}")))?,
+            None => DeviceSelection::all(),
+        };
+        let window = match &self.trace_window {
+            Some(text) => TimeWindow::parse(text).map_err(|e| TraceSetupError(format!("--trace-window {e}")))?,
+            None => TimeWindow::default(),
+        };
+        Ok(Some(TraceConfig {
+            file,
+            stream: self.trace_stream.clone(),
+            stream_wait: Duration::from_millis(self.trace_stream_wait_ms),
+            options: ParaverOptions {
+                quantum_bytes: self.trace_quantum,
+                backlog: match self.trace_backlog {
+                    BacklogArg::Input => BacklogCount::Input,
+                    BacklogArg::Output => BacklogCount::Output,
+                    BacklogArg::Both => BacklogCount::Both,
+                },
+                end_to_end: self.trace_end_to_end,
+                date: date.to_string(),
+                devices,
+                window,
+                ..ParaverOptions::default()
+            },
+        }))
+    }
+}
+
+impl Default for TraceArgs {
+    fn default() -> Self {
+        TraceArgs {
+            file: None,
+            trace_stream: None,
+            trace_quantum: 1024,
+            trace_backlog: BacklogArg::Both,
+            trace_end_to_end: false,
+            trace_devices: None,
+            trace_window: None,
+            trace_stream_wait_ms: 1000,
+        }
+    }
+}
+
+/// The `.pcf` and `.row` beside `FILE.prv` or `FILE.prv.gz`.
+fn sibling_names(file: &Path) -> Result<(PathBuf, PathBuf), TraceSetupError> {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name
+        .strip_suffix(".prv.gz")
+        .or_else(|| name.strip_suffix(".prv"))
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            TraceSetupError(format!(
+                "--trace {}: expected a file name ending in .prv or .prv.gz",
+                file.display()
+            ))
+        })?;
+    Ok((
+        file.with_file_name(format!("{stem}.pcf")),
+        file.with_file_name(format!("{stem}.row")),
+    ))
+}
+
+/// The network `config` describes, writing the trace `trace` asks for, if any.
+pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<dyn Network + Send>, TraceSetupError> {
+    let Some(trace) = trace else {
+        let sim = config.build().map_err(|e| TraceSetupError(format!("network: {e}")))?;
+        return Ok(Box::new(sim));
+    };
+    let (rails, policy) = config.rails();
+    let target = TraceTarget::open(trace)?;
+    let net = TracedNetwork::build(rails, policy, &trace.options, target).map_err(|e| match e {
+        vesper_netmodels::TraceError::Build(e) => TraceSetupError(format!("network: {e}")),
+        vesper_netmodels::TraceError::Options(e) if trace.options.devices.is_all() => TraceSetupError(e),
+        vesper_netmodels::TraceError::Options(e) => TraceSetupError(format!("--trace-devices: {e}")),
+        vesper_netmodels::TraceError::Io(e) => TraceSetupError(format!("trace: {e}")),
+    })?;
+    Ok(Box::new(net))
+}
+
+/// The header date `vesper serve` uses (fixed, so that traces are reproducible).
+pub const SERVE_DATE: &str = DEFAULT_DATE;
+
+/// The trace's outputs: a file, a stream, or both.
+#[derive(Debug)]
+pub struct TraceTarget {
+    file: Option<FileTarget>,
+    stream: Option<StreamTarget>,
+}
+
+impl TraceTarget {
+    /// Opens what `config` names.
+    pub fn open(config: &TraceConfig) -> Result<TraceTarget, TraceSetupError> {
+        let file = config.file.as_deref().map(FileTarget::create).transpose()?;
+        let stream = config
+            .stream
+            .as_deref()
+            .map(|addr| StreamTarget::open(addr, config.stream_wait))
+            .transpose()?;
+        Ok(TraceTarget { file, stream })
+    }
+}
+
+impl Write for TraceTarget {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(stream) = &mut self.stream {
+            stream.send(buf);
+        }
+        match self.file.as_mut().and_then(|f| f.spool.as_mut()) {
+            Some(spool) => spool.write_all(buf).map(|()| buf.len()),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.file.as_mut().and_then(|f| f.spool.as_mut()) {
+            Some(spool) => spool.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl TraceOutput for TraceTarget {
+    fn begin(&mut self, provisional_header: &str) -> io::Result<()> {
+        if let Some(stream) = &mut self.stream {
+            stream.send(format!("{provisional_header}\n").as_bytes());
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
+        if let Some(mut stream) = self.stream.take() {
+            stream.send(format!("{header}\n").as_bytes());
+            stream.close();
+        }
+        match self.file.as_mut() {
+            Some(file) => file.complete(header, pcf, row),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The body spooled beside the file until the header is known.
+enum Spool {
+    Plain(BufWriter<File>),
+    Gzip(GzEncoder<BufWriter<File>>),
+}
+
+impl std::fmt::Debug for Spool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Spool::Plain(_) => "Spool::Plain",
+            Spool::Gzip(_) => "Spool::Gzip",
+        })
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Spool::Plain(w) => w.write(buf),
+            Spool::Gzip(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Spool::Plain(w) => w.flush(),
+            Spool::Gzip(w) => w.flush(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct FileTarget {
+    path: PathBuf,
+    spool_path: PathBuf,
+    /// `None` once complete
+    spool: Option<Spool>,
+    gzip: bool,
+}
+
+impl Drop for FileTarget {
+    /// A trace never completed (a failed setup, a panic) leaves no spool behind.
+    fn drop(&mut self) {
+        if self.spool.take().is_some() {
+            let _ = std::fs::remove_file(&self.spool_path);
+        }
+    }
+}
+
+impl FileTarget {
+    fn create(path: &Path) -> Result<FileTarget, TraceSetupError> {
+        sibling_names(path)?;
+        let gzip = path.extension().is_some_and(|e| e == "gz");
+        let mut spool_path = path.as_os_str().to_owned();
+        spool_path.push(".part");
+        let spool_path = PathBuf::from(spool_path);
+        let file = File::create(&spool_path).map_err(|e| {
+            TraceSetupError(format!(
+                "--trace {}: cannot create {}: {e}",
+                path.display(),
+                spool_path.display()
+            ))
+        })?;
+        let writer = BufWriter::with_capacity(1 << 16, file);
+        let spool = if gzip {
+            Spool::Gzip(GzEncoder::new(writer, Compression::default()))
+        } else {
+            Spool::Plain(writer)
+        };
+        Ok(FileTarget {
+            path: path.to_path_buf(),
+            spool_path,
+            spool: Some(spool),
+            gzip,
+        })
+    }
+
+    /// Writes the file: header, then the spooled records; and the `.pcf` and `.row`.
+    fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
+        let context =
+            |what: &str, path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()));
+        let Some(spool) = self.spool.take() else {
+            return Ok(());
+        };
+        let spooled = match spool {
+            Spool::Plain(w) => w.into_inner().map_err(|e| e.into_error()),
+            Spool::Gzip(w) => w.finish().and_then(|w| w.into_inner().map_err(|e| e.into_error())),
+        }
+        .and_then(|f| f.sync_all())
+        .map_err(|e| context("cannot write", &self.spool_path, e));
+        spooled?;
+        let write = || -> io::Result<()> {
+            let mut out = BufWriter::new(File::create(&self.path)?);
+            if self.gzip {
+                let mut member = GzEncoder::new(&mut out, Compression::default());
+                member.write_all(header.as_bytes())?;
+                member.write_all(b"\n")?;
+                member.finish()?;
+            } else {
+                out.write_all(header.as_bytes())?;
+                out.write_all(b"\n")?;
+            }
+            io::copy(&mut File::open(&self.spool_path)?, &mut out)?;
+            out.flush()
+        };
+        write().map_err(|e| context("cannot write", &self.path, e))?;
+        std::fs::remove_file(&self.spool_path).map_err(|e| context("cannot remove", &self.spool_path, e))?;
+        let (pcf_path, row_path) = sibling_names(&self.path).map_err(|e| io::Error::other(e.0))?;
+        std::fs::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
+        std::fs::write(&row_path, row).map_err(|e| context("cannot write", &row_path, e))?;
+        info!("network trace written to {}", self.path.display());
+        Ok(())
+    }
+}
+
+/// The queue between the simulation and the stream's thread.
+#[derive(Debug, Default)]
+struct Queue {
+    chunks: VecDeque<Vec<u8>>,
+    /// no more chunks will come
+    closed: bool,
+    /// the collector failed: everything from now on is dropped
+    failed: Option<String>,
+    dropped_records: u64,
+    sent_bytes: u64,
+}
+
+type Shared = Arc<(Mutex<Queue>, Condvar)>;
+
+#[derive(Debug)]
+struct StreamTarget {
+    addr: String,
+    shared: Shared,
+    chunk: Vec<u8>,
+    wait: Duration,
+    /// the queue was full for longer than `wait`: drop without waiting until it drains
+    stalled: bool,
+    thread: Option<JoinHandle<()>>,
+}
+
+fn lines_in(chunk: &[u8]) -> u64 {
+    chunk.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+impl StreamTarget {
+    /// Connects to `addr` (TCP, within 5 s) or, for a path, opens it in the stream's
+    /// thread (a named pipe waits there for its reader).
+    fn open(addr: &str, wait: Duration) -> Result<StreamTarget, TraceSetupError> {
+        let sink: Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send> =
+            match addr.parse::<std::net::SocketAddr>() {
+                Ok(socket) => {
+                    let stream = std::net::TcpStream::connect_timeout(&socket, Duration::from_secs(5))
+                        .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot connect: {e}")))?;
+                    let _ = stream.set_nodelay(true);
+                    // A collector that stops reading fails the writes instead of hanging them.
+                    let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
+                    Box::new(move || Ok(Box::new(stream) as Box<dyn Write + Send>))
+                }
+                Err(_) if addr.contains('/') || Path::new(addr).exists() => {
+                    let path = PathBuf::from(addr);
+                    Box::new(move || {
+                        let file = std::fs::OpenOptions::new()
+                            .write(true)
+                            .create(true)
+                            .truncate(true)
+                            .open(path)?;
+                        Ok(Box::new(file) as Box<dyn Write + Send>)
+                    })
+                }
+                Err(_) => {
+                    return Err(TraceSetupError(format!(
+                        "--trace-stream {addr}: expected HOST:PORT with a numeric address (127.0.0.1:9000) or the \
+                         path of a named pipe"
+                    )));
+                }
+            };
+        let shared: Shared = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
+        let thread = std::thread::Builder::new()
+            .name("vesper-trace-stream".into())
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || stream_thread(sink, &shared)
+            })
+            .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot start its thread: {e}")))?;
+        Ok(StreamTarget {
+            addr: addr.to_string(),
+            shared,
+            chunk: Vec::with_capacity(STREAM_CHUNK),
+            wait,
+            stalled: false,
+            thread: Some(thread),
+        })
+    }
+
+    /// Adds whole records; hands a full chunk to the thread.
+    fn send(&mut self, records: &[u8]) {
+        self.chunk.extend_from_slice(records);
+        if self.chunk.len() >= STREAM_CHUNK {
+            self.push();
+        }
+    }
+
+    fn push(&mut self) {
+        if self.chunk.is_empty() {
+            return;
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(STREAM_CHUNK));
+        let (lock, ready) = &*self.shared;
+        let Ok(mut queue) = lock.lock() else { return };
+        if queue.failed.is_none() && queue.chunks.len() >= STREAM_CHUNKS && !self.stalled {
+            let deadline = Instant::now() + self.wait;
+            while queue.chunks.len() >= STREAM_CHUNKS && queue.failed.is_none() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                queue = match ready.wait_timeout(queue, left) {
+                    Ok((q, _)) => q,
+                    Err(_) => return,
+                };
+            }
+        }
+        if queue.failed.is_some() || queue.chunks.len() >= STREAM_CHUNKS {
+            if queue.failed.is_none() && !self.stalled {
+                warn!(
+                    "network trace stream {}: the collector is not keeping up; dropping records",
+                    self.addr
+                );
+            }
+            // Stalled: drop at once until the queue has room again.
+            self.stalled = queue.failed.is_none();
+            queue.dropped_records += lines_in(&chunk);
+            return;
+        }
+        self.stalled = false;
+        queue.chunks.push_back(chunk);
+        ready.notify_all();
+    }
+
+    /// Sends what is left and waits (up to the wait, at least a second) for the thread.
+    fn close(&mut self) {
+        self.push();
+        let (lock, ready) = &*self.shared;
+        if let Ok(mut queue) = lock.lock() {
+            queue.closed = true;
+            ready.notify_all();
+        }
+        let deadline = Instant::now() + self.wait.max(Duration::from_secs(1));
+        while self.thread.as_ref().is_some_and(|t| !t.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(thread) = self.thread.take() {
+            if thread.is_finished() {
+                let _ = thread.join();
+            } else {
+                warn!(
+                    "network trace stream {}: the collector did not take the end of the trace",
+                    self.addr
+                );
+            }
+        }
+        if let Ok(queue) = lock.lock() {
+            let left: u64 = queue.chunks.iter().map(|c| lines_in(c)).sum();
+            let dropped = queue.dropped_records + left;
+            if let Some(reason) = &queue.failed {
+                warn!("network trace stream {}: {reason}", self.addr);
+            }
+            if dropped > 0 {
+                warn!("network trace stream {}: {dropped} records dropped", self.addr);
+            }
+            info!("network trace stream {}: {} bytes sent", self.addr, queue.sent_bytes);
+        }
+    }
+}
+
+impl Drop for StreamTarget {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.close();
+        }
+    }
+}
+
+/// Writes the queue's chunks to the collector until the queue is closed and empty.
+fn stream_thread(open: Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>, shared: &Shared) {
+    let (lock, ready) = &**shared;
+    let fail = |reason: String| {
+        if let Ok(mut queue) = lock.lock() {
+            let left: u64 = queue.chunks.drain(..).map(|c| lines_in(&c)).sum();
+            queue.dropped_records += left;
+            queue.failed = Some(reason);
+            ready.notify_all();
+        }
+    };
+    let mut out = match open() {
+        Ok(out) => out,
+        Err(e) => return fail(format!("cannot open: {e}")),
+    };
+    loop {
+        let chunk = {
+            let Ok(mut queue) = lock.lock() else { return };
+            loop {
+                if let Some(chunk) = queue.chunks.pop_front() {
+                    ready.notify_all();
+                    break Some(chunk);
+                }
+                if queue.closed {
+                    break None;
+                }
+                queue = match ready.wait(queue) {
+                    Ok(q) => q,
+                    Err(_) => return,
+                };
+            }
+        };
+        let Some(chunk) = chunk else {
+            let _ = out.flush();
+            return;
+        };
+        if let Err(e) = out.write_all(&chunk) {
+            if let Ok(mut queue) = lock.lock() {
+                queue.dropped_records += lines_in(&chunk);
+            }
+            return fail(format!("the collector failed ({e}); the rest is dropped"));
+        }
+        if let Ok(mut queue) = lock.lock() {
+            queue.sent_bytes += chunk.len() as u64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use vesper_client_dimemas_adapter::replay::{ReplayOptions, Workload};
+    use vesper_netmodels::trace::check::check;
+
+    use super::*;
+    use crate::config::{FabricConfig, SwitchedConfig};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("vesper-network-trace-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        dir
+    }
+
+    fn network() -> NetworkConfig {
+        NetworkConfig {
+            hosts: 4,
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(Default::default())),
+            ..NetworkConfig::default()
+        }
+    }
+
+    fn args(file: &Path) -> TraceArgs {
+        TraceArgs {
+            file: Some(file.to_path_buf()),
+            trace_quantum: 512,
+            trace_end_to_end: true,
+            ..TraceArgs::default()
+        }
+    }
+
+    /// Replays an all-to-all of 4 tasks over a crossbar, tracing as `trace` says.
+    fn replay(trace: Option<TraceConfig>) -> crate::Report {
+        let workload = Workload::all_to_all(4, 5000);
+        let (_, report) = crate::replay::over_server(network(), trace, &workload, ReplayOptions::default(), |_| {})
+            .expect("replayed");
+        report
+    }
+
+    fn gunzip(path: &Path) -> String {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(File::open(path).expect("written"))
+            .read_to_string(&mut text)
+            .expect("gzip");
+        text
+    }
+
+    #[test]
+    fn a_gzip_trace_checks_and_repeats_byte_for_byte() {
+        let dir = scratch("gzip");
+        let file = dir.join("net.prv.gz");
+        let config = args(&file).config(SERVE_DATE).expect("valid");
+        let report = replay(config.clone());
+        let first = std::fs::read(&file).expect("written");
+        let prv = gunzip(&file);
+        let pcf = std::fs::read_to_string(dir.join("net.pcf")).expect("written");
+        let row = std::fs::read_to_string(dir.join("net.row")).expect("written");
+        let checked = check(&prv, &pcf, &row).unwrap_or_else(|e| panic!("{e}\n{prv}"));
+        // 4 hosts and the switch; 12 messages × (2 links + end to end).
+        assert_eq!((checked.tasks, checked.threads), (5, 8));
+        assert_eq!(checked.communications, 36);
+        let summary = report.simulation.network_trace.expect("traced");
+        assert_eq!(summary.communications, 36);
+        assert_eq!(summary.end_ns, checked.end_ns);
+        assert!(!dir.join("net.prv.gz.part").exists());
+        replay(config);
+        assert_eq!(std::fs::read(&file).expect("written again"), first);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_stream_carries_the_same_records_as_the_file() {
+        let dir = scratch("stream");
+        let file = dir.join("net.prv");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = listener.local_addr().expect("bound").to_string();
+        let collector = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().expect("connected");
+            let mut text = String::new();
+            socket.read_to_string(&mut text).expect("read");
+            text
+        });
+        let traced = TraceArgs {
+            trace_stream: Some(addr),
+            ..args(&file)
+        };
+        replay(traced.config(SERVE_DATE).expect("valid"));
+        let streamed = collector.join().expect("collected");
+        let prv = std::fs::read_to_string(&file).expect("written");
+        let (header, records) = prv.split_once('\n').expect("a header");
+        let lines: Vec<&str> = streamed.lines().collect();
+        assert!(
+            lines[0].starts_with("#Paraver (01/01/2026 at 00:00):0_ns:0:1:5("),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines.last(), Some(&header));
+        assert_eq!(lines[1..lines.len() - 1].join("\n") + "\n", records);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_stalled_collector_costs_one_wait_then_records_are_dropped() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = listener.local_addr().expect("bound").to_string();
+        // Accepted, never read.
+        let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let mut stream = StreamTarget::open(&addr, Duration::from_millis(50)).expect("connected");
+        let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
+        let started = Instant::now();
+        for _ in 0..200_000 {
+            stream.send(&line);
+        }
+        stream.close();
+        // 20 MB could never fit the queue and the socket buffers.
+        let dropped = stream.shared.0.lock().expect("unpoisoned").dropped_records;
+        assert!(dropped > 50_000, "{dropped}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        drop(holder.join());
+    }
+
+    #[test]
+    fn flags_are_checked() {
+        let cases = [
+            (
+                TraceArgs {
+                    file: Some("net.txt".into()),
+                    ..TraceArgs::default()
+                },
+                "--trace net.txt: expected a file name ending in .prv or .prv.gz",
+            ),
+            (
+                TraceArgs {
+                    trace_devices: Some("sw*".into()),
+                    ..TraceArgs::default()
+                },
+                "--trace-devices shapes the network trace: give --trace FILE.prv or --trace-stream ADDR too",
+            ),
+            (
+                TraceArgs {
+                    trace_quantum: 0,
+                    ..args(Path::new("n.prv"))
+                },
+                "--trace-quantum 0: expected a backlog quantum of at least 1 byte",
+            ),
+            (
+                TraceArgs {
+                    trace_window: Some("9:3".into()),
+                    ..args(Path::new("n.prv"))
+                },
+                "--trace-window `9:3`: expected START_NS:END_NS with START < END (either may be left out)",
+            ),
+            (
+                TraceArgs {
+                    trace_devices: Some("sw,,x".into()),
+                    ..args(Path::new("n.prv"))
+                },
+                "--trace-devices empty item in `sw,,x`: expected name patterns or level=N[-M], separated by commas",
+            ),
+        ];
+        for (args, message) in cases {
+            assert_eq!(args.config(SERVE_DATE).expect_err(message).to_string(), message);
+        }
+        let nowhere = args(Path::new("/nonexistent-vesper-dir/n.prv")).config(SERVE_DATE);
+        assert_eq!(
+            nowhere.expect_err("refused").to_string(),
+            "--trace /nonexistent-vesper-dir/n.prv: expected an existing directory, /nonexistent-vesper-dir is not one"
+        );
+        let no_server = args(Path::new("n.prv")).config_for_run(SERVE_DATE, None, true);
+        assert_eq!(
+            no_server.expect_err("refused").to_string(),
+            "--trace and --trace-stream need the server's network; drop --no-server"
+        );
+        let stream = TraceArgs {
+            trace_stream: Some("localhost".into()),
+            ..TraceArgs::default()
+        };
+        let config = stream.config(SERVE_DATE).expect("valid flags");
+        assert_eq!(
+            build(&network(), config.as_ref()).expect_err("refused").to_string(),
+            "--trace-stream localhost: expected HOST:PORT with a numeric address (127.0.0.1:9000) or the path of a \
+             named pipe"
+        );
+        let dir = scratch("nothing");
+        let nothing = TraceArgs {
+            trace_devices: Some("router*".into()),
+            ..args(&dir.join("n.prv"))
+        };
+        let config = nothing.config(SERVE_DATE).expect("valid flags");
+        assert!(
+            build(&network(), config.as_ref())
+                .expect_err("refused")
+                .to_string()
+                .starts_with("--trace-devices: the device selection matches no device of the network")
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).map(|d| d.count()).ok(),
+            Some(0),
+            "no spool left"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
