@@ -881,7 +881,12 @@ fn write_output(
         .and_then(|()| pcf.flush())
         .and_then(|()| row.flush())
         .with_context(|| format!("cannot write the Paraver trace in {}", dir.display()))?;
-    eprintln!("wrote result.json and app.prv/.pcf/.row in {}", dir.display());
+    let network = if dir.join("network.prv").exists() {
+        ", network.prv/.pcf/.row"
+    } else {
+        ""
+    };
+    eprintln!("wrote result.json, app.prv/.pcf/.row{network} in {}", dir.display());
     Ok(())
 }
 
