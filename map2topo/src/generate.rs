@@ -68,6 +68,12 @@ impl Graph {
         distance
     }
 
+    /// The switch at the far end of switch `s`'s `port`, if it leads to one.
+    fn neighbour(&self, s: u32, port: u32) -> Option<u32> {
+        let links = &self.links[s as usize];
+        links.binary_search_by_key(&port, |&(p, _)| p).ok().map(|i| links[i].1)
+    }
+
     fn attach(&self, h: HostId) -> Result<(u32, u32), String> {
         self.attach[h.index()].ok_or_else(|| format!("host{} has no cable to a switch", h.0))
     }
@@ -207,29 +213,45 @@ fn path_length(parent: &[Option<(u32, u32)>], mut at: usize) -> usize {
     length
 }
 
+/// Dense ids of channels: switch `s`'s port `p` is `base[s] + p`.
+struct Channels {
+    base: Vec<u32>,
+    total: u32,
+}
+
+impl Channels {
+    fn of(topology: &Topology) -> Channels {
+        let mut base = Vec::with_capacity(topology.switch_ports.len());
+        let mut total = 0u32;
+        for &p in &topology.switch_ports {
+            base.push(total);
+            total += p;
+        }
+        Channels { base, total }
+    }
+
+    fn id(&self, s: u32, port: u32) -> u32 {
+        self.base[s as usize] + port
+    }
+
+    fn named(&self, ch: u32) -> (SwitchId, u32) {
+        let s = self.base.partition_point(|&b| b <= ch) - 1;
+        (SwitchId(s as u32), ch - self.base[s])
+    }
+}
+
 /// A cycle of channels (switch, output port) in the routes' dependency graph, or
 /// `None` when the routes cannot deadlock wormhole switches.
 pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(SwitchId, u32)>> {
     let graph = Graph::of(topology);
-    // Channel ids: (switch, port) of switch-to-switch links, numbered densely.
-    let mut base = Vec::with_capacity(topology.switch_ports.len() + 1);
-    let mut total = 0u32;
-    for &p in &topology.switch_ports {
-        base.push(total);
-        total += p;
-    }
-    let channel = |s: u32, port: u32| base[s as usize] + port;
-    let mut depends: Vec<Vec<u32>> = vec![Vec::new(); total as usize];
+    let channels = Channels::of(topology);
+    let mut depends: Vec<Vec<u32>> = vec![Vec::new(); channels.total as usize];
     for ((src, _), path) in routes {
         let Ok((mut at, _)) = graph.attach(*src) else { continue };
         let mut previous: Option<u32> = None;
         for &port in path {
-            let next = graph.links[at as usize]
-                .binary_search_by_key(&port, |&(p, _)| p)
-                .ok()
-                .map(|i| graph.links[at as usize][i].1);
-            let Some(next) = next else { break };
-            let here = channel(at, port);
+            let Some(next) = graph.neighbour(at, port) else { break };
+            let here = channels.id(at, port);
             if let Some(prev) = previous {
                 depends[prev as usize].push(here);
             }
@@ -237,14 +259,53 @@ pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(Sw
             at = next;
         }
     }
+    cycle(&channels, depends)
+}
+
+/// The same for the switches' shortest-path tables (the lowest port one hop closer to
+/// the destination's switch, as the simulator builds them), without listing every
+/// pair's path: per destination switch, each switch's next channel waits on the next
+/// switch's.
+pub fn table_deadlock_cycle(topology: &Topology) -> Option<Vec<(SwitchId, u32)>> {
+    let graph = Graph::of(topology);
+    let channels = Channels::of(topology);
+    let mut depends: Vec<Vec<u32>> = vec![Vec::new(); channels.total as usize];
+    let mut targets: Vec<u32> = graph.attach.iter().flatten().map(|&(s, _)| s).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    for target in targets {
+        let distance = graph.distances_to(target);
+        let next = |s: u32| {
+            graph.links[s as usize]
+                .iter()
+                .find(|&&(_, n)| distance[n as usize].wrapping_add(1) == distance[s as usize])
+                .copied()
+        };
+        for s in 0..graph.links.len() as u32 {
+            if s == target || distance[s as usize] == u32::MAX {
+                continue;
+            }
+            let Some((port, n)) = next(s) else { continue };
+            if n != target
+                && let Some((port2, _)) = next(n)
+            {
+                depends[channels.id(s, port) as usize].push(channels.id(n, port2));
+            }
+        }
+    }
+    cycle(&channels, depends)
+}
+
+/// A cycle in the channel dependency graph, by iterative depth-first search.
+fn cycle(channels: &Channels, mut depends: Vec<Vec<u32>>) -> Option<Vec<(SwitchId, u32)>> {
     for d in &mut depends {
         d.sort_unstable();
         d.dedup();
     }
-    // Iterative depth-first search, three colours.
-    let mut colour = vec![0u8; total as usize];
+    // Three colours: 0 unseen, 1 on the current path, 2 done.
+    let mut colour = vec![0u8; depends.len()];
     let mut on_path: Vec<u32> = Vec::new();
-    for start in 0..total {
+    for start in 0..depends.len() as u32 {
         if colour[start as usize] != 0 || depends[start as usize].is_empty() {
             continue;
         }
@@ -263,11 +324,7 @@ pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(Sw
                     }
                     1 => {
                         let from = on_path.iter().position(|&x| x == d).unwrap_or(0);
-                        let named = |ch: u32| {
-                            let s = base.partition_point(|&b| b <= ch) - 1;
-                            (SwitchId(s as u32), ch - base[s])
-                        };
-                        return Some(on_path[from..].iter().map(|&ch| named(ch)).collect());
+                        return Some(on_path[from..].iter().map(|&ch| channels.named(ch)).collect());
                     }
                     _ => {}
                 }
@@ -332,9 +389,9 @@ pub fn conflicts(
                         port,
                     })
                     .or_default() += 1;
-                match graph.links[at as usize].binary_search_by_key(&port, |&(p, _)| p) {
-                    Ok(k) => at = graph.links[at as usize][k].1,
-                    Err(_) => break,
+                match graph.neighbour(at, port) {
+                    Some(n) => at = n,
+                    None => break,
                 }
             }
         }
@@ -409,6 +466,8 @@ mod tests {
         let shortest = shortest_paths(&ring, 1).expect("connected");
         let cycle = deadlock_cycle(&ring, &shortest).expect("shortest paths on a ring deadlock");
         assert!(cycle.len() >= 3, "{cycle:?}");
+        // The tables the simulator builds close the same kind of cycle.
+        assert!(table_deadlock_cycle(&ring).is_some());
         let (root, routes) = up_down(&ring).expect("connected");
         assert_eq!(root, SwitchId(0));
         assert_eq!(deadlock_cycle(&ring, &routes), None);
@@ -425,6 +484,7 @@ mod tests {
             deadlock_cycle(&tree, &shortest_paths(&tree, 1).expect("connected")),
             None
         );
+        assert_eq!(table_deadlock_cycle(&tree), None);
     }
 
     #[test]

@@ -150,6 +150,20 @@ pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<Rou
     Ok(routes)
 }
 
+/// Reads routes in either format, telling them apart by the first line that holds
+/// something: a Myrinet file starts with a header, a quoted name alone (or with a
+/// count); a canonical file with a route of two names and ports.
+pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let first = text.lines().find_map(|l| {
+        let w = words(l).ok()?;
+        (!w.is_empty()).then_some((l.trim_start().starts_with('"'), w.len()))
+    });
+    match first {
+        Some((true, words)) if words <= 2 => read_myrinet(file, text, net),
+        _ => read_canonical(file, text, net),
+    }
+}
+
 /// Writes `routes` of `net` in the canonical format.
 pub fn write_canonical(routes: &RouteList, net: &NamedTopology) -> String {
     let mut out =

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use vesper_map2topo::NamedTopology;
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, PatternRoutes,
-    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
+    AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
+    PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
 };
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
@@ -106,6 +107,13 @@ pub enum Shape {
     Xgft(Xgft),
     /// a torus, mesh or hypercube
     Torus(Torus),
+    /// read from a map file (one rail of it)
+    Map {
+        /// the file, for descriptions
+        file: String,
+        /// the devices, their names and cables
+        net: Arc<NamedTopology>,
+    },
 }
 
 /// How packets find their way (each shape allows some).
@@ -128,6 +136,13 @@ pub enum RoutingPolicy {
     PatternAware(Option<Arc<PatternRoutes>>),
     /// torus, mesh, hypercube: one dimension after the other, the shorter way round
     DimensionOrder,
+    /// paths given one by one: a route file, or routes generated for a map
+    Explicit {
+        /// where they come from: "routes" (a file) or "up-down"
+        name: &'static str,
+        /// the paths
+        routes: Arc<ExplicitRoutes>,
+    },
 }
 
 impl RoutingPolicy {
@@ -140,6 +155,7 @@ impl RoutingPolicy {
             RoutingPolicy::Random { .. } => "random",
             RoutingPolicy::PatternAware(_) => "pattern-aware",
             RoutingPolicy::DimensionOrder => "dimension-order",
+            RoutingPolicy::Explicit { name, .. } => name,
         }
     }
 }
@@ -181,9 +197,17 @@ impl SwitchedConfig {
             Shape::Crossbar => Topology::crossbar(hosts, self.link),
             Shape::Xgft(x) => x.topology(self.link),
             Shape::Torus(t) => t.topology(self.link),
+            Shape::Map { net, .. } => {
+                let mut topology = net.topology.clone();
+                for cable in &mut topology.cables {
+                    cable.link = self.link;
+                }
+                topology
+            }
         };
         topology.routing = match (&self.shape, &self.routing) {
             (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
+            (_, RoutingPolicy::Explicit { routes, .. }) => Routing::Explicit(Arc::clone(routes)),
             (Shape::Xgft(x), RoutingPolicy::DModK | RoutingPolicy::PatternAware(None)) => Routing::DModK(x.clone()),
             (Shape::Xgft(x), RoutingPolicy::SModK) => Routing::SModK(x.clone()),
             (Shape::Xgft(x), RoutingPolicy::Random { seed }) => Routing::Random {
@@ -195,7 +219,7 @@ impl SwitchedConfig {
             }
             (Shape::Torus(t), _) => Routing::DimensionOrder(t.clone()),
             (_, RoutingPolicy::DimensionOrder) => Routing::ShortestPath,
-            (Shape::Crossbar, _) => Routing::ShortestPath,
+            (Shape::Crossbar | Shape::Map { .. }, _) => Routing::ShortestPath,
         };
         topology
     }
@@ -205,6 +229,7 @@ impl SwitchedConfig {
             Shape::Crossbar => format!("crossbar of {hosts} hosts"),
             Shape::Xgft(x) => format!("{} ({hosts} hosts, {} switches)", xgft_name(x), x.switches()),
             Shape::Torus(t) => format!("{} ({hosts} hosts, {} switches)", torus_name(t), t.switches()),
+            Shape::Map { file, net } => format!("map {file} ({hosts} hosts, {} switches)", net.switch_names.len()),
         }
     }
 }

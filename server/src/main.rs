@@ -39,8 +39,8 @@ use tracing::info;
 use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
 use vesper_server::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
 use vesper_server::network_file::{
-    self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RailPolicyName, RoutingName, SpecError,
-    SwitchName,
+    self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RailPolicyName, RoutePolicyName,
+    RoutingName, SpecError, SwitchName,
 };
 use vesper_server::preset;
 
@@ -162,6 +162,18 @@ struct NetworkArgs {
     /// kary-ntree, torus-3d, hypercube, crossbar (`vesper topo --presets` lists them).
     #[arg(long, value_name = "NAME", conflicts_with = "network")]
     preset: Option<String>,
+    /// A Myrinet map file instead (hosts with several ports make a multi-rail network);
+    /// routes by shortest paths unless --routes or --routing up-down.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["network", "preset"])]
+    map: Option<PathBuf>,
+    /// The map's routes: a route file, canonical (absolute output ports) or Myrinet
+    /// (turns); several lines for one pair are alternatives.
+    #[arg(long, value_name = "FILE", requires = "map")]
+    routes: Option<PathBuf>,
+    /// How a message picks one of its pair's routes: first, round-robin, random
+    /// (--seed), hash [default: first].
+    #[arg(long, value_enum)]
+    route_policy: Option<RoutePolicyName>,
     /// Hosts of a crossbar or of the ideal network [default: 256].
     #[arg(long)]
     hosts: Option<u32>,
@@ -473,6 +485,9 @@ const FIELD_FLAGS: &[(&str, &str)] = &[
     ("nodes_per_host", "--nodes-per-host"),
     ("mapping", "--mapping"),
     ("routing", "--routing"),
+    ("routes", "--routes"),
+    ("route_policy", "--route-policy"),
+    ("map", "--map"),
     ("pattern", "--pattern"),
     ("link_bandwidth_mbs", "--link-bandwidth"),
     ("link_latency_ns", "--link-latency"),
@@ -508,6 +523,8 @@ impl NetworkArgs {
         note("nodes_per_host", self.nodes_per_host.map(|v| v.to_string()));
         note("mapping", self.mapping.as_ref().map(|p| p.display().to_string()));
         note("routing", self.routing.as_ref().map(value_name));
+        note("routes", self.routes.as_ref().map(|p| p.display().to_string()));
+        note("route_policy", self.route_policy.as_ref().map(value_name));
         note("pattern", self.pattern.as_ref().map(|p| p.display().to_string()));
         note("link_bandwidth_mbs", text(&self.link_bandwidth));
         note("link_latency_ns", text(&self.link_latency));
@@ -532,6 +549,8 @@ impl NetworkArgs {
             nodes_per_host: self.nodes_per_host,
             mapping: self.mapping.clone(),
             routing: self.routing,
+            routes: self.routes.clone(),
+            route_policy: self.route_policy,
             pattern: self.pattern.clone(),
             link_bandwidth_mbs: self.link_bandwidth,
             link_latency_ns: self.link_latency,
@@ -564,6 +583,17 @@ impl NetworkArgs {
     /// the base came from, for messages.
     fn spec(&self, default_preset: Option<&str>) -> anyhow::Result<(NetworkSpec, String)> {
         let (mut spec, origin) = match (self.preset.as_deref(), self.network.as_deref(), default_preset) {
+            _ if self.map.is_some() => {
+                let map = self.map.clone().unwrap_or_default();
+                let origin = format!("--map {}", map.display());
+                (
+                    NetworkSpec {
+                        map: Some(map),
+                        ..NetworkSpec::of_kind(KindName::Map)
+                    },
+                    origin,
+                )
+            }
             (Some(name), _, _) | (None, None, Some(name)) => (
                 preset::spec(name).map_err(anyhow::Error::msg)?,
                 format!("preset {name}"),

@@ -151,6 +151,8 @@ pub enum KindName {
     Ideal,
     /// several networks joining the same hosts
     MultiRail,
+    /// read from a Myrinet map file (`map`), with its routes (`routes`) if given
+    Map,
 }
 
 impl KindName {
@@ -164,6 +166,7 @@ impl KindName {
             KindName::Hypercube => "hypercube",
             KindName::Ideal => "ideal",
             KindName::MultiRail => "multi-rail",
+            KindName::Map => "map",
         }
     }
 }
@@ -216,6 +219,22 @@ pub enum RoutingName {
     PatternAware,
     /// tori, meshes, hypercubes: one dimension after the other
     DimensionOrder,
+    /// maps: up*/down* routes, deadlock-free on any topology
+    UpDown,
+}
+
+/// How a message picks one of its pair's routes (multipath route files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoutePolicyName {
+    /// always the first route listed
+    First,
+    /// the pair's routes in turn
+    RoundRobin,
+    /// a random route per message, seeded by `seed`
+    Random,
+    /// one route per pair, by a hash of the pair
+    Hash,
 }
 
 /// Rail policies by name.
@@ -286,6 +305,9 @@ pub struct NetworkSpec {
     pub latency_ns: Option<f64>,
     pub levels: Option<std::collections::BTreeMap<String, LevelSpec>>,
     pub rails: Option<Vec<NetworkSpec>>,
+    pub map: Option<PathBuf>,
+    pub routes: Option<PathBuf>,
+    pub route_policy: Option<RoutePolicyName>,
     pub rail_policy: Option<RailPolicyName>,
     pub rail_threshold_bytes: Option<u32>,
 }
@@ -360,6 +382,9 @@ impl NetworkSpec {
             latency_ns,
             levels,
             rails,
+            map,
+            routes,
+            route_policy,
             rail_policy,
             rail_threshold_bytes,
         );
@@ -393,7 +418,7 @@ impl NetworkSpec {
                     "give either nodes_per_host or a mapping file, not both",
                 ));
             }
-            (Some(path), None) => Placement::Listed(read_mapping(path, hosts)?),
+            (Some(path), None) => Placement::Listed(read_mapping(path, hosts, map_host_names(&fabric))?),
             (None, Some(0)) => return Err(field("nodes_per_host", "a host runs at least one node")),
             (None, n) => Placement::Fill {
                 nodes_per_host: n.unwrap_or(1),
@@ -506,13 +531,25 @@ impl NetworkSpec {
             )?;
         }
         if !matches!(kind, KindName::MultiRail) {
+            refuse(&[("rails", self.rails.is_some())], "\"multi-rail\"")?;
+        }
+        if !matches!(kind, KindName::MultiRail | KindName::Map) {
             refuse(
                 &[
-                    ("rails", self.rails.is_some()),
                     ("rail_policy", self.rail_policy.is_some()),
                     ("rail_threshold_bytes", self.rail_threshold_bytes.is_some()),
                 ],
-                "\"multi-rail\"",
+                "\"multi-rail\" or \"map\"",
+            )?;
+        }
+        if !matches!(kind, KindName::Map) {
+            refuse(
+                &[
+                    ("map", self.map.is_some()),
+                    ("routes", self.routes.is_some()),
+                    ("route_policy", self.route_policy.is_some()),
+                ],
+                "\"map\"",
             )?;
         }
         if !matches!(kind, KindName::Ideal) {
@@ -551,6 +588,7 @@ impl NetworkSpec {
                 Ok((hosts(self.hosts)?, FabricConfig::Ideal(params)))
             }
             KindName::MultiRail => self.multi_rail(),
+            KindName::Map => self.map_fabric(),
             _ => {
                 let switched = self.switched(kind)?;
                 let hosts = match &switched.shape {
@@ -580,6 +618,7 @@ impl NetworkSpec {
                         t.hosts()
                     }
                     Shape::Crossbar => hosts(self.hosts)?,
+                    Shape::Map { net, .. } => net.topology.hosts,
                 };
                 Ok((hosts, FabricConfig::Switched(switched)))
             }
@@ -643,25 +682,7 @@ impl NetworkSpec {
         if let Some(given) = self.hosts.filter(|&h| h != hosts) {
             return Err(field("hosts", format!("the rails join {hosts} hosts, not {given}")));
         }
-        let policy = match self.rail_policy.unwrap_or(RailPolicyName::RoundRobin) {
-            RailPolicyName::RoundRobin => RailPolicy::RoundRobin,
-            RailPolicyName::ByDestination => RailPolicy::ByDestination,
-            RailPolicyName::Striped => RailPolicy::Striped,
-            RailPolicyName::SizeThreshold => RailPolicy::SizeThreshold {
-                bytes: self.rail_threshold_bytes.ok_or_else(|| {
-                    field(
-                        "rail_threshold_bytes",
-                        "rail_policy = \"size-threshold\" needs the size that leaves rail 0",
-                    )
-                })?,
-            },
-        };
-        if self.rail_threshold_bytes.is_some() && !matches!(policy, RailPolicy::SizeThreshold { .. }) {
-            return Err(field(
-                "rail_threshold_bytes",
-                "applies to rail_policy = \"size-threshold\" only",
-            ));
-        }
+        let policy = self.rail_policy()?;
         Ok((hosts, FabricConfig::MultiRail { rails: configs, policy }))
     }
 
@@ -751,13 +772,140 @@ impl NetworkSpec {
                     }
                 })?)
             }
-            KindName::Crossbar | KindName::Ideal | KindName::MultiRail => Shape::Crossbar,
+            KindName::Crossbar | KindName::Ideal | KindName::MultiRail | KindName::Map => Shape::Crossbar,
         })
     }
 
+    /// A network read from a map file: a single network, or one rail per host port.
+    fn map_fabric(&self) -> Result<(u32, FabricConfig), SpecError> {
+        let path = self
+            .map
+            .as_ref()
+            .ok_or_else(|| field("map", "kind = \"map\" needs its map file: map = FILE"))?;
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| field("map", format!("{file}: {e}")))?;
+        let rails = vesper_map2topo::read_map(&file, &text, LinkParams::default())
+            .map_err(|e| SpecError::Mapping(e.to_string()))?;
+        let hosts = rails.first().map_or(0, |r| r.topology.hosts);
+        if let Some(given) = self.hosts.filter(|&h| h != hosts) {
+            return Err(field(
+                "hosts",
+                format!("the map has {hosts} hosts, not {given}; leave hosts out"),
+            ));
+        }
+        if rails.len() > 1 && self.routes.is_some() {
+            return Err(field(
+                "routes",
+                format!(
+                    "the map has {} rails; route files are read for single-rail maps only",
+                    rails.len()
+                ),
+            ));
+        }
+        let mut configs = rails
+            .into_iter()
+            .map(|net| {
+                self.switched_on(Shape::Map {
+                    file: file.clone(),
+                    net: std::sync::Arc::new(net),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if configs.len() == 1 {
+            if self.rail_policy.is_some() || self.rail_threshold_bytes.is_some() {
+                return Err(field(
+                    "rail_policy",
+                    "the map has one rail: its hosts have one port each",
+                ));
+            }
+            return Ok((hosts, FabricConfig::Switched(configs.remove(0))));
+        }
+        Ok((
+            hosts,
+            FabricConfig::MultiRail {
+                rails: configs,
+                policy: self.rail_policy()?,
+            },
+        ))
+    }
+
+    /// How a host picks the rail of a message.
+    fn rail_policy(&self) -> Result<RailPolicy, SpecError> {
+        let policy = match self.rail_policy.unwrap_or(RailPolicyName::RoundRobin) {
+            RailPolicyName::RoundRobin => RailPolicy::RoundRobin,
+            RailPolicyName::ByDestination => RailPolicy::ByDestination,
+            RailPolicyName::Striped => RailPolicy::Striped,
+            RailPolicyName::SizeThreshold => RailPolicy::SizeThreshold {
+                bytes: self.rail_threshold_bytes.ok_or_else(|| {
+                    field(
+                        "rail_threshold_bytes",
+                        "rail_policy = \"size-threshold\" needs the size that leaves rail 0",
+                    )
+                })?,
+            },
+        };
+        if self.rail_threshold_bytes.is_some() && !matches!(policy, RailPolicy::SizeThreshold { .. }) {
+            return Err(field(
+                "rail_threshold_bytes",
+                "applies to rail_policy = \"size-threshold\" only",
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// The routes of a map: shortest paths (tables), up*/down*, or the route file.
+    fn map_routing(&self, net: &vesper_map2topo::NamedTopology) -> Result<RoutingPolicy, SpecError> {
+        use vesper_netmodels::{ExplicitRoutes, MultipathPolicy};
+        let policy = match self.route_policy {
+            None | Some(RoutePolicyName::First) => MultipathPolicy::First,
+            Some(RoutePolicyName::RoundRobin) => MultipathPolicy::RoundRobin,
+            Some(RoutePolicyName::Hash) => MultipathPolicy::Hash,
+            Some(RoutePolicyName::Random) => MultipathPolicy::Random {
+                seed: self.seed.unwrap_or(1),
+            },
+        };
+        let hosts = net.topology.hosts;
+        let explicit = |name, list| {
+            ExplicitRoutes::new(hosts, policy, list)
+                .map(|routes| RoutingPolicy::Explicit {
+                    name,
+                    routes: std::sync::Arc::new(routes),
+                })
+                .map_err(|e| field("routes", e.to_string()))
+        };
+        match (&self.routes, self.routing) {
+            (Some(path), None) => {
+                let file = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
+                let list = vesper_map2topo::routes::read_any(&file, &text, net)
+                    .map_err(|e| SpecError::Mapping(e.to_string()))?;
+                explicit("routes", list)
+            }
+            (Some(_), Some(_)) => Err(field("routing", "a route file gives the routes: leave routing out")),
+            (None, None | Some(RoutingName::ShortestPath)) => {
+                if self.route_policy.is_some() {
+                    return Err(field("route_policy", "applies to route files (routes = FILE) only"));
+                }
+                Ok(RoutingPolicy::ShortestPath)
+            }
+            (None, Some(RoutingName::UpDown)) => {
+                let (_, list) = vesper_map2topo::generate::up_down(&net.topology).map_err(|e| field("routing", e))?;
+                explicit("up-down", list)
+            }
+            (None, Some(_)) => Err(field(
+                "routing",
+                "a map routes by \"shortest-path\" (the default), \"up-down\", or a route file (routes = FILE)",
+            )),
+        }
+    }
+
     fn switched(&self, kind: KindName) -> Result<SwitchedConfig, SpecError> {
-        let shape = self.shape(kind)?;
+        self.switched_on(self.shape(kind)?)
+    }
+
+    fn switched_on(&self, shape: Shape) -> Result<SwitchedConfig, SpecError> {
         let routing = match (&shape, self.routing) {
+            (Shape::Map { net, .. }, _) => self.map_routing(net)?,
             (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,
             (Shape::Torus(_), Some(_)) => {
                 return Err(field(
@@ -773,6 +921,9 @@ impl NetworkSpec {
                 seed: self.seed.unwrap_or(1),
             },
             (Shape::Xgft(_), Some(RoutingName::PatternAware)) => RoutingPolicy::PatternAware(None),
+            (_, Some(RoutingName::UpDown)) => {
+                return Err(field("routing", "up-down routes maps (kind = \"map\")"));
+            }
             (_, Some(RoutingName::DimensionOrder)) => {
                 return Err(field("routing", "dimension-order routes tori, meshes and hypercubes"));
             }
@@ -812,6 +963,9 @@ impl NetworkSpec {
         };
         if adapter.payload_bytes == 0 {
             return Err(field("packet_payload_bytes", "a packet must carry at least one byte"));
+        }
+        if let (Shape::Map { net, .. }, SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
+            deadlock_free(net, &routing)?;
         }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
         Ok(SwitchedConfig {
@@ -950,6 +1104,37 @@ impl NetworkSpec {
     }
 }
 
+/// Refuses routes of a map that could deadlock wormhole switches (a cycle of channels
+/// waiting on each other), naming the cycle.
+fn deadlock_free(net: &vesper_map2topo::NamedTopology, routing: &RoutingPolicy) -> Result<(), SpecError> {
+    use vesper_map2topo::generate::{deadlock_cycle, table_deadlock_cycle};
+    let cycle = match routing {
+        RoutingPolicy::Explicit { routes, .. } => {
+            let list: Vec<_> = routes.iter().map(|(pair, path)| (pair, path.to_vec())).collect();
+            deadlock_cycle(&net.topology, &list)
+        }
+        _ => table_deadlock_cycle(&net.topology),
+    };
+    match cycle {
+        None => Ok(()),
+        Some(channels) => {
+            let named: Vec<String> = channels
+                .iter()
+                .map(|&(s, p)| format!("{}.p{p}", net.name(vesper_netmodels::Device::Switch(s))))
+                .collect();
+            Err(field(
+                "routing",
+                format!(
+                    "{} routes can deadlock wormhole switches: channels {} wait on each other in a cycle; use \
+                     routing = \"up-down\"",
+                    routing.name(),
+                    named.join(" → ")
+                ),
+            ))
+        }
+    }
+}
+
 /// A delay in ns, or `default`.
 fn ns(value: Option<f64>, default: SimTime, name: &'static str) -> Result<SimTime, SpecError> {
     match value {
@@ -958,26 +1143,56 @@ fn ns(value: Option<f64>, default: SimTime, name: &'static str) -> Result<SimTim
     }
 }
 
+/// The host names of a network read from a map (`None`: vesper's own, `host<i>`).
+fn map_host_names(fabric: &FabricConfig) -> Option<&[String]> {
+    let shape = match fabric {
+        FabricConfig::Switched(s) => &s.shape,
+        FabricConfig::MultiRail { rails, .. } => &rails.first()?.shape,
+        FabricConfig::Ideal(_) => return None,
+    };
+    match shape {
+        Shape::Map { net, .. } => Some(&net.host_names),
+        _ => None,
+    }
+}
+
 /// Reads a task mapping file: one host per line, node `n` on the host of the `n`-th
-/// line. A host is named `host<i>` (as `vesper topo` and the Paraver traces name
-/// them) or by its number `<i>`; text after `#` and blank lines are ignored.
-pub fn read_mapping(path: &Path, hosts: u32) -> Result<Vec<HostId>, SpecError> {
+/// line. A host is named as its map names it (`names`), or `host<i>` as `vesper topo`
+/// and the Paraver traces name vesper's own; or by its number `<i>`. Text after `#`
+/// and blank lines are ignored.
+pub fn read_mapping(path: &Path, hosts: u32, names: Option<&[String]>) -> Result<Vec<HostId>, SpecError> {
     let file = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
+    let by_name: std::collections::BTreeMap<&str, u32> = names
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(h, n)| (n.as_str(), h as u32))
+        .collect();
     let mut mapping = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let name = line.split('#').next().unwrap_or("").trim();
         if name.is_empty() {
             continue;
         }
-        let index = name.strip_prefix("host").unwrap_or(name);
-        match index.parse::<u32>() {
-            Ok(h) if h < hosts => mapping.push(HostId(h)),
+        let host = match names {
+            Some(_) => by_name.get(name).copied().or_else(|| name.parse().ok()),
+            None => name.strip_prefix("host").unwrap_or(name).parse().ok(),
+        };
+        match host {
+            Some(h) if h < hosts => mapping.push(HostId(h)),
             _ => {
+                let expected = match names {
+                    Some(n) => format!(
+                        "a host of the map ({} … {})",
+                        n.first().map_or("", String::as_str),
+                        n.last().map_or("", String::as_str)
+                    ),
+                    None => format!("a host name, host0 … host{}", hosts - 1),
+                };
                 return Err(SpecError::Mapping(format!(
-                    "{file}:{}: expected a host name, host0 … host{} (or its number), got `{name}`",
+                    "{file}:{}: expected {expected} (or its number), got `{name}`",
                     number + 1,
-                    hosts - 1
                 )));
             }
         }
@@ -1035,7 +1250,7 @@ pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
     })?;
     let mut spec = parse_spec(&file, &text)?;
     if let Some(folder) = path.parent() {
-        for relative in [&mut spec.mapping, &mut spec.pattern] {
+        for relative in [&mut spec.mapping, &mut spec.pattern, &mut spec.map, &mut spec.routes] {
             if let Some(p) = relative.as_mut().filter(|p| p.is_relative()) {
                 *p = folder.join(&*p);
             }

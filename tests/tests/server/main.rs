@@ -10,6 +10,7 @@ mod determinism;
 mod eager;
 mod ideal;
 mod lifecycle;
+mod maps;
 mod multi_client;
 mod presets;
 mod random;
