@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use vesper_netmodels::{Device, Endpoint, HostId, SwitchId, Topology};
+use vesper_netmodels::{Device, Endpoint, HostId, Routing, SwitchId, Topology};
 
 use crate::routes::RouteList;
 
@@ -211,6 +211,45 @@ fn path_length(parent: &[Option<(u32, u32)>], mut at: usize) -> usize {
         at = from as usize;
     }
     length
+}
+
+/// The routes of `topology` under its own routing, pair by pair, to write as a route
+/// file: the paths of tree routings and explicit routes as they are, the tables of
+/// dimension-order and shortest-path routing walked from every source.
+pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
+    let hosts = topology.hosts;
+    let pairs =
+        || (0..hosts).flat_map(move |s| (0..hosts).filter(move |&d| d != s).map(move |d| (HostId(s), HostId(d))));
+    match &topology.routing {
+        Routing::ShortestPath => shortest_paths(topology, 1),
+        Routing::Explicit(routes) => Ok(routes.iter().map(|(pair, path)| (pair, path.to_vec())).collect()),
+        Routing::DimensionOrder(t) => {
+            let graph = Graph::of(topology);
+            let mut routes = Vec::new();
+            for (s, d) in pairs() {
+                let (mut at, _) = graph.attach(s)?;
+                let mut path = Vec::new();
+                loop {
+                    let port = t.dimension_order(SwitchId(at), d);
+                    path.push(port);
+                    match graph.neighbour(at, port) {
+                        Some(next) if path.len() <= graph.links.len() => at = next,
+                        Some(_) => return Err(format!("dimension-order routes loop from host{} to host{}", s.0, d.0)),
+                        None => break,
+                    }
+                }
+                routes.push(((s, d), path));
+            }
+            Ok(routes)
+        }
+        tree => pairs()
+            .map(|(s, d)| {
+                tree.xgft_path(s, d)
+                    .map(|path| ((s, d), path))
+                    .ok_or_else(|| "this routing has no paths to list".to_string())
+            })
+            .collect(),
+    }
 }
 
 /// Dense ids of channels: switch `s`'s port `p` is `base[s] + p`.
@@ -485,6 +524,23 @@ mod tests {
             None
         );
         assert_eq!(table_deadlock_cycle(&tree), None);
+    }
+
+    #[test]
+    fn built_in_routings_list_their_paths() {
+        let x = Xgft::kary_ntree(4, 2).expect("valid");
+        let tree = x.topology(LinkParams::default());
+        let listed = routes_of(&tree).expect("paths");
+        assert_eq!(listed.len(), 16 * 15);
+        assert!(listed.iter().all(|((s, d), p)| *p == x.d_mod_k_path(*s, *d)));
+        runs(tree, listed);
+        let torus = Torus::new(vec![3, 4], true, 1)
+            .expect("valid")
+            .topology(LinkParams::default());
+        let listed = routes_of(&torus).expect("paths");
+        // Dimension order on a 3×4 torus: at most 1 + 2 hops, then down to the host.
+        assert!(listed.iter().all(|(_, p)| p.len() <= 4), "{listed:?}");
+        runs(torus, listed);
     }
 
     #[test]

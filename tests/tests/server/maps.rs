@@ -40,15 +40,22 @@ fn a_tree_written_as_a_map_with_its_routes_replays_as_the_built_in_tree() {
     let dir = folder("tree");
     let x = Xgft::kary_ntree(4, 3).expect("valid");
     let net = NamedTopology::with_default_names(x.topology(LinkParams::default()));
-    std::fs::write(dir.join("tree.map"), write_map(&net, WriteOptions::default()).expect("writable")).expect("write");
+    std::fs::write(
+        dir.join("tree.map"),
+        write_map(&net, WriteOptions::default()).expect("writable"),
+    )
+    .expect("write");
     let routes: RouteList = (0..64)
         .flat_map(|s| (0..64).filter(move |&d| d != s).map(move |d| (HostId(s), HostId(d))))
         .map(|(s, d)| ((s, d), x.d_mod_k_path(s, d)))
         .collect();
     std::fs::write(dir.join("tree.routes"), write_canonical(&routes, &net)).expect("write");
     std::fs::write(dir.join("tree.myri"), write_myrinet(&routes, &net).expect("turns fit")).expect("write");
-    let built_in = parse("preset", "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nswitch = \"wormhole\"\n")
-        .expect("valid");
+    let built_in = parse(
+        "preset",
+        "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 3\nswitch = \"wormhole\"\n",
+    )
+    .expect("valid");
     let workloads = [Workload::all_to_all(16, 32_679), Workload::wrf(64, 16, 5000)];
     for routes in ["tree.routes", "tree.myri"] {
         let file = dir.join(format!("{routes}.toml"));
@@ -73,14 +80,22 @@ fn a_tree_written_as_a_map_with_its_routes_replays_as_the_built_in_tree() {
 #[test]
 fn up_down_routes_keep_a_wormhole_ring_out_of_deadlock() {
     let dir = folder("ring");
-    let ring = Torus::new(vec![6], true, 2).expect("valid").topology(LinkParams::default());
+    let ring = Torus::new(vec![6], true, 2)
+        .expect("valid")
+        .topology(LinkParams::default());
     let net = NamedTopology::with_default_names(ring);
-    std::fs::write(dir.join("ring.map"), write_map(&net, WriteOptions::default()).expect("writable")).expect("write");
+    std::fs::write(
+        dir.join("ring.map"),
+        write_map(&net, WriteOptions::default()).expect("writable"),
+    )
+    .expect("write");
     let text = |routing: &str| {
         format!("[network]\nkind = \"map\"\nmap = \"ring.map\"\nswitch = \"wormhole\"\nbuffer_bytes = 1024\n{routing}")
     };
     std::fs::write(dir.join("shortest.toml"), text("")).expect("write");
-    let refused = read(&dir.join("shortest.toml")).expect_err("deadlock-prone").to_string();
+    let refused = read(&dir.join("shortest.toml"))
+        .expect_err("deadlock-prone")
+        .to_string();
     assert!(
         refused.contains("network.routing: shortest-path routes can deadlock wormhole switches: channels sw")
             && refused.ends_with("wait on each other in a cycle; use routing = \"up-down\""),
@@ -121,6 +136,9 @@ fn a_task_mapping_names_the_maps_hosts() {
     assert_eq!(outcome.messages, 4);
     std::fs::write(dir.join("tasks"), "n9\n").expect("write");
     let err = read(&dir.join("net.toml")).expect_err("unknown host").to_string();
-    assert!(err.ends_with("tasks:1: expected a host of the map (n0 … n2) (or its number), got `n9`"), "{err}");
+    assert!(
+        err.ends_with("tasks:1: expected a host of the map (n0 … n2) (or its number), got `n9`"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

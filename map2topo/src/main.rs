@@ -1,0 +1,387 @@
+//! `map2topo`: writes built-in topologies as Myrinet maps with their routes, checks maps
+//! and route files, generates routes, converts route formats and counts the link
+//! conflicts of a communication pattern.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use vesper_map2topo::generate::{conflicts, deadlock_cycle, routes_of, shortest_paths, table_deadlock_cycle, up_down};
+use vesper_map2topo::routes::{RouteList, read_any, write_canonical, write_myrinet};
+use vesper_map2topo::{NamedTopology, WriteOptions, read_map, write_map};
+use vesper_netmodels::{Device, HostId, LinkParams, Routing, Topology, Torus, Xgft};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "map2topo",
+    version,
+    about = "Myrinet maps and routes for vesper: export built-in topologies, check maps and routes, generate \
+             routes, convert route formats, count link conflicts"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write an extended generalized fat tree XGFT(h; m1..mh; w1..wh) as a map, e.g.
+    /// `map2topo xgft 3 16,16,8 1,16,16 -o tree.map`.
+    Xgft {
+        /// levels of switches
+        height: usize,
+        /// children per switch, level by level (m1,…,mh)
+        #[arg(value_delimiter = ',', num_args = 1, required = true)]
+        children: Vec<u32>,
+        /// parents per node, level by level (w1,…,wh; w1 = 1)
+        #[arg(value_delimiter = ',', num_args = 1, required = true)]
+        parents: Vec<u32>,
+        /// the up-port choice of the routes written
+        #[arg(long, value_enum, default_value_t = TreeRouting::DModK)]
+        routing: TreeRouting,
+        #[command(flatten)]
+        out: Output,
+    },
+    /// Write a torus (or mesh) of any number of dimensions as a map, e.g.
+    /// `map2topo torus 8,8,8 -o torus.map`; routes in dimension order.
+    Torus {
+        /// switches per dimension
+        #[arg(value_delimiter = ',', num_args = 1, required = true)]
+        dims: Vec<u32>,
+        /// no wraparound links: a mesh
+        #[arg(long)]
+        mesh: bool,
+        /// hosts on every switch
+        #[arg(long, default_value_t = 1)]
+        hosts_per_switch: u32,
+        #[command(flatten)]
+        out: Output,
+    },
+    /// Write an n-dimensional hypercube as a map; routes by e-cube.
+    Hypercube {
+        /// dimensions
+        n: u32,
+        /// hosts on every switch
+        #[arg(long, default_value_t = 1)]
+        hosts_per_switch: u32,
+        #[command(flatten)]
+        out: Output,
+    },
+    /// Check a map (and routes): counts, diameter, whether the routes reach their
+    /// destinations and whether they can deadlock wormhole switches.
+    Check {
+        /// the map
+        map: PathBuf,
+        /// its routes (canonical or Myrinet); without them, the shortest-path tables
+        #[arg(long)]
+        routes: Option<PathBuf>,
+    },
+    /// Generate routes for a map.
+    Routes {
+        /// the map
+        map: PathBuf,
+        /// shortest paths (the lowest ports first) or up*/down* (deadlock-free)
+        #[arg(long, value_enum, default_value_t = Algorithm::UpDown)]
+        algorithm: Algorithm,
+        /// shortest paths: up to this many per pair (multipath)
+        #[arg(long, default_value_t = 1)]
+        paths: usize,
+        /// the file's format
+        #[arg(long, value_enum, default_value_t = Format::Canonical)]
+        format: Format,
+        /// write here (default: standard output)
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Convert a route file of a map to the other format.
+    Convert {
+        /// the map
+        map: PathBuf,
+        /// the routes (either format)
+        routes: PathBuf,
+        /// the format to write
+        #[arg(long, value_enum)]
+        to: Format,
+        /// write here (default: standard output)
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Count, per phase of a communication pattern, how many flows share a link.
+    Conflicts {
+        /// the map
+        map: PathBuf,
+        /// the routes (either format); the first route of each pair is counted
+        routes: PathBuf,
+        /// the pattern: one `SOURCE DESTINATION` flow of host names per line, a line
+        /// `phase` between phases
+        pattern: PathBuf,
+    },
+}
+
+/// Where an export goes.
+#[derive(Debug, clap::Args)]
+struct Output {
+    /// write the map here (default: standard output)
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// also write the routes here
+    #[arg(long)]
+    routes: Option<PathBuf>,
+    /// the route file's format
+    #[arg(long, value_enum, default_value_t = Format::Canonical)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TreeRouting {
+    DModK,
+    SModK,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Algorithm {
+    ShortestPath,
+    UpDown,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    /// absolute output ports, one route per line
+    Canonical,
+    /// Myrinet turns, a section per source
+    Myrinet,
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Xgft {
+            height,
+            children,
+            parents,
+            routing,
+            out,
+        } => {
+            anyhow::ensure!(
+                children.len() == height && parents.len() == height,
+                "xgft {height}: expected {height} values of m and of w, got {} and {}",
+                children.len(),
+                parents.len()
+            );
+            let x = Xgft::new(children, parents)?;
+            let mut topology = x.topology(LinkParams::default());
+            if let TreeRouting::SModK = routing {
+                topology.routing = Routing::SModK(x);
+            }
+            export(topology, &out)
+        }
+        Command::Torus {
+            dims,
+            mesh,
+            hosts_per_switch,
+            out,
+        } => export(
+            Torus::new(dims, !mesh, hosts_per_switch)?.topology(LinkParams::default()),
+            &out,
+        ),
+        Command::Hypercube {
+            n,
+            hosts_per_switch,
+            out,
+        } => export(
+            Torus::hypercube(n, hosts_per_switch)?.topology(LinkParams::default()),
+            &out,
+        ),
+        Command::Check { map, routes } => check(&map, routes.as_deref()),
+        Command::Routes {
+            map,
+            algorithm,
+            paths,
+            format,
+            output,
+        } => {
+            let net = single_rail(&map)?;
+            let routes = match algorithm {
+                Algorithm::ShortestPath => shortest_paths(&net.topology, paths).map_err(anyhow::Error::msg)?,
+                Algorithm::UpDown => {
+                    let (root, routes) = up_down(&net.topology).map_err(anyhow::Error::msg)?;
+                    eprintln!("up*/down* root: {}", net.name(Device::Switch(root)));
+                    routes
+                }
+            };
+            emit(output.as_deref(), &routes_text(&routes, &net, format)?)
+        }
+        Command::Convert {
+            map,
+            routes,
+            to,
+            output,
+        } => {
+            let net = single_rail(&map)?;
+            let routes = read_routes(&routes, &net)?;
+            emit(output.as_deref(), &routes_text(&routes, &net, to)?)
+        }
+        Command::Conflicts { map, routes, pattern } => {
+            let net = single_rail(&map)?;
+            let routes = read_routes(&routes, &net)?;
+            let phases = read_pattern(&pattern, &net)?;
+            let result = conflicts(&net.topology, &routes, &phases).map_err(anyhow::Error::msg)?;
+            println!(
+                "{:>6} {:>6} {:>10} {:>10}  busiest link",
+                "phase", "flows", "max load", "conflicts"
+            );
+            for (i, (phase, c)) in phases.iter().zip(&result).enumerate() {
+                let busiest = c
+                    .busiest
+                    .map_or_else(|| "-".to_string(), |e| format!("{}.p{}", net.name(e.device), e.port));
+                println!(
+                    "{i:>6} {:>6} {:>10} {:>10}  {busiest}",
+                    phase.len(),
+                    c.max_load,
+                    c.conflicts
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Writes a built-in topology as a map, and its routes if asked.
+fn export(topology: Topology, out: &Output) -> anyhow::Result<()> {
+    let net = NamedTopology::with_default_names(topology);
+    emit(out.output.as_deref(), &write_map(&net, WriteOptions::default())?)?;
+    if let Some(path) = &out.routes {
+        let routes = routes_of(&net.topology).map_err(anyhow::Error::msg)?;
+        emit(Some(path), &routes_text(&routes, &net, out.format)?)?;
+    }
+    Ok(())
+}
+
+fn check(map: &Path, routes: Option<&Path>) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(map).with_context(|| format!("cannot read {}", map.display()))?;
+    let rails = read_map(&map.display().to_string(), &text, LinkParams::default())?;
+    for (r, net) in rails.iter().enumerate() {
+        let t = &net.topology;
+        let host_cables = t
+            .cables
+            .iter()
+            .filter(|c| matches!(c.a.device, Device::Host(_)) || matches!(c.b.device, Device::Host(_)))
+            .count();
+        if rails.len() > 1 {
+            println!("rail {r}:");
+        }
+        println!("hosts: {}", t.hosts);
+        println!(
+            "switches: {} (up to {} ports)",
+            t.switch_ports.len(),
+            t.switch_ports.iter().max().copied().unwrap_or(0)
+        );
+        println!(
+            "cables: {} ({host_cables} host, {} between switches)",
+            t.cables.len(),
+            t.cables.len() - host_cables
+        );
+    }
+    let [net] = rails.as_slice() else {
+        anyhow::ensure!(routes.is_none(), "route files are read for single-rail maps only");
+        return Ok(());
+    };
+    let cycle = match routes {
+        Some(path) => {
+            let list = read_routes(path, net)?;
+            println!("routes: {} (every one reaches its destination)", list.len());
+            deadlock_cycle(&net.topology, &list)
+        }
+        None => {
+            println!("routes: shortest-path tables");
+            table_deadlock_cycle(&net.topology)
+        }
+    };
+    match cycle {
+        None => println!("deadlock: none possible (no cycle of channel dependencies)"),
+        Some(channels) => {
+            let named: Vec<String> = channels
+                .iter()
+                .map(|&(s, p)| format!("{}.p{p}", net.name(Device::Switch(s))))
+                .collect();
+            println!(
+                "deadlock: possible with wormhole switches: {} wait on each other",
+                named.join(" → ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The map of a command that needs one network.
+fn single_rail(map: &Path) -> anyhow::Result<NamedTopology> {
+    let text = std::fs::read_to_string(map).with_context(|| format!("cannot read {}", map.display()))?;
+    let mut rails = read_map(&map.display().to_string(), &text, LinkParams::default())?;
+    anyhow::ensure!(
+        rails.len() == 1,
+        "{}: the map has {} rails; routes are handled for single-rail maps",
+        map.display(),
+        rails.len()
+    );
+    Ok(rails.remove(0))
+}
+
+/// Reads routes in either format and checks that each reaches its destination.
+fn read_routes(path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+    let routes = read_any(&file, &text, net)?;
+    let mut topology = net.topology.clone();
+    let explicit = vesper_netmodels::ExplicitRoutes::new(
+        topology.hosts,
+        vesper_netmodels::MultipathPolicy::First,
+        routes.clone(),
+    )?;
+    topology.routing = Routing::Explicit(std::sync::Arc::new(explicit));
+    vesper_netmodels::NetworkBuilder::new(topology)
+        .build()
+        .with_context(|| format!("{file}: the routes do not fit the map"))?;
+    Ok(routes)
+}
+
+/// A pattern file: `SOURCE DESTINATION` host names per line, `phase` between phases.
+fn read_pattern(path: &Path, net: &NamedTopology) -> anyhow::Result<Vec<Vec<(HostId, HostId)>>> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+    let id = |name: &str| net.host_names.iter().position(|n| n == name).map(|h| HostId(h as u32));
+    let mut phases = vec![Vec::new()];
+    for (number, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
+        match words.as_slice() {
+            [] => {}
+            ["phase"] => phases.push(Vec::new()),
+            [s, d] => match (id(s), id(d)) {
+                (Some(s), Some(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
+                _ => anyhow::bail!("{file}:{}: unknown host in `{}`", number + 1, line.trim()),
+            },
+            _ => anyhow::bail!("{file}:{}: expected `SOURCE DESTINATION` or `phase`", number + 1),
+        }
+    }
+    phases.retain(|p| !p.is_empty());
+    Ok(phases)
+}
+
+fn routes_text(routes: &RouteList, net: &NamedTopology, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Canonical => write_canonical(routes, net),
+        Format::Myrinet => write_myrinet(routes, net).map_err(anyhow::Error::msg)?,
+    })
+}
+
+/// Writes `text` to `path`, or to standard output.
+fn emit(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        None => {
+            use std::io::Write as _;
+            match std::io::stdout().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The `map2topo` command: export, check, generate, convert, count conflicts.
+
+use std::path::Path;
+use std::process::Command;
+
+fn map2topo(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_map2topo"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("map2topo runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn export_check_generate_convert_and_count() {
+    let dir = std::env::temp_dir().join(format!("map2topo-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // The example tree, its map and its d-mod-k routes.
+    let (ok, _, err) = map2topo(&dir, &["xgft", "3", "16,16,8", "1,16,16", "-o", "tree.map"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = map2topo(&dir, &["check", "tree.map"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("hosts: 2048") && out.contains("switches: 512 (up to 32 ports)"),
+        "{out}"
+    );
+    let (ok, _, err) = map2topo(
+        &dir,
+        &["xgft", "2", "4,4", "1,4", "-o", "t.map", "--routes", "t.routes"],
+    );
+    assert!(ok, "{err}");
+    let (ok, out, err) = map2topo(&dir, &["check", "t.map", "--routes", "t.routes"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("routes: 240 (every one reaches its destination)"), "{out}");
+    assert!(out.contains("deadlock: none possible"), "{out}");
+    // Myrinet turns and back.
+    let (ok, myrinet, err) = map2topo(&dir, &["convert", "t.map", "t.routes", "--to", "myrinet"]);
+    assert!(
+        ok && myrinet.starts_with("\"host0\" 15\n\"host1\" 1 0x81\n"),
+        "{err}{myrinet}"
+    );
+    std::fs::write(dir.join("t.myri"), &myrinet).expect("write");
+    let (ok, canonical, err) = map2topo(&dir, &["convert", "t.map", "t.myri", "--to", "canonical"]);
+    assert!(ok, "{err}");
+    assert_eq!(canonical, std::fs::read_to_string(dir.join("t.routes")).expect("read"));
+    // A ring: its shortest paths can deadlock; up*/down* routes cannot.
+    assert!(map2topo(&dir, &["torus", "6", "-o", "ring.map"]).0);
+    let (_, out, _) = map2topo(&dir, &["check", "ring.map"]);
+    assert!(
+        out.contains("deadlock: possible with wormhole switches: sw0.p1 → sw1.p1"),
+        "{out}"
+    );
+    let (ok, _, err) = map2topo(
+        &dir,
+        &["routes", "ring.map", "--algorithm", "up-down", "-o", "ring.routes"],
+    );
+    assert!(ok && err.contains("up*/down* root: sw0"), "{err}");
+    let (_, out, _) = map2topo(&dir, &["check", "ring.map", "--routes", "ring.routes"]);
+    assert!(out.contains("deadlock: none possible"), "{out}");
+    // A pattern whose flows share the first up link under the lowest-port routes.
+    let (ok, _, err) = map2topo(
+        &dir,
+        &["routes", "t.map", "--algorithm", "shortest-path", "-o", "low.routes"],
+    );
+    assert!(ok, "{err}");
+    std::fs::write(dir.join("pattern"), "host0 host4\nhost1 host5\nphase\nhost0 host1\n").expect("write");
+    let (ok, out, err) = map2topo(&dir, &["conflicts", "t.map", "low.routes", "pattern"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("     0      2          2          2  sw0.p4"), "{out}");
+    assert!(out.contains("     1      1          1          0"), "{out}");
+    // Mistakes are named.
+    let (ok, _, err) = map2topo(&dir, &["xgft", "2", "4,4", "2,4"]);
+    assert!(!ok && err.contains("w1 must be 1"), "{err}");
+    std::fs::write(dir.join("bad.routes"), "host0 host1 9\n").expect("write");
+    let (ok, _, err) = map2topo(&dir, &["check", "t.map", "--routes", "bad.routes"]);
+    assert!(!ok && err.contains("the routes do not fit the map"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
