@@ -88,6 +88,13 @@ struct TopoArgs {
     /// networks better).
     #[arg(long, value_name = "FILE.dot")]
     dot: Option<PathBuf>,
+    /// Write the network as a Myrinet map here (a multi-rail network as hosts with a
+    /// port per rail), to edit or optimise offline and load back with --map.
+    #[arg(long, value_name = "FILE.map")]
+    write_map: Option<PathBuf>,
+    /// Write its routes here, in vesper's canonical route format (single networks).
+    #[arg(long, value_name = "FILE")]
+    write_routes: Option<PathBuf>,
     /// List the presets and stop.
     #[arg(long)]
     presets: bool,
@@ -684,6 +691,9 @@ fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
             println!("rail {i}:\n  {}", rail.to_string().replace('\n', "\n  "));
         }
     }
+    if args.write_map.is_some() || args.write_routes.is_some() {
+        write_map_files(&network, args.write_map.as_deref(), args.write_routes.as_deref())?;
+    }
     if let Some(path) = &args.dot {
         let devices: u32 = summaries.iter().map(|s| s.switches).sum::<u32>() + network.hosts;
         if devices > 5000 {
@@ -696,6 +706,55 @@ fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
         };
         std::fs::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;
         eprintln!("picture written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes `network` as a map and its routes (`vesper topo --write-map/--write-routes`).
+fn write_map_files(
+    network: &NetworkConfig,
+    map: Option<&std::path::Path>,
+    routes: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let named = |s: &vesper_server::config::SwitchedConfig| {
+        let mut net = match &s.shape {
+            vesper_server::config::Shape::Map { net, .. } => vesper_map2topo::NamedTopology::clone(net),
+            _ => vesper_map2topo::NamedTopology::with_default_names(s.topology(network.hosts)),
+        };
+        net.topology = s.topology(network.hosts);
+        net
+    };
+    let rails: Vec<_> = match &network.fabric {
+        FabricConfig::Switched(s) => vec![named(s)],
+        // Switch names must differ across rails: rail r's are r<r>.sw<n>, as in traces.
+        FabricConfig::MultiRail { rails, .. } => rails
+            .iter()
+            .enumerate()
+            .map(|(r, s)| {
+                let mut net = named(s);
+                if !matches!(s.shape, vesper_server::config::Shape::Map { .. }) {
+                    for name in &mut net.switch_names {
+                        *name = format!("r{r}.{name}");
+                    }
+                }
+                net
+            })
+            .collect(),
+        FabricConfig::Ideal(_) => anyhow::bail!("the ideal network has no topology to write"),
+    };
+    if let Some(path) = map {
+        let text = vesper_map2topo::MapFile::from_rails(&rails, vesper_map2topo::WriteOptions::default())?.to_string();
+        std::fs::write(path, text).with_context(|| format!("--write-map {}: cannot write", path.display()))?;
+        eprintln!("map written to {}", path.display());
+    }
+    if let Some(path) = routes {
+        let [net] = rails.as_slice() else {
+            anyhow::bail!("--write-routes: a multi-rail network has routes per rail; route files hold one network's");
+        };
+        let list = vesper_map2topo::generate::routes_of(&net.topology).map_err(anyhow::Error::msg)?;
+        std::fs::write(path, vesper_map2topo::routes::write_canonical(&list, net))
+            .with_context(|| format!("--write-routes {}: cannot write", path.display()))?;
+        eprintln!("{} routes written to {}", list.len(), path.display());
     }
     Ok(())
 }

@@ -552,3 +552,43 @@ fn run_routes_a_tree_for_its_own_workload() {
     assert_eq!(predicted("pattern-aware"), predicted("d-mod-k"));
     assert!(predicted("random") > predicted("d-mod-k"));
 }
+
+/// Issue 5's round trip through the command line: a preset written as a map with its
+/// routes, loaded back with --map and --routes, predicts exactly what the preset does.
+#[test]
+fn a_preset_written_as_a_map_loads_back_and_predicts_the_same() {
+    let dir = std::env::temp_dir().join(format!("vesper-cli-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    let (map, routes) = (path("tree.map"), path("tree.routes"));
+    let out = vesper(&[
+        "topo",
+        "--preset",
+        "kary-ntree",
+        "--write-map",
+        &map,
+        "--write-routes",
+        &routes,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let predicted = |network: &[&str]| {
+        let mut args = vec!["run", "--workload", "wrf", "--tasks", "64", "--json"];
+        args.extend_from_slice(network);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    assert_eq!(
+        predicted(&["--map", &map, "--routes", &routes]),
+        predicted(&["--preset", "kary-ntree"])
+    );
+    // A two-rail network becomes a map of hosts with two ports, read back as two rails.
+    let rails = path("rails.map");
+    let out = vesper(&["topo", "--preset", "two-rail-fat-tree", "--write-map", &rails]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = vesper(&["topo", "--map", &rails]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("rail 1:") && stdout.contains("hosts: 256"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
