@@ -10,6 +10,12 @@
 
 use vesper_netmodels::{Device, Topology};
 
+pub mod map;
+
+pub use map::{
+    MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map, write_map,
+};
+
 /// A topology whose devices have names: hosts `0..hosts` and switches in the order
 /// of `host_names` and `switch_names`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +45,19 @@ impl NamedTopology {
             switch_types: vec![None; switches as usize],
             topology,
         }
+    }
+
+    /// Names every device as [`NamedTopology::with_default_names`] does, with the
+    /// switches of rail `rail` > 0 prefixed `rail<r>.` (`rail1.sw12`), so that the rails of
+    /// a multi-rail network can share one map file.
+    pub fn with_rail_names(topology: Topology, rail: usize) -> NamedTopology {
+        let mut named = NamedTopology::with_default_names(topology);
+        if rail > 0 {
+            for name in &mut named.switch_names {
+                *name = format!("rail{rail}.{name}");
+            }
+        }
+        named
     }
 
     /// The name of `device`.
