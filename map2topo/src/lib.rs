@@ -11,6 +11,7 @@
 use vesper_netmodels::{Device, Topology};
 
 pub mod map;
+pub mod marenostrum;
 
 pub use map::{
     MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map, write_map,
