@@ -10,6 +10,7 @@
 
 use vesper_netmodels::{Device, Topology};
 
+pub mod ibnet;
 pub mod map;
 pub mod marenostrum;
 
