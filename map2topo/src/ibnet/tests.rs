@@ -295,3 +295,19 @@ fn malformed_forwarding_tables_name_file_line_and_rule() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn a_fabric_becomes_a_map_and_back() {
+    let fabric = read(FABRIC);
+    let text = crate::map::write_map(&fabric.topology, crate::map::WriteOptions::default()).expect("writable");
+    assert!(text.contains("h - \"H-0002c90000000300[2]\" 1\n0 s - \"S-0002c90000000101\" 2\n"));
+    let back = crate::map::read_map("fabric.map", &text, LinkParams::default()).unwrap_or_else(|e| panic!("{e}"));
+    let sorted = |t: &Topology| {
+        let mut cables: Vec<(Endpoint, Endpoint)> = t.cables.iter().map(|c| (c.a.min(c.b), c.a.max(c.b))).collect();
+        cables.sort();
+        cables
+    };
+    assert_eq!(back[0].host_names, fabric.topology.host_names);
+    assert_eq!(back[0].switch_names, fabric.topology.switch_names);
+    assert_eq!(sorted(&back[0].topology), sorted(&fabric.topology.topology));
+}
