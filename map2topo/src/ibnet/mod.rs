@@ -519,10 +519,14 @@ pub fn read_ibnetdiscover(file: &str, text: &str, link: LinkParams) -> Result<Ib
     for (n, node) in nodes.iter().enumerate() {
         let lost = match node.kind {
             HeaderKind::Switch => (root(&mut parent, hosts + switch_of[n]) != home).then(|| format!("\"{}\"", node.id)),
-            HeaderKind::Ca => (0..hosts as usize)
-                .filter(|&h| host_nodes[h].0 == n)
-                .find(|&h| root(&mut parent, h as u32) != home)
-                .map(host_label),
+            HeaderKind::Ca => {
+                // a CA's hosts are consecutive
+                let first = host_nodes.partition_point(|&(c, _)| c < n);
+                let last = host_nodes.partition_point(|&(c, _)| c <= n);
+                (first..last)
+                    .find(|&h| root(&mut parent, h as u32) != home)
+                    .map(host_label)
+            }
         };
         if let Some(device) = lost {
             let kind = IbErrorKind::Disconnected {
@@ -540,8 +544,9 @@ pub fn read_ibnetdiscover(file: &str, text: &str, link: LinkParams) -> Result<Ib
             let m = remote_of[n][k];
             if node.kind == HeaderKind::Ca
                 && let Some(lid) = l.comment.lid_before
+                && let Some(&h) = host_of.get(&(n, l.port))
             {
-                host_lids[host_of[&(n, l.port)] as usize] = Some(lid);
+                host_lids[h as usize] = Some(lid);
             }
             if nodes[m].kind == HeaderKind::Ca
                 && let Some(lid) = l.comment.lid_after
@@ -550,8 +555,8 @@ pub fn read_ibnetdiscover(file: &str, text: &str, link: LinkParams) -> Result<Ib
                     .links
                     .iter()
                     .any(|back| back.port == l.remote_port && back.comment.lid_before.is_some());
-                if !own {
-                    host_lids[host_of[&(m, l.remote_port)] as usize] = Some(lid);
+                if !own && let Some(&h) = host_of.get(&(m, l.remote_port)) {
+                    host_lids[h as usize] = Some(lid);
                 }
             }
         }

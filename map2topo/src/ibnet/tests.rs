@@ -311,3 +311,74 @@ fn a_fabric_becomes_a_map_and_back() {
     assert_eq!(back[0].switch_names, fabric.topology.switch_names);
     assert_eq!(sorted(&back[0].topology), sorted(&fabric.topology.topology));
 }
+
+/// The `ibnetdiscover` dump of a topology: switches `S-<id>`, one CA per host `H-<id>`,
+/// every link on both sides, LIDs 1.. for switches and 100000.. for hosts.
+fn dump(t: &Topology) -> String {
+    let id = |d: Device| match d {
+        Device::Host(h) => format!("H-{:016x}", h.0),
+        Device::Switch(s) => format!("S-{:016x}", s.0),
+    };
+    let mut ends: Vec<Vec<(u32, Endpoint)>> = vec![Vec::new(); t.hosts as usize + t.switch_ports.len()];
+    let slot = |d: Device| match d {
+        Device::Host(h) => h.index(),
+        Device::Switch(s) => t.hosts as usize + s.index(),
+    };
+    for c in &t.cables {
+        ends[slot(c.a.device)].push((c.a.port, c.b));
+        ends[slot(c.b.device)].push((c.b.port, c.a));
+    }
+    let mut text = String::new();
+    for (s, &ports) in t.switch_ports.iter().enumerate() {
+        let me = Device::Switch(SwitchId(s as u32));
+        text += &format!(
+            "switchguid=0x{s:x}\nSwitch\t{ports} \"{}\"\t# \"sw{s}\" lid {}\n",
+            id(me),
+            s + 1
+        );
+        for &(port, peer) in &ends[slot(me)] {
+            text += &format!("[{}]\t\"{}\"[{}]\n", port + 1, id(peer.device), peer.port + 1);
+        }
+        text += "\n";
+    }
+    for h in 0..t.hosts {
+        let me = Device::Host(HostId(h));
+        text += &format!("Ca\t1 \"{}\"\t# \"host{h}\"\n", id(me));
+        for &(_, peer) in &ends[slot(me)] {
+            text += &format!(
+                "[1]\t\"{}\"[{}]\t# lid {} lmc 0\n",
+                id(peer.device),
+                peer.port + 1,
+                100_000 + h
+            );
+        }
+        text += "\n";
+    }
+    text
+}
+
+#[test]
+fn large_fabrics_read_quickly() {
+    let t = vesper_netmodels::Xgft::kary_ntree(16, 3)
+        .expect("valid")
+        .topology(LinkParams::default());
+    let text = dump(&t);
+    let start = std::time::Instant::now();
+    let fabric = read(&text);
+    eprintln!(
+        "ibnetdiscover dump of {} hosts, {} switches, {} cables ({} bytes) read in {:?}",
+        t.hosts,
+        t.switch_ports.len(),
+        t.cables.len(),
+        text.len(),
+        start.elapsed()
+    );
+    let canonical = |t: &Topology| {
+        let mut cables: Vec<(Endpoint, Endpoint)> = t.cables.iter().map(|c| (c.a.min(c.b), c.a.max(c.b))).collect();
+        cables.sort();
+        cables
+    };
+    assert_eq!(canonical(&fabric.topology.topology), canonical(&t));
+    assert_eq!(fabric.host_lids[4095], Some(104_095));
+    assert_eq!(fabric.switch_guids[767], Some(767));
+}
