@@ -6,14 +6,23 @@
 //! ```text
 //!   tree.map ──read──▶ NamedTopology (one per rail) ──write──▶ tree.map
 //!   routes   ──read──▶ explicit routes (absolute output ports) ──write──▶ routes
+//!   ibnetdiscover dump (+ ibroute tables) ──read──▶ IbFabric (NamedTopology, LIDs, tables)
 //! ```
+//!
+//! Modules: [`map`] (map files, read and written), [`routes`] (route files, canonical
+//! and Myrinet), [`generate`] (route generation, the deadlock check, link conflicts),
+//! [`ibnet`] (InfiniBand dumps), [`marenostrum`] (the map of a MareNostrum-sized
+//! machine, for tests and examples).
 
 use vesper_netmodels::{Device, Topology};
 
 pub mod generate;
+pub mod ibnet;
 pub mod map;
+pub mod marenostrum;
 pub mod routes;
 
+pub use ibnet::{IbError, IbErrorKind, IbFabric, read_forwarding_tables, read_ibnetdiscover};
 pub use map::{
     MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map, write_map,
 };

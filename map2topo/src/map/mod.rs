@@ -56,6 +56,7 @@ use crate::NamedTopology;
 mod parse;
 
 pub use parse::Expected;
+pub(crate) use parse::found;
 
 /// The most ports a node may declare: enough for any crossbar a simulation can hold,
 /// small enough that a typo cannot make the simulator allocate gigabytes.
@@ -162,8 +163,8 @@ pub struct MapError {
     pub file: String,
     /// 1-based line (0: the file as a whole)
     pub line: usize,
-    /// the rule broken
-    pub kind: MapErrorKind,
+    /// the rule broken (boxed: errors stay small in `Result`s)
+    pub kind: Box<MapErrorKind>,
 }
 
 impl fmt::Display for MapError {
@@ -430,7 +431,7 @@ impl Reader<'_> {
         MapError {
             file: self.file.to_string(),
             line,
-            kind,
+            kind: Box::new(kind),
         }
     }
 
@@ -564,7 +565,7 @@ impl MapFile {
         MapError {
             file: self.file.clone(),
             line,
-            kind,
+            kind: Box::new(kind),
         }
     }
 

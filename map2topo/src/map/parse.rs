@@ -330,7 +330,7 @@ mod tests {
             err("7 s - \"sw1\""),
             Some("12:a blank between fields:end of line".to_string())
         );
-        assert_eq!(err("7 s - \"sw1\" 4 5"), Some("14:the end of the line: 5".to_string()));
+        assert_eq!(err("7 s - \"sw1\" 4 5"), Some("15:the end of the line:5".to_string()));
         assert_eq!(
             err("99999999999 s - \"sw1\" 4"),
             Some("1:a port number (0 to 4294967295):99999999999 s - \"sw1\" 4".to_string())
