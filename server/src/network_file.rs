@@ -1539,7 +1539,7 @@ mod tests {
         );
         assert_eq!(
             err("[network]\nrail_policy = \"striped\"\n"),
-            "r.toml: network.rail_policy: applies to kind = \"multi-rail\", not \"crossbar\""
+            "r.toml: network.rail_policy: applies to kind = \"multi-rail\" or \"map\", not \"crossbar\""
         );
         assert!(err("[network]\npreset = \"nope\"\n").contains("network.preset: --preset nope: no such preset"));
     }
