@@ -252,6 +252,53 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
     }
 }
 
+/// The routes an InfiniBand fabric's forwarding tables give: from each source's switch,
+/// the output each switch's table names for the destination's LID, until the
+/// destination's cable.
+pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> {
+    let topology = &fabric.topology.topology;
+    let graph = Graph::of(topology);
+    let name = |d| fabric.topology.name(d).to_string();
+    let hosts = topology.hosts;
+    let mut routes = Vec::new();
+    for s in 0..hosts {
+        for d in (0..hosts).filter(|&d| d != s) {
+            let (src, dst) = (HostId(s), HostId(d));
+            let lid = fabric.host_lids[dst.index()]
+                .ok_or_else(|| format!("{} has no LID: the tables cannot route to it", name(Device::Host(dst))))?;
+            let (mut at, _) = graph.attach(src)?;
+            let (last, down) = graph.attach(dst)?;
+            let mut path = Vec::new();
+            loop {
+                let port = *fabric.forwarding[at as usize].get(&lid).ok_or_else(|| {
+                    format!(
+                        "{}'s table has no entry for lid {lid} ({})",
+                        name(Device::Switch(SwitchId(at))),
+                        name(Device::Host(dst))
+                    )
+                })?;
+                path.push(port);
+                if at == last && port == down {
+                    break;
+                }
+                match graph.neighbour(at, port) {
+                    Some(next) if path.len() <= graph.links.len() => at = next,
+                    _ => {
+                        return Err(format!(
+                            "the tables route {} to {} off the network or round in a loop at {}.p{port}",
+                            name(Device::Host(src)),
+                            name(Device::Host(dst)),
+                            name(Device::Switch(SwitchId(at)))
+                        ));
+                    }
+                }
+            }
+            routes.push(((src, dst), path));
+        }
+    }
+    Ok(routes)
+}
+
 /// Dense ids of channels: switch `s`'s port `p` is `base[s] + p`.
 struct Channels {
     base: Vec<u32>,

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use vesper_map2topo::generate::{conflicts, deadlock_cycle, routes_of, shortest_paths, table_deadlock_cycle, up_down};
+use vesper_map2topo::generate::{
+    conflicts, deadlock_cycle, forwarding_routes, routes_of, shortest_paths, table_deadlock_cycle, up_down,
+};
 use vesper_map2topo::routes::{RouteList, read_any, write_canonical, write_myrinet};
 use vesper_map2topo::{NamedTopology, WriteOptions, read_map, write_map};
 use vesper_netmodels::{Device, HostId, LinkParams, Routing, Topology, Torus, Xgft};
@@ -64,6 +66,17 @@ enum Command {
         /// hosts on every switch
         #[arg(long, default_value_t = 1)]
         hosts_per_switch: u32,
+        #[command(flatten)]
+        out: Output,
+    },
+    /// Convert an InfiniBand fabric (`ibnetdiscover` output) to a map, with the routes
+    /// of its forwarding tables (`ibroute` output) when given.
+    Ibnet {
+        /// the ibnetdiscover dump
+        dump: PathBuf,
+        /// the switches' unicast forwarding tables (ibroute output, all switches)
+        #[arg(long, value_name = "FILE")]
+        tables: Option<PathBuf>,
         #[command(flatten)]
         out: Output,
     },
@@ -192,6 +205,33 @@ fn main() -> anyhow::Result<()> {
             &out,
         ),
         Command::Check { map, routes } => check(&map, routes.as_deref()),
+        Command::Ibnet { dump, tables, out } => {
+            let file = dump.display().to_string();
+            let text = std::fs::read_to_string(&dump).with_context(|| format!("cannot read {file}"))?;
+            let mut fabric = vesper_map2topo::read_ibnetdiscover(&file, &text, LinkParams::default())?;
+            emit(
+                out.output.as_deref(),
+                &write_map(&fabric.topology, WriteOptions::default())?,
+            )?;
+            match (&out.routes, tables) {
+                (Some(path), Some(tables)) => {
+                    let file = tables.display().to_string();
+                    let text = std::fs::read_to_string(&tables).with_context(|| format!("cannot read {file}"))?;
+                    let parsed = vesper_map2topo::read_forwarding_tables(&file, &text)?;
+                    fabric.attach_forwarding(&file, &parsed)?;
+                    let routes = forwarding_routes(&fabric).map_err(anyhow::Error::msg)?;
+                    emit(Some(path), &routes_text(&routes, &fabric.topology, out.format)?)?;
+                }
+                (Some(path), None) => {
+                    eprintln!("no --tables: routes by shortest paths");
+                    let routes = shortest_paths(&fabric.topology.topology, 1).map_err(anyhow::Error::msg)?;
+                    emit(Some(path), &routes_text(&routes, &fabric.topology, out.format)?)?;
+                }
+                (None, Some(_)) => anyhow::bail!("--tables: give --routes FILE to write the routes they give"),
+                (None, None) => {}
+            }
+            Ok(())
+        }
         Command::Routes {
             map,
             algorithm,

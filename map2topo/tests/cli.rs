@@ -81,3 +81,34 @@ fn export_check_generate_convert_and_count() {
     assert!(!ok && err.contains("the routes do not fit the map"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_infiniband_fabric_becomes_a_map_with_the_routes_of_its_tables() {
+    let dir = std::env::temp_dir().join(format!("map2topo-ib-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dump = fixtures.join("fabric.topo");
+    let tables = fixtures.join("lfts.txt");
+    let (ok, _, err) = map2topo(
+        &dir,
+        &[
+            "ibnet",
+            dump.to_str().expect("utf-8"),
+            "--tables",
+            tables.to_str().expect("utf-8"),
+            "-o",
+            "ib.map",
+            "--routes",
+            "ib.routes",
+        ],
+    );
+    assert!(ok, "{err}");
+    let routes = std::fs::read_to_string(dir.join("ib.routes")).expect("routes");
+    // Four hosts (beta's two CA ports are two), every pair routed by the tables:
+    // alpha (leaf a, IB port 1) to gamma (leaf b, IB port 1) leaves leaf a on IB port 8.
+    assert_eq!(routes.lines().filter(|l| !l.starts_with('#')).count(), 12);
+    assert!(routes.contains("\nH-0002c90000000200 H-0002c90000000400 7 0\n"), "{routes}");
+    let (ok, out, err) = map2topo(&dir, &["check", "ib.map", "--routes", "ib.routes"]);
+    assert!(ok && out.contains("routes: 12 (every one reaches its destination)"), "{err}{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
