@@ -107,8 +107,14 @@ fn an_infiniband_fabric_becomes_a_map_with_the_routes_of_its_tables() {
     // Four hosts (beta's two CA ports are two), every pair routed by the tables:
     // alpha (leaf a, IB port 1) to gamma (leaf b, IB port 1) leaves leaf a on IB port 8.
     assert_eq!(routes.lines().filter(|l| !l.starts_with('#')).count(), 12);
-    assert!(routes.contains("\nH-0002c90000000200 H-0002c90000000400 7 0\n"), "{routes}");
+    assert!(
+        routes.contains("\nH-0002c90000000200 H-0002c90000000400 7 0\n"),
+        "{routes}"
+    );
     let (ok, out, err) = map2topo(&dir, &["check", "ib.map", "--routes", "ib.routes"]);
-    assert!(ok && out.contains("routes: 12 (every one reaches its destination)"), "{err}{out}");
+    assert!(
+        ok && out.contains("routes: 12 (every one reaches its destination)"),
+        "{err}{out}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

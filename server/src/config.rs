@@ -94,6 +94,8 @@ pub struct SwitchedConfig {
     pub switch: SwitchParams,
     /// trees: the switch kind of some levels (1 = the leaves), instead of `switch.kind`
     pub level_kinds: Vec<(u32, SwitchKind)>,
+    /// maps: the switch kind of some switches (by their `type`), instead of `switch.kind`
+    pub switch_kinds: Vec<(u32, SwitchKind)>,
     /// every adapter's packets
     pub adapter: AdapterParams,
 }
@@ -169,6 +171,7 @@ impl SwitchedConfig {
             link: LinkParams::default(),
             switch: SwitchParams::default(),
             level_kinds: Vec::new(),
+            switch_kinds: Vec::new(),
             adapter,
         }
     }
@@ -186,6 +189,9 @@ impl SwitchedConfig {
                     builder = builder.switch_kind_of(SwitchId(s), kind);
                 }
             }
+        }
+        for &(s, kind) in &self.switch_kinds {
+            builder = builder.switch_kind_of(SwitchId(s), kind);
         }
         builder
     }

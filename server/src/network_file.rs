@@ -304,6 +304,7 @@ pub struct NetworkSpec {
     pub bandwidth_mbps: Option<f64>,
     pub latency_ns: Option<f64>,
     pub levels: Option<std::collections::BTreeMap<String, LevelSpec>>,
+    pub models: Option<std::collections::BTreeMap<String, LevelSpec>>,
     pub rails: Option<Vec<NetworkSpec>>,
     pub map: Option<PathBuf>,
     pub routes: Option<PathBuf>,
@@ -381,6 +382,7 @@ impl NetworkSpec {
             bandwidth_mbps,
             latency_ns,
             levels,
+            models,
             rails,
             map,
             routes,
@@ -545,6 +547,7 @@ impl NetworkSpec {
         if !matches!(kind, KindName::Map) {
             refuse(
                 &[
+                    ("models", self.models.is_some()),
                     ("map", self.map.is_some()),
                     ("routes", self.routes.is_some()),
                     ("route_policy", self.route_policy.is_some()),
@@ -968,8 +971,10 @@ impl NetworkSpec {
             deadlock_free(net, &routing)?;
         }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
+        let switch_kinds = self.model_kinds(&shape, switch.kind)?;
         Ok(SwitchedConfig {
             level_kinds,
+            switch_kinds,
             shape,
             routing,
             link,
@@ -996,42 +1001,34 @@ impl NetworkSpec {
                         format!("expected a level from 1 to {}", x.height()),
                     )
                 })?;
-            let switch = level
-                .switch
-                .ok_or_else(|| field(at("switch"), "a level names its switch kind"))?;
-            if switch == SwitchName::Wormhole || matches!(kind, SwitchKind::Wormhole(_)) {
+            kinds.push((number, other_kind(&format!("levels.{name}"), level, kind)?));
+        }
+        Ok(kinds)
+    }
+
+    /// The switch kind of every switch of a map whose `type` has a `[network.models.TYPE]`
+    /// table.
+    fn model_kinds(&self, shape: &Shape, kind: SwitchKind) -> Result<Vec<(u32, SwitchKind)>, SpecError> {
+        let (Some(models), Shape::Map { net, .. }) = (&self.models, shape) else {
+            return Ok(Vec::new());
+        };
+        let mut kinds = Vec::new();
+        for (name, model) in models {
+            let model_kind = other_kind(&format!("models.{name}"), model, kind)?;
+            let before = kinds.len();
+            for (s, t) in net.switch_types.iter().enumerate() {
+                if t.as_deref() == Some(name.as_str()) {
+                    kinds.push((s as u32, model_kind));
+                }
+            }
+            if kinds.len() == before {
                 return Err(field(
-                    at("switch"),
-                    "wormhole switches cannot share a network with other kinds: set switch = \"wormhole\" for the \
-                     whole network instead",
+                    format!("models.{name}"),
+                    format!("no switch of the map has type {name}"),
                 ));
             }
-            let level_kind = match switch {
-                SwitchName::Cioq => {
-                    let speedup = level.speedup.unwrap_or(1);
-                    if speedup == 0 {
-                        return Err(field(at("speedup"), "at least 1"));
-                    }
-                    SwitchKind::Cioq(CioqParams {
-                        speedup,
-                        virtual_output_queues: level.virtual_output_queues.unwrap_or(false),
-                    })
-                }
-                _ => {
-                    if let Some(f) = [
-                        ("speedup", level.speedup.is_some()),
-                        ("virtual_output_queues", level.virtual_output_queues.is_some()),
-                    ]
-                    .iter()
-                    .find(|(_, set)| *set)
-                    {
-                        return Err(field(at(f.0), "applies to switch = \"cioq\" only"));
-                    }
-                    SwitchKind::OutputQueued
-                }
-            };
-            kinds.push((number, level_kind));
         }
+        kinds.sort_unstable_by_key(|&(s, _)| s);
         Ok(kinds)
     }
 
@@ -1102,6 +1099,47 @@ impl NetworkSpec {
             }
         })
     }
+}
+
+/// The switch kind a `[network.levels.N]` or `[network.models.TYPE]` table (`at`) gives,
+/// beside the network's `kind`: output-queued or CIOQ (wormhole switches make a whole
+/// network).
+fn other_kind(at: &str, spec: &LevelSpec, kind: SwitchKind) -> Result<SwitchKind, SpecError> {
+    let at = |what: &str| format!("{at}.{what}");
+    let switch = spec
+        .switch
+        .ok_or_else(|| field(at("switch"), "the table names a switch kind"))?;
+    if switch == SwitchName::Wormhole || matches!(kind, SwitchKind::Wormhole(_)) {
+        return Err(field(
+            at("switch"),
+            "wormhole switches cannot share a network with other kinds: set switch = \"wormhole\" for the \
+             whole network instead",
+        ));
+    }
+    Ok(match switch {
+        SwitchName::Cioq => {
+            let speedup = spec.speedup.unwrap_or(1);
+            if speedup == 0 {
+                return Err(field(at("speedup"), "at least 1"));
+            }
+            SwitchKind::Cioq(CioqParams {
+                speedup,
+                virtual_output_queues: spec.virtual_output_queues.unwrap_or(false),
+            })
+        }
+        _ => {
+            if let Some(f) = [
+                ("speedup", spec.speedup.is_some()),
+                ("virtual_output_queues", spec.virtual_output_queues.is_some()),
+            ]
+            .iter()
+            .find(|(_, set)| *set)
+            {
+                return Err(field(at(f.0), "applies to switch = \"cioq\" only"));
+            }
+            SwitchKind::OutputQueued
+        }
+    })
 }
 
 /// Refuses routes of a map that could deadlock wormhole switches (a cycle of channels

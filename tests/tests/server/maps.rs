@@ -142,3 +142,47 @@ fn a_task_mapping_names_the_maps_hosts() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_maps_switch_types_choose_their_models() {
+    let dir = folder("models");
+    std::fs::write(
+        dir.join("typed.map"),
+        "s - \"sw0\" 8\n0 h - \"n0\" 0\n7 s - \"sw1\" 4\ntype xbar32\n\n\
+         s - \"sw1\" 8\n2 h - \"n1\" 0\n4 s - \"sw0\" 7\ntype xbar16\n\n\
+         h - \"n0\" 1\n0 s - \"sw0\" 0\n\nh - \"n1\" 1\n0 s - \"sw1\" 2\n",
+    )
+    .expect("write");
+    let text = |models: &str| format!("[network]\nkind = \"map\"\nmap = \"typed.map\"\n{models}");
+    std::fs::write(
+        dir.join("net.toml"),
+        text("[network.models.xbar16]\nswitch = \"cioq\"\nspeedup = 2\n"),
+    )
+    .expect("write");
+    let network = read(&dir.join("net.toml")).expect("valid");
+    let vesper_server::config::FabricConfig::Switched(s) = &network.fabric else {
+        panic!("one network");
+    };
+    assert_eq!(
+        s.switch_kinds,
+        vec![(
+            1,
+            vesper_netmodels::SwitchKind::Cioq(vesper_netmodels::CioqParams {
+                speedup: 2,
+                virtual_output_queues: false
+            })
+        )]
+    );
+    assert_eq!(replay_on(network, &Workload::ping_pong(5000, 2)).messages, 4);
+    std::fs::write(
+        dir.join("net.toml"),
+        text("[network.models.xbar64]\nswitch = \"cioq\"\n"),
+    )
+    .expect("write");
+    let err = read(&dir.join("net.toml")).expect_err("no such type").to_string();
+    assert!(
+        err.ends_with("network.models.xbar64: no switch of the map has type xbar64"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
