@@ -990,7 +990,6 @@ impl NetworkSpec {
         };
         let mut kinds = Vec::new();
         for (name, level) in levels {
-            let at = |what: &str| format!("levels.{name}.{what}");
             let number = name
                 .parse::<u32>()
                 .ok()
