@@ -21,6 +21,7 @@ pub mod ibnet;
 pub mod map;
 pub mod marenostrum;
 pub mod routes;
+mod syntax;
 
 pub use ibnet::{IbError, IbErrorKind, IbFabric, read_forwarding_tables, read_ibnetdiscover};
 pub use map::{

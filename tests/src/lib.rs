@@ -396,3 +396,24 @@ pub fn assert_completion(c: &Completion, m: &DataMessage, arrival: f64, phys_sen
         "physical send time of {c:?}"
     );
 }
+
+/// Replays `workload` (default options) over TCP against a fresh server on `network`,
+/// checking that the server saw every message and kept none; returns the outcome.
+pub fn replay_on(
+    network: NetworkConfig,
+    workload: &vesper_client_dimemas_adapter::replay::Workload,
+) -> vesper_client_dimemas_adapter::replay::Outcome {
+    use vesper_client_dimemas_adapter::replay::{ReplayOptions, ServerFabric, replay_with};
+    let server = TestServer::start(ServerConfig {
+        network,
+        ..config(1, 1)
+    });
+    let connection = LegacyConnection::connect(server.addr()).expect("connects");
+    let mut fabric = ServerFabric::new(connection, 0);
+    let outcome = replay_with(workload, &mut fabric, &ReplayOptions::default()).expect("replayed");
+    fabric.finish().expect("finished");
+    let report = server.wait();
+    assert_eq!(report.simulation.messages, outcome.messages);
+    assert_eq!(report.simulation.messages_in_flight_at_exit, 0);
+    outcome
+}

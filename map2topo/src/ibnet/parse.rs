@@ -5,10 +5,10 @@
 //! dumps everything after a `#` outside quotes is a comment, scanned only for the
 //! quoted node description and `lid <n>` fields.
 
+use crate::syntax;
 use std::fmt;
 
 use nom::{
-    IResult,
     bytes::complete::{tag, take_till, take_till1, take_while, take_while1},
     combinator::all_consuming,
 };
@@ -71,14 +71,6 @@ impl fmt::Display for Expected {
     }
 }
 
-/// Where a line broke the grammar (the line number is added by the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SyntaxError {
-    pub(crate) column: usize,
-    pub(crate) expected: Expected,
-    pub(crate) found: String,
-}
-
 /// Kinds of node header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HeaderKind {
@@ -131,30 +123,19 @@ pub(crate) enum LftLine<'a> {
     Multicast,
 }
 
-#[derive(Debug, PartialEq)]
-struct RuleError<'a> {
-    at: &'a str,
-    expected: Expected,
+type Res<'a, T> = syntax::Res<'a, T, Expected>;
+type RuleError<'a> = syntax::RuleError<'a, Expected>;
+
+impl syntax::Expectation for Expected {
+    const END_OF_LINE: Self = Expected::EndOfLine;
 }
-
-impl<'a> nom::error::ParseError<&'a str> for RuleError<'a> {
-    fn from_error_kind(input: &'a str, _kind: nom::error::ErrorKind) -> Self {
-        RuleError {
-            at: input,
-            expected: Expected::EndOfLine,
-        }
-    }
-
-    fn append(_input: &'a str, _kind: nom::error::ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-type Res<'a, T> = IResult<&'a str, T, RuleError<'a>>;
 
 fn fail<T>(at: &str, expected: Expected) -> Res<'_, T> {
-    Err(nom::Err::Error(RuleError { at, expected }))
+    syntax::fail(at, expected)
 }
+
+/// Where a line broke the grammar (the line number is added by the caller).
+pub(crate) type SyntaxError = syntax::SyntaxError<Expected>;
 
 /// Parses one line of a topology dump that is neither blank nor a `#` comment.
 pub(crate) fn parse_topo_line(line: &str) -> Result<TopoLine<'_>, SyntaxError> {
@@ -167,19 +148,7 @@ pub(crate) fn parse_lft_line(line: &str) -> Result<LftLine<'_>, SyntaxError> {
 }
 
 fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, SyntaxError> {
-    match result {
-        Ok((_, value)) => Ok(value),
-        Err(nom::Err::Error(e) | nom::Err::Failure(e)) => Err(SyntaxError {
-            column: line.len() - e.at.len() + 1,
-            expected: e.expected,
-            found: crate::map::found(e.at),
-        }),
-        Err(nom::Err::Incomplete(_)) => Err(SyntaxError {
-            column: line.len() + 1,
-            expected: Expected::EndOfLine,
-            found: "end of line".to_string(),
-        }),
-    }
+    syntax::finish(line, result)
 }
 
 // topo_line = blank* (header | link | key_value)

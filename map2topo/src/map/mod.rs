@@ -56,7 +56,6 @@ use crate::NamedTopology;
 mod parse;
 
 pub use parse::Expected;
-pub(crate) use parse::found;
 
 /// The most ports a node may declare: enough for any crossbar a simulation can hold,
 /// small enough that a typo cannot make the simulator allocate gigabytes.

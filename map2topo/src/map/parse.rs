@@ -6,10 +6,10 @@
 //! included). The token between the kind and the name (`-` in mapper output) may be any
 //! field that does not start with a quote, or be left out.
 
+use crate::syntax;
 use std::fmt;
 
 use nom::{
-    IResult,
     bytes::complete::{tag, take_till, take_till1, take_while, take_while1},
     combinator::all_consuming,
 };
@@ -52,17 +52,6 @@ impl fmt::Display for Expected {
     }
 }
 
-/// Where a line broke the grammar (the line number is added by the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SyntaxError {
-    /// 1-based column (in bytes)
-    pub(crate) column: usize,
-    /// what the grammar wanted there
-    pub(crate) expected: Expected,
-    /// the text found there, at most 40 bytes, or `end of line`
-    pub(crate) found: String,
-}
-
 /// A node header: `<s|h> - "<name>" <nports>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Header<'a> {
@@ -80,31 +69,19 @@ pub(crate) struct PortLine<'a> {
     pub(crate) peer_port: u32,
 }
 
-/// The error carried through nom: where it failed and what was expected.
-#[derive(Debug, PartialEq)]
-struct RuleError<'a> {
-    at: &'a str,
-    expected: Expected,
+type Res<'a, T> = syntax::Res<'a, T, Expected>;
+type RuleError<'a> = syntax::RuleError<'a, Expected>;
+
+impl syntax::Expectation for Expected {
+    const END_OF_LINE: Self = Expected::EndOfLine;
 }
-
-impl<'a> nom::error::ParseError<&'a str> for RuleError<'a> {
-    fn from_error_kind(input: &'a str, _kind: nom::error::ErrorKind) -> Self {
-        RuleError {
-            at: input,
-            expected: Expected::EndOfLine,
-        }
-    }
-
-    fn append(_input: &'a str, _kind: nom::error::ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-type Res<'a, T> = IResult<&'a str, T, RuleError<'a>>;
 
 fn fail<T>(at: &str, expected: Expected) -> Res<'_, T> {
-    Err(nom::Err::Error(RuleError { at, expected }))
+    syntax::fail(at, expected)
 }
+
+/// Where a line broke the grammar (the line number is added by the caller).
+pub(crate) type SyntaxError = syntax::SyntaxError<Expected>;
 
 /// Parses a node header line.
 pub(crate) fn parse_header(line: &str) -> Result<Header<'_>, SyntaxError> {
@@ -138,32 +115,7 @@ pub(crate) fn is_blank_line(line: &str) -> bool {
 }
 
 fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, SyntaxError> {
-    match result {
-        Ok((_, value)) => Ok(value),
-        Err(nom::Err::Error(e) | nom::Err::Failure(e)) => Err(SyntaxError {
-            column: line.len() - e.at.len() + 1,
-            expected: e.expected,
-            found: found(e.at),
-        }),
-        Err(nom::Err::Incomplete(_)) => Err(SyntaxError {
-            column: line.len() + 1,
-            expected: Expected::EndOfLine,
-            found: "end of line".to_string(),
-        }),
-    }
-}
-
-/// The text at a failure, cut to at most 40 bytes (on a character boundary).
-pub(crate) fn found(at: &str) -> String {
-    let at = at.trim_end_matches('\r');
-    if at.is_empty() {
-        return "end of line".to_string();
-    }
-    let mut end = at.len().min(40);
-    while !at.is_char_boundary(end) {
-        end -= 1;
-    }
-    at[..end].to_string()
+    syntax::finish(line, result)
 }
 
 // header = blank* kind blank [token blank] name blank count line_end

@@ -499,11 +499,12 @@ fn the_status_line_names_who_holds_time_back() {
     );
 }
 
-#[test]
-fn nodes_of_one_host_share_its_adapter() {
+/// Runs `items` on a 4-host crossbar whose nodes are placed by `placement`; returns
+/// the completion times and the report.
+fn placed(placement: Placement, items: Vec<BatchItem>) -> (Vec<f64>, crate::Report) {
     let config = ServerConfig {
         network: NetworkConfig {
-            placement: Placement::Fill { nodes_per_host: 2 },
+            placement,
             ..network(4)
         },
         ..ServerConfig::default()
@@ -511,50 +512,43 @@ fn nodes_of_one_host_share_its_adapter() {
     let sim = config.network.build().expect("valid network");
     let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
     connect(&mut c, 0);
+    batch(&mut c, 0, items, 2.52e13);
+    let mut times = completion_times(&replies(&mut c)[0].1);
+    batch(&mut c, 0, vec![], 2.52e13);
+    times.extend(completion_times(&replies(&mut c)[0].1));
+    (times, c.report())
+}
+
+#[test]
+fn nodes_of_one_host_share_its_adapter() {
     // Nodes 0 and 1 run on host 0: their messages leave one after the other.
     let items = vec![
         data(0.0, 0, 2, 4096, 0, 1),
         data(0.0, 1, 4, 4096, 0, 2),
         data(0.0, 0, 8, 1, 0, 3),
     ];
-    batch(&mut c, 0, items, 2.52e13);
-    let mut times = completion_times(&replies(&mut c)[0].1);
-    batch(&mut c, 0, vec![], 2.52e13);
-    times.extend(completion_times(&replies(&mut c)[0].1));
+    let (times, report) = placed(Placement::Fill { nodes_per_host: 2 }, items);
     assert_eq!(times, vec![16384.0 + 150.0, 2.0 * 16384.0 + 150.0]);
     // Node 8 would be on host 4, which does not exist.
-    assert_eq!(c.report().simulation.clients[0].bad_lines, 1);
-    assert!(c.report().simulation.network.ends_with(", 2 nodes per host"));
+    assert_eq!(report.simulation.clients[0].bad_lines, 1);
+    assert!(report.simulation.network.ends_with(", 2 nodes per host"));
 }
 
 #[test]
 fn a_task_mapping_places_nodes_on_the_hosts_it_lists() {
     // Nodes 0 and 2 share host 3; node 1 is alone on host 0.
-    let config = ServerConfig {
-        network: NetworkConfig {
-            placement: Placement::Listed(vec![HostId(3), HostId(0), HostId(3)]),
-            ..network(4)
-        },
-        ..ServerConfig::default()
-    };
-    let sim = config.network.build().expect("valid network");
-    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
-    connect(&mut c, 0);
     let items = vec![
         data(0.0, 0, 1, 4096, 0, 1),
         data(0.0, 2, 1, 4096, 0, 2),
         data(0.0, 3, 1, 1, 0, 3),
     ];
-    batch(&mut c, 0, items, 2.52e13);
-    let mut times = completion_times(&replies(&mut c)[0].1);
-    batch(&mut c, 0, vec![], 2.52e13);
-    times.extend(completion_times(&replies(&mut c)[0].1));
+    let (times, report) = placed(Placement::Listed(vec![HostId(3), HostId(0), HostId(3)]), items);
     // Both messages leave host 3's adapter, one after the other.
     assert_eq!(times, vec![16384.0 + 150.0, 2.0 * 16384.0 + 150.0]);
     // The mapping lists three nodes: node 3 has no host.
-    assert_eq!(c.report().simulation.clients[0].bad_lines, 1);
+    assert_eq!(report.simulation.clients[0].bad_lines, 1);
     assert!(
-        c.report()
+        report
             .simulation
             .network
             .ends_with(", 3 nodes placed by a task mapping")

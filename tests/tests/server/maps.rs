@@ -5,28 +5,12 @@
 
 use std::path::PathBuf;
 
-use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_client_dimemas_adapter::replay::{Outcome, ReplayOptions, ServerFabric, Workload, replay_with};
+use vesper_client_dimemas_adapter::replay::Workload;
 use vesper_map2topo::routes::{RouteList, write_canonical, write_myrinet};
 use vesper_map2topo::{NamedTopology, WriteOptions, write_map};
 use vesper_netmodels::{HostId, LinkParams, Torus, Xgft};
-use vesper_server::config::{NetworkConfig, ServerConfig};
 use vesper_server::network_file::{parse, read};
-use vesper_tests::{TestServer, config};
-
-fn replay_on(network: NetworkConfig, workload: &Workload) -> Outcome {
-    let server = TestServer::start(ServerConfig {
-        network,
-        ..config(1, 1)
-    });
-    let connection = LegacyConnection::connect(server.addr()).expect("connects");
-    let mut fabric = ServerFabric::new(connection, 0);
-    let outcome = replay_with(workload, &mut fabric, &ReplayOptions::default()).expect("replayed");
-    fabric.finish().expect("finished");
-    let report = server.wait();
-    assert_eq!(report.simulation.messages, outcome.messages);
-    outcome
-}
+use vesper_tests::replay_on;
 
 /// A fresh folder for this test's files.
 fn folder(name: &str) -> PathBuf {

@@ -2,28 +2,10 @@
 //! never predicts earlier than the contention-free bound, and a second run on a fresh
 //! server gives the same prediction to the picosecond (determinism per topology).
 
-use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_client_dimemas_adapter::replay::{Outcome, ReplayOptions, ServerFabric, Workload, replay_with};
-use vesper_server::config::ServerConfig;
-use vesper_server::network_file::{KindName, NetworkSpec, RoutingName};
+use vesper_client_dimemas_adapter::replay::Workload;
+use vesper_server::network_file::{KindName, RoutingName};
 use vesper_server::preset::{self, PRESETS};
-use vesper_tests::{TestServer, config};
-
-fn replay_on(network: &NetworkSpec, workload: &Workload) -> Outcome {
-    let network = network.resolve().expect("a valid network");
-    let server = TestServer::start(ServerConfig {
-        network,
-        ..config(1, 1)
-    });
-    let connection = LegacyConnection::connect(server.addr()).expect("connects");
-    let mut fabric = ServerFabric::new(connection, 0);
-    let outcome = replay_with(workload, &mut fabric, &ReplayOptions::default()).expect("replayed");
-    fabric.finish().expect("finished");
-    let report = server.wait();
-    assert_eq!(report.simulation.messages, outcome.messages);
-    assert_eq!(report.simulation.messages_in_flight_at_exit, 0);
-    outcome
-}
+use vesper_tests::replay_on;
 
 #[test]
 fn every_preset_replays_the_same_workloads_deterministically() {
@@ -41,8 +23,9 @@ fn every_preset_replays_the_same_workloads_deterministically() {
         }
         for spec in &specs {
             for workload in &workloads {
-                let first = replay_on(spec, workload);
-                let again = replay_on(spec, workload);
+                let network = spec.resolve().expect("a valid network");
+                let first = replay_on(network.clone(), workload);
+                let again = replay_on(network, workload);
                 assert_eq!(first, again, "{} {:?}: {}", preset.name, spec.routing, workload.name);
                 // Every task receives at least 15 messages of 32,679 bytes (or 1–2
                 // of 5000) through a 250 MB/s link per rail: a lower bound at 4 ns per
