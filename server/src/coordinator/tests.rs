@@ -7,6 +7,7 @@ use vesper_protocol::{DataMessage, RendezvousRequest, ServerMessage, Token, Wire
 use super::*;
 use vesper_netmodels::{AdapterParams, HostId, Interleave};
 
+use crate::Report;
 use crate::config::{FabricConfig, NetworkConfig, Placement, RendezvousMode, ServerConfig, SwitchedConfig};
 
 /// The default crossbar without packet headers, so that a message of S bytes takes the
@@ -501,7 +502,7 @@ fn the_status_line_names_who_holds_time_back() {
 
 /// Runs `items` on a 4-host crossbar whose nodes are placed by `placement`; returns
 /// the completion times and the report.
-fn placed(placement: Placement, items: Vec<BatchItem>) -> (Vec<f64>, crate::Report) {
+fn placed(placement: Placement, items: Vec<BatchItem>) -> (Vec<f64>, Report) {
     let config = ServerConfig {
         network: NetworkConfig {
             placement,
