@@ -40,6 +40,8 @@ pub struct NamedTopology {
     pub switch_names: Vec<String>,
     /// the `type` attribute of each switch (the switch model to instantiate), if given
     pub switch_types: Vec<Option<String>>,
+    /// the `type` attribute of each host (the adapter model to instantiate), if given
+    pub host_types: Vec<Option<String>>,
 }
 
 impl NamedTopology {
@@ -55,6 +57,7 @@ impl NamedTopology {
                 .map(|s| Device::Switch(vesper_netmodels::SwitchId(s)).to_string())
                 .collect(),
             switch_types: vec![None; switches as usize],
+            host_types: vec![None; topology.hosts as usize],
             topology,
         }
     }

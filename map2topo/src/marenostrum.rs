@@ -164,6 +164,7 @@ pub fn marenostrum(link: LinkParams) -> NamedTopology {
         host_names: (0..HOSTS).map(|h| format!("node{h:04}")).collect(),
         switch_names,
         switch_types: vec![Some(ELEMENT_TYPE.to_string()); switches],
+        host_types: vec![None; HOSTS as usize],
     }
 }
 

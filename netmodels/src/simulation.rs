@@ -124,6 +124,8 @@ enum Kind {
         adapter: AdapterParams,
         /// switches whose kind differs from `switch.kind`
         kinds: BTreeMap<SwitchId, SwitchKind>,
+        /// hosts whose adapters differ from `adapter`
+        adapters: BTreeMap<HostId, AdapterParams>,
     },
     Ideal {
         hosts: u32,
@@ -146,6 +148,7 @@ impl NetworkBuilder {
                 switch: SwitchParams::default(),
                 adapter: AdapterParams::default(),
                 kinds: BTreeMap::new(),
+                adapters: BTreeMap::new(),
             },
         }
     }
@@ -174,6 +177,14 @@ impl NetworkBuilder {
     pub fn adapter_params(mut self, params: AdapterParams) -> Self {
         if let Kind::Switched { adapter, .. } = &mut self.kind {
             *adapter = params;
+        }
+        self
+    }
+
+    /// Gives `host` adapters of other parameters than the others'.
+    pub fn adapter_of(mut self, host: HostId, params: AdapterParams) -> Self {
+        if let Kind::Switched { adapters, .. } = &mut self.kind {
+            adapters.insert(host, params);
         }
         self
     }
@@ -222,8 +233,12 @@ impl NetworkBuilder {
                 switch,
                 adapter,
                 kinds,
+                adapters,
             } => {
-                if adapter.payload_bytes == 0 {
+                let adapters: Vec<AdapterParams> = (0..topology.hosts)
+                    .map(|h| adapters.get(&HostId(h)).copied().unwrap_or(adapter))
+                    .collect();
+                if adapters.iter().any(|a| a.payload_bytes == 0) {
                     return Err(BuildError::EmptyPayload);
                 }
                 let kind_of = |s: usize| kinds.get(&SwitchId(s as u32)).copied().unwrap_or(switch.kind);
@@ -244,8 +259,7 @@ impl NetworkBuilder {
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::build(&topology, &wiring)?;
                 if let SwitchKind::Wormhole(params) = switch.kind {
-                    let fabric =
-                        WormholeFabric::new(params, switch.routing_latency, adapter, wiring, routes, topology.hosts)?;
+                    let fabric = WormholeFabric::new(params, switch.routing_latency, adapters, wiring, routes)?;
                     return Ok(Simulation {
                         hosts: topology.hosts,
                         fabric: Fabric::Wormhole(Box::new(fabric)),
@@ -282,7 +296,7 @@ impl NetworkBuilder {
                 let switched = Switched {
                     crossbars,
                     switch,
-                    adapter,
+                    adapters,
                     wiring,
                     routes,
                     ports,
@@ -317,7 +331,8 @@ enum Fabric {
 #[derive(Debug)]
 struct Switched {
     switch: SwitchParams,
-    adapter: AdapterParams,
+    /// every host's adapter
+    adapters: Vec<AdapterParams>,
     wiring: Wiring,
     routes: RouteTable,
     ports: Vec<OutPort>,
@@ -523,8 +538,8 @@ impl<S: TraceSink> Simulation<S> {
             Fabric::Ideal(_) => Route::Table,
         };
         let packets_total = match &self.fabric {
-            Fabric::Switched(net) => net.adapter.packets(spec.size_bytes),
-            Fabric::Wormhole(net) => net.adapter().packets(spec.size_bytes),
+            Fabric::Switched(net) => net.adapters[spec.src.index()].packets(spec.size_bytes),
+            Fabric::Wormhole(net) => net.adapter(spec.src).packets(spec.size_bytes),
             Fabric::Ideal(_) => 1,
         };
         self.injected += 1;
@@ -807,7 +822,7 @@ impl Switched {
             index,
             wire_bytes,
             last,
-        } = m.cut(&self.adapter, step.now);
+        } = m.cut(&self.adapters[host.index()], step.now);
         let record = Packet {
             message,
             index,
@@ -820,7 +835,7 @@ impl Switched {
             in_port: 0,
         };
         let number = m.number;
-        self.senders[host.index()].cut(last, self.adapter.interleave);
+        self.senders[host.index()].cut(last, self.adapters[host.index()].interleave);
         let packet = PacketId(self.packets.insert(record));
         if S::ENABLED {
             let owner = self.ports[port.index()].owner;

@@ -96,6 +96,8 @@ pub struct SwitchedConfig {
     pub level_kinds: Vec<(u32, SwitchKind)>,
     /// maps: the switch kind of some switches (by their `type`), instead of `switch.kind`
     pub switch_kinds: Vec<(u32, SwitchKind)>,
+    /// maps: the adapters of some hosts (by their `type`), instead of `adapter`
+    pub host_adapters: Vec<(u32, AdapterParams)>,
     /// every adapter's packets
     pub adapter: AdapterParams,
 }
@@ -172,6 +174,7 @@ impl SwitchedConfig {
             switch: SwitchParams::default(),
             level_kinds: Vec::new(),
             switch_kinds: Vec::new(),
+            host_adapters: Vec::new(),
             adapter,
         }
     }
@@ -192,6 +195,9 @@ impl SwitchedConfig {
         }
         for &(s, kind) in &self.switch_kinds {
             builder = builder.switch_kind_of(SwitchId(s), kind);
+        }
+        for &(h, params) in &self.host_adapters {
+            builder = builder.adapter_of(HostId(h), params);
         }
         builder
     }

@@ -304,7 +304,7 @@ pub struct NetworkSpec {
     pub bandwidth_mbps: Option<f64>,
     pub latency_ns: Option<f64>,
     pub levels: Option<std::collections::BTreeMap<String, LevelSpec>>,
-    pub models: Option<std::collections::BTreeMap<String, LevelSpec>>,
+    pub models: Option<std::collections::BTreeMap<String, ModelSpec>>,
     pub rails: Option<Vec<NetworkSpec>>,
     pub map: Option<PathBuf>,
     pub routes: Option<PathBuf>,
@@ -325,6 +325,23 @@ pub struct LevelSpec {
     pub switch: Option<SwitchName>,
     pub speedup: Option<u32>,
     pub virtual_output_queues: Option<bool>,
+}
+
+/// The devices of one `type` in a map (`[network.models.TYPE]`): switches of another
+/// kind, or hosts whose adapters cut other packets.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(
+    missing_docs,
+    reason = "the fields mean what the network's fields of the same names mean"
+)]
+pub struct ModelSpec {
+    pub switch: Option<SwitchName>,
+    pub speedup: Option<u32>,
+    pub virtual_output_queues: Option<bool>,
+    pub packet_payload_bytes: Option<u32>,
+    pub packet_header_bytes: Option<u32>,
+    pub interleave: Option<InterleaveName>,
 }
 
 /// Sets every field of `$to` that `$from` gives.
@@ -971,10 +988,11 @@ impl NetworkSpec {
             deadlock_free(net, &routing)?;
         }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
-        let switch_kinds = self.model_kinds(&shape, switch.kind)?;
+        let (switch_kinds, host_adapters) = self.models(&shape, switch.kind, adapter)?;
         Ok(SwitchedConfig {
             level_kinds,
             switch_kinds,
+            host_adapters,
             shape,
             routing,
             link,
@@ -1005,30 +1023,92 @@ impl NetworkSpec {
         Ok(kinds)
     }
 
-    /// The switch kind of every switch of a map whose `type` has a `[network.models.TYPE]`
-    /// table.
-    fn model_kinds(&self, shape: &Shape, kind: SwitchKind) -> Result<Vec<(u32, SwitchKind)>, SpecError> {
+    /// The switch kind of every switch, and the adapters of every host, of a map whose
+    /// `type` has a `[network.models.TYPE]` table.
+    #[allow(clippy::type_complexity, reason = "two lists of (device, parameters)")]
+    fn models(
+        &self,
+        shape: &Shape,
+        kind: SwitchKind,
+        adapter: AdapterParams,
+    ) -> Result<(Vec<(u32, SwitchKind)>, Vec<(u32, AdapterParams)>), SpecError> {
         let (Some(models), Shape::Map { net, .. }) = (&self.models, shape) else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         };
-        let mut kinds = Vec::new();
+        let (mut kinds, mut adapters) = (Vec::new(), Vec::new());
         for (name, model) in models {
-            let model_kind = other_kind(&format!("models.{name}"), model, kind)?;
-            let before = kinds.len();
-            for (s, t) in net.switch_types.iter().enumerate() {
-                if t.as_deref() == Some(name.as_str()) {
-                    kinds.push((s as u32, model_kind));
+            let at = format!("models.{name}");
+            let of_type = |types: &[Option<String>]| -> Vec<u32> {
+                (0..types.len() as u32)
+                    .filter(|&i| types[i as usize].as_deref() == Some(name.as_str()))
+                    .collect()
+            };
+            let (switches, hosts) = (of_type(&net.switch_types), of_type(&net.host_types));
+            let switch_fields = [
+                ("switch", model.switch.is_some()),
+                ("speedup", model.speedup.is_some()),
+                ("virtual_output_queues", model.virtual_output_queues.is_some()),
+            ];
+            let adapter_fields = [
+                ("packet_payload_bytes", model.packet_payload_bytes.is_some()),
+                ("packet_header_bytes", model.packet_header_bytes.is_some()),
+                ("interleave", model.interleave.is_some()),
+            ];
+            let given = |fields: &[(&'static str, bool)]| fields.iter().find(|(_, set)| *set).map(|(f, _)| *f);
+            match (switches.is_empty(), hosts.is_empty()) {
+                (true, true) => {
+                    return Err(field(at, format!("no switch or host of the map has type {name}")));
                 }
-            }
-            if kinds.len() == before {
-                return Err(field(
-                    format!("models.{name}"),
-                    format!("no switch of the map has type {name}"),
-                ));
+                (false, false) => {
+                    return Err(field(
+                        at,
+                        format!("both switches and hosts of the map have type {name}"),
+                    ));
+                }
+                (false, true) => {
+                    if let Some(f) = given(&adapter_fields) {
+                        return Err(field(
+                            format!("{at}.{f}"),
+                            format!("type {name} is a switch's: no adapter"),
+                        ));
+                    }
+                    let spec = LevelSpec {
+                        switch: model.switch,
+                        speedup: model.speedup,
+                        virtual_output_queues: model.virtual_output_queues,
+                    };
+                    let model_kind = other_kind(&at, &spec, kind)?;
+                    kinds.extend(switches.into_iter().map(|s| (s, model_kind)));
+                }
+                (true, false) => {
+                    if let Some(f) = given(&switch_fields) {
+                        return Err(field(
+                            format!("{at}.{f}"),
+                            format!("type {name} is a host's: no switch"),
+                        ));
+                    }
+                    let params = AdapterParams {
+                        payload_bytes: model.packet_payload_bytes.unwrap_or(adapter.payload_bytes),
+                        header_bytes: model.packet_header_bytes.unwrap_or(adapter.header_bytes),
+                        interleave: match model.interleave {
+                            None => adapter.interleave,
+                            Some(InterleaveName::RoundRobin) => Interleave::RoundRobin,
+                            Some(InterleaveName::Fifo) => Interleave::Fifo,
+                        },
+                    };
+                    if params.payload_bytes == 0 {
+                        return Err(field(
+                            format!("{at}.packet_payload_bytes"),
+                            "a packet must carry at least one byte",
+                        ));
+                    }
+                    adapters.extend(hosts.into_iter().map(|h| (h, params)));
+                }
             }
         }
         kinds.sort_unstable_by_key(|&(s, _)| s);
-        Ok(kinds)
+        adapters.sort_unstable_by_key(|&(h, _)| h);
+        Ok((kinds, adapters))
     }
 
     /// The switch kind; wormhole switches on a network with rings (`rings`) take bubble

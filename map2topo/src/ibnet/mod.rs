@@ -568,12 +568,14 @@ pub fn read_ibnetdiscover(file: &str, text: &str, link: LinkParams) -> Result<Ib
         cables,
         routing: Routing::ShortestPath,
     };
+    let host_types = vec![None; topology.hosts as usize];
     Ok(IbFabric {
         topology: NamedTopology {
             topology,
             host_names,
             switch_names: switches.iter().map(|&n| nodes[n].id.to_string()).collect(),
             switch_types: vec![None; switches.len()],
+            host_types,
         },
         host_lids,
         host_descriptions: host_nodes

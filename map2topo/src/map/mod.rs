@@ -842,6 +842,10 @@ impl MapFile {
         }
 
         let host_names: Vec<String> = hosts.iter().map(|&h| self.nodes[h].name.clone()).collect();
+        let host_types: Vec<Option<String>> = hosts
+            .iter()
+            .map(|&h| self.nodes[h].model().map(str::to_string))
+            .collect();
         let mut out: Vec<NamedTopology> = (0..rails as usize)
             .map(|r| NamedTopology {
                 topology: Topology {
@@ -853,6 +857,7 @@ impl MapFile {
                 host_names: host_names.clone(),
                 switch_names: Vec::with_capacity(switch_count[r] as usize),
                 switch_types: Vec::with_capacity(switch_count[r] as usize),
+                host_types: host_types.clone(),
             })
             .collect();
         let endpoint = |n: usize, port: u32| match self.nodes[n].kind {
@@ -967,6 +972,9 @@ impl MapFile {
         let host_base = nodes.len();
         for (h, name) in host_names.iter().enumerate() {
             let mut attributes = Vec::new();
+            if let Some(model) = first.host_types.get(h).cloned().flatten() {
+                attributes.push(("type".to_string(), model));
+            }
             if options.addresses {
                 attributes.push(("address".to_string(), format!("0060dd{:06x}", h)));
             }

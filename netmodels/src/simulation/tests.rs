@@ -393,3 +393,43 @@ fn the_trace_sees_segments_backlogs_and_link_traversals() {
         );
     }
 }
+
+#[test]
+fn a_host_may_have_adapters_of_its_own() {
+    // Host 0 cuts 1 KiB packets (eight headers for 8 KiB), host 1 the default 4 KiB.
+    let small = AdapterParams {
+        payload_bytes: 1024,
+        ..AdapterParams::default()
+    };
+    for wormhole in [false, true] {
+        let mut builder = NetworkBuilder::crossbar(3, LinkParams::default()).adapter_of(HostId(0), small);
+        if wormhole {
+            builder = builder.switch_params(SwitchParams {
+                kind: SwitchKind::Wormhole(crate::WormholeParams::default()),
+                ..SwitchParams::default()
+            });
+        }
+        let mut sim = builder.build().expect("valid");
+        send(&mut sim, 0, 0, 2, 8 * KIB, 0);
+        send(&mut sim, 0, 1, 2, 8 * KIB, 1);
+        let delivered = run(&mut sim);
+        let took = |cookie: u64| {
+            let d = delivered.iter().find(|d| d.cookie == cookie).expect("delivered");
+            d.arrived - d.first_byte_sent
+        };
+        // Six more headers of 16 bytes at 4 ns a byte, at least.
+        assert!(
+            took(0) >= took(1) + SimTime::from_ns(6 * 16 * 4),
+            "wormhole {wormhole}: {:?}",
+            delivered
+        );
+    }
+    let empty = AdapterParams {
+        payload_bytes: 0,
+        ..AdapterParams::default()
+    };
+    let refused = NetworkBuilder::crossbar(2, LinkParams::default())
+        .adapter_of(HostId(1), empty)
+        .build();
+    assert_eq!(refused.err(), Some(BuildError::EmptyPayload));
+}

@@ -273,7 +273,8 @@ struct InPort {
 pub(crate) struct WormholeFabric {
     params: WormholeParams,
     routing_latency: SimTime,
-    adapter: AdapterParams,
+    /// every host's adapter
+    adapters: Vec<AdapterParams>,
     wiring: Wiring,
     routes: RouteTable,
     outs: Vec<OutPort>,
@@ -316,10 +317,9 @@ impl WormholeFabric {
     pub(crate) fn new(
         params: WormholeParams,
         routing_latency: SimTime,
-        adapter: AdapterParams,
+        adapters: Vec<AdapterParams>,
         wiring: Wiring,
         routes: RouteTable,
-        hosts: u32,
     ) -> Result<WormholeFabric, BuildError> {
         if params.flit_bytes == 0 {
             return Err(BuildError::Wormhole(
@@ -407,7 +407,7 @@ impl WormholeFabric {
             });
         }
         if params.bubble {
-            bubble_slots(&params, &adapter, &mut ins)?;
+            bubble_slots(&params, &adapters, &mut ins)?;
         } else if routes.torus().is_some_and(Torus::has_rings) {
             return Err(BuildError::Wormhole(
                 "bubble: dimension-order routing around the rings of a torus deadlocks wormhole switches, \
@@ -429,20 +429,20 @@ impl WormholeFabric {
             tau,
             params,
             routing_latency,
-            adapter,
+            senders: adapters.iter().map(|_| Sender::default()).collect(),
+            adapters,
             wiring,
             routes,
             outs,
             ins,
-            senders: (0..hosts).map(|_| Sender::default()).collect(),
             packets: Slab::new(),
             traversals: BTreeMap::new(),
         })
     }
 
-    /// The adapters' parameters.
-    pub(crate) fn adapter(&self) -> &AdapterParams {
-        &self.adapter
+    /// The parameters of `host`'s adapter.
+    pub(crate) fn adapter(&self, host: HostId) -> &AdapterParams {
+        &self.adapters[host.index()]
     }
 
     /// A message enters its source adapter.
@@ -595,7 +595,7 @@ impl WormholeFabric {
             index,
             wire_bytes,
             last,
-        } = m.cut(&self.adapter, ctx.now);
+        } = m.cut(&self.adapters[host.index()], ctx.now);
         let record = Packet {
             message,
             index,
@@ -613,7 +613,7 @@ impl WormholeFabric {
                 true,
             );
         }
-        self.senders[host.index()].cut(last, self.adapter.interleave);
+        self.senders[host.index()].cut(last, self.adapters[host.index()].interleave);
         let packet = self.packets.insert(record);
         self.reserve(port);
         self.outs[port as usize].worm = Some(Worm {
@@ -1031,9 +1031,13 @@ impl WormholeFabric {
 /// Bubble flow control: the packet slots of every switch input. A slot holds a packet
 /// of the largest size the adapters cut; the slots lie wholly below the STOP threshold,
 /// so an admitted packet never meets a STOP. A packet entering a ring needs two.
-fn bubble_slots(params: &WormholeParams, adapter: &AdapterParams, ins: &mut [InPort]) -> Result<(), BuildError> {
+fn bubble_slots(params: &WormholeParams, adapters: &[AdapterParams], ins: &mut [InPort]) -> Result<(), BuildError> {
     let flit_bytes = u64::from(params.flit_bytes);
-    let largest = (u64::from(adapter.payload_bytes) + u64::from(adapter.header_bytes)).div_ceil(flit_bytes);
+    let largest = adapters
+        .iter()
+        .map(|a| (u64::from(a.payload_bytes) + u64::from(a.header_bytes)).div_ceil(flit_bytes))
+        .max()
+        .unwrap_or(1);
     let mut needed = 0;
     let mut fewest = u64::MAX;
     for inp in ins.iter_mut() {

@@ -128,19 +128,22 @@ fn a_task_mapping_names_the_maps_hosts() {
 }
 
 #[test]
-fn a_maps_switch_types_choose_their_models() {
+fn a_maps_types_choose_switch_and_adapter_models() {
     let dir = folder("models");
     std::fs::write(
         dir.join("typed.map"),
         "s - \"sw0\" 8\n0 h - \"n0\" 0\n7 s - \"sw1\" 4\ntype xbar32\n\n\
          s - \"sw1\" 8\n2 h - \"n1\" 0\n4 s - \"sw0\" 7\ntype xbar16\n\n\
-         h - \"n0\" 1\n0 s - \"sw0\" 0\n\nh - \"n1\" 1\n0 s - \"sw1\" 2\n",
+         h - \"n0\" 1\n0 s - \"sw0\" 0\ntype lanai9\n\nh - \"n1\" 1\n0 s - \"sw1\" 2\n",
     )
     .expect("write");
     let text = |models: &str| format!("[network]\nkind = \"map\"\nmap = \"typed.map\"\n{models}");
     std::fs::write(
         dir.join("net.toml"),
-        text("[network.models.xbar16]\nswitch = \"cioq\"\nspeedup = 2\n"),
+        text(
+            "[network.models.xbar16]\nswitch = \"cioq\"\nspeedup = 2\n\
+             [network.models.lanai9]\npacket_payload_bytes = 1024\n",
+        ),
     )
     .expect("write");
     let network = read(&dir.join("net.toml")).expect("valid");
@@ -157,6 +160,17 @@ fn a_maps_switch_types_choose_their_models() {
             })
         )]
     );
+    // Host n0's adapter cuts 1 KiB packets.
+    assert_eq!(
+        s.host_adapters,
+        vec![(
+            0,
+            vesper_netmodels::AdapterParams {
+                payload_bytes: 1024,
+                ..vesper_netmodels::AdapterParams::default()
+            }
+        )]
+    );
     assert_eq!(replay_on(network, &Workload::ping_pong(5000, 2)).messages, 4);
     std::fs::write(
         dir.join("net.toml"),
@@ -165,7 +179,17 @@ fn a_maps_switch_types_choose_their_models() {
     .expect("write");
     let err = read(&dir.join("net.toml")).expect_err("no such type").to_string();
     assert!(
-        err.ends_with("network.models.xbar64: no switch of the map has type xbar64"),
+        err.ends_with("network.models.xbar64: no switch or host of the map has type xbar64"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.join("net.toml"),
+        text("[network.models.lanai9]\nswitch = \"cioq\"\n"),
+    )
+    .expect("write");
+    let err = read(&dir.join("net.toml")).expect_err("a host type").to_string();
+    assert!(
+        err.ends_with("network.models.lanai9.switch: type lanai9 is a host's: no switch"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
