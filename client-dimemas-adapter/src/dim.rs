@@ -13,9 +13,11 @@
 //! decomposed into point-to-point messages over their communicator's members
 //! ([`crate::replay::collective`]; the k-th call of each member is one collective,
 //! each with a tag of its own below every application tag). Events (20), no-ops (0)
-//! and GPU bursts (11) take no time here. Tasks must have one thread, and
-//! point-to-point messages must use one communicator, since tags alone match them for
-//! now. The whole trace is read into memory (the offset lines are not used yet).
+//! and GPU bursts (11) take no time here. Tasks must have one thread. Point-to-point
+//! messages match on (source, tag, communicator), as MPI's do: the first communicator's
+//! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
+//! of its own, from −1 down (below every application tag, above the collectives'). The
+//! whole trace is read into memory (the offset lines are not used yet).
 //!
 //! [`write`] saves any workload as a trace: receives take their sizes from the
 //! matching sends; a wait for an immediate receive becomes a type-2 receive; waits for
@@ -23,7 +25,7 @@
 //! waited for replays differently once written, and type-2 waits match the oldest
 //! pending immediate receive from the same source and tag.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -57,7 +59,8 @@ pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
         line: 0,
         programs: Vec::new(),
         requests: Vec::new(),
-        communicators: BTreeSet::new(),
+        first_communicator: None,
+        renamed: BTreeMap::new(),
         groups: BTreeMap::new(),
         calls: Vec::new(),
     };
@@ -114,8 +117,10 @@ struct Reader<'a> {
     line: usize,
     programs: Vec<Vec<Op>>,
     requests: Vec<Requests>,
-    /// communicators of point-to-point records
-    communicators: BTreeSet<i64>,
+    /// the first communicator of a point-to-point record: its tags are kept
+    first_communicator: Option<i64>,
+    /// the tags given to (communicator, tag) pairs of other communicators
+    renamed: BTreeMap<(i64, i32), i32>,
     /// members of each communicator (`d:` lines)
     groups: BTreeMap<i64, Vec<u32>>,
     /// collective calls, in trace order
@@ -225,8 +230,7 @@ impl Reader<'_> {
         let at = if n == 6 { 5 } else { 4 };
         let to: u32 = self.number(fields, 3, "dst_task")?;
         let size: u32 = self.number(fields, at, "size")?;
-        let tag: i32 = self.number(fields, at + 1, "tag")?;
-        self.communicator(fields, at + 2)?;
+        let tag = self.matching_tag(fields, at + 1, at + 2)?;
         let sync: u32 = self.number(fields, at + 3, "sync")?;
         self.peer(to, "destination")?;
         let synchronous = sync & 1 != 0;
@@ -255,8 +259,7 @@ impl Reader<'_> {
     fn receive(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
         self.arity(&fields[3..], &[6], "a receive (src_task:src_thread:size:tag:comm:type)")?;
         let from: u32 = self.number(fields, 3, "src_task")?;
-        let tag: i32 = self.number(fields, 6, "tag")?;
-        self.communicator(fields, 7)?;
+        let tag = self.matching_tag(fields, 6, 7)?;
         let kind: u32 = self.number(fields, 8, "type")?;
         self.peer(from, "source")?;
         let requests = &mut self.requests[task as usize];
@@ -432,16 +435,29 @@ impl Reader<'_> {
         })
     }
 
-    fn communicator(&mut self, fields: &[&str], index: usize) -> Result<(), DimError> {
-        let comm: i64 = self.number(fields, index, "comm")?;
-        self.communicators.insert(comm);
-        if self.communicators.len() > 1 {
+    /// The tag a point-to-point record matches on: its own on the first communicator,
+    /// one of its (communicator, tag) pair's otherwise (see the module documentation).
+    fn matching_tag(&mut self, fields: &[&str], tag_at: usize, comm_at: usize) -> Result<i32, DimError> {
+        let tag: i32 = self.number(fields, tag_at, "tag")?;
+        let comm: i64 = self.number(fields, comm_at, "comm")?;
+        let first = *self.first_communicator.get_or_insert(comm);
+        if comm == first {
+            if tag < 0 && !self.renamed.is_empty() {
+                return Err(self.error(format!(
+                    "a negative tag ({tag}) beside messages on several communicators: their tags are renumbered \
+                     from -1 down"
+                )));
+            }
+            return Ok(tag);
+        }
+        if self.renamed.is_empty() && self.programs.iter().flatten().any(|op| op_tag(op).is_some_and(|t| t < 0)) {
             return Err(self.error(format!(
-                "point-to-point messages on communicators {:?}: only one communicator is replayed yet",
-                self.communicators
+                "messages on communicator {comm} beside negative tags on communicator {first}: their tags are \
+                 renumbered from -1 down"
             )));
         }
-        Ok(())
+        let next = -1 - self.renamed.len() as i32;
+        Ok(*self.renamed.entry((comm, tag)).or_insert(next))
     }
 
     fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {
@@ -452,6 +468,14 @@ impl Reader<'_> {
             "the {role} task {task} does not exist (the header declares {})",
             self.programs.len()
         )))
+    }
+}
+
+/// The tag of a point-to-point operation.
+fn op_tag(op: &Op) -> Option<i32> {
+    match *op {
+        Op::Send { tag, .. } | Op::ISend { tag, .. } | Op::Recv { tag, .. } | Op::IRecv { tag, .. } => Some(tag),
+        _ => None,
     }
 }
 
@@ -534,7 +558,7 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{IdealBus, replay};
+    use crate::replay::{IdealBus, ReplayOptions, replay, replay_with};
 
     /// The formats spec's example: an eager ping-pong of 1024 bytes, then an allreduce.
     const PING_PONG: &str = "#DIMEMAS:\"pingpong\":1,249:2(1,1),1,0,0
@@ -579,6 +603,30 @@ s:1:165
         let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 0)).expect("replayed");
         assert_eq!(outcome.tasks[1].end, 3_556_000);
         assert_eq!(outcome.predicted, 3_848_000);
+    }
+
+    #[test]
+    fn messages_match_within_their_communicator() {
+        // Task 0 sends 1000 bytes on communicator 1, then 100000 on communicator 2, both
+        // tag 7; task 1 receives communicator 2's first. Matched by tag alone, the small
+        // message would complete the first receive.
+        let text = "#DIMEMAS:\"c\":0:2(1,1),2
+2:0:0:1:-1:1000:7:1:0
+2:0:0:1:-1:100000:7:2:0
+3:1:0:0:-1:100000:7:2:0
+3:1:0:0:-1:1000:7:1:0
+";
+        let trace = parse(text, "c.dim").expect("parsed");
+        assert_eq!(
+            trace.workload.tasks[1],
+            vec![Op::Recv { from: 0, tag: -1 }, Op::Recv { from: 0, tag: 7 }]
+        );
+        // At 1 MBps (2^20 bytes/s) the large message takes about 95 ms; in order, task 1
+        // is done when it arrives.
+        let mut bus = IdealBus::from_mbps(1.0, 0).expect("bus");
+        let outcome = replay_with(&trace.workload, &mut bus, &ReplayOptions::default()).expect("replayed");
+        let large = 100_000u64 * 1_000_000_000_000 / (1 << 20);
+        assert!(outcome.tasks[1].end >= large, "{:?}", outcome.tasks);
     }
 
     #[test]
@@ -763,8 +811,9 @@ d:1:2:2:1:3
             "b.dim:3: a wait (type 2) for a receive from task 1 with tag 7, but no immediate receive (type 1) of it is pending"
         );
         assert_eq!(
-            bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:2:0"),
-            "b.dim:4: point-to-point messages on communicators {1, 2}: only one communicator is replayed yet"
+            bad("2:0:0:1:-1:8:-3:1:0\n2:0:0:1:-1:8:7:2:0"),
+            "b.dim:4: messages on communicator 2 beside negative tags on communicator 1: their tags are renumbered \
+             from -1 down"
         );
         let header = |text: &str| parse(text, "h.dim").expect_err("refused").to_string();
         assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");
