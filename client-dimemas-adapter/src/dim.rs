@@ -450,7 +450,13 @@ impl Reader<'_> {
             }
             return Ok(tag);
         }
-        if self.renamed.is_empty() && self.programs.iter().flatten().any(|op| op_tag(op).is_some_and(|t| t < 0)) {
+        if self.renamed.is_empty()
+            && self
+                .programs
+                .iter()
+                .flatten()
+                .any(|op| op_tag(op).is_some_and(|t| t < 0))
+        {
             return Err(self.error(format!(
                 "messages on communicator {comm} beside negative tags on communicator {first}: their tags are \
                  renumbered from -1 down"

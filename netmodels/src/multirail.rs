@@ -87,7 +87,12 @@ impl<S: TraceSink> MultiRail<S> {
             )));
         }
         Ok(MultiRail {
-            next_rail: vec![0; hosts as usize],
+            // Only routers with a choice keep a turn per host.
+            next_rail: if rails.len() > 1 {
+                vec![0; hosts as usize]
+            } else {
+                Vec::new()
+            },
             rails,
             policy,
             stripes: Slab::new(),

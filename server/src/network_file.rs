@@ -586,6 +586,9 @@ impl NetworkSpec {
             if hosts == 0 {
                 return Err(field("hosts", "a network needs at least one host"));
             }
+            if u64::from(hosts) > vesper_netmodels::topology::MAX_PORTS / 2 {
+                return Err(field("hosts", "vesper models at most 2^25 = 33,554,432 hosts"));
+            }
             Ok(hosts)
         };
         match kind {
@@ -924,6 +927,36 @@ impl NetworkSpec {
     }
 
     fn switched_on(&self, shape: Shape) -> Result<SwitchedConfig, SpecError> {
+        // Every cable has two ends: refuse what could not be built before building it.
+        let (cables, name) = match &shape {
+            Shape::Xgft(x) => (
+                x.links(),
+                if self.kind == Some(KindName::KaryNtree) {
+                    "k"
+                } else {
+                    "m"
+                },
+            ),
+            Shape::Torus(t) => (
+                t.links(),
+                if self.kind == Some(KindName::Hypercube) {
+                    "dimensions"
+                } else {
+                    "dims"
+                },
+            ),
+            Shape::Crossbar => (u64::from(self.hosts.unwrap_or(0)), "hosts"),
+            Shape::Map { .. } => (0, "map"),
+        };
+        if 2 * cables > vesper_netmodels::topology::MAX_PORTS {
+            return Err(field(
+                name,
+                format!(
+                    "the network would have {} ports; vesper models at most 2^26 = 67,108,864",
+                    2 * cables
+                ),
+            ));
+        }
         let routing = match (&shape, self.routing) {
             (Shape::Map { net, .. }, _) => self.map_routing(net)?,
             (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,

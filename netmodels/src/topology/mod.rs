@@ -203,6 +203,12 @@ pub enum TopologyError {
         /// hosts of the topology
         hosts: u32,
     },
+    /// more ports than the simulator models
+    #[error("the network has {ports} ports (hosts' and switches'); vesper models at most 2^26 = 67,108,864")]
+    TooLarge {
+        /// ports asked for
+        ports: u64,
+    },
     /// explicit routes that do not fit the network
     #[error("routes: {0}")]
     Routes(String),
@@ -215,6 +221,11 @@ pub enum TopologyError {
         host: u32,
     },
 }
+
+/// The most ports (hosts' and switches' together) a network may have: far beyond the
+/// largest machines (a 32,768-host three-level tree has about 3 million), and little
+/// enough that building never asks for more memory than a workstation has.
+pub const MAX_PORTS: u64 = 1 << 26;
 
 /// Where each port's cable leads, and the link behind it, after validation.
 #[derive(Debug, Clone)]
@@ -262,6 +273,11 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
         .chain((0..topology.switch_ports.len() as u32).map(|s| Device::Switch(SwitchId(s))));
     let mut port_base = Vec::new();
     let mut owner = Vec::new();
+    // Checked before anything is allocated: a description may ask for more than memory.
+    let all: u64 = u64::from(topology.hosts) + topology.switch_ports.iter().map(|&p| u64::from(p)).sum::<u64>();
+    if all > MAX_PORTS {
+        return Err(TopologyError::TooLarge { ports: all });
+    }
     let mut total = 0u32;
     for device in devices {
         port_base.push(total);
