@@ -59,11 +59,11 @@ proptest! {
 
     #[test]
     fn infiniband_readers_never_panic(text in text()) {
-        if let Ok(mut fabric) = read_ibnetdiscover("p.topo", &text, LinkParams::default()) {
-            if let Ok(tables) = read_forwarding_tables("p.lft", &text) {
-                let _ = fabric.attach_forwarding("p.lft", &tables);
-                let _ = vesper_map2topo::generate::forwarding_routes(&fabric);
-            }
+        if let Ok(mut fabric) = read_ibnetdiscover("p.topo", &text, LinkParams::default())
+            && let Ok(tables) = read_forwarding_tables("p.lft", &text)
+        {
+            let _ = fabric.attach_forwarding("p.lft", &tables);
+            let _ = vesper_map2topo::generate::forwarding_routes(&fabric);
         }
         let _ = read_forwarding_tables("p.lft", &text);
     }
