@@ -534,6 +534,59 @@ impl RouteTable {
         Route::Source(id)
     }
 
+    /// Appends to `ports` the output ports (global indices) a packet from `src` to `dst`
+    /// leaves by, the source's own port first, without changing any routing state.
+    /// Returns `false` (with nothing appended) when the path is not fixed by the pair:
+    /// explicit routes with several alternatives taken in turn or at random.
+    pub(crate) fn walk(&self, wiring: &Wiring, src: HostId, dst: HostId, ports: &mut Vec<u32>) -> bool {
+        let path: Option<std::borrow::Cow<'_, [u32]>> = if let Some(routes) = &self.explicit {
+            let alternatives = routes.alternatives(src, dst);
+            let count = alternatives.len() as u32;
+            let pick = match routes.policy() {
+                _ if count <= 1 => 0,
+                MultipathPolicy::First => 0,
+                MultipathPolicy::Hash => {
+                    Rng::keyed(0, &[u64::from(src.0), u64::from(dst.0)]).below(u64::from(count)) as u32
+                }
+                MultipathPolicy::RoundRobin | MultipathPolicy::Random { .. } => return false,
+            };
+            Some(match count {
+                0 => vec![self.self_port[src.index()]].into(),
+                _ => routes.path(alternatives.start + pick).into(),
+            })
+        } else {
+            self.source
+                .as_ref()
+                .map(|routing| match self.path_of.get(&(src.0, dst.0)) {
+                    Some(&id) => self.paths[id as usize].as_slice().into(),
+                    None => routing.xgft_path(src, dst).unwrap_or_default().into(),
+                })
+        };
+        let before = ports.len();
+        let mut port = wiring.port_base[src.index()] as usize;
+        for hop in 0..=wiring.owner.len() {
+            ports.push(port as u32);
+            let Some((at, _)) = wiring.peer[port] else { break };
+            let Device::Switch(switch) = at.device else {
+                return true;
+            };
+            let out = match &path {
+                Some(path) => path.get(hop).copied().unwrap_or(u32::MAX),
+                None => self.next_port(switch, dst),
+            };
+            if out >= wiring.switch_ports(switch) {
+                break;
+            }
+            port = wiring.port(Endpoint {
+                device: at.device,
+                port: out,
+            });
+        }
+        // Routes are checked when the network is built: only a broken table ends here.
+        ports.truncate(before);
+        false
+    }
+
     /// The output port of `switch`, the `hop`-th switch of the path (from 0), towards
     /// host `dst`.
     pub(crate) fn port(&self, route: Route, switch: SwitchId, hop: usize, dst: HostId) -> u32 {
