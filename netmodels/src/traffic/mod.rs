@@ -42,6 +42,9 @@ use crate::time::{Bandwidth, SimTime};
 
 pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError};
 
+/// The largest offered load accepted, in link rates.
+pub const MAX_LOAD: f64 = 4.0;
+
 /// When packets are created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Process {
@@ -296,6 +299,13 @@ fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
     let invalid = |m: String| Err(TrafficError::Invalid(m));
     if !(spec.load.is_finite() && spec.load > 0.0) {
         return invalid(format!("the offered load must be a positive number, not {}", spec.load));
+    }
+    // Far past any saturation; beyond, unbounded source queues only grow.
+    if spec.load > MAX_LOAD {
+        return invalid(format!(
+            "the offered load {} is above {MAX_LOAD} times the link rate",
+            spec.load
+        ));
     }
     if spec.measure == SimTime::ZERO {
         return invalid("the measurement window must be longer than zero".into());
