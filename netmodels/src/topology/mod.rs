@@ -322,8 +322,10 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
 #[derive(Debug, Clone)]
 pub(crate) struct RouteTable {
     hosts: u32,
-    /// `out_port[switch * hosts + host]` (table routing)
+    /// `out_port[switch * hosts + host]` (table routing, unless `closed`)
     out_port: Vec<u32>,
+    /// table routing computed at each hop instead of looked up
+    closed: Option<ClosedForm>,
     /// source routing: how paths are computed ([`Routing::xgft_path`])
     source: Option<Routing>,
     /// dimension-order routing: the torus, whose rings flow control must know
@@ -342,6 +344,13 @@ pub(crate) struct RouteTable {
     rng: Option<Rng>,
 }
 
+/// Table routings with a closed form.
+#[derive(Debug, Clone)]
+enum ClosedForm {
+    DModK(xgft::DModKRoutes),
+    DimensionOrder(Torus),
+}
+
 /// How a packet finds its way: by the switches' tables, or by the path in its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -358,15 +367,12 @@ impl RouteTable {
     pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         match &topology.routing {
             Routing::ShortestPath => RouteTable::shortest_paths(topology, wiring),
-            Routing::DModK(x) => {
-                let hosts = topology.hosts;
-                let switches = topology.switch_ports.len() as u32;
-                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
-                for s in 0..switches {
-                    out_port.extend((0..hosts).map(|h| x.d_mod_k(SwitchId(s), HostId(h))));
-                }
-                Ok(RouteTable::table(hosts, out_port))
-            }
+            // Closed forms instead of switches × hosts tables: cheap to compute at every
+            // hop, and a 32,768-host network would need gigabytes of table.
+            Routing::DModK(x) => Ok(RouteTable {
+                closed: Some(ClosedForm::DModK(x.d_mod_k_routes())),
+                ..RouteTable::table(topology.hosts, Vec::new())
+            }),
             Routing::DimensionOrder(t) => {
                 t.check()?;
                 let (hosts, switches) = (topology.hosts, topology.switch_ports.len() as u32);
@@ -378,13 +384,10 @@ impl RouteTable {
                         hosts,
                     });
                 }
-                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
-                for s in 0..switches {
-                    out_port.extend((0..hosts).map(|h| t.dimension_order(SwitchId(s), HostId(h))));
-                }
                 Ok(RouteTable {
                     torus: Some(t.clone()),
-                    ..RouteTable::table(hosts, out_port)
+                    closed: Some(ClosedForm::DimensionOrder(t.clone())),
+                    ..RouteTable::table(hosts, Vec::new())
                 })
             }
             Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
@@ -399,6 +402,7 @@ impl RouteTable {
         RouteTable {
             hosts,
             out_port,
+            closed: None,
             source: None,
             torus: None,
             path_of: BTreeMap::new(),
@@ -689,7 +693,11 @@ impl RouteTable {
 
     /// The output port of `switch` towards `host` (table routing).
     pub(crate) fn next_port(&self, switch: SwitchId, host: HostId) -> u32 {
-        self.out_port[switch.index() * self.hosts as usize + host.index()]
+        match &self.closed {
+            Some(ClosedForm::DModK(routes)) => routes.port(switch, host),
+            Some(ClosedForm::DimensionOrder(t)) => t.dimension_order(switch, host),
+            None => self.out_port[switch.index() * self.hosts as usize + host.index()],
+        }
     }
 }
 
