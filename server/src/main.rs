@@ -1377,6 +1377,22 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
                 if let Some(s) = switch {
                     spec.switch = Some(*s);
                     label.push(value_name(s));
+                    // The base's fields of other switch kinds do not apply to this one (the
+                    // flags' still do, and are refused as usual).
+                    if *s != SwitchName::Wormhole {
+                        spec.flit_bytes = overrides.flit_bytes;
+                        spec.buffer_bytes = overrides.buffer_bytes;
+                        spec.bubble = overrides.bubble;
+                        spec.arbitration = overrides.arbitration;
+                        spec.initial_pointer = overrides.initial_pointer.clone();
+                        if spec.routing != Some(RoutingName::Random) {
+                            spec.seed = overrides.seed;
+                        }
+                    }
+                    if *s != SwitchName::Cioq {
+                        spec.speedup = overrides.speedup;
+                        spec.virtual_output_queues = overrides.virtual_output_queues;
+                    }
                 }
                 let label = if label.is_empty() {
                     origin.clone()
@@ -1440,6 +1456,9 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&curves)?);
     } else {
         print!("{}", traffic::table(&curves));
+        if let Some(mib) = vesper_server::bench::peak_memory_mib() {
+            println!("peak memory of the process: {mib:.1} MiB");
+        }
     }
     Ok(())
 }

@@ -145,7 +145,9 @@ pub struct Point {
     pub flit_hops: Option<u64>,
     /// model events, whole run
     pub events: u64,
-    /// wall time of the point [s] (not deterministic)
+    /// wall time to build the network [s] (not deterministic)
+    pub build_seconds: f64,
+    /// wall time to simulate the point [s] (not deterministic)
     pub wall_seconds: f64,
 }
 
@@ -180,6 +182,8 @@ pub fn point(network: &NetworkConfig, spec: &TrafficSpec, load: f64, cycles: boo
     };
     let started = Instant::now();
     let mut net = network.build()?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
     let r = traffic::run(&mut net, link, &spec)?;
     Ok(Point {
         offered_load: r.offered_load,
@@ -198,6 +202,7 @@ pub fn point(network: &NetworkConfig, spec: &TrafficSpec, load: f64, cycles: boo
         saturation: r.saturation.clone(),
         flit_hops: r.flit_hops,
         events: r.events,
+        build_seconds,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -309,6 +314,17 @@ pub fn table(curves: &[Curve]) -> String {
                 if p.saturated { "yes" } else { "" }
             );
         }
+        let (build, wall) = c
+            .points
+            .iter()
+            .fold((0.0, 0.0), |(b, w), p| (b + p.build_seconds, w + p.wall_seconds));
+        let flit_hops: u64 = c.points.iter().filter_map(|p| p.flit_hops).sum();
+        let _ = writeln!(
+            out,
+            "wall: build {build:.3} s, simulate {wall:.3} s; {:.3} M flit-hops per simulating second ({} events)",
+            flit_hops as f64 / wall.max(1e-9) / 1e6,
+            c.points.iter().map(|p| p.events).sum::<u64>()
+        );
         if let Some(p) = c.points.iter().find(|p| p.saturated) {
             let _ = writeln!(
                 out,
@@ -520,6 +536,7 @@ mod tests {
             let mut json = serde_json::to_value(&curves).expect("serialises");
             for p in json[0]["points"].as_array_mut().expect("points") {
                 p["wall_seconds"] = 0.into();
+                p["build_seconds"] = 0.into();
             }
             json
         };

@@ -251,7 +251,7 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
     let destinations = spec.pattern.destinations(hosts, spec.seed)?;
     let mut generator = Generator::new(hosts, link, spec)?;
     let mut meter = Meter::new(net, link, spec);
-    let window_end = spec.warmup + spec.measure;
+    let window_end = spec.warmup.saturating_add(spec.measure);
     let end = window_end.saturating_add(spec.drain);
     let mut deliveries = Vec::new();
     let mut rng = Rng::keyed(spec.seed, &[0x6465_7374]);
@@ -315,13 +315,17 @@ fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
     }
     match spec.sizes {
         Sizes::Uniform { min, max } if min > max => {
-            invalid(format!("sizes {min}..{max}: the minimum is above the maximum"))
+            return invalid(format!("sizes {min}..{max}: the minimum is above the maximum"));
         }
         Sizes::Bimodal { large_percent, .. } if large_percent > 100 => {
-            invalid(format!("the large-size share is a percentage, not {large_percent}"))
+            return invalid(format!("the large-size share is a percentage, not {large_percent}"));
         }
-        _ => Ok(()),
+        _ => {}
     }
+    if spec.sizes.mean_wire_bytes(&link.adapter) <= 0.0 {
+        return invalid("packets of zero bytes on the wire (no payload and no header) cannot load a link".into());
+    }
+    Ok(())
 }
 
 /// The generators of every host: the next creation time of each.
@@ -446,7 +450,7 @@ impl Meter {
             adapter: link.adapter,
             flit_bytes: link.flit_bytes,
             start: spec.warmup,
-            window_end: spec.warmup + spec.measure,
+            window_end: spec.warmup.saturating_add(spec.measure),
             created: 0,
             created_bytes: 0,
             dropped: 0,

@@ -168,6 +168,23 @@ fn bad_parameters_are_refused() {
         "the offered load must be a positive number, not 0"
     );
     assert!(err(spec(3.0, 0, 10), &mut net).contains("at most one packet per flit time"));
+    let backwards = TrafficSpec {
+        sizes: Sizes::Uniform { min: 9, max: 3 },
+        ..spec(0.5, 112, 10)
+    };
+    assert_eq!(err(backwards, &mut net), "sizes 9..3: the minimum is above the maximum");
+    let headless = HostLink {
+        adapter: AdapterParams {
+            header_bytes: 0,
+            ..link.adapter
+        },
+        ..link
+    };
+    let empty = TrafficSpec {
+        process: Process::Poisson,
+        ..spec(0.5, 0, 10)
+    };
+    assert!(run(&mut net, headless, &empty).is_err());
     let odd = TrafficSpec {
         pattern: Pattern::BitReversal,
         ..spec(0.5, 112, 10)
