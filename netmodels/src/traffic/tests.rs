@@ -198,3 +198,29 @@ fn bad_parameters_are_refused() {
     );
     assert!(err(odd, &mut twelve).contains("power-of-two"));
 }
+
+/// Zero-load latency against the closed form: on an idle crossbar a packet takes the
+/// host cable's propagation, the routing decision, its serialisation once (cut-through)
+/// and the second cable: 25 + 100 + 128 B at 250 MB/s (512 ns) + 25 = 662 ns.
+#[test]
+fn zero_load_latency_is_the_closed_form() {
+    let link = LinkParams::default();
+    let adapter = AdapterParams {
+        payload_bytes: 112,
+        ..AdapterParams::default()
+    };
+    let sim = NetworkBuilder::crossbar(16, link)
+        .adapter_params(adapter)
+        .build()
+        .expect("valid");
+    let host = HostLink {
+        bandwidth: link.bandwidth,
+        adapter,
+        flit_bytes: 8,
+    };
+    let r = run(&mut MultiRail::single(sim), host, &spec(0.002, 112, 2000)).expect("runs");
+    let network = r.network_latency.expect("samples");
+    assert_eq!(network.min, 662_000);
+    assert_eq!(network.p50, 662_000, "{network:?}");
+    assert_eq!(r.hops.map(|h| (h.min, h.max)), Some((2, 2)));
+}
