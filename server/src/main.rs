@@ -1423,6 +1423,22 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--pattern ", "--routing-pattern ")))
     };
     for (label, mut spec, origin) in specs {
+        // Pattern-aware routing without a pattern file: routes chosen for the traffic's
+        // permutation (one phase, host to host); the hosts come from the tree itself.
+        if spec.routing == Some(RoutingName::PatternAware) && spec.pattern.is_none() {
+            let probe = NetworkSpec {
+                routing: Some(RoutingName::DModK),
+                ..spec.clone()
+            };
+            let hosts = resolve(&probe, &origin)?.hosts;
+            let destinations = pattern
+                .destinations(hosts, args.traffic_seed)
+                .map_err(|e| anyhow::anyhow!("--pattern {e} ({label})"))?;
+            let table = destinations.permutation().with_context(|| {
+                format!("{label}: pattern-aware routing needs a permutation pattern or --routing-pattern FILE")
+            })?;
+            spec.pattern_phases = Some(vec![(0..).zip(table.iter().copied()).collect()]);
+        }
         let mut network = resolve(&spec, &origin)?;
         let mut link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         let flit_ns = link.bandwidth.serialization_time(u64::from(link.flit_bytes)).as_ps() as f64 / 1e3;

@@ -681,3 +681,33 @@ fn traffic_refuses_what_it_cannot_run() {
     refused(&["--load", "0.3", "--router-delay", "2"], "--cycles");
     refused(&["--load", "0.3", "--routing-pattern", "x"], "--routing-pattern x");
 }
+
+/// Bit reversal on the fat-tree preset: d-mod-k sends the 16 hosts of a leaf up one
+/// spine (their destinations share the digit it routes by), so the tree carries about
+/// 1/16 of the link rate; routes chosen for the permutation carry all of it.
+#[test]
+fn traffic_pattern_aware_routing_follows_the_permutation() {
+    let json = traffic(&[
+        "--preset",
+        "fat-tree",
+        "--pattern",
+        "bit-reversal",
+        "--load",
+        "0.2",
+        "--measure",
+        "40",
+        "--compare-routing",
+        "d-mod-k,pattern-aware",
+        "--json",
+    ])
+    .expect("runs");
+    let curves: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let accepted = |i: usize| curves[i]["points"][0]["accepted_load"].as_f64().expect("a number");
+    assert!(accepted(0) < 0.1, "d-mod-k: {}", accepted(0));
+    assert!(accepted(1) > 0.19, "pattern-aware: {}", accepted(1));
+    let err = traffic(&["--preset", "fat-tree", "--load", "0.2", "--routing", "pattern-aware"]).expect_err("refused");
+    assert!(
+        err.contains("needs a permutation pattern or --routing-pattern FILE"),
+        "{err}"
+    );
+}
