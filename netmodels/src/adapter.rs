@@ -78,6 +78,11 @@ impl Sender {
         self.active.push_back(message);
     }
 
+    /// Messages with packets still to cut (the one being cut included).
+    pub(crate) fn len(&self) -> usize {
+        self.active.len()
+    }
+
     /// The message the next packet comes from.
     pub(crate) fn current(&mut self) -> Option<MessageId> {
         if std::mem::take(&mut self.rotate) {

@@ -26,6 +26,7 @@ pub mod switch;
 pub mod time;
 pub mod topology;
 pub mod trace;
+pub mod traffic;
 pub mod wormhole;
 
 pub use adapter::{AdapterParams, Interleave};

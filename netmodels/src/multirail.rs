@@ -137,6 +137,11 @@ impl<S: TraceSink> MultiRail<S> {
         self.in_flight
     }
 
+    /// Messages at `host`'s adapters with packets still to send, all rails.
+    pub fn source_backlog(&self, host: HostId) -> usize {
+        self.rails.iter().map(|r| r.source_backlog(host)).sum()
+    }
+
     /// Moves every rail's clock to `time` when none has an event before it.
     pub fn advance_clock(&mut self, time: SimTime) {
         for rail in &mut self.rails {

@@ -500,6 +500,56 @@ impl<S: TraceSink> Simulation<S> {
         self.in_flight
     }
 
+    /// Appends to `ports` the output ports a message from `src` to `dst` leaves by (global
+    /// port indices, see [`Self::port`]), its source adapter's first; its hop count is
+    /// their number. Returns `false` (nothing appended) for the ideal network and for
+    /// routes chosen message by message. Changes no routing state.
+    pub fn path(&self, src: HostId, dst: HostId, ports: &mut Vec<u32>) -> bool {
+        if src.0 >= self.hosts || dst.0 >= self.hosts {
+            return false;
+        }
+        match &self.fabric {
+            Fabric::Switched(net) => net.routes.walk(&net.wiring, src, dst, ports),
+            Fabric::Wormhole(net) => {
+                let (wiring, routes) = net.wiring_and_routes();
+                routes.walk(wiring, src, dst, ports)
+            }
+            Fabric::Ideal(_) => false,
+        }
+    }
+
+    /// Number of ports (every port of every host and switch): the range of the indices
+    /// [`Self::path`] gives; 0 for the ideal network.
+    pub fn port_count(&self) -> usize {
+        self.wiring().map_or(0, |w| w.owner.len())
+    }
+
+    /// Port number `port` (a global index): the device port itself, and the link it
+    /// transmits on if it has a cable.
+    pub fn port(&self, port: u32) -> Option<(Endpoint, Option<LinkParams>)> {
+        let wiring = self.wiring()?;
+        let owner = *wiring.owner.get(port as usize)?;
+        Some((owner, wiring.peer[port as usize].map(|(_, link)| link)))
+    }
+
+    fn wiring(&self) -> Option<&Wiring> {
+        match &self.fabric {
+            Fabric::Switched(net) => Some(&net.wiring),
+            Fabric::Wormhole(net) => Some(net.wiring_and_routes().0),
+            Fabric::Ideal(_) => None,
+        }
+    }
+
+    /// Messages at `host`'s adapter with packets still to send (its source queue, the
+    /// message being sent included); 0 for the ideal network, which has no adapters.
+    pub fn source_backlog(&self, host: HostId) -> usize {
+        match &self.fabric {
+            Fabric::Switched(net) => net.senders.get(host.index()).map_or(0, Sender::len),
+            Fabric::Wormhole(net) => net.source_backlog(host),
+            Fabric::Ideal(_) => 0,
+        }
+    }
+
     /// Flow-control signals the wormhole fabric sent: (time, input, STOP?).
     #[cfg(test)]
     pub(crate) fn wormhole_signals(&self) -> Vec<(SimTime, u32, bool)> {

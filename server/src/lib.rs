@@ -26,6 +26,7 @@ pub mod report;
 pub mod server;
 pub mod session;
 pub mod topo;
+pub mod traffic;
 pub mod translate;
 
 pub use config::{NetworkConfig, ServerConfig};

@@ -592,3 +592,122 @@ fn a_preset_written_as_a_map_loads_back_and_predicts_the_same() {
     assert!(stdout.contains("rail 1:") && stdout.contains("hosts: 256"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `vesper traffic ARGS`: its standard output, or its error.
+fn traffic(args: &[&str]) -> Result<String, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .arg("traffic")
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("vesper runs");
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+#[test]
+fn traffic_runs_a_point_and_a_compared_sweep() {
+    let json = traffic(&["--load", "0.3", "--measure", "20", "--json"]).expect("runs");
+    let curves: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let point = &curves[0]["points"][0];
+    assert_eq!(curves[0]["unit"], "ns");
+    assert_eq!(point["offered_load"], 0.3);
+    assert!(point["accepted_load"].as_f64().expect("a number") > 0.25, "{point}");
+    let svg = std::env::temp_dir().join(format!("vesper-traffic-{}.svg", std::process::id()));
+    let table = traffic(&[
+        "--sweep",
+        "0.2:0.4:0.2",
+        "--cycles",
+        "--router-delay",
+        "3",
+        "--measure",
+        "2000",
+        "--compare-routing",
+        "d-mod-k,random",
+        "--pattern",
+        "bit-reversal",
+        "--svg",
+        svg.to_str().expect("a UTF-8 path"),
+    ])
+    .expect("runs");
+    assert!(table.contains("d-mod-k: ") && table.contains("random: "), "{table}");
+    assert!(table.contains("bit-reversal traffic, latency in cycles"), "{table}");
+    let picture = std::fs::read_to_string(&svg).expect("the plot");
+    assert_eq!(picture.matches("<polyline").count(), 4);
+    let _ = std::fs::remove_file(&svg);
+}
+
+#[test]
+fn traffic_refuses_what_it_cannot_run() {
+    let refused = |args: &[&str], expected: &str| {
+        let err = traffic(args).expect_err("refused");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    };
+    refused(
+        &[
+            "--load",
+            "0.3",
+            "--preset",
+            "crossbar",
+            "--hosts",
+            "12",
+            "--pattern",
+            "transpose",
+        ],
+        "--pattern transpose: a bit permutation needs a power-of-two number of hosts, the network has 12",
+    );
+    refused(
+        &["--load", "0.3", "--pattern", "spiral"],
+        "--pattern spiral: no such pattern",
+    );
+    refused(&["--load", "0"], "--load 0: the offered load must be a positive");
+    refused(&["--load", "9", "--process", "poisson"], "above 4 times the link rate");
+    refused(&["--sweep", "0.5:0.1:0.1"], "--sweep 0.5:0.1:0.1: give FROM:TO:STEP");
+    refused(
+        &["--load", "0.3", "--size-flits", "2"],
+        "--size-flits 2: 2 flits of 8 bytes must hold",
+    );
+    refused(
+        &["--load", "0.3", "--size-range", "9:3"],
+        "--size-range 9:3: MIN above MAX",
+    );
+    refused(&["--load", "0.3", "--source-queue", "0"], "--source-queue 0");
+    refused(
+        &["--load", "0.3", "--network", "ideal", "--bandwidth", "100"],
+        "the ideal network has no links",
+    );
+    refused(&["--load", "0.3", "--router-delay", "2"], "--cycles");
+    refused(&["--load", "0.3", "--routing-pattern", "x"], "--routing-pattern x");
+}
+
+/// Bit reversal on the fat-tree preset: d-mod-k sends the 16 hosts of a leaf up one
+/// spine (their destinations share the digit it routes by), so the tree carries about
+/// 1/16 of the link rate; routes chosen for the permutation carry all of it.
+#[test]
+fn traffic_pattern_aware_routing_follows_the_permutation() {
+    let json = traffic(&[
+        "--preset",
+        "fat-tree",
+        "--pattern",
+        "bit-reversal",
+        "--load",
+        "0.2",
+        "--measure",
+        "40",
+        "--compare-routing",
+        "d-mod-k,pattern-aware",
+        "--json",
+    ])
+    .expect("runs");
+    let curves: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let accepted = |i: usize| curves[i]["points"][0]["accepted_load"].as_f64().expect("a number");
+    assert!(accepted(0) < 0.1, "d-mod-k: {}", accepted(0));
+    assert!(accepted(1) > 0.19, "pattern-aware: {}", accepted(1));
+    let err = traffic(&["--preset", "fat-tree", "--load", "0.2", "--routing", "pattern-aware"]).expect_err("refused");
+    assert!(
+        err.contains("needs a permutation pattern or --routing-pattern FILE"),
+        "{err}"
+    );
+}

@@ -338,8 +338,10 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
 #[derive(Debug, Clone)]
 pub(crate) struct RouteTable {
     hosts: u32,
-    /// `out_port[switch * hosts + host]` (table routing)
+    /// `out_port[switch * hosts + host]` (table routing, unless `closed`)
     out_port: Vec<u32>,
+    /// table routing computed at each hop instead of looked up
+    closed: Option<ClosedForm>,
     /// source routing: how paths are computed ([`Routing::xgft_path`])
     source: Option<Routing>,
     /// dimension-order routing: the torus, whose rings flow control must know
@@ -358,6 +360,13 @@ pub(crate) struct RouteTable {
     rng: Option<Rng>,
 }
 
+/// Table routings with a closed form.
+#[derive(Debug, Clone)]
+enum ClosedForm {
+    DModK(xgft::DModKRoutes),
+    DimensionOrder(Torus),
+}
+
 /// How a packet finds its way: by the switches' tables, or by the path in its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -374,15 +383,12 @@ impl RouteTable {
     pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         match &topology.routing {
             Routing::ShortestPath => RouteTable::shortest_paths(topology, wiring),
-            Routing::DModK(x) => {
-                let hosts = topology.hosts;
-                let switches = topology.switch_ports.len() as u32;
-                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
-                for s in 0..switches {
-                    out_port.extend((0..hosts).map(|h| x.d_mod_k(SwitchId(s), HostId(h))));
-                }
-                Ok(RouteTable::table(hosts, out_port))
-            }
+            // Closed forms instead of switches × hosts tables: cheap to compute at every
+            // hop, and a 32,768-host network would need gigabytes of table.
+            Routing::DModK(x) => Ok(RouteTable {
+                closed: Some(ClosedForm::DModK(x.d_mod_k_routes())),
+                ..RouteTable::table(topology.hosts, Vec::new())
+            }),
             Routing::DimensionOrder(t) => {
                 t.check()?;
                 let (hosts, switches) = (topology.hosts, topology.switch_ports.len() as u32);
@@ -394,13 +400,10 @@ impl RouteTable {
                         hosts,
                     });
                 }
-                let mut out_port = Vec::with_capacity(switches as usize * hosts as usize);
-                for s in 0..switches {
-                    out_port.extend((0..hosts).map(|h| t.dimension_order(SwitchId(s), HostId(h))));
-                }
                 Ok(RouteTable {
                     torus: Some(t.clone()),
-                    ..RouteTable::table(hosts, out_port)
+                    closed: Some(ClosedForm::DimensionOrder(t.clone())),
+                    ..RouteTable::table(hosts, Vec::new())
                 })
             }
             Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
@@ -415,6 +418,7 @@ impl RouteTable {
         RouteTable {
             hosts,
             out_port,
+            closed: None,
             source: None,
             torus: None,
             path_of: BTreeMap::new(),
@@ -550,6 +554,59 @@ impl RouteTable {
         Route::Source(id)
     }
 
+    /// Appends to `ports` the output ports (global indices) a packet from `src` to `dst`
+    /// leaves by, the source's own port first, without changing any routing state.
+    /// Returns `false` (with nothing appended) when the path is not fixed by the pair:
+    /// explicit routes with several alternatives taken in turn or at random.
+    pub(crate) fn walk(&self, wiring: &Wiring, src: HostId, dst: HostId, ports: &mut Vec<u32>) -> bool {
+        let path: Option<std::borrow::Cow<'_, [u32]>> = if let Some(routes) = &self.explicit {
+            let alternatives = routes.alternatives(src, dst);
+            let count = alternatives.len() as u32;
+            let pick = match routes.policy() {
+                _ if count <= 1 => 0,
+                MultipathPolicy::First => 0,
+                MultipathPolicy::Hash => {
+                    Rng::keyed(0, &[u64::from(src.0), u64::from(dst.0)]).below(u64::from(count)) as u32
+                }
+                MultipathPolicy::RoundRobin | MultipathPolicy::Random { .. } => return false,
+            };
+            Some(match count {
+                0 => vec![self.self_port[src.index()]].into(),
+                _ => routes.path(alternatives.start + pick).into(),
+            })
+        } else {
+            self.source
+                .as_ref()
+                .map(|routing| match self.path_of.get(&(src.0, dst.0)) {
+                    Some(&id) => self.paths[id as usize].as_slice().into(),
+                    None => routing.xgft_path(src, dst).unwrap_or_default().into(),
+                })
+        };
+        let before = ports.len();
+        let mut port = wiring.port_base[src.index()] as usize;
+        for hop in 0..=wiring.owner.len() {
+            ports.push(port as u32);
+            let Some((at, _)) = wiring.peer[port] else { break };
+            let Device::Switch(switch) = at.device else {
+                return true;
+            };
+            let out = match &path {
+                Some(path) => path.get(hop).copied().unwrap_or(u32::MAX),
+                None => self.next_port(switch, dst),
+            };
+            if out >= wiring.switch_ports(switch) {
+                break;
+            }
+            port = wiring.port(Endpoint {
+                device: at.device,
+                port: out,
+            });
+        }
+        // Routes are checked when the network is built: only a broken table ends here.
+        ports.truncate(before);
+        false
+    }
+
     /// The output port of `switch`, the `hop`-th switch of the path (from 0), towards
     /// host `dst`.
     pub(crate) fn port(&self, route: Route, switch: SwitchId, hop: usize, dst: HostId) -> u32 {
@@ -652,7 +709,11 @@ impl RouteTable {
 
     /// The output port of `switch` towards `host` (table routing).
     pub(crate) fn next_port(&self, switch: SwitchId, host: HostId) -> u32 {
-        self.out_port[switch.index() * self.hosts as usize + host.index()]
+        match &self.closed {
+            Some(ClosedForm::DModK(routes)) => routes.port(switch, host),
+            Some(ClosedForm::DimensionOrder(t)) => t.dimension_order(switch, host),
+            None => self.out_port[switch.index() * self.hosts as usize + host.index()],
+        }
     }
 }
 

@@ -241,6 +241,22 @@ impl Xgft {
         self.children[level - 1] + (dst.0 / self.below(level)) % self.parents[level]
     }
 
+    /// d-mod-k for every switch in closed form (see [`DModKRoutes`]).
+    pub(crate) fn d_mod_k_routes(&self) -> DModKRoutes {
+        let h = self.height();
+        let product = |v: &[u32], l: usize| v[..l].iter().product::<u32>();
+        let switches = (1..=h)
+            .flat_map(|level| (0..self.nodes(level)).map(move |index| (level as u32, index / self.below(level))))
+            .collect();
+        DModKRoutes {
+            switches,
+            parents_below: (0..=h).map(|l| product(&self.parents, l)).collect(),
+            children_below: (0..=h).map(|l| product(&self.children, l)).collect(),
+            children: self.children.clone(),
+            parents: self.parents.clone(),
+        }
+    }
+
     /// d-mod-k as a path: the output ports from host `src` to host `dst`, switch by
     /// switch, the same ports the [`Xgft::d_mod_k`] tables give.
     pub fn d_mod_k_path(&self, src: HostId, dst: HostId) -> Vec<u32> {
@@ -352,6 +368,38 @@ impl Xgft {
     }
 }
 
+/// d-mod-k without a table: the port of any switch towards any host from a few
+/// divisions, where a table would hold switches × hosts entries (384 MiB for a 32-ary
+/// 3-tree). A switch at level l routes down when the host's digits above l are the
+/// switch's own (the host is in its subtree), on the child of the host's digit l; else
+/// up, on parent ⌊d / (w1·…·wl)⌋ mod w(l+1).
+#[derive(Debug, Clone)]
+pub(crate) struct DModKRoutes {
+    /// per switch: its level, and the digits of its label above that level as a number
+    switches: Vec<(u32, u32)>,
+    /// per level l (0..=h): w1·…·wl
+    parents_below: Vec<u32>,
+    /// per level l: m1·…·ml
+    children_below: Vec<u32>,
+    children: Vec<u32>,
+    parents: Vec<u32>,
+}
+
+impl DModKRoutes {
+    /// The output port of `switch` towards host `dst`; the same as [`Xgft::d_mod_k`].
+    pub(crate) fn port(&self, switch: SwitchId, dst: HostId) -> u32 {
+        let Some(&(level, upper)) = self.switches.get(switch.index()) else {
+            return u32::MAX;
+        };
+        let l = level as usize;
+        if dst.0 / self.children_below[l] == upper {
+            (dst.0 / self.children_below[l - 1]) % self.children[l - 1]
+        } else {
+            self.children[l - 1] + (dst.0 / self.parents_below[l]) % self.parents.get(l).copied().unwrap_or(1)
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -443,6 +491,21 @@ pub(crate) mod tests {
                     ] {
                         assert_minimal(&x, &wiring, src, dst, &path);
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn closed_form_d_mod_k_is_the_table() {
+        let mut trees = small_trees().to_vec();
+        trees.push(Xgft::new(vec![3, 2, 4], vec![1, 2, 3]).expect("valid"));
+        for x in trees {
+            let routes = x.d_mod_k_routes();
+            for s in 0..x.switches() {
+                for h in 0..x.hosts() {
+                    let (s, h) = (SwitchId(s), HostId(h));
+                    assert_eq!(routes.port(s, h), x.d_mod_k(s, h), "{x:?} {s:?} {h:?}");
                 }
             }
         }

@@ -445,6 +445,16 @@ impl WormholeFabric {
         &self.adapters[host.index()]
     }
 
+    /// The wiring and the routes, for walking paths.
+    pub(crate) fn wiring_and_routes(&self) -> (&Wiring, &RouteTable) {
+        (&self.wiring, &self.routes)
+    }
+
+    /// Messages waiting at `host`'s adapter with packets still to send.
+    pub(crate) fn source_backlog(&self, host: HostId) -> usize {
+        self.senders.get(host.index()).map_or(0, Sender::len)
+    }
+
     /// A message enters its source adapter.
     pub(crate) fn inject<S: TraceSink>(&mut self, message: MessageId, ctx: &mut Ctx<'_, S>) {
         let src = ctx.messages[message.index()].spec.src;

@@ -1,0 +1,465 @@
+//! Spatial traffic patterns: where each packet goes (seed 002 §3.2.1.1, Table 12).
+//!
+//! Hosts are numbered `0..N`. *Random* patterns draw a destination for every packet
+//! (uniform, hot spot, hot region); *permutations* give every source one fixed
+//! destination. The bit permutations work on the `l = log2 N` bits of a host number,
+//! bit 0 the least significant, and need `N` a power of two:
+//!
+//! ```text
+//!   bit complement   d_i = ~s_i                      BC(11011000) = 00100111
+//!   bit reversal     d_i = s_(l-i-1)                 BR(11011000) = 00011011
+//!   transpose        d_i = s_((i + l/2) mod l)       BT(11011000) = 10001101
+//!   butterfly        d_(l-1) = s_0, d_0 = s_(l-1)    BU(11011000) = 01011001
+//!   perfect shuffle  d_i = s_((i-1) mod l)           PS(11011000) = 10110001
+//!   tornado          d_x = (n_x/2 + s_x) mod n_x, d_y = s_y   (hosts as an n_x × n_y grid)
+//! ```
+//!
+//! A permutation may map a host to itself (bit reversal of a palindrome, say): such a
+//! packet still leaves its host and comes back through the host's switch.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ids::HostId;
+use crate::rng::Rng;
+
+/// Where packets go.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum Pattern {
+    /// every other host equally likely (`self_allowed`: every host, the source too)
+    Uniform {
+        /// the source may pick itself
+        self_allowed: bool,
+    },
+    /// a `fraction` of packets go to host `host`, the rest uniformly to the others
+    HotSpot {
+        /// the hot host
+        host: u32,
+        /// share of packets sent to it, in `[0, 1]`
+        fraction: f64,
+    },
+    /// a `fraction` of packets go uniformly to hosts `first..first + count`, the rest
+    /// uniformly to every other host than the source
+    HotRegion {
+        /// the region's first host
+        first: u32,
+        /// hosts in the region
+        count: u32,
+        /// share of packets sent to the region, in `[0, 1]`
+        fraction: f64,
+    },
+    /// `d_i = ~s_i`
+    BitComplement,
+    /// `d_i = s_(l-i-1)`
+    BitReversal,
+    /// `d_i = s_((i + l/2) mod l)`: the two halves of the bits swapped
+    Transpose,
+    /// `d_(l-1) = s_0`, `d_0 = s_(l-1)`, the other bits kept
+    Butterfly,
+    /// `d_i = s_((i-1) mod l)`: the bits rotated left by one
+    PerfectShuffle,
+    /// hosts as an `n_x × (N / n_x)` grid, host `s = s_x + n_x · s_y`; `d_x = (n_x/2 +
+    /// s_x) mod n_x`, `d_y = s_y`. `columns = None`: a square grid (`n_x = √N`)
+    Tornado {
+        /// `n_x`, the hosts of a row
+        columns: Option<u32>,
+    },
+    /// the next host, `d = (s + 1) mod N` (on a torus or mesh of one host per switch,
+    /// the neighbour along the first dimension)
+    NearestNeighbour,
+    /// a permutation drawn once from the traffic's seed (Fisher–Yates)
+    RandomPermutation,
+}
+
+/// Why a pattern cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// not a pattern name, or a bad parameter
+    #[error("{0}")]
+    Syntax(String),
+    /// the pattern does not fit the network's hosts
+    #[error("{pattern}: {rule}")]
+    Hosts {
+        /// the pattern as written
+        pattern: String,
+        /// what the hosts must be
+        rule: String,
+    },
+}
+
+/// The names [`Pattern::from_str`] reads, with their parameters.
+pub const PATTERN_SYNTAX: &str = "uniform, uniform-self, hot-spot[:HOST[:FRACTION]], \
+     hot-region[:FIRST:COUNT[:FRACTION]], bit-complement, bit-reversal, transpose, butterfly, \
+     perfect-shuffle, tornado[:NX], nearest-neighbour, random-permutation";
+
+impl FromStr for Pattern {
+    type Err = PatternError;
+
+    /// `NAME[:PARAM…]`, e.g. `hot-spot:0:0.2` (see [`PATTERN_SYNTAX`]).
+    fn from_str(text: &str) -> Result<Pattern, PatternError> {
+        let mut parts = text.split(':');
+        let name = parts.next().unwrap_or_default();
+        let params: Vec<&str> = parts.collect();
+        let bad = |what: &str| PatternError::Syntax(format!("{text}: {what}"));
+        let number = |i: usize, what: &str| -> Result<Option<u32>, PatternError> {
+            params
+                .get(i)
+                .map(|p| {
+                    p.parse()
+                        .map_err(|_| bad(&format!("{what} must be a host count or number, not {p:?}")))
+                })
+                .transpose()
+        };
+        let fraction = |i: usize, default: f64| -> Result<f64, PatternError> {
+            match params.get(i) {
+                None => Ok(default),
+                Some(p) => match p.parse::<f64>() {
+                    Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+                    _ => Err(bad(&format!("the fraction must be a number from 0 to 1, not {p:?}"))),
+                },
+            }
+        };
+        let max_params = match name {
+            "hot-spot" => 2,
+            "hot-region" => 3,
+            "tornado" => 1,
+            _ => 0,
+        };
+        if params.len() > max_params {
+            return Err(bad(&format!("{name} takes at most {max_params} parameters")));
+        }
+        Ok(match name {
+            "uniform" => Pattern::Uniform { self_allowed: false },
+            "uniform-self" => Pattern::Uniform { self_allowed: true },
+            "hot-spot" => Pattern::HotSpot {
+                host: number(0, "the host")?.unwrap_or(0),
+                fraction: fraction(1, 0.1)?,
+            },
+            "hot-region" => {
+                if params.len() == 1 {
+                    return Err(bad("give both the first host and the host count"));
+                }
+                Pattern::HotRegion {
+                    first: number(0, "the first host")?.unwrap_or(0),
+                    count: number(1, "the host count")?.unwrap_or(1),
+                    fraction: fraction(2, 0.25)?,
+                }
+            }
+            "bit-complement" => Pattern::BitComplement,
+            "bit-reversal" => Pattern::BitReversal,
+            "transpose" => Pattern::Transpose,
+            "butterfly" => Pattern::Butterfly,
+            "perfect-shuffle" => Pattern::PerfectShuffle,
+            "tornado" => Pattern::Tornado {
+                columns: number(0, "NX")?,
+            },
+            "nearest-neighbour" | "nearest-neighbor" => Pattern::NearestNeighbour,
+            "random-permutation" => Pattern::RandomPermutation,
+            _ => {
+                return Err(PatternError::Syntax(format!(
+                    "{text}: no such pattern; the patterns are {PATTERN_SYNTAX}"
+                )));
+            }
+        })
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Uniform { self_allowed: false } => write!(f, "uniform"),
+            Pattern::Uniform { self_allowed: true } => write!(f, "uniform-self"),
+            Pattern::HotSpot { host, fraction } => write!(f, "hot-spot:{host}:{fraction}"),
+            Pattern::HotRegion { first, count, fraction } => write!(f, "hot-region:{first}:{count}:{fraction}"),
+            Pattern::BitComplement => write!(f, "bit-complement"),
+            Pattern::BitReversal => write!(f, "bit-reversal"),
+            Pattern::Transpose => write!(f, "transpose"),
+            Pattern::Butterfly => write!(f, "butterfly"),
+            Pattern::PerfectShuffle => write!(f, "perfect-shuffle"),
+            Pattern::Tornado { columns: None } => write!(f, "tornado"),
+            Pattern::Tornado { columns: Some(n) } => write!(f, "tornado:{n}"),
+            Pattern::NearestNeighbour => write!(f, "nearest-neighbour"),
+            Pattern::RandomPermutation => write!(f, "random-permutation"),
+        }
+    }
+}
+
+/// A pattern fitted to a network: draws destinations.
+#[derive(Debug, Clone)]
+pub struct Destinations {
+    hosts: u32,
+    kind: Draw,
+}
+
+#[derive(Debug, Clone)]
+enum Draw {
+    Uniform {
+        self_allowed: bool,
+    },
+    /// a `fraction` of packets to `first..first + count`, the others uniform (not self)
+    Hot {
+        first: u32,
+        count: u32,
+        fraction: f64,
+    },
+    /// the destination of every source
+    Fixed(Vec<u32>),
+}
+
+impl Pattern {
+    /// The pattern for `hosts` hosts; `seed` draws the random permutation. Refuses host
+    /// counts the definition does not cover (bit permutations need a power of two).
+    pub fn destinations(&self, hosts: u32, seed: u64) -> Result<Destinations, PatternError> {
+        let refuse = |rule: String| PatternError::Hosts {
+            pattern: self.to_string(),
+            rule,
+        };
+        if hosts < 2 {
+            return Err(refuse(format!("needs two hosts or more, the network has {hosts}")));
+        }
+        let bits = || {
+            if hosts.is_power_of_two() {
+                Ok(hosts.trailing_zeros())
+            } else {
+                Err(refuse(format!(
+                    "a bit permutation needs a power-of-two number of hosts, the network has {hosts}"
+                )))
+            }
+        };
+        let permutation = |f: &dyn Fn(u32) -> u32| Draw::Fixed((0..hosts).map(f).collect());
+        let kind = match *self {
+            Pattern::Uniform { self_allowed } => Draw::Uniform { self_allowed },
+            Pattern::HotSpot { host, fraction } => {
+                if host >= hosts {
+                    return Err(refuse(format!("host {host} does not exist (the network has {hosts})")));
+                }
+                Draw::Hot {
+                    first: host,
+                    count: 1,
+                    fraction,
+                }
+            }
+            Pattern::HotRegion { first, count, fraction } => {
+                if count == 0 || u64::from(first) + u64::from(count) > u64::from(hosts) {
+                    return Err(refuse(format!(
+                        "the region {first}..{} must be non-empty and within the {hosts} hosts",
+                        u64::from(first) + u64::from(count)
+                    )));
+                }
+                Draw::Hot { first, count, fraction }
+            }
+            Pattern::BitComplement => {
+                let l = bits()?;
+                permutation(&|s| !s & mask(l))
+            }
+            Pattern::BitReversal => {
+                let l = bits()?;
+                permutation(&|s| (0..l).map(|i| bit(s, l - i - 1) << i).sum())
+            }
+            Pattern::Transpose => {
+                let l = bits()?;
+                permutation(&|s| (0..l).map(|i| bit(s, (i + l / 2) % l) << i).sum())
+            }
+            Pattern::Butterfly => {
+                let l = bits()?;
+                permutation(&|s| {
+                    let top = l - 1;
+                    let middle = s & !(1 | (1 << top));
+                    middle | (bit(s, 0) << top) | bit(s, top)
+                })
+            }
+            Pattern::PerfectShuffle => {
+                let l = bits()?;
+                permutation(&|s| (0..l).map(|i| bit(s, (i + l - 1) % l) << i).sum())
+            }
+            Pattern::Tornado { columns } => {
+                let nx = match columns {
+                    Some(nx) if nx > 0 && hosts.is_multiple_of(nx) => nx,
+                    Some(nx) => {
+                        return Err(refuse(format!("the rows of {nx} hosts must divide the {hosts} hosts")));
+                    }
+                    None => {
+                        let root = (f64::from(hosts).sqrt().round()) as u32;
+                        if root * root != hosts {
+                            return Err(refuse(format!(
+                                "needs a square number of hosts (a 2D grid), the network has {hosts}; \
+                                 give the row length as tornado:NX"
+                            )));
+                        }
+                        root
+                    }
+                };
+                permutation(&|s| {
+                    let (x, y) = (s % nx, s / nx);
+                    (nx / 2 + x) % nx + nx * y
+                })
+            }
+            Pattern::NearestNeighbour => permutation(&|s| (s + 1) % hosts),
+            Pattern::RandomPermutation => {
+                let mut rng = Rng::keyed(seed, &[0x7065_726d]);
+                let mut order: Vec<u32> = (0..hosts).collect();
+                for i in (1..order.len()).rev() {
+                    let j = rng.below(i as u64 + 1) as usize;
+                    order.swap(i, j);
+                }
+                Draw::Fixed(order)
+            }
+        };
+        Ok(Destinations { hosts, kind })
+    }
+}
+
+fn mask(bits: u32) -> u32 {
+    if bits >= 32 { u32::MAX } else { (1 << bits) - 1 }
+}
+
+fn bit(value: u32, i: u32) -> u32 {
+    (value >> i) & 1
+}
+
+impl Destinations {
+    /// The destination of a packet from `src`, drawing from `rng` when the pattern is
+    /// random.
+    pub fn pick(&self, src: HostId, rng: &mut Rng) -> HostId {
+        let n = self.hosts;
+        let other = |rng: &mut Rng| {
+            let d = rng.below(u64::from(n - 1)) as u32;
+            if d >= src.0 { d + 1 } else { d }
+        };
+        HostId(match &self.kind {
+            Draw::Uniform { self_allowed: true } => rng.below(u64::from(n)) as u32,
+            Draw::Uniform { self_allowed: false } => other(rng),
+            Draw::Hot { first, count, fraction } => {
+                if rng.unit() < *fraction {
+                    first + rng.below(u64::from(*count)) as u32
+                } else {
+                    other(rng)
+                }
+            }
+            Draw::Fixed(table) => table[src.index()],
+        })
+    }
+
+    /// The fixed destination of every source, for permutations.
+    pub fn permutation(&self) -> Option<&[u32]> {
+        match &self.kind {
+            Draw::Fixed(table) => Some(table),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(pattern: &str, hosts: u32) -> Vec<u32> {
+        let p: Pattern = pattern.parse().expect("a pattern");
+        p.destinations(hosts, 1)
+            .expect("fits")
+            .permutation()
+            .expect("a permutation")
+            .to_vec()
+    }
+
+    #[test]
+    fn table_12_examples() {
+        let s = 0b1101_1000;
+        let at = |p: &str| table(p, 256)[s];
+        assert_eq!(at("bit-complement"), 0b0010_0111);
+        assert_eq!(at("bit-reversal"), 0b0001_1011);
+        assert_eq!(at("transpose"), 0b1000_1101);
+        assert_eq!(at("butterfly"), 0b0101_1001);
+        assert_eq!(at("perfect-shuffle"), 0b1011_0001);
+        // TO 8x8 (<3, 2>) = <7, 2>: host 3 + 8·2 to host 7 + 8·2.
+        assert_eq!(table("tornado", 64)[3 + 8 * 2], 7 + 8 * 2);
+        assert_eq!(table("tornado:8", 64)[3 + 8 * 2], 7 + 8 * 2);
+    }
+
+    #[test]
+    fn permutations_of_eight_hosts() {
+        // l = 3: bits written s2 s1 s0.
+        assert_eq!(table("bit-complement", 8), [7, 6, 5, 4, 3, 2, 1, 0]);
+        assert_eq!(table("bit-reversal", 8), [0, 4, 2, 6, 1, 5, 3, 7]);
+        // d_i = s_((i + 1) mod 3): rotate right by one.
+        assert_eq!(table("transpose", 8), [0, 4, 1, 5, 2, 6, 3, 7]);
+        assert_eq!(table("butterfly", 8), [0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(table("perfect-shuffle", 8), [0, 2, 4, 6, 1, 3, 5, 7]);
+        assert_eq!(table("nearest-neighbour", 8), [1, 2, 3, 4, 5, 6, 7, 0]);
+        assert_eq!(table("tornado:4", 8), [2, 3, 0, 1, 6, 7, 4, 5]);
+        // Sixteen hosts: transpose swaps the two 2-bit halves.
+        assert_eq!(
+            table("transpose", 16),
+            [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+        );
+        assert_eq!(
+            table("butterfly", 16),
+            [0, 8, 2, 10, 4, 12, 6, 14, 1, 9, 3, 11, 5, 13, 7, 15]
+        );
+    }
+
+    #[test]
+    fn random_permutation_is_a_permutation_fixed_by_the_seed() {
+        let p = Pattern::RandomPermutation;
+        let a = p.destinations(100, 7).expect("fits");
+        let mut sorted = a.permutation().expect("fixed").to_vec();
+        assert_eq!(p.destinations(100, 7).expect("fits").permutation(), a.permutation());
+        assert_ne!(p.destinations(100, 8).expect("fits").permutation(), a.permutation());
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn random_patterns_draw_what_they_say() {
+        let mut rng = Rng::new(3);
+        let uniform = Pattern::Uniform { self_allowed: false }
+            .destinations(4, 0)
+            .expect("fits");
+        let mut seen = [0u32; 4];
+        for _ in 0..4000 {
+            seen[uniform.pick(HostId(1), &mut rng).index()] += 1;
+        }
+        assert_eq!(seen[1], 0);
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(h, &n)| h == 1 || (1150..1520).contains(&n)),
+            "{seen:?}"
+        );
+        let hot = "hot-spot:2:0.5"
+            .parse::<Pattern>()
+            .expect("valid")
+            .destinations(8, 0)
+            .expect("fits");
+        let to_hot = (0..4000).filter(|_| hot.pick(HostId(0), &mut rng) == HostId(2)).count();
+        // One half, plus 1/7 of the other half.
+        assert!((2150..2420).contains(&to_hot), "{to_hot}");
+    }
+
+    #[test]
+    fn patterns_refuse_networks_they_do_not_fit() {
+        let err = |p: &str, hosts| {
+            p.parse::<Pattern>()
+                .and_then(|p| p.destinations(hosts, 0))
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(
+            err("bit-reversal", 12),
+            "bit-reversal: a bit permutation needs a power-of-two number of hosts, the network has 12"
+        );
+        assert!(err("tornado", 32).contains("square number"), "{}", err("tornado", 32));
+        assert!(err("tornado:5", 32).contains("divide"));
+        assert!(err("hot-spot:9", 8).contains("does not exist"));
+        assert!(err("hot-region:6:4", 8).contains("within"));
+        assert!(err("zigzag", 8).starts_with("zigzag: no such pattern"));
+        assert!(err("hot-spot:0:1.5", 8).contains("from 0 to 1"));
+        assert!(err("uniform:3", 8).contains("at most 0"));
+        assert_eq!(err("uniform", 1), "uniform: needs two hosts or more, the network has 1");
+        for p in PATTERN_SYNTAX.split(", ") {
+            let name = p.split('[').next().unwrap_or_default();
+            let parsed: Pattern = name.parse().expect("listed names parse");
+            assert_eq!(parsed.to_string().split(':').next(), Some(name));
+        }
+    }
+}
