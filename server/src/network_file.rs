@@ -888,6 +888,18 @@ impl NetworkSpec {
             },
         };
         let hosts = net.topology.hosts;
+        let pairs = u64::from(hosts) * u64::from(hosts);
+        if (self.routes.is_some() || self.routing == Some(RoutingName::UpDown))
+            && pairs > vesper_netmodels::topology::explicit::MAX_PAIRS
+        {
+            return Err(field(
+                "routing",
+                format!(
+                    "route files and up*/down* routes are listed pair by pair: {hosts} hosts make {pairs} pairs, \
+                     beyond the 2^26 (8,192 hosts) vesper keeps; use shortest-path tables"
+                ),
+            ));
+        }
         let explicit = |name, list| {
             ExplicitRoutes::new(hosts, policy, list)
                 .map(|routes| RoutingPolicy::Explicit {

@@ -11,6 +11,10 @@
 
 use crate::ids::HostId;
 
+/// The most (source, destination) pairs explicit routes index (8,192 hosts): the
+/// index takes 8 bytes a pair.
+pub const MAX_PAIRS: u64 = 1 << 26;
+
 /// How a message picks one of its pair's paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum MultipathPolicy {
@@ -55,6 +59,14 @@ pub enum ExplicitError {
     /// more ports than the flat store can index
     #[error("routes: more than 2^32 ports in all")]
     TooMany,
+    /// too many hosts for a table of every pair
+    #[error("routes: {hosts} hosts make {pairs} pairs; explicit routes are kept for at most 2^26 pairs (8,192 hosts)")]
+    TooManyPairs {
+        /// hosts in the network
+        hosts: u32,
+        /// their pairs
+        pairs: u64,
+    },
 }
 
 impl ExplicitRoutes {
@@ -65,6 +77,10 @@ impl ExplicitRoutes {
         policy: MultipathPolicy,
         mut paths: Vec<((HostId, HostId), Vec<u32>)>,
     ) -> Result<ExplicitRoutes, ExplicitError> {
+        let pairs = u64::from(hosts) * u64::from(hosts);
+        if pairs > MAX_PAIRS {
+            return Err(ExplicitError::TooManyPairs { hosts, pairs });
+        }
         if let Some(host) = paths.iter().flat_map(|((s, d), _)| [s.0, d.0]).find(|&h| h >= hosts) {
             return Err(ExplicitError::UnknownHost { host, hosts });
         }
@@ -165,6 +181,13 @@ mod tests {
         assert_eq!(
             ExplicitRoutes::new(2, MultipathPolicy::First, vec![((HostId(0), HostId(2)), vec![])]),
             Err(ExplicitError::UnknownHost { host: 2, hosts: 2 })
+        );
+        assert_eq!(
+            ExplicitRoutes::new(8193, MultipathPolicy::First, Vec::new()),
+            Err(ExplicitError::TooManyPairs {
+                hosts: 8193,
+                pairs: 8193 * 8193
+            })
         );
     }
 }
