@@ -80,7 +80,7 @@ enum Command {
         #[command(flatten)]
         out: Output,
     },
-    /// Check a map (and routes): counts, diameter, whether the routes reach their
+    /// Check a map (and routes): counts, whether the routes reach their
     /// destinations and whether they can deadlock wormhole switches.
     Check {
         /// the map

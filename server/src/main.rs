@@ -66,7 +66,7 @@ struct Cli {
 enum Command {
     /// Run the co-simulation server.
     Serve(Box<ServeArgs>),
-    /// Replay a synthetic workload against an in-process server over loopback (or
+    /// Replay a Dimemas trace or a synthetic workload against an in-process server over loopback (or
     /// locally with --no-server) and print the predicted execution time.
     Run(Box<RunArgs>),
     /// Describe a network: hosts, switches, cables, diameter, bisection; optionally
