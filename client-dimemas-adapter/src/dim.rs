@@ -31,7 +31,7 @@ use std::path::Path;
 
 use crate::input::{InputError, clip, read_text};
 
-use crate::replay::collective::{self, Algorithm};
+use crate::replay::collective::{self, Algorithm, Methods};
 use crate::replay::{Op, Ps, Workload};
 
 /// A trace, read.
@@ -46,15 +46,26 @@ pub struct DimTrace {
 /// What is wrong with a trace, and where.
 pub type DimError = InputError;
 
-/// Reads the trace at `path`.
+/// Reads the trace at `path`, collectives by their default algorithms.
 pub fn read(path: &Path) -> Result<DimTrace, DimError> {
+    read_with(path, &Methods::default())
+}
+
+/// Reads the trace at `path`, collectives decomposed by `methods`.
+pub fn read_with(path: &Path, methods: &Methods) -> Result<DimTrace, DimError> {
     let (text, file) = read_text(path)?;
-    parse(&text, &file)
+    parse_with(&text, &file, methods)
 }
 
 /// Parses a trace's text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
+    parse_with(text, file, &Methods::default())
+}
+
+/// Parses a trace's text, collectives decomposed by `methods`.
+pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace, DimError> {
     let mut reader = Reader {
+        methods,
         file,
         line: 0,
         programs: Vec::new(),
@@ -113,6 +124,8 @@ struct Requests {
 const COLLECTIVE_REQUESTS: u32 = 1 << 31;
 
 struct Reader<'a> {
+    /// how collectives are decomposed
+    methods: &'a Methods,
     file: &'a str,
     line: usize,
     programs: Vec<Vec<Op>>,
@@ -316,7 +329,9 @@ impl Reader<'_> {
         let is_root: u32 = self.number(fields, 5, "is_root")?;
         let sent: u32 = self.number(fields, 7, "bytes_sent")?;
         let received: u32 = self.number(fields, 8, "bytes_recv")?;
-        let algorithm = Algorithm::for_dimemas(id)
+        let algorithm = self
+            .methods
+            .algorithm(id)
             .ok_or_else(|| self.error(format!("field 4 (glop_id): unknown global operation {id} (0 to 31)")))?;
         self.calls.push(Call {
             task,
@@ -609,6 +624,29 @@ s:1:165
         let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 0)).expect("replayed");
         assert_eq!(outcome.tasks[1].end, 3_556_000);
         assert_eq!(outcome.predicted, 3_848_000);
+    }
+
+    #[test]
+    fn collectives_are_decomposed_by_the_methods_chosen() {
+        // An all-reduce of 1000 bytes over 8 tasks, rooted at task 0.
+        let mut text = String::from("#DIMEMAS:\"a\":0:8(1,1,1,1,1,1,1,1),1\nd:1:1:8:0:1:2:3:4:5:6:7\n");
+        for t in 0..8 {
+            text.push_str(&format!("10:{t}:0:11:1:{}:0:1000:1000\n", u8::from(t == 0)));
+        }
+        let predicted = |choice: Option<&str>| {
+            let mut methods = Methods::default();
+            if let Some(c) = choice {
+                methods.choose(c).expect("valid");
+            }
+            let trace = parse_with(&text, "a.dim", &methods).expect("parsed");
+            // 1 byte per ns, 100 ns latency: 1.1 µs a message.
+            let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
+            replay(&trace.workload, &mut bus).expect("replayed").predicted
+        };
+        let hop = 1_100_000;
+        assert_eq!(predicted(None), 3 * hop);
+        assert_eq!(predicted(Some("allreduce=flat")), 2 * hop);
+        assert_eq!(predicted(Some("allreduce=reduce-broadcast")), 6 * hop);
     }
 
     #[test]

@@ -377,6 +377,13 @@ struct RunArgs {
     /// A Dimemas trace (.dim) to replay instead of a synthetic workload.
     #[arg(value_name = "TRACE.dim")]
     trace: Option<PathBuf>,
+    /// How a trace's collectives are decomposed, per family: FAMILY=METHOD, repeatable.
+    /// Families: barrier, broadcast, reduce, allreduce, alltoall; methods: binomial
+    /// (default for rooted ones), flat (the root exchanges with every member),
+    /// recursive-doubling (the all-reduce default), reduce-broadcast, pairwise (the
+    /// all-to-all default).
+    #[arg(long, value_name = "FAMILY=METHOD")]
+    collective: Vec<String>,
     /// The synthetic workload to replay.
     #[arg(long, value_enum, default_value_t = WorkloadArg::AllToAll)]
     workload: WorkloadArg,
@@ -1181,7 +1188,13 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let workload = match &args.trace {
         Some(path) => {
-            let trace = vesper_client_dimemas_adapter::dim::read(path)?;
+            let mut methods = vesper_client_dimemas_adapter::replay::collective::Methods::default();
+            for choice in &args.collective {
+                methods
+                    .choose(choice)
+                    .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
+            }
+            let trace = vesper_client_dimemas_adapter::dim::read_with(path, &methods)?;
             if trace.collectives > 0 {
                 eprintln!(
                     "{} collective calls decomposed into point-to-point messages",

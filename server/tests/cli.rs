@@ -368,6 +368,16 @@ fn run_replays_a_dimemas_trace() {
     // computes 300 ns more.
     assert_eq!(predicted(&[]), 3753.126);
     assert_eq!(predicted(&["--no-server"]), 3753.126);
+    // The all-reduce done flat instead: task 0 gets task 1's part, then sends the
+    // result back. Task 0's own end does not move (its send is eager).
+    assert_eq!(predicted(&["--collective", "allreduce=flat"]), 3753.126);
+    let out = vesper(&["run", trace, "--collective", "alltoall=binomial"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--collective alltoall=binomial: binomial does not carry out AllToAll collectives"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A synthetic workload saved as a trace replays the same.
     let saved = std::env::temp_dir().join(format!("vesper-cli-{}.dim", std::process::id()));
     let saved = saved.to_str().expect("a UTF-8 path");

@@ -1,6 +1,8 @@
 //! MPI collectives decomposed into point-to-point messages, so the network sees them:
-//! binomial trees for rooted operations, recursive doubling for the all-reduce family,
-//! pairwise exchange for all-to-all.
+//! by default binomial trees for rooted operations, recursive doubling for the
+//! all-reduce family, pairwise exchange for all-to-all. [`Methods`] chooses another way
+//! per family: flat (the root exchanges with every member directly), or, for the
+//! all-reduce family, a reduce then a broadcast.
 //!
 //! Each function gives the operations of one member of the group (`members`, in
 //! communicator order), `root` being an index into `members`. Trees use ranks relative
@@ -23,6 +25,143 @@ pub enum Algorithm {
     RecursiveDoubling,
     /// an exchange with every other member at once (all-to-all)
     Pairwise,
+    /// every member sends to the root, which receives from each in turn
+    FlatReduce,
+    /// the root sends to every member in turn
+    FlatBroadcast,
+    /// a zero-byte flat reduce, then a zero-byte flat broadcast
+    FlatBarrier,
+    /// a binomial reduce tree, then a binomial broadcast tree, of the full size
+    ReduceBroadcast,
+    /// a flat reduce, then a flat broadcast, of the full size
+    FlatReduceBroadcast,
+}
+
+/// Collectives that are carried out alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    /// barrier
+    Barrier,
+    /// broadcast, scatter(v)
+    Broadcast,
+    /// reduce, gather(v)
+    Reduce,
+    /// all-reduce, all-gather(v), reduce-scatter, scan
+    AllReduce,
+    /// all-to-all(v/w)
+    AllToAll,
+}
+
+impl Family {
+    /// The family of a Dimemas global-operation id (16–31 as 0–15).
+    pub fn of_dimemas(id: u32) -> Option<Family> {
+        let id = if (16..32).contains(&id) { id - 16 } else { id };
+        Some(match id {
+            0 => Family::Barrier,
+            1 | 4 | 5 => Family::Broadcast,
+            2 | 3 | 10 => Family::Reduce,
+            6 | 7 | 11..=14 => Family::AllReduce,
+            8 | 9 | 15 => Family::AllToAll,
+            _ => return None,
+        })
+    }
+}
+
+/// A way of carrying out a family of collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// binomial trees (for the all-reduce family: a reduce tree, then a broadcast tree)
+    Binomial,
+    /// the root exchanges with every member directly
+    Flat,
+    /// exchanges at distance 2^t (the all-reduce family)
+    RecursiveDoubling,
+    /// a reduce, then a broadcast, each a binomial tree (the all-reduce family)
+    ReduceBroadcast,
+    /// everyone exchanges with everyone (all-to-all)
+    Pairwise,
+}
+
+/// The method of each family; families not named take the default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Methods(std::collections::BTreeMap<Family, Method>);
+
+impl Methods {
+    /// Reads `FAMILY=METHOD` (`allreduce=flat`): families `barrier`, `broadcast`,
+    /// `reduce`, `allreduce`, `alltoall`; methods `binomial`, `flat`,
+    /// `recursive-doubling`, `reduce-broadcast`, `pairwise`.
+    pub fn choose(&mut self, text: &str) -> Result<(), String> {
+        let (family, method) = text
+            .split_once('=')
+            .ok_or_else(|| format!("{text}: expected FAMILY=METHOD, e.g. allreduce=flat"))?;
+        let family = match family.trim() {
+            "barrier" => Family::Barrier,
+            "broadcast" | "bcast" | "scatter" => Family::Broadcast,
+            "reduce" | "gather" => Family::Reduce,
+            "allreduce" | "allgather" | "reduce-scatter" | "scan" => Family::AllReduce,
+            "alltoall" => Family::AllToAll,
+            other => {
+                return Err(format!(
+                    "{text}: unknown family {other} (barrier, broadcast, reduce, allreduce, alltoall)"
+                ));
+            }
+        };
+        let method = match method.trim() {
+            "binomial" => Method::Binomial,
+            "flat" => Method::Flat,
+            "recursive-doubling" => Method::RecursiveDoubling,
+            "reduce-broadcast" => Method::ReduceBroadcast,
+            "pairwise" => Method::Pairwise,
+            other => {
+                return Err(format!(
+                    "{text}: unknown method {other} (binomial, flat, recursive-doubling, reduce-broadcast, pairwise)"
+                ));
+            }
+        };
+        if Methods::algorithm_of(family, method).is_none() {
+            return Err(format!(
+                "{text}: {} does not carry out {family:?} collectives",
+                method_name(method)
+            ));
+        }
+        self.0.insert(family, method);
+        Ok(())
+    }
+
+    /// The algorithm of a Dimemas global-operation id; `None` if the id is unknown.
+    pub fn algorithm(&self, id: u32) -> Option<Algorithm> {
+        let family = Family::of_dimemas(id)?;
+        match self.0.get(&family) {
+            Some(&method) => Methods::algorithm_of(family, method),
+            None => Algorithm::for_dimemas(id),
+        }
+    }
+
+    fn algorithm_of(family: Family, method: Method) -> Option<Algorithm> {
+        Some(match (family, method) {
+            (Family::Barrier, Method::Binomial) => Algorithm::Barrier,
+            (Family::Barrier, Method::Flat) => Algorithm::FlatBarrier,
+            (Family::Broadcast, Method::Binomial) => Algorithm::BroadcastTree,
+            (Family::Broadcast, Method::Flat) => Algorithm::FlatBroadcast,
+            (Family::Reduce, Method::Binomial) => Algorithm::ReduceTree,
+            (Family::Reduce, Method::Flat) => Algorithm::FlatReduce,
+            (Family::AllReduce, Method::RecursiveDoubling) => Algorithm::RecursiveDoubling,
+            (Family::AllReduce, Method::Binomial | Method::ReduceBroadcast) => Algorithm::ReduceBroadcast,
+            (Family::AllReduce, Method::Flat) => Algorithm::FlatReduceBroadcast,
+            (Family::AllToAll, Method::Pairwise | Method::Flat) => Algorithm::Pairwise,
+            _ => return None,
+        })
+    }
+}
+
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Binomial => "binomial",
+        Method::Flat => "flat",
+        Method::RecursiveDoubling => "recursive-doubling",
+        Method::ReduceBroadcast => "reduce-broadcast",
+        Method::Pairwise => "pairwise",
+    }
 }
 
 impl Algorithm {
@@ -94,6 +233,37 @@ pub fn operations(
             let to: Vec<u32> = (1..n).map(|k| members[(me + k) % n]).collect();
             super::kernels::exchange(&from, &to, size, tag, first_request)
         }
+        Algorithm::FlatReduce => flat(n, relative, false, size, tag, task),
+        Algorithm::FlatBroadcast => flat(n, relative, true, size, tag, task),
+        Algorithm::FlatBarrier | Algorithm::FlatReduceBroadcast => {
+            let size = if algorithm == Algorithm::FlatBarrier { 0 } else { size };
+            let mut ops = flat(n, relative, false, size, tag, task);
+            ops.extend(flat(n, relative, true, size, tag, &task));
+            ops
+        }
+        Algorithm::ReduceBroadcast => {
+            let mut ops = tree(n, relative, false, size, tag, task);
+            ops.extend(tree(n, relative, true, size, tag, &task));
+            ops
+        }
+    }
+}
+
+/// The operations of relative rank `v` when the root (rank 0) exchanges with every
+/// rank directly: towards the root, every rank sends and the root receives from ranks
+/// 1, 2, … in turn; from it (`down`), the root sends to them in turn.
+fn flat(n: usize, v: usize, down: bool, size: u32, tag: i32, task: impl Fn(usize) -> u32) -> Vec<Op> {
+    let send = |to| Op::Send {
+        to,
+        size,
+        tag,
+        synchronous: false,
+    };
+    match (v, down) {
+        (0, true) => (1..n).map(|p| send(task(p))).collect(),
+        (0, false) => (1..n).map(|p| Op::Recv { from: task(p), tag }).collect(),
+        (_, true) => vec![Op::Recv { from: task(0), tag }],
+        (_, false) => vec![send(task(0))],
     }
 }
 
@@ -170,6 +340,29 @@ mod tests {
         assert_eq!(run(Algorithm::RecursiveDoubling, &[1, 4, 6], 8, 0, 1000), 2 * HOP);
         assert_eq!(run(Algorithm::Pairwise, &[1, 4, 6], 8, 0, 1000), HOP);
         assert_eq!(run(Algorithm::ReduceTree, &[5], 8, 0, 1000), 0);
+    }
+
+    #[test]
+    fn flat_and_reduce_broadcast_methods() {
+        let all: Vec<u32> = (0..8).collect();
+        // The root's eager sends leave at once over the contention-free bus: one hop.
+        assert_eq!(run(Algorithm::FlatBroadcast, &all, 8, 2, 1000), HOP);
+        assert_eq!(run(Algorithm::FlatReduce, &all, 8, 2, 1000), HOP);
+        assert_eq!(run(Algorithm::FlatReduceBroadcast, &all, 8, 0, 1000), 2 * HOP);
+        assert_eq!(run(Algorithm::FlatBarrier, &all, 8, 0, 1000), 2 * 100_000);
+        assert_eq!(run(Algorithm::ReduceBroadcast, &all, 8, 0, 1000), 6 * HOP);
+        let mut methods = Methods::default();
+        assert_eq!(methods.algorithm(11), Some(Algorithm::RecursiveDoubling));
+        methods.choose("allreduce=reduce-broadcast").expect("valid");
+        methods.choose("bcast=flat").expect("valid");
+        assert_eq!(methods.algorithm(11), Some(Algorithm::ReduceBroadcast));
+        assert_eq!(methods.algorithm(1 + 16), Some(Algorithm::FlatBroadcast));
+        assert_eq!(methods.algorithm(10), Some(Algorithm::ReduceTree));
+        assert_eq!(
+            methods.choose("alltoall=binomial"),
+            Err("alltoall=binomial: binomial does not carry out AllToAll collectives".into())
+        );
+        assert!(methods.choose("allreduce").is_err() && methods.choose("ring=flat").is_err());
     }
 
     #[test]
