@@ -238,12 +238,12 @@ pub fn operations(
         Algorithm::FlatBarrier | Algorithm::FlatReduceBroadcast => {
             let size = if algorithm == Algorithm::FlatBarrier { 0 } else { size };
             let mut ops = flat(n, relative, false, size, tag, task);
-            ops.extend(flat(n, relative, true, size, tag, &task));
+            ops.extend(flat(n, relative, true, size, tag, task));
             ops
         }
         Algorithm::ReduceBroadcast => {
             let mut ops = tree(n, relative, false, size, tag, task);
-            ops.extend(tree(n, relative, true, size, tag, &task));
+            ops.extend(tree(n, relative, true, size, tag, task));
             ops
         }
     }
