@@ -825,13 +825,19 @@ fn write_map_files(
     map: Option<&std::path::Path>,
     routes: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
+    // The topology as configured (routing, links), named as the map named it.
     let named = |s: &vesper_server::config::SwitchedConfig| {
-        let mut net = match &s.shape {
-            vesper_server::config::Shape::Map { net, .. } => vesper_map2topo::NamedTopology::clone(net),
-            _ => vesper_map2topo::NamedTopology::with_default_names(s.topology(network.hosts)),
-        };
-        net.topology = s.topology(network.hosts);
-        net
+        let topology = s.topology(network.hosts);
+        match &s.shape {
+            vesper_server::config::Shape::Map { net, .. } => vesper_map2topo::NamedTopology {
+                topology,
+                host_names: net.host_names.clone(),
+                switch_names: net.switch_names.clone(),
+                switch_types: net.switch_types.clone(),
+                host_types: net.host_types.clone(),
+            },
+            _ => vesper_map2topo::NamedTopology::with_default_names(topology),
+        }
     };
     let rails: Vec<_> = match &network.fabric {
         FabricConfig::Switched(s) => vec![named(s)],
