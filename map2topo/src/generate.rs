@@ -213,6 +213,22 @@ fn path_length(parent: &[Option<(u32, u32)>], mut at: usize) -> usize {
     length
 }
 
+/// Links on the longest minimal host-to-host path, by breadth-first search from every
+/// switch that has hosts; `None` when some host cannot reach another.
+pub fn diameter(topology: &Topology) -> Option<u32> {
+    let graph = Graph::of(topology);
+    let mut leaves: Vec<u32> = graph.attach.iter().flatten().map(|&(s, _)| s).collect();
+    leaves.sort_unstable();
+    leaves.dedup();
+    let mut longest = 0;
+    for &leaf in &leaves {
+        let distance = graph.distances_to(leaf);
+        longest = leaves.iter().map(|&l| distance[l as usize]).fold(longest, u32::max);
+    }
+    // Host to switch, the switch hops, switch to host.
+    (longest != u32::MAX).then_some(longest + 2)
+}
+
 /// The routes of `topology` under its own routing, pair by pair, to write as a route
 /// file: the paths of tree routings and explicit routes as they are, the tables of
 /// dimension-order and shortest-path routing walked from every source.
@@ -588,6 +604,10 @@ mod tests {
         // Dimension order on a 3×4 torus: at most 1 + 2 hops, then down to the host.
         assert!(listed.iter().all(|(_, p)| p.len() <= 4), "{listed:?}");
         runs(torus, listed);
+        assert_eq!(
+            diameter(&Xgft::kary_ntree(4, 2).expect("valid").topology(LinkParams::default())),
+            Some(4)
+        );
     }
 
     #[test]

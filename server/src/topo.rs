@@ -69,7 +69,11 @@ pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
         }
         // Host to switch, the switch hops, switch to host.
         Shape::Torus(t) => (torus_name(t), Some(t.diameter() + 2), Some(t.bisection_links())),
-        Shape::Map { file, .. } => (format!("map {file}"), diameter_by_search(&topology), None),
+        Shape::Map { file, .. } => (
+            format!("map {file}"),
+            vesper_map2topo::generate::diameter(&topology),
+            None,
+        ),
     };
     Summary {
         name,
@@ -82,43 +86,6 @@ pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
         bisection_cables,
         routing: switched.routing.name().to_string(),
     }
-}
-
-/// Links on the longest minimal host-to-host path, by breadth-first search from every
-/// switch that has hosts (`None` for a network with an unreachable switch).
-fn diameter_by_search(topology: &Topology) -> Option<u32> {
-    let switches = topology.switch_ports.len();
-    let mut links = vec![Vec::new(); switches];
-    let mut has_hosts = vec![false; switches];
-    for c in &topology.cables {
-        match (c.a.device, c.b.device) {
-            (Device::Switch(a), Device::Switch(b)) => {
-                links[a.index()].push(b.index());
-                links[b.index()].push(a.index());
-            }
-            (Device::Switch(s), Device::Host(_)) | (Device::Host(_), Device::Switch(s)) => has_hosts[s.index()] = true,
-            _ => {}
-        }
-    }
-    let mut longest = 0;
-    let mut distance = vec![u32::MAX; switches];
-    for start in (0..switches).filter(|&s| has_hosts[s]) {
-        distance.fill(u32::MAX);
-        distance[start] = 0;
-        let mut queue = std::collections::VecDeque::from([start]);
-        while let Some(s) = queue.pop_front() {
-            for &n in &links[s] {
-                if distance[n] == u32::MAX {
-                    distance[n] = distance[s] + 1;
-                    queue.push_back(n);
-                }
-            }
-        }
-        for s in (0..switches).filter(|&s| has_hosts[s]) {
-            longest = longest.max(distance[s]);
-        }
-    }
-    (longest != u32::MAX).then_some(longest + 2)
 }
 
 impl std::fmt::Display for Summary {

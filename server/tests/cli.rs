@@ -600,6 +600,7 @@ fn a_preset_written_as_a_map_loads_back_and_predicts_the_same() {
     let out = vesper(&["topo", "--map", &rails]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("rail 1:") && stdout.contains("hosts: 256"), "{stdout}");
+    assert!(stdout.contains("diameter: 4 links host to host"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
