@@ -440,6 +440,45 @@ fn cycle(channels: &Channels, mut depends: Vec<Vec<u32>>) -> Option<Vec<(SwitchI
     None
 }
 
+/// Reads a communication pattern: one flow per line, `SOURCE DESTINATION`, each turned
+/// into an id by `endpoint` (`expected` says what two endpoints are, for messages); a
+/// line `phase` starts the next phase; text after `#` and blank lines are ignored, and
+/// so are empty phases. Errors name `file` and the line.
+pub fn read_phases<T>(
+    file: &str,
+    text: &str,
+    endpoint: impl Fn(&str) -> Option<T>,
+    expected: &str,
+) -> Result<Vec<Vec<(T, T)>>, String> {
+    let mut phases = vec![Vec::new()];
+    for (number, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
+        match words.as_slice() {
+            [] => {}
+            ["phase"] => phases.push(Vec::new()),
+            [src, dst] => match (endpoint(src), endpoint(dst)) {
+                (Some(s), Some(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
+                _ => {
+                    return Err(format!(
+                        "{file}:{}: expected {expected}, got `{}`",
+                        number + 1,
+                        line.trim()
+                    ));
+                }
+            },
+            _ => {
+                return Err(format!(
+                    "{file}:{}: expected `SRC DST` or `phase`, got `{}`",
+                    number + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    phases.retain(|p| !p.is_empty());
+    Ok(phases)
+}
+
 /// How the flows of one phase share links.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhaseConflicts {

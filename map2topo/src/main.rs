@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use vesper_map2topo::generate::{
-    conflicts, deadlock_cycle, forwarding_routes, routes_of, shortest_paths, table_deadlock_cycle, up_down,
+    conflicts, deadlock_cycle, forwarding_routes, read_phases, routes_of, shortest_paths, table_deadlock_cycle, up_down,
 };
 use vesper_map2topo::routes::{RouteList, read_any, write_canonical, write_myrinet};
 use vesper_map2topo::{NamedTopology, WriteOptions, read_map, write_map};
@@ -388,21 +388,7 @@ fn read_pattern(path: &Path, net: &NamedTopology) -> anyhow::Result<Vec<Vec<(Hos
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
     let id = |name: &str| net.host_names.iter().position(|n| n == name).map(|h| HostId(h as u32));
-    let mut phases = vec![Vec::new()];
-    for (number, line) in text.lines().enumerate() {
-        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
-        match words.as_slice() {
-            [] => {}
-            ["phase"] => phases.push(Vec::new()),
-            [s, d] => match (id(s), id(d)) {
-                (Some(s), Some(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
-                _ => anyhow::bail!("{file}:{}: unknown host in `{}`", number + 1, line.trim()),
-            },
-            _ => anyhow::bail!("{file}:{}: expected `SOURCE DESTINATION` or `phase`", number + 1),
-        }
-    }
-    phases.retain(|p| !p.is_empty());
-    Ok(phases)
+    read_phases(&file, &text, id, "two host names of the map").map_err(anyhow::Error::msg)
 }
 
 fn routes_text(routes: &RouteList, net: &NamedTopology, format: Format) -> anyhow::Result<String> {

@@ -1371,35 +1371,10 @@ pub fn read_mapping(path: &Path, hosts: u32, names: Option<&[String]>) -> Result
 /// numbers); a line `phase` starts the next phase; text after `#` and blank lines are
 /// ignored.
 pub fn read_pattern(path: &Path) -> Result<Vec<Vec<(u32, u32)>>, SpecError> {
-    let file = path.display();
+    let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
-    let mut phases = vec![Vec::new()];
-    for (number, line) in text.lines().enumerate() {
-        let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
-        match words.as_slice() {
-            [] => {}
-            ["phase"] => phases.push(Vec::new()),
-            [src, dst] => match (src.parse(), dst.parse()) {
-                (Ok(s), Ok(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
-                _ => {
-                    return Err(SpecError::Mapping(format!(
-                        "{file}:{}: expected two node numbers, got `{}`",
-                        number + 1,
-                        line.trim()
-                    )));
-                }
-            },
-            _ => {
-                return Err(SpecError::Mapping(format!(
-                    "{file}:{}: expected `SRC DST` or `phase`, got `{}`",
-                    number + 1,
-                    line.trim()
-                )));
-            }
-        }
-    }
-    phases.retain(|p| !p.is_empty());
-    Ok(phases)
+    vesper_map2topo::generate::read_phases(&file, &text, |w| w.parse().ok(), "two node numbers")
+        .map_err(SpecError::Mapping)
 }
 
 /// Reads a network file: its `[network]` table as a description, with a relative
