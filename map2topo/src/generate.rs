@@ -345,11 +345,19 @@ impl Channels {
 /// A cycle of channels (switch, output port) in the routes' dependency graph, or
 /// `None` when the routes cannot deadlock wormhole switches.
 pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(SwitchId, u32)>> {
+    deadlock_cycle_of(topology, routes.iter().map(|((src, _), path)| (*src, path.as_slice())))
+}
+
+/// The same for paths given as (source, output ports), without collecting them first.
+pub fn deadlock_cycle_of<'a>(
+    topology: &Topology,
+    paths: impl IntoIterator<Item = (HostId, &'a [u32])>,
+) -> Option<Vec<(SwitchId, u32)>> {
     let graph = Graph::of(topology);
     let channels = Channels::of(topology);
     let mut depends: Vec<Vec<u32>> = vec![Vec::new(); channels.total as usize];
-    for ((src, _), path) in routes {
-        let Ok((mut at, _)) = graph.attach(*src) else { continue };
+    for (src, path) in paths {
+        let Ok((mut at, _)) = graph.attach(src) else { continue };
         let mut previous: Option<u32> = None;
         for &port in path {
             let Some(next) = graph.neighbour(at, port) else { break };

@@ -1269,11 +1269,10 @@ fn other_kind(at: &str, spec: &LevelSpec, kind: SwitchKind) -> Result<SwitchKind
 /// Refuses routes of a map that could deadlock wormhole switches (a cycle of channels
 /// waiting on each other), naming the cycle.
 fn deadlock_free(net: &vesper_map2topo::NamedTopology, routing: &RoutingPolicy) -> Result<(), SpecError> {
-    use vesper_map2topo::generate::{deadlock_cycle, table_deadlock_cycle};
+    use vesper_map2topo::generate::{deadlock_cycle_of, table_deadlock_cycle};
     let cycle = match routing {
         RoutingPolicy::Explicit { routes, .. } => {
-            let list: Vec<_> = routes.iter().map(|(pair, path)| (pair, path.to_vec())).collect();
-            deadlock_cycle(&net.topology, &list)
+            deadlock_cycle_of(&net.topology, routes.iter().map(|((src, _), path)| (src, path)))
         }
         _ => table_deadlock_cycle(&net.topology),
     };
