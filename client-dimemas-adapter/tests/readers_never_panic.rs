@@ -2,8 +2,18 @@
 //! what they read) panic: they return an error naming the line instead.
 
 use proptest::prelude::*;
-use vesper_client_dimemas_adapter::replay::{IdealBus, replay};
+use vesper_client_dimemas_adapter::replay::collective::Methods;
+use vesper_client_dimemas_adapter::replay::{IdealBus, drain, replay};
 use vesper_client_dimemas_adapter::{cfg, dim};
+
+/// A file of its own holding `text`.
+fn scratch(text: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("vesper-prop-{}-{n}.dim", std::process::id()));
+    std::fs::write(&path, text).expect("written");
+    path
+}
 
 /// Lines that look like trace records, with fields that are sometimes wrong.
 fn record() -> impl Strategy<Value = String> {
@@ -47,9 +57,24 @@ proptest! {
         Just("#DIMEMAS:\"t"),
     ], lines in prop::collection::vec(record(), 0..30)) {
         let text = format!("{header}\n{}\n", lines.join("\n"));
-        if let Ok(trace) = dim::parse(&text, "p.dim") {
+        let whole = dim::parse(&text, "p.dim");
+        if let Ok(trace) = &whole {
             // Whatever was read replays, or is refused with an error.
             let _ = replay(&trace.workload, &mut IdealBus::new(1, 1, 0));
+        }
+        // Opened for streaming, the same trace reads the same (or is refused: unmatched
+        // sends are found when it is opened, not by the replay).
+        let path = scratch(&text);
+        let opened = dim::open(&path, &Methods::default());
+        let _ = std::fs::remove_file(&path);
+        match (opened, whole) {
+            (Ok(mut opened), Ok(trace)) => {
+                prop_assert_eq!(drain(&mut opened.programs).map(|w| w.tasks), Ok(trace.workload.tasks));
+                prop_assert_eq!(opened.collectives, trace.collectives);
+            }
+            (Ok(_), Err(e)) => prop_assert!(false, "streamed but not read whole: {}", e),
+            (Err(e), Ok(trace)) => prop_assert!(trace.workload.check().is_err(), "refused: {}", e),
+            (Err(_), Err(_)) => {}
         }
     }
 

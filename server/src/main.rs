@@ -1190,44 +1190,74 @@ fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
 }
 
 fn run(args: RunArgs) -> anyhow::Result<()> {
-    use vesper_client_dimemas_adapter::replay::IdealBus;
+    use vesper_client_dimemas_adapter::dim;
+    use vesper_client_dimemas_adapter::replay::collective::Methods;
+    use vesper_client_dimemas_adapter::replay::{Cursor, IdealBus, Programs, StartDelays, Workload};
 
-    let workload = match &args.trace {
-        Some(path) => {
-            let mut methods = vesper_client_dimemas_adapter::replay::collective::Methods::default();
-            for choice in &args.collective {
-                methods
-                    .choose(choice)
-                    .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
-            }
-            let trace = vesper_client_dimemas_adapter::dim::read_with(path, &methods)?;
-            if trace.collectives > 0 {
-                eprintln!(
-                    "{} collective calls decomposed into point-to-point messages",
-                    trace.collectives
-                );
-            }
-            trace.workload
-        }
-        None => synthetic_workload(&args)?,
-    };
-    let workload = if args.imbalance_ns > 0 {
+    let mut methods = Methods::default();
+    for choice in &args.collective {
+        methods
+            .choose(choice)
+            .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
+    }
+    let delays = |tasks: u32| -> Vec<u64> {
         let mut rng = vesper_netmodels::rng::Rng::new(args.workload_seed);
         let below = args.imbalance_ns.saturating_mul(1000);
-        let delays: Vec<u64> = workload.tasks.iter().map(|_| rng.below(below)).collect();
-        workload.with_start_delays(&delays)
-    } else {
-        workload
+        (0..tasks).map(|_| rng.below(below)).collect()
     };
-    if let Some(path) = &args.save_trace {
-        let mut file = std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-        );
-        vesper_client_dimemas_adapter::dim::write(&workload, &mut file)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("trace saved to {}", path.display());
-    }
+    // A trace is read as the replay goes (its tasks' records in pieces), unless it is to
+    // be saved again; synthetic workloads are made in memory.
+    let (whole, mut programs): (Option<std::sync::Arc<Workload>>, Box<dyn Programs + Send>) = match &args.trace {
+        Some(path) if args.save_trace.is_none() => {
+            let opened = dim::open(path, &methods)?;
+            if opened.collectives > 0 {
+                eprintln!(
+                    "{} collective calls decomposed into point-to-point messages",
+                    opened.collectives
+                );
+            }
+            let programs = opened.programs;
+            if args.imbalance_ns > 0 {
+                let delays = delays(programs.tasks());
+                (None, Box::new(StartDelays::new(programs, delays)))
+            } else {
+                (None, programs)
+            }
+        }
+        source => {
+            let mut workload = match source {
+                Some(path) => {
+                    let trace = dim::read_with(path, &methods)?;
+                    if trace.collectives > 0 {
+                        eprintln!(
+                            "{} collective calls decomposed into point-to-point messages",
+                            trace.collectives
+                        );
+                    }
+                    trace.workload
+                }
+                None => synthetic_workload(&args)?,
+            };
+            if args.imbalance_ns > 0 {
+                let delays = delays(workload.tasks.len() as u32);
+                workload = workload.with_start_delays(&delays);
+            }
+            workload
+                .check()
+                .map_err(|reason| anyhow::anyhow!("workload {}: {reason}", workload.name))?;
+            if let Some(path) = &args.save_trace {
+                let mut file = std::io::BufWriter::new(
+                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                );
+                dim::write(&workload, &mut file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
+                eprintln!("trace saved to {}", path.display());
+            }
+            let workload = std::sync::Arc::new(workload);
+            (Some(std::sync::Arc::clone(&workload)), Box::new(Cursor::new(workload)))
+        }
+    };
+    let name = programs.name().to_string();
     let (mut spec, origin) = args.net.spec(Some(DEFAULT_PRESET))?;
     let mut options = match &args.config {
         Some(path) => {
@@ -1250,27 +1280,32 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     let trace = args
         .network_trace
         .config_for_run(&args.trace_date, args.output.as_deref(), args.no_server)?;
-    if spec.pattern.is_none() {
+    if spec.pattern.is_none() && (whole.is_some() || spec.routing == Some(RoutingName::PatternAware)) {
         // Pattern-aware routing for the workload replayed: its k-th sends, task by task,
-        // on their nodes.
+        // on their nodes (a streamed trace is read once more for them).
+        let phases = match (&whole, &args.trace) {
+            (Some(workload), _) => workload.send_phases(),
+            (None, Some(path)) => dim::Stream::send_phases(path, &methods)?,
+            (None, None) => Vec::new(),
+        };
         let nodes = |phase: Vec<(u32, u32)>| {
             let node = |t| options.mapping.node_of(t);
             phase.into_iter().map(|(s, d)| (node(s), node(d))).collect()
         };
-        spec.pattern_phases = Some(workload.send_phases().into_iter().map(nodes).collect());
+        spec.pattern_phases = Some(phases.into_iter().map(nodes).collect());
     }
+    drop(whole);
     let network = args.net.resolve(&spec, &origin)?;
     let nodes = network.placement.nodes(network.hosts);
-    let needed = options.mapping.nodes_for(workload.tasks.len() as u32);
+    let needed = options.mapping.nodes_for(programs.tasks());
     anyhow::ensure!(
         needed <= nodes,
-        "{} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
+        "{name} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
          --tasks-per-node)",
-        workload.name,
         network.placement.describe(network.hosts),
     );
     // On standard error, and only when it is a terminal.
-    let total: u64 = workload.tasks.iter().map(|p| p.len() as u64).sum();
+    let total = programs.total();
     let progress = indicatif::ProgressBar::new(total).with_style(
         indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% of {len} operations, {msg} [{elapsed}]")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -1282,7 +1317,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         let (bytes, seconds) = params.bandwidth.ratio();
         let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
         (
-            vesper_client_dimemas_adapter::replay::replay_observed(&workload, &mut bus, &options, &mut |p| {
+            vesper_client_dimemas_adapter::replay::replay_programs(&mut programs, &mut bus, &options, &mut |p| {
                 progress.set_position(p.done);
             })?,
             None,
@@ -1290,7 +1325,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         let bar = progress.clone();
         let (outcome, report) =
-            vesper_server::replay::over_server(network.clone(), trace, &workload, options.clone(), move |p| {
+            vesper_server::replay::over_server(network.clone(), trace, programs, options.clone(), move |p| {
                 bar.set_position(p.done);
                 bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
             })?;
@@ -1303,7 +1338,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             .map(|t| serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3}))
             .collect();
     let result = serde_json::json!({
-        "workload": workload.name,
+        "workload": name,
         "network": network.describe(),
         "predicted_ns": outcome.predicted as f64 / 1e3,
         "messages": outcome.messages,
@@ -1318,7 +1353,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(());
     }
-    println!("workload: {}", workload.name);
+    println!("workload: {name}");
     println!("network: {}", network.describe());
     let within = match outcome.intra_node {
         0 => String::new(),

@@ -653,7 +653,7 @@ fn stream_thread(open: Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + S
 mod tests {
     use std::io::Read;
 
-    use vesper_client_dimemas_adapter::replay::{ReplayOptions, Workload};
+    use vesper_client_dimemas_adapter::replay::{Cursor, ReplayOptions, Workload};
     use vesper_netmodels::trace::check::check;
 
     use super::*;
@@ -686,8 +686,9 @@ mod tests {
     /// Replays an all-to-all of 4 tasks over a crossbar, tracing as `trace` says.
     fn replay(trace: Option<TraceConfig>) -> crate::Report {
         let workload = Workload::all_to_all(4, 5000);
-        let (_, report) = crate::replay::over_server(network(), trace, &workload, ReplayOptions::default(), |_| {})
-            .expect("replayed");
+        let programs = Box::new(Cursor::new(workload));
+        let (_, report) =
+            crate::replay::over_server(network(), trace, programs, ReplayOptions::default(), |_| {}).expect("replayed");
         report
     }
 

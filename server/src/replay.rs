@@ -3,20 +3,20 @@
 
 use vesper_client_dimemas_adapter::LegacyConnection;
 use vesper_client_dimemas_adapter::replay::{
-    Outcome, Progress, ReplayOptions, ServerFabric, Workload, replay_observed,
+    Outcome, Programs, Progress, ReplayOptions, ServerFabric, replay_programs,
 };
 
 use crate::config::{NetworkConfig, ServerConfig};
 use crate::network_trace::TraceConfig;
 use crate::report::Report;
 
-/// Replays `workload` against a server on `network` (writing the network trace `trace`
-/// asks for), telling `progress` how far it has got; returns the prediction and the
-/// server's report.
+/// Replays `programs` (checked: every send has its receive) against a server on
+/// `network` (writing the network trace `trace` asks for), telling `progress` how far
+/// it has got; returns the prediction and the server's report.
 pub fn over_server(
     network: NetworkConfig,
     trace: Option<TraceConfig>,
-    workload: &Workload,
+    mut programs: Box<dyn Programs + Send>,
     options: ReplayOptions,
     mut progress: impl FnMut(Progress) + Send + 'static,
 ) -> anyhow::Result<(Outcome, Report)> {
@@ -33,10 +33,9 @@ pub fn over_server(
     };
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
     let client = std::thread::spawn({
-        let workload = workload.clone();
         move || -> anyhow::Result<Outcome> {
             let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
-            let outcome = replay_observed(&workload, &mut fabric, &options, &mut progress)?;
+            let outcome = replay_programs(&mut programs, &mut fabric, &options, &mut progress)?;
             fabric.finish()?;
             Ok(outcome)
         }

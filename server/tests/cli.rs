@@ -398,6 +398,19 @@ fn run_replays_a_dimemas_trace() {
         saved,
     ]);
     assert_eq!(json(&["run", saved, "--json"]), synthetic);
+    // The trace is streamed (read as the replay goes) unless it is saved again, which
+    // reads it whole: both replay alike, with a start imbalance and with routes chosen
+    // for the trace's pattern.
+    let again = format!("{saved}.again.dim");
+    for extra in [&["--imbalance-ns", "3000"][..], &["--routing", "pattern-aware"]] {
+        let streamed = json(&[&["run", saved, "--json"][..], extra].concat());
+        let whole = json(&[&["run", saved, "--json", "--save-trace", &again][..], extra].concat());
+        assert_eq!(streamed, whole, "{extra:?}");
+        if extra[0] == "--imbalance-ns" {
+            assert_ne!(streamed, synthetic);
+        }
+    }
+    let _ = std::fs::remove_file(&again);
     let _ = std::fs::remove_file(saved);
     let out = vesper(&["run", "Cargo.toml"]);
     assert!(!out.status.success());

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::Ps;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
+use super::programs::{Cursor, Programs};
 use super::workload::{Op, Workload};
 
 /// Where one task's time went.
@@ -103,7 +104,7 @@ pub struct Record {
 /// Why a replay failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    /// the workload does not match its sends and receives
+    /// the workload does not match its sends and receives, or could not be read
     #[error("workload {name}: {reason}")]
     Workload {
         /// the workload
@@ -310,12 +311,22 @@ pub fn replay_observed(
         name: workload.name.clone(),
         reason,
     })?;
-    let tasks = workload.tasks.len();
-    let total = workload.tasks.iter().map(|p| p.len() as u64).sum();
+    replay_programs(&mut Cursor::new(workload), fabric, options, progress)
+}
+
+/// Replays `programs` (already checked: every send has its receive) over `fabric`,
+/// reading each task's operations as it goes, telling `progress` how far it has got.
+pub fn replay_programs(
+    programs: &mut dyn Programs,
+    fabric: &mut dyn Fabric,
+    options: &ReplayOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Outcome, ReplayError> {
+    let tasks = programs.tasks() as usize;
+    let total = programs.total();
     let memory = options.memory_copy.bus();
     let mut r = Replay {
-        workload,
-        pc: vec![0; tasks],
+        programs,
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
         pending: vec![BTreeMap::new(); tasks],
@@ -382,8 +393,7 @@ pub fn replay_observed(
 }
 
 struct Replay<'a> {
-    workload: &'a Workload,
-    pc: Vec<usize>,
+    programs: &'a mut dyn Programs,
     state: Vec<State>,
     times: Vec<TaskTimes>,
     /// per task: its requests started and not yet waited for, and whether complete
@@ -408,12 +418,15 @@ impl Replay<'_> {
     fn run(&mut self, task: u32, now: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         let t = task as usize;
         loop {
-            let Some(&op) = self.workload.tasks[t].get(self.pc[t]) else {
+            let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
+                name: self.programs.name().to_string(),
+                reason,
+            })?;
+            let Some(op) = next else {
                 self.state[t] = State::Done;
                 self.times[t].end = now;
                 return Ok(());
             };
-            self.pc[t] += 1;
             self.done += 1;
             let why = match op {
                 Op::Recv { .. } => Activity::WaitingMessage,

@@ -22,13 +22,15 @@ pub mod collective;
 pub mod engine;
 pub mod fabric;
 pub mod kernels;
+pub mod programs;
 pub mod workload;
 
 pub use engine::{
     Activity, Call, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError,
-    ReplayOptions, TaskTimes, replay, replay_observed, replay_with,
+    ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
+pub use programs::{Cursor, Programs, StartDelays, drain};
 pub use workload::{Op, Workload};
 
 /// Picoseconds of simulated time.

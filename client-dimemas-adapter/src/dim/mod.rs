@@ -1,0 +1,502 @@
+//! Dimemas `.dim` traces (`shared/spec/formats.md` §2), read into a [`Workload`].
+//!
+//! ```text
+//! #DIMEMAS:"name":1,<offset>:<ntasks>(<nthreads>,...),<ncomms>     header
+//! d:1:<comm>:<ntasks>:<task>...                                       communicators
+//! <op>:<task>:<thread>:<fields>                                        records
+//! s:<task>:<offset>...                                                 offsets
+//! ```
+//!
+//! What is replayed: CPU bursts (1), sends (2: blocking or immediate, synchronous or
+//! not) and receives (3: blocking, immediate, and waits for an earlier immediate
+//! receive from the same source with the same tag), and global operations (10),
+//! decomposed into point-to-point messages over their communicator's members
+//! ([`crate::replay::collective`]; the k-th call of each member is one collective,
+//! each with a tag of its own below every application tag). Events (20), no-ops (0)
+//! and GPU bursts (11) take no time here. Tasks must have one thread. Point-to-point
+//! messages match on (source, tag, communicator), as MPI's do: the first communicator's
+//! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
+//! of its own, from −1 down (below every application tag, above the collectives').
+//!
+//! Two ways to read a trace, which give the same operations (one line decoder,
+//! `reader.rs`): [`parse`] and [`read`] hold it whole as a [`Workload`]; [`open`] reads
+//! it as the replay goes, each task's records in small pieces ([`Stream`], `stream.rs`),
+//! so that traces larger than memory replay.
+//!
+//! [`write`] saves any workload as a trace: receives take their sizes from the
+//! matching sends; a wait for an immediate receive becomes a type-2 receive; waits for
+//! immediate sends have no record (a trace cannot say them), so a rendezvous `ISend`
+//! waited for replays differently once written, and type-2 waits match the oldest
+//! pending immediate receive from the same source and tag.
+
+mod reader;
+mod stream;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::input::{InputError, read_text};
+use crate::replay::collective::Methods;
+use crate::replay::{Op, Workload};
+
+use reader::{Collectives, Decoded, Global, Reader};
+pub use stream::{Opened, Stream, open};
+
+/// A trace, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimTrace {
+    /// the task programs
+    pub workload: Workload,
+    /// collective calls decomposed into point-to-point messages
+    pub collectives: u64,
+}
+
+/// What is wrong with a trace, and where.
+pub type DimError = InputError;
+
+/// Reads the trace at `path`, collectives by their default algorithms.
+pub fn read(path: &Path) -> Result<DimTrace, DimError> {
+    read_with(path, &Methods::default())
+}
+
+/// Reads the trace at `path`, collectives decomposed by `methods`.
+pub fn read_with(path: &Path, methods: &Methods) -> Result<DimTrace, DimError> {
+    let (text, file) = read_text(path)?;
+    parse_with(&text, &file, methods)
+}
+
+/// Parses a trace's text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
+    parse_with(text, file, &Methods::default())
+}
+
+/// Parses a trace's text, collectives decomposed by `methods`.
+pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace, DimError> {
+    let mut reader = Reader::new(methods, file);
+    let mut lines = text.lines();
+    let name = match lines.next() {
+        Some(header) => {
+            reader.line = 1;
+            reader.header(header.trim_end())?
+        }
+        None => return Err(reader.error("an empty file; expected a #DIMEMAS header")),
+    };
+    let mut programs: Vec<Vec<Op>> = vec![Vec::new(); reader.tasks() as usize];
+    let mut collectives = Collectives::default();
+    // Per task: its collective calls, where in its program they go.
+    let mut calls: Vec<Vec<(usize, Global, usize)>> = vec![Vec::new(); programs.len()];
+    for (number, line) in lines.enumerate() {
+        reader.line = number + 2;
+        match reader.record(line.trim_end())? {
+            Decoded::Nothing => {}
+            Decoded::Op(task, op) => programs[task as usize].push(op),
+            Decoded::Global(task, global) => {
+                let k = collectives
+                    .call(task, &global, reader.line)
+                    .map_err(|(line, message)| reader.error_at(line, message))?;
+                calls[task as usize].push((programs[task as usize].len(), global, k));
+            }
+        }
+    }
+    let plan = collectives
+        .plan(&reader.groups, reader.tasks())
+        .map_err(|(line, message)| reader.error_at(line, message))?;
+    for (task, (program, calls)) in programs.iter_mut().zip(calls).enumerate() {
+        // From the back, so that earlier positions stay valid.
+        for (at, global, k) in calls.into_iter().rev() {
+            program.splice(at..at, plan.operations(task as u32, &global, k));
+        }
+    }
+    Ok(DimTrace {
+        workload: Workload { name, tasks: programs },
+        collectives: plan.calls,
+    })
+}
+
+/// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
+/// offset lines, and the header padded so its offset could be rewritten in place.
+pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
+    workload.check()?;
+    let tasks = workload.tasks.len();
+    // The size of every message, per (source, destination, tag), in send order.
+    let mut sizes: BTreeMap<(u32, u32, i32), VecDeque<u32>> = BTreeMap::new();
+    for (t, program) in workload.tasks.iter().enumerate() {
+        for op in program {
+            if let Op::Send { to, size, tag, .. } | Op::ISend { to, size, tag, .. } = *op {
+                sizes.entry((t as u32, to, tag)).or_default().push_back(size);
+            }
+        }
+    }
+    let mut body = String::new();
+    let members: Vec<String> = (0..tasks).map(|t| t.to_string()).collect();
+    let _ = writeln!(body, "d:1:1:{tasks}:{}", members.join(":"));
+    let mut starts = Vec::with_capacity(tasks);
+    for (t, program) in workload.tasks.iter().enumerate() {
+        starts.push(body.len());
+        // Immediate receives by request: (source, size, tag).
+        let mut receives: BTreeMap<u32, (u32, u32, i32)> = BTreeMap::new();
+        for op in program {
+            let mut size_of = |from: u32, tag: i32| {
+                sizes
+                    .get_mut(&(from, t as u32, tag))
+                    .and_then(VecDeque::pop_front)
+                    .unwrap_or(0)
+            };
+            let _ = match *op {
+                Op::Compute(d) => writeln!(body, "1:{t}:0:{}.{:012}", d / 1_000_000_000_000, d % 1_000_000_000_000),
+                Op::Send {
+                    to,
+                    size,
+                    tag,
+                    synchronous,
+                } => writeln!(body, "2:{t}:0:{to}:-1:{size}:{tag}:1:{}", u8::from(synchronous)),
+                Op::ISend {
+                    to,
+                    size,
+                    tag,
+                    synchronous,
+                    ..
+                } => writeln!(body, "2:{t}:0:{to}:-1:{size}:{tag}:1:{}", 2 | u8::from(synchronous)),
+                Op::Recv { from, tag } => writeln!(body, "3:{t}:0:{from}:-1:{}:{tag}:1:0", size_of(from, tag)),
+                Op::IRecv { from, tag, request } => {
+                    let size = size_of(from, tag);
+                    receives.insert(request, (from, size, tag));
+                    writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:1")
+                }
+                Op::Wait { request } => match receives.remove(&request) {
+                    Some((from, size, tag)) => writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:2"),
+                    None => Ok(()),
+                },
+            };
+        }
+    }
+    let offsets_at = body.len();
+    let name = workload.name.replace('"', "'");
+    let threads = vec!["1"; tasks].join(",");
+    let header = |offset: u64| format!("#DIMEMAS:\"{name}\":1,{offset}:{tasks}({threads}),1");
+    // Wide enough for any offset.
+    let width = header(u64::MAX).len();
+    let base = width + 1;
+    // Padded in bytes (offsets count bytes; the name may hold wider characters).
+    let mut text = header((base + offsets_at) as u64);
+    text.push_str(&" ".repeat(width - text.len()));
+    text.push('\n');
+    text.push_str(&body);
+    for (t, start) in starts.iter().enumerate() {
+        let _ = writeln!(text, "s:{t}:{}", base + start);
+    }
+    out.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write the trace: {e}"))
+}
+
+/// Traces the tests of both readers share.
+#[cfg(test)]
+mod examples {
+    /// The formats spec's example: an eager ping-pong of 1024 bytes, then an allreduce.
+    /// Its header is not padded as its offset lines assume.
+    pub const PING_PONG: &str = "#DIMEMAS:\"pingpong\":1,249:2(1,1),1,0,0
+d:1:1:2:0:1
+1:0:0:0.000001500
+2:0:0:1:-1:1024:7:1:0
+3:0:0:1:-1:1024:8:1:0
+10:0:0:11:1:1:0:8:8:1
+1:0:0:0.000000300
+1:1:0:0.000002000
+3:1:0:0:-1:1024:7:1:0
+2:1:0:0:-1:1024:8:1:0
+10:1:0:11:1:0:0:8:8:1
+s:0:63
+s:1:165
+";
+
+    /// Four tasks; a broadcast from task 2 over all, then an allreduce between tasks 1
+    /// and 3 only (communicator 2), then a barrier.
+    pub const COLLECTIVES: &str = "#DIMEMAS:\"c\":0:4(1,1,1,1),2
+d:1:1:4:0:1:2:3
+d:1:2:2:1:3
+10:0:0:1:1:0:0:0:1000
+10:0:0:0:1:1:0:0:0
+10:1:0:1:1:0:0:0:1000
+10:1:0:11:2:0:0:8:8
+10:1:0:0:1:0:0:0:0
+10:2:0:1:1:1:0:1000:0
+10:2:0:0:1:0:0:0:0
+10:3:0:1:1:0:0:0:1000
+10:3:0:11:2:1:0:8:8
+10:3:0:0:1:0:0:0:0
+";
+
+    /// Task 0 sends 1000 bytes on communicator 1, then 100000 on communicator 2, both
+    /// tag 7; task 1 receives communicator 2's first.
+    pub const COMMUNICATORS: &str = "#DIMEMAS:\"c\":0:2(1,1),2
+2:0:0:1:-1:1000:7:1:0
+2:0:0:1:-1:100000:7:2:0
+3:1:0:0:-1:100000:7:2:0
+3:1:0:0:-1:1000:7:1:0
+";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{IdealBus, ReplayOptions, replay, replay_with};
+
+    #[test]
+    fn the_spec_example_replays_with_times_by_hand() {
+        let trace = parse(examples::PING_PONG, "pingpong.dim").expect("parsed");
+        assert_eq!(trace.collectives, 1);
+        assert_eq!(trace.workload.name, "pingpong");
+        // Then the allreduce: an exchange of 8 bytes with task 0 (4 operations).
+        assert_eq!(trace.workload.tasks[1].len(), 3 + 4);
+        assert_eq!(
+            trace.workload.tasks[1][..3],
+            [
+                Op::Compute(2_000_000),
+                Op::Recv { from: 0, tag: 7 },
+                Op::Send {
+                    to: 0,
+                    size: 1024,
+                    tag: 8,
+                    synchronous: false
+                }
+            ]
+        );
+        // 1 byte per ns, no latency: task 0 sends at 1.5 µs, task 1 has it at 2.524 µs
+        // (it computed until 2 µs), answers, task 0 has it at 3.548 µs. The allreduce
+        // exchanges 8 bytes: task 1's (sent at 2.524 µs) is there; task 0's lands at
+        // 3.556 µs, when task 1 ends; task 0 computes 0.3 µs more.
+        let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 0)).expect("replayed");
+        assert_eq!(outcome.tasks[1].end, 3_556_000);
+        assert_eq!(outcome.predicted, 3_848_000);
+    }
+
+    #[test]
+    fn collectives_are_decomposed_by_the_methods_chosen() {
+        // An all-reduce of 1000 bytes over 8 tasks, rooted at task 0.
+        let mut text = String::from("#DIMEMAS:\"a\":0:8(1,1,1,1,1,1,1,1),1\nd:1:1:8:0:1:2:3:4:5:6:7\n");
+        for t in 0..8 {
+            text.push_str(&format!("10:{t}:0:11:1:{}:0:1000:1000\n", u8::from(t == 0)));
+        }
+        let predicted = |choice: Option<&str>| {
+            let mut methods = Methods::default();
+            if let Some(c) = choice {
+                methods.choose(c).expect("valid");
+            }
+            let trace = parse_with(&text, "a.dim", &methods).expect("parsed");
+            // 1 byte per ns, 100 ns latency: 1.1 µs a message.
+            let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
+            replay(&trace.workload, &mut bus).expect("replayed").predicted
+        };
+        let hop = 1_100_000;
+        assert_eq!(predicted(None), 3 * hop);
+        assert_eq!(predicted(Some("allreduce=flat")), 2 * hop);
+        assert_eq!(predicted(Some("allreduce=reduce-broadcast")), 6 * hop);
+    }
+
+    #[test]
+    fn messages_match_within_their_communicator() {
+        // Matched by tag alone, task 0's small message would complete task 1's first
+        // receive.
+        let text = examples::COMMUNICATORS;
+        let trace = parse(text, "c.dim").expect("parsed");
+        assert_eq!(
+            trace.workload.tasks[1],
+            vec![Op::Recv { from: 0, tag: -1 }, Op::Recv { from: 0, tag: 7 }]
+        );
+        // At 1 MBps (2^20 bytes/s) the large message takes about 95 ms; in order, task 1
+        // is done when it arrives.
+        let mut bus = IdealBus::from_mbps(1.0, 0).expect("bus");
+        let outcome = replay_with(&trace.workload, &mut bus, &ReplayOptions::default()).expect("replayed");
+        let large = 100_000u64 * 1_000_000_000_000 / (1 << 20);
+        assert!(outcome.tasks[1].end >= large, "{:?}", outcome.tasks);
+    }
+
+    #[test]
+    fn immediate_receives_are_waited_for_in_order() {
+        let text = "#DIMEMAS:\"i\":0:2(1,1),1
+3:0:0:1:-1:10:5:1:1
+3:0:0:1:-1:10:5:1:1
+3:0:0:1:-1:10:5:1:2
+3:0:0:1:-1:10:5:1:2
+2:1:0:0:10:5:1:2
+2:1:0:0:-1:10:5:1:3
+";
+        let trace = parse(text, "i.dim").expect("parsed");
+        assert_eq!(
+            trace.workload.tasks[0],
+            vec![
+                Op::IRecv {
+                    from: 1,
+                    tag: 5,
+                    request: 0
+                },
+                Op::IRecv {
+                    from: 1,
+                    tag: 5,
+                    request: 1
+                },
+                Op::Wait { request: 0 },
+                Op::Wait { request: 1 },
+            ]
+        );
+        // The 5-field send form (immediate), then an immediate synchronous send.
+        assert_eq!(
+            trace.workload.tasks[1][0],
+            Op::ISend {
+                to: 0,
+                size: 10,
+                tag: 5,
+                synchronous: false,
+                request: 0
+            }
+        );
+        assert_eq!(
+            trace.workload.tasks[1][1],
+            Op::ISend {
+                to: 0,
+                size: 10,
+                tag: 5,
+                synchronous: true,
+                request: 1
+            }
+        );
+        assert_eq!(trace.workload.check(), Ok(2));
+    }
+
+    #[test]
+    fn written_workloads_read_back_and_replay_alike() {
+        let workloads = [
+            Workload::ping_pong(1024, 3),
+            Workload::ring(5, 777, 2, 1_234_567),
+            Workload::all_to_all(6, 1000),
+            Workload::wrf(40, 16, 5000),
+            Workload::butterfly(8, 300),
+            Workload::wavefront(9, 2, 10).expect("square"),
+            Workload::all_to_one(5, 1).with_start_delays(&[3, 1_000_000_000_007]),
+        ];
+        for workload in workloads {
+            let mut bytes = Vec::new();
+            write(&workload, &mut bytes).expect("written");
+            let text = String::from_utf8(bytes).expect("UTF-8");
+            let read = parse(&text, "w.dim").expect("read back").workload;
+            assert_eq!(read.name, workload.name);
+            let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
+            let before = replay(&workload, &mut bus()).expect("replayed");
+            let after = replay(&read, &mut bus()).expect("replayed");
+            assert_eq!(before, after, "{}", workload.name);
+            // Every offset line points at its task's first record, and the header's
+            // offset at the first offset line.
+            for line in text.lines().filter(|l| l.starts_with("s:")) {
+                let fields: Vec<&str> = line.split(':').collect();
+                let at: usize = fields[2].parse().expect("an offset");
+                let record = text[at..].split(':').nth(1);
+                if !text[at..].starts_with("s:") {
+                    assert_eq!(record, Some(fields[1]), "{line}");
+                }
+            }
+            let header = text.lines().next().expect("a header");
+            let after_name = header.rsplit_once('"').map(|(_, rest)| rest).expect("a name");
+            let offset: usize = after_name
+                .strip_prefix(":1,")
+                .and_then(|rest| rest.split(':').next())
+                .and_then(|o| o.parse().ok())
+                .expect("an offset");
+            assert!(text[offset..].starts_with("s:0:"), "{header}");
+        }
+    }
+
+    #[test]
+    fn receives_take_the_size_of_their_send() {
+        let mut bytes = Vec::new();
+        write(&Workload::ping_pong(4096, 1), &mut bytes).expect("written");
+        let text = String::from_utf8(bytes).expect("UTF-8");
+        assert!(text.contains("\n3:1:0:0:-1:4096:0:1:0\n"), "{text}");
+        assert!(text.contains("\n2:0:0:1:-1:4096:0:1:0\n"), "{text}");
+        assert!(text.lines().next().expect("header").ends_with(' '));
+    }
+
+    #[test]
+    fn collectives_follow_their_communicator_and_root() {
+        let text = examples::COLLECTIVES;
+        let trace = parse(text, "c.dim").expect("parsed");
+        assert_eq!(trace.collectives, 3);
+        trace.workload.check().expect("balanced");
+        // The broadcast from task 2: relative ranks 0..4 are tasks 2, 3, 0, 1; 2 sends
+        // to 0 (relative 2) then 3, and 0 passes it to 1: 2 message times of 1.1 µs on
+        // a 1 byte/ns bus with 100 ns latency. Then tasks 1 and 3 exchange 8 bytes
+        // (108 ns), and the barrier takes 4 zero-byte messages of 100 ns.
+        let outcome = replay(&trace.workload, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed");
+        assert_eq!(outcome.predicted, 2 * 1_100_000 + 108_000 + 4 * 100_000);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let bad = |line: &str| {
+            let text = format!("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n{line}\n");
+            parse(&text, "b.dim").expect_err("refused").to_string()
+        };
+        assert_eq!(
+            bad("2:0:0:1:-1:many:7:1:0"),
+            "b.dim:3: field 6 (size): expected a number, found 'many'"
+        );
+        assert_eq!(
+            bad("3:0:0:1:-1:8:7:1"),
+            "b.dim:3: a receive (src_task:src_thread:size:tag:comm:type): expected 6 fields, found 5"
+        );
+        assert_eq!(
+            bad("2:5:0:1:-1:8:7:1:0"),
+            "b.dim:3: task 5 does not exist (the header declares 2)"
+        );
+        assert_eq!(
+            bad("2:0:0:9:-1:8:7:1:0"),
+            "b.dim:3: the destination task 9 does not exist (the header declares 2)"
+        );
+        assert_eq!(bad("1:0:1:0.5"), "b.dim:3: thread 1 of task 0: the header declares one");
+        assert_eq!(
+            bad("1:0:0:-3"),
+            "b.dim:3: field 4 (seconds): expected a duration, found '-3'"
+        );
+        assert_eq!(bad("7:0:0:1"), "b.dim:3: unknown record type 7");
+        assert_eq!(
+            bad("10:0:0:40:1:0:0:8:8"),
+            "b.dim:3: field 4 (glop_id): unknown global operation 40 (0 to 31)"
+        );
+        assert_eq!(
+            bad("10:0:0:11:1:0:0:8:8\n10:1:0:0:1:0:0:0:0"),
+            "b.dim:4: collective call 1 on communicator 1: task 0 calls operation 11, task 1 operation 0"
+        );
+        assert_eq!(
+            bad("10:0:0:11:1:0:0:8:8"),
+            "b.dim:3: task 1 makes 0 collective calls on communicator 1, others 1"
+        );
+        assert_eq!(
+            bad("d:1:1:3:0:1"),
+            "b.dim:3: communicator 1 declares 3 tasks but lists 2"
+        );
+        assert_eq!(
+            bad("3:0:0:1:-1:8:7:1:2"),
+            "b.dim:3: a wait (type 2) for a receive from task 1 with tag 7, but no immediate receive (type 1) of it is pending"
+        );
+        assert_eq!(
+            bad("2:0:0:1:-1:8:-3:1:0\n2:0:0:1:-1:8:7:2:0"),
+            "b.dim:4: messages on communicator 2 beside negative tags on communicator 1: their tags are renumbered \
+             from -1 down"
+        );
+        let header = |text: &str| parse(text, "h.dim").expect_err("refused").to_string();
+        assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");
+        assert!(header("hello\n").starts_with("h.dim:1: expected a header #DIMEMAS:"));
+        assert_eq!(
+            header("#DIMEMAS:\"t\":0:2(1,2),1\n"),
+            "h.dim:1: task 1 has 2 threads; only single-threaded tasks are replayed yet"
+        );
+        assert_eq!(
+            header("#DIMEMAS:\"t\":0:3(1,1),1\n"),
+            "h.dim:1: the header lists 2 thread counts for 3 tasks"
+        );
+        assert_eq!(
+            read(Path::new("/nonexistent/x.dim")).expect_err("missing").to_string(),
+            "/nonexistent/x.dim:0: cannot read it: No such file or directory (os error 2)"
+        );
+    }
+}

@@ -1,0 +1,569 @@
+//! One `.dim` line at a time: the decoding that reading a trace whole ([`super::parse`])
+//! and reading it as the replay goes ([`super::Stream`]) share, so that both give the
+//! same operations, and the bookkeeping of collective calls that must be complete
+//! before any of them can be decomposed.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::input::clip;
+use crate::replay::collective::{self, Algorithm, Methods};
+use crate::replay::{Op, Ps};
+
+use super::DimError;
+
+/// Requests of decomposed collectives: above the trace's own (which count from 0), and
+/// all waited for within the collective.
+const COLLECTIVE_REQUESTS: u32 = 1 << 31;
+
+/// What a line holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Decoded {
+    /// nothing to replay: a blank line, a comment, an offset line, a communicator, an
+    /// event, a no-op
+    Nothing,
+    /// an operation of `task`
+    Op(u32, Op),
+    /// a collective call of `task`
+    Global(u32, Global),
+}
+
+/// One task's call of a collective, before it is decomposed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Global {
+    pub algorithm: Algorithm,
+    /// the global-operation id
+    pub id: u32,
+    pub comm: i64,
+    pub is_root: bool,
+    /// the larger of the bytes it sends and receives
+    pub size: u32,
+}
+
+/// Per task: the next request name, and the immediate receives started and not yet
+/// waited for, by (source, tag).
+#[derive(Debug, Default, Clone)]
+struct Requests {
+    next: u32,
+    receives: BTreeMap<(u32, i32), VecDeque<u32>>,
+}
+
+/// Decodes lines; errors name the file and the current line.
+#[derive(Debug, Clone)]
+pub(super) struct Reader {
+    /// how collectives are decomposed
+    methods: Methods,
+    file: String,
+    /// the line being decoded (1-based)
+    pub line: usize,
+    tasks: u32,
+    requests: Vec<Requests>,
+    /// the first communicator of a point-to-point record: its tags are kept
+    first_communicator: Option<i64>,
+    /// the tags given to (communicator, tag) pairs of other communicators
+    renamed: BTreeMap<(i64, i32), i32>,
+    /// whether a record of the first communicator had a negative tag
+    negative_tags: bool,
+    /// members of each communicator (`d:` lines)
+    pub groups: BTreeMap<i64, Vec<u32>>,
+    /// whether tags are checked as they come (not when reading again, out of order)
+    checking: bool,
+}
+
+impl Reader {
+    /// A reader of `file`, before its header.
+    pub fn new(methods: &Methods, file: &str) -> Reader {
+        Reader {
+            methods: methods.clone(),
+            file: file.to_string(),
+            line: 0,
+            tasks: 0,
+            requests: Vec::new(),
+            first_communicator: None,
+            renamed: BTreeMap::new(),
+            negative_tags: false,
+            groups: BTreeMap::new(),
+            checking: true,
+        }
+    }
+
+    /// A reader of the same trace from the start of every task's records again, with
+    /// the tags and communicators this one has seen: lines decode as they did here,
+    /// whatever order tasks are read in.
+    pub fn restarted(&self) -> Reader {
+        Reader {
+            requests: vec![Requests::default(); self.tasks as usize],
+            checking: false,
+            ..self.clone()
+        }
+    }
+
+    /// How many tasks the header declares.
+    pub fn tasks(&self) -> u32 {
+        self.tasks
+    }
+
+    pub fn error(&self, message: impl Into<String>) -> DimError {
+        self.error_at(self.line, message)
+    }
+
+    pub fn error_at(&self, line: usize, message: impl Into<String>) -> DimError {
+        DimError {
+            file: self.file.clone(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// `#DIMEMAS:"<name>":<offsets>:<ntasks>(<nthreads>,...),<ncomms>...`: the name.
+    pub fn header(&mut self, line: &str) -> Result<String, DimError> {
+        let expected = "expected a header #DIMEMAS:\"name\":1,offset:ntasks(nthreads,...),ncomms";
+        let rest = line
+            .strip_prefix("#DIMEMAS:\"")
+            .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
+        let (name, rest) = rest
+            .split_once('"')
+            .ok_or_else(|| self.error(format!("{expected}: the name's closing quote is missing")))?;
+        let tasks_part = rest
+            .strip_prefix(':')
+            .and_then(|r| r.split_once(':'))
+            .map(|(_, tasks)| tasks)
+            .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
+        let (count, threads) = tasks_part
+            .split_once('(')
+            .and_then(|(count, rest)| Some((count, rest.split_once(')')?.0)))
+            .ok_or_else(|| self.error(format!("{expected}: no task count with thread counts in parentheses")))?;
+        let tasks: u32 = count
+            .trim()
+            .parse()
+            .map_err(|_| self.error(format!("the header's task count: expected a number, found '{count}'")))?;
+        let threads: Vec<&str> = threads.split(',').map(str::trim).collect();
+        if threads.len() != tasks as usize {
+            return Err(self.error(format!(
+                "the header lists {} thread counts for {tasks} tasks",
+                threads.len()
+            )));
+        }
+        for (task, n) in threads.iter().enumerate() {
+            match n.parse::<u32>() {
+                Ok(1) => {}
+                Ok(n) => {
+                    return Err(self.error(format!(
+                        "task {task} has {n} threads; only single-threaded tasks are replayed yet"
+                    )));
+                }
+                Err(_) => return Err(self.error(format!("task {task}'s thread count: expected a number, found '{n}'"))),
+            }
+        }
+        self.tasks = tasks;
+        self.requests = vec![Requests::default(); tasks as usize];
+        Ok(name.to_string())
+    }
+
+    /// Decodes a line after the header.
+    pub fn record(&mut self, line: &str) -> Result<Decoded, DimError> {
+        if line.is_empty() || line.starts_with("s:") || line.starts_with('#') {
+            return Ok(Decoded::Nothing);
+        }
+        if line.starts_with("d:") {
+            self.group(line)?;
+            return Ok(Decoded::Nothing);
+        }
+        let fields: Vec<&str> = line.split(':').collect();
+        if fields.len() < 3 {
+            return Err(self.error(format!("expected a record op:task:thread:..., found '{}'", clip(line))));
+        }
+        let op: u32 = self.number(&fields, 0, "op")?;
+        let task: u32 = self.number(&fields, 1, "task")?;
+        let thread: u32 = self.number(&fields, 2, "thread")?;
+        if task >= self.tasks {
+            return Err(self.error(format!(
+                "task {task} does not exist (the header declares {})",
+                self.tasks
+            )));
+        }
+        if thread != 0 {
+            return Err(self.error(format!("thread {thread} of task {task}: the header declares one")));
+        }
+        let args = &fields[3..];
+        let op = match op {
+            0 | 11 | 20 => return Ok(Decoded::Nothing),
+            10 => return self.global_operation(task, &fields),
+            1 => {
+                self.arity(args, &[1], "a CPU burst (seconds)")?;
+                let seconds: f64 = self.number(&fields, 3, "seconds")?;
+                if !(seconds.is_finite() && seconds >= 0.0) {
+                    return Err(self.error(format!("field 4 (seconds): expected a duration, found '{}'", fields[3])));
+                }
+                Op::Compute((seconds * 1e12).round() as Ps)
+            }
+            2 => self.send(task, &fields)?,
+            3 => self.receive(task, &fields)?,
+            other => return Err(self.error(format!("unknown record type {other}"))),
+        };
+        Ok(Decoded::Op(task, op))
+    }
+
+    /// `2:task:thread:dst_task[:dst_thread]:size:tag:comm:sync`
+    fn send(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+        let n = self.arity(&fields[3..], &[6, 5], "a send (dst_task:dst_thread:size:tag:comm:sync)")?;
+        let at = if n == 6 { 5 } else { 4 };
+        let to: u32 = self.number(fields, 3, "dst_task")?;
+        let size: u32 = self.number(fields, at, "size")?;
+        let tag = self.matching_tag(fields, at + 1, at + 2)?;
+        let sync: u32 = self.number(fields, at + 3, "sync")?;
+        self.peer(to, "destination")?;
+        let synchronous = sync & 1 != 0;
+        if sync & 2 == 0 {
+            return Ok(Op::Send {
+                to,
+                size,
+                tag,
+                synchronous,
+            });
+        }
+        // An immediate send nobody waits for (the trace has no wait for sends).
+        let requests = &mut self.requests[task as usize];
+        let request = requests.next;
+        requests.next += 1;
+        Ok(Op::ISend {
+            to,
+            size,
+            tag,
+            synchronous,
+            request,
+        })
+    }
+
+    /// `3:task:thread:src_task:src_thread:size:tag:comm:type`
+    fn receive(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+        self.arity(&fields[3..], &[6], "a receive (src_task:src_thread:size:tag:comm:type)")?;
+        let from: u32 = self.number(fields, 3, "src_task")?;
+        let tag = self.matching_tag(fields, 6, 7)?;
+        let kind: u32 = self.number(fields, 8, "type")?;
+        self.peer(from, "source")?;
+        let requests = &mut self.requests[task as usize];
+        match kind {
+            0 => Ok(Op::Recv { from, tag }),
+            1 => {
+                let request = requests.next;
+                requests.next += 1;
+                requests.receives.entry((from, tag)).or_default().push_back(request);
+                Ok(Op::IRecv { from, tag, request })
+            }
+            2 => match requests.receives.get_mut(&(from, tag)).and_then(VecDeque::pop_front) {
+                Some(request) => Ok(Op::Wait { request }),
+                None => Err(self.error(format!(
+                    "a wait (type 2) for a receive from task {from} with tag {tag}, but no immediate receive (type 1) of it is pending"
+                ))),
+            },
+            other => Err(self.error(format!(
+                "field 9 (type): expected 0 (blocking), 1 (immediate) or 2 (wait), found {other}"
+            ))),
+        }
+    }
+
+    /// `d:1:<comm>:<ntasks>:<task>...`
+    fn group(&mut self, line: &str) -> Result<(), DimError> {
+        let fields: Vec<&str> = line.split(':').collect();
+        let comm: i64 = self.number(&fields, 2, "comm")?;
+        let count: usize = self.number(&fields, 3, "ntasks")?;
+        if fields.len() != 4 + count {
+            return Err(self.error(format!(
+                "communicator {comm} declares {count} tasks but lists {}",
+                fields.len().saturating_sub(4)
+            )));
+        }
+        let mut members = Vec::with_capacity(count);
+        for index in 4..fields.len() {
+            let task: u32 = self.number(&fields, index, "task")?;
+            self.peer(task, "member")?;
+            members.push(task);
+        }
+        self.groups.insert(comm, members);
+        Ok(())
+    }
+
+    /// `10:task:thread:glop_id:comm:is_root:root_thread:bytes_sent:bytes_recv[:sync]`
+    fn global_operation(&mut self, task: u32, fields: &[&str]) -> Result<Decoded, DimError> {
+        self.arity(
+            &fields[3..],
+            &[6, 7],
+            "a global operation (glop_id:comm:is_root:root_thread:bytes_sent:bytes_recv)",
+        )?;
+        let id: u32 = self.number(fields, 3, "glop_id")?;
+        let comm: i64 = self.number(fields, 4, "comm")?;
+        let is_root: u32 = self.number(fields, 5, "is_root")?;
+        let sent: u32 = self.number(fields, 7, "bytes_sent")?;
+        let received: u32 = self.number(fields, 8, "bytes_recv")?;
+        let algorithm = self
+            .methods
+            .algorithm(id)
+            .ok_or_else(|| self.error(format!("field 4 (glop_id): unknown global operation {id} (0 to 31)")))?;
+        Ok(Decoded::Global(
+            task,
+            Global {
+                algorithm,
+                id,
+                comm,
+                is_root: is_root != 0,
+                size: sent.max(received),
+            },
+        ))
+    }
+
+    /// Checks the number of fields after op:task:thread; returns it.
+    fn arity(&self, args: &[&str], allowed: &[usize], what: &str) -> Result<usize, DimError> {
+        if allowed.contains(&args.len()) {
+            return Ok(args.len());
+        }
+        Err(self.error(format!("{what}: expected {} fields, found {}", allowed[0], args.len())))
+    }
+
+    fn number<T: std::str::FromStr>(&self, fields: &[&str], index: usize, name: &str) -> Result<T, DimError> {
+        let text = fields.get(index).copied().unwrap_or("").trim();
+        text.parse().map_err(|_| {
+            self.error(format!(
+                "field {} ({name}): expected a number, found '{}'",
+                index + 1,
+                clip(text)
+            ))
+        })
+    }
+
+    /// The tag a point-to-point record matches on: its own on the first communicator,
+    /// one of its (communicator, tag) pair's otherwise (see the module documentation).
+    fn matching_tag(&mut self, fields: &[&str], tag_at: usize, comm_at: usize) -> Result<i32, DimError> {
+        let tag: i32 = self.number(fields, tag_at, "tag")?;
+        let comm: i64 = self.number(fields, comm_at, "comm")?;
+        let first = *self.first_communicator.get_or_insert(comm);
+        if comm == first {
+            if tag < 0 {
+                if self.checking && !self.renamed.is_empty() {
+                    return Err(self.error(format!(
+                        "a negative tag ({tag}) beside messages on several communicators: their tags are \
+                         renumbered from -1 down"
+                    )));
+                }
+                self.negative_tags = true;
+            }
+            return Ok(tag);
+        }
+        if let Some(&renamed) = self.renamed.get(&(comm, tag)) {
+            return Ok(renamed);
+        }
+        if self.negative_tags {
+            return Err(self.error(format!(
+                "messages on communicator {comm} beside negative tags on communicator {first}: their tags are \
+                 renumbered from -1 down"
+            )));
+        }
+        let next = -1 - self.renamed.len() as i32;
+        self.renamed.insert((comm, tag), next);
+        Ok(next)
+    }
+
+    fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {
+        if task < self.tasks {
+            return Ok(());
+        }
+        Err(self.error(format!(
+            "the {role} task {task} does not exist (the header declares {})",
+            self.tasks
+        )))
+    }
+}
+
+/// The collective calls of a trace, as far as they must all be known before any can be
+/// decomposed: per communicator, each call's operation and root.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Collectives {
+    /// per communicator: its calls, in order
+    calls: BTreeMap<i64, Vec<Instance>>,
+    /// per (communicator, task): how many calls the task has made
+    made: BTreeMap<(i64, u32), Made>,
+}
+
+/// One collective call, over every member.
+#[derive(Debug, Clone, Copy)]
+struct Instance {
+    /// the operation, and the first task seen making it
+    id: u32,
+    task: u32,
+    /// the first task seen that says it is the root
+    root: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Made {
+    count: usize,
+    first_line: usize,
+    last_line: usize,
+}
+
+impl Collectives {
+    /// Notes `task`'s call `global`, read on `line`; returns its index among the task's
+    /// calls on that communicator.
+    pub fn call(&mut self, task: u32, global: &Global, line: usize) -> Result<usize, (usize, String)> {
+        let made = self.made.entry((global.comm, task)).or_insert(Made {
+            count: 0,
+            first_line: line,
+            last_line: line,
+        });
+        let k = made.count;
+        made.count += 1;
+        made.last_line = line;
+        let calls = self.calls.entry(global.comm).or_default();
+        // Every task's k-th call follows the k-th call of the first task seen, so k is at
+        // most the number of calls known.
+        match calls.get_mut(k) {
+            None => calls.push(Instance {
+                id: global.id,
+                task,
+                root: global.is_root.then_some(task),
+            }),
+            Some(instance) if instance.id != global.id => {
+                return Err((
+                    line,
+                    format!(
+                        "collective call {} on communicator {}: task {} calls operation {}, task {task} operation {}",
+                        k + 1,
+                        global.comm,
+                        instance.task,
+                        instance.id,
+                        global.id
+                    ),
+                ));
+            }
+            Some(instance) => {
+                if global.is_root && instance.root.is_none() {
+                    instance.root = Some(task);
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    /// Checks that every member of each communicator made the same calls and nobody
+    /// else did, and fixes each call's tag and root. Communicators without a `d:` line
+    /// hold every task.
+    pub fn plan(&self, groups: &BTreeMap<i64, Vec<u32>>, tasks: u32) -> Result<Plan, (usize, String)> {
+        let mut comms = BTreeMap::new();
+        let mut base = 0u64;
+        for (&comm, calls) in &self.calls {
+            let members: Vec<u32> = groups.get(&comm).cloned().unwrap_or_else(|| (0..tasks).collect());
+            let made = || {
+                self.made
+                    .range((comm, 0)..=(comm, u32::MAX))
+                    .map(|(&(_, t), m)| (t, *m))
+            };
+            let Some((_, first)) = made().next() else { continue };
+            for &member in &members {
+                let mine = self.made.get(&(comm, member));
+                let count = mine.map_or(0, |m| m.count);
+                if count != first.count {
+                    let line = mine.map_or(first.last_line, |m| m.last_line);
+                    return Err((
+                        line,
+                        format!(
+                            "task {member} makes {count} collective calls on communicator {comm}, others {}",
+                            first.count
+                        ),
+                    ));
+                }
+            }
+            let rank: BTreeMap<u32, usize> = members.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+            if let Some((task, m)) = made().find(|(t, _)| !rank.contains_key(t)) {
+                return Err((
+                    m.first_line,
+                    format!("task {task} calls a collective on communicator {comm}, which it is not a member of"),
+                ));
+            }
+            let roots = calls.iter().map(|c| c.root.map_or(0, |r| rank[&r])).collect();
+            let ids = calls.iter().map(|c| c.id).collect();
+            comms.insert(
+                comm,
+                Communicator {
+                    members,
+                    rank,
+                    base,
+                    roots,
+                    ids,
+                },
+            );
+            base += calls.len() as u64;
+        }
+        Ok(Plan { comms, calls: base })
+    }
+}
+
+/// How every collective call is decomposed: its members, its root and its tag.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Plan {
+    comms: BTreeMap<i64, Communicator>,
+    /// collective calls in all
+    pub calls: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Communicator {
+    members: Vec<u32>,
+    /// each member's index in `members`
+    rank: BTreeMap<u32, usize>,
+    /// the index among all collective calls of this communicator's first
+    base: u64,
+    /// per call: its root (an index into `members`) and its operation
+    roots: Vec<usize>,
+    ids: Vec<u32>,
+}
+
+impl Plan {
+    /// The point-to-point operations of `task`'s `k`-th call `global` on its
+    /// communicator. Each call has a tag of its own below every application tag (and
+    /// every renamed one), counted from `i32::MIN`, communicator by communicator.
+    pub fn operations(&self, task: u32, global: &Global, k: usize) -> Vec<Op> {
+        let Some(c) = self.comms.get(&global.comm) else {
+            return Vec::new();
+        };
+        let (Some(&me), Some(&root)) = (c.rank.get(&task), c.roots.get(k)) else {
+            return Vec::new();
+        };
+        let tag = i32::MIN.wrapping_add((c.base + k as u64) as i32);
+        collective::operations(
+            global.algorithm,
+            &c.members,
+            me,
+            root,
+            global.size,
+            tag,
+            COLLECTIVE_REQUESTS,
+        )
+    }
+
+    /// The point-to-point operations of every member of every call together.
+    pub fn operation_count(&self, methods: &Methods) -> u64 {
+        // Trees are relative to their root, so a call's count depends only on its
+        // algorithm and group size.
+        let mut known: Vec<(Algorithm, usize, u64)> = Vec::new();
+        let mut total = 0;
+        for c in self.comms.values() {
+            let n = c.members.len();
+            for &id in &c.ids {
+                let Some(algorithm) = methods.algorithm(id) else {
+                    continue;
+                };
+                let count = match known.iter().find(|&&(a, m, _)| a == algorithm && m == n) {
+                    Some(&(_, _, count)) => count,
+                    None => {
+                        let count = (0..n)
+                            .map(|me| collective::operations(algorithm, &c.members, me, 0, 1, 0, 0).len() as u64)
+                            .sum();
+                        known.push((algorithm, n, count));
+                        count
+                    }
+                };
+                total += count;
+            }
+        }
+        total
+    }
+}

@@ -1,0 +1,449 @@
+//! A `.dim` trace read as the replay goes, each task's records from where they begin,
+//! so that a trace larger than memory can be replayed.
+//!
+//! Opening the trace reads it once from start to end, line by line, keeping none of
+//! it: every record is checked (errors name the line, before any replay starts), every
+//! send is matched with a receive, the collective calls' roots are noted (a member's
+//! record does not say who the root is, and decomposing a call needs it), and the
+//! byte range of each task's records is noted. The replay then reads each task's
+//! range in small pieces as it needs them.
+//!
+//! The offset lines (`s:`) are not needed: that first pass finds where each task's
+//! records begin itself, and offset lines that disagree (hand-edited traces, or the
+//! formats spec's own example, whose header is not padded as its offsets assume) are
+//! not trusted. A trace whose tasks' records are not contiguous cannot be read in
+//! ranges; [`open`] reads such a trace whole.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::replay::collective::Methods;
+use crate::replay::{Cursor, Op, Programs};
+
+use super::reader::{Collectives, Decoded, Plan, Reader};
+use super::{DimError, DimTrace};
+
+/// Bytes read at a time for one task (more when one line is longer).
+const PIECE: usize = 4096;
+
+/// A trace opened for replay.
+pub struct Opened {
+    /// its programs
+    pub programs: Box<dyn Programs + Send>,
+    /// collective calls decomposed into point-to-point messages
+    pub collectives: u64,
+    /// whether it is read as the replay goes ([`Stream`]) rather than held whole
+    pub streamed: bool,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("name", &self.programs.name())
+            .field("collectives", &self.collectives)
+            .field("streamed", &self.streamed)
+            .finish()
+    }
+}
+
+/// Opens the trace at `path` for replay, collectives decomposed by `methods`: as a
+/// [`Stream`] when each task's records are contiguous (as Dimemas writes them), read
+/// whole otherwise.
+pub fn open(path: &Path, methods: &Methods) -> Result<Opened, DimError> {
+    match Stream::open(path, methods)? {
+        Some(stream) => Ok(Opened {
+            collectives: stream.collectives(),
+            programs: Box::new(stream),
+            streamed: true,
+        }),
+        None => {
+            let DimTrace { workload, collectives } = super::read_with(path, methods)?;
+            Ok(Opened {
+                programs: Box::new(Cursor::new(workload)),
+                collectives,
+                streamed: false,
+            })
+        }
+    }
+}
+
+/// A trace whose tasks are read as the replay asks for their operations.
+#[derive(Debug)]
+pub struct Stream {
+    name: String,
+    file: File,
+    /// decodes lines as the first pass did (its tags and communicators)
+    reader: Reader,
+    plan: Plan,
+    tasks: Vec<TaskCursor>,
+    total: u64,
+    /// the bytes of the piece being decoded
+    piece: Vec<u8>,
+}
+
+/// Where a task is in its records.
+#[derive(Debug, Default)]
+struct TaskCursor {
+    /// the byte offset of its next line, and the end of its records
+    next: u64,
+    end: u64,
+    /// the line number of its next line
+    line: usize,
+    /// per communicator: collective calls read so far
+    calls: BTreeMap<i64, usize>,
+    /// operations decoded and not yet taken
+    ops: VecDeque<Op>,
+}
+
+impl Stream {
+    /// Reads the trace at `path` once to check it and to find each task's records;
+    /// `None` if a task's records are not contiguous.
+    pub fn open(path: &Path, methods: &Methods) -> Result<Option<Stream>, DimError> {
+        let name_of_file = path.display().to_string();
+        let cannot = |e: std::io::Error| DimError {
+            file: name_of_file.clone(),
+            line: 0,
+            message: format!("cannot read it: {e}"),
+        };
+        let file = File::open(path).map_err(cannot)?;
+        let mut lines = BufReader::new(file.try_clone().map_err(cannot)?);
+        let mut reader = Reader::new(methods, &name_of_file);
+        let mut text = String::new();
+        let mut offset = 0u64;
+        let next_line = |lines: &mut BufReader<File>, text: &mut String, reader: &Reader| {
+            text.clear();
+            match lines.read_line(text) {
+                Ok(n) => Ok(n as u64),
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    Err(reader.error("not UTF-8 text; a .dim trace is text"))
+                }
+                Err(e) => Err(reader.error(format!("cannot read it: {e}"))),
+            }
+        };
+        reader.line = 1;
+        let read = next_line(&mut lines, &mut text, &reader)?;
+        if read == 0 {
+            return Err(reader.error_at(0, "an empty file; expected a #DIMEMAS header"));
+        }
+        let name = reader.header(text.trim_end())?;
+        offset += read;
+        let tasks = reader.tasks() as usize;
+        let mut cursors: Vec<TaskCursor> = (0..tasks).map(|_| TaskCursor::default()).collect();
+        let mut started = vec![false; tasks];
+        let mut last: Option<u32> = None;
+        let mut contiguous = true;
+        let mut collectives = Collectives::default();
+        let mut operations = 0u64;
+        // Messages per (source, destination, tag): sends count up, receives down.
+        let mut balance: BTreeMap<(u32, u32, i32), i64> = BTreeMap::new();
+        loop {
+            reader.line += 1;
+            let read = next_line(&mut lines, &mut text, &reader)?;
+            if read == 0 {
+                break;
+            }
+            let task = match reader.record(text.trim_end())? {
+                Decoded::Nothing => None,
+                Decoded::Op(task, op) => {
+                    operations += 1;
+                    let (key, step) = match op {
+                        Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => ((task, to, tag), 1),
+                        Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => ((from, task, tag), -1),
+                        Op::Compute(_) | Op::Wait { .. } => ((0, 0, 0), 0),
+                    };
+                    if step != 0 {
+                        let n = balance.entry(key).or_default();
+                        *n += step;
+                        if *n == 0 {
+                            balance.remove(&key);
+                        }
+                    }
+                    Some(task)
+                }
+                Decoded::Global(task, global) => {
+                    collectives
+                        .call(task, &global, reader.line)
+                        .map_err(|(line, message)| reader.error_at(line, message))?;
+                    Some(task)
+                }
+            };
+            if let Some(task) = task {
+                let cursor = &mut cursors[task as usize];
+                if last != Some(task) {
+                    if started[task as usize] {
+                        contiguous = false;
+                    }
+                    started[task as usize] = true;
+                    cursor.next = offset;
+                    cursor.line = reader.line;
+                    last = Some(task);
+                }
+                cursor.end = offset + read;
+            }
+            offset += read;
+        }
+        let plan = collectives
+            .plan(&reader.groups, reader.tasks())
+            .map_err(|(line, message)| reader.error_at(line, message))?;
+        if let Some((&(from, to, tag), &n)) = balance.iter().next() {
+            return Err(reader.error_at(
+                0,
+                format!(
+                    "{} message(s) from task {from} to task {to} with tag {tag} have no matching {}",
+                    n.abs(),
+                    if n > 0 { "receive" } else { "send" }
+                ),
+            ));
+        }
+        if !contiguous {
+            return Ok(None);
+        }
+        let total = operations + plan.operation_count(methods);
+        Ok(Some(Stream {
+            name,
+            file,
+            reader: reader.restarted(),
+            plan,
+            tasks: cursors,
+            total,
+            piece: Vec::new(),
+        }))
+    }
+
+    /// Collective calls decomposed into point-to-point messages.
+    pub fn collectives(&self) -> u64 {
+        self.plan.calls
+    }
+
+    /// The send phases of [`crate::replay::Workload::send_phases`] (for pattern-aware routing), read
+    /// from a second pass over every task's records.
+    pub fn send_phases(path: &Path, methods: &Methods) -> Result<Vec<Vec<(u32, u32)>>, DimError> {
+        let Some(mut stream) = Stream::open(path, methods)? else {
+            return Ok(super::read_with(path, methods)?.workload.send_phases());
+        };
+        let mut phases: Vec<Vec<(u32, u32)>> = Vec::new();
+        for task in 0..stream.tasks() {
+            let mut k = 0;
+            while let Some(op) = stream.take(task)? {
+                if let Op::Send { to, .. } | Op::ISend { to, .. } = op {
+                    if phases.len() <= k {
+                        phases.push(Vec::new());
+                    }
+                    phases[k].push((task, to));
+                    k += 1;
+                }
+            }
+        }
+        Ok(phases)
+    }
+
+    /// `task`'s next operation, reading its next piece of records if none is left.
+    fn take(&mut self, task: u32) -> Result<Option<Op>, DimError> {
+        let t = task as usize;
+        while self.tasks[t].ops.is_empty() && self.tasks[t].next < self.tasks[t].end {
+            self.read_piece(task)?;
+        }
+        Ok(self.tasks[t].ops.pop_front())
+    }
+
+    /// Decodes the next whole lines of `task`'s records.
+    fn read_piece(&mut self, task: u32) -> Result<(), DimError> {
+        let cursor = &mut self.tasks[task as usize];
+        let left = cursor.end - cursor.next;
+        let mut want = PIECE.min(left as usize);
+        let whole = loop {
+            self.piece.resize(want, 0);
+            let read = self
+                .file
+                .seek(SeekFrom::Start(cursor.next))
+                .and_then(|_| self.file.read_exact(&mut self.piece));
+            read.map_err(|e| self.reader.error_at(cursor.line, format!("cannot read it: {e}")))?;
+            if want as u64 == left {
+                break want;
+            }
+            match self.piece.iter().rposition(|&b| b == b'\n') {
+                Some(at) => break at + 1,
+                // A line longer than the piece: read more.
+                None => want = (want * 2).min(left as usize),
+            }
+        };
+        cursor.next += whole as u64;
+        for bytes in self.piece[..whole].split_inclusive(|&b| b == b'\n') {
+            self.reader.line = cursor.line;
+            cursor.line += 1;
+            let text = std::str::from_utf8(bytes).map_err(|_| self.reader.error("not UTF-8 text"))?;
+            match self.reader.record(text.trim_end())? {
+                Decoded::Nothing => {}
+                Decoded::Op(t, op) if t == task => cursor.ops.push_back(op),
+                Decoded::Global(t, global) if t == task => {
+                    let k = cursor.calls.entry(global.comm).or_default();
+                    cursor.ops.extend(self.plan.operations(task, &global, *k));
+                    *k += 1;
+                }
+                Decoded::Op(t, _) | Decoded::Global(t, _) => {
+                    return Err(self.reader.error(format!(
+                        "a record of task {t} among task {task}'s: the file changed since it was opened"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Programs for Stream {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn tasks(&self) -> u32 {
+        self.tasks.len() as u32
+    }
+
+    fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+        self.take(task).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{IdealBus, ReplayOptions, Workload, drain, replay, replay_programs};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A file holding `text`, removed when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(text: &str) -> Scratch {
+            static NEXT: AtomicU32 = AtomicU32::new(0);
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir().join(format!("vesper-stream-{}-{n}.dim", std::process::id()));
+            std::fs::write(&path, text).expect("written");
+            Scratch(path)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn written(workload: &Workload) -> String {
+        let mut bytes = Vec::new();
+        super::super::write(workload, &mut bytes).expect("written");
+        String::from_utf8(bytes).expect("UTF-8")
+    }
+
+    /// Streamed and read whole, `text` gives the same programs, count and collectives.
+    fn same_as_whole(text: &str) -> Stream {
+        let file = Scratch::new(text);
+        let whole = super::super::parse(text, "w.dim").expect("parsed");
+        let mut stream = Stream::open(&file.0, &Methods::default())
+            .expect("opened")
+            .expect("contiguous");
+        assert_eq!(stream.total(), Cursor::new(&whole.workload).total());
+        assert_eq!(stream.collectives(), whole.collectives);
+        assert_eq!(drain(&mut stream).expect("read"), whole.workload);
+        Stream::open(&file.0, &Methods::default())
+            .expect("opened")
+            .expect("contiguous")
+    }
+
+    #[test]
+    fn a_streamed_trace_reads_as_the_whole_one() {
+        same_as_whole(super::super::examples::COLLECTIVES);
+        same_as_whole(super::super::examples::COMMUNICATORS);
+        for workload in [
+            Workload::ring(5, 777, 2, 1_234_567),
+            Workload::wrf(40, 16, 5000),
+            Workload::butterfly(8, 300),
+            Workload::all_to_one(5, 1).with_start_delays(&[3, 1_000_000_000_007]),
+        ] {
+            same_as_whole(&written(&workload));
+        }
+    }
+
+    #[test]
+    fn a_streamed_trace_replays_as_the_whole_one() {
+        let workload = Workload::all_to_all(16, 4000).with_start_delays(&[5_000, 0, 70_000]);
+        let stream = same_as_whole(&written(&workload));
+        let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
+        let whole = replay(&workload, &mut bus()).expect("replayed");
+        let mut programs: Box<dyn Programs + Send> = Box::new(stream);
+        let streamed =
+            replay_programs(&mut programs, &mut bus(), &ReplayOptions::default(), &mut |_| {}).expect("replayed");
+        assert_eq!(streamed, whole);
+    }
+
+    #[test]
+    fn lines_longer_than_a_piece_are_read_whole() {
+        let long = format!("# {}", "x".repeat(3 * PIECE));
+        let text = format!(
+            "#DIMEMAS:\"l\":0:2(1,1),1\n1:0:0:0.5\n{long}\n2:0:0:1:-1:10:0:1:0\n3:1:0:0:-1:10:0:1:0\n{long}\n1:1:0:1\n"
+        );
+        same_as_whole(&text);
+    }
+
+    #[test]
+    fn offset_lines_are_not_trusted() {
+        same_as_whole(super::super::examples::PING_PONG);
+    }
+
+    #[test]
+    fn interleaved_tasks_are_read_whole() {
+        let text = "#DIMEMAS:\"i\":0:2(1,1),1
+2:0:0:1:-1:10:0:1:0
+3:1:0:0:-1:10:0:1:0
+1:0:0:0.5
+";
+        let file = Scratch::new(text);
+        assert!(Stream::open(&file.0, &Methods::default()).expect("read").is_none());
+        let mut opened = open(&file.0, &Methods::default()).expect("opened");
+        assert!(!opened.streamed);
+        let whole = super::super::parse(text, "i.dim").expect("parsed").workload;
+        assert_eq!(drain(&mut opened.programs).expect("read").tasks, whole.tasks);
+    }
+
+    #[test]
+    fn errors_name_the_line_before_the_replay_starts() {
+        let refused = |text: &str| {
+            let file = Scratch::new(text);
+            let name = file.0.display().to_string();
+            open(&file.0, &Methods::default())
+                .expect_err("refused")
+                .to_string()
+                .replace(&name, "t.dim")
+        };
+        assert_eq!(
+            refused("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n2:0:0:1:-1:many:7:1:0\n"),
+            "t.dim:3: field 6 (size): expected a number, found 'many'"
+        );
+        assert_eq!(
+            refused("#DIMEMAS:\"b\":0:2(1,1),1\n2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n"),
+            "t.dim:0: 1 message(s) from task 0 to task 1 with tag 7 have no matching receive"
+        );
+        assert_eq!(
+            refused("#DIMEMAS:\"b\":0:2(1,1),1\n10:0:0:11:1:0:0:8:8\n"),
+            "t.dim:2: task 1 makes 0 collective calls on communicator 1, others 1"
+        );
+        assert_eq!(refused(""), "t.dim:0: an empty file; expected a #DIMEMAS header");
+        let binary = Scratch::new("");
+        std::fs::write(&binary.0, b"#DIMEMAS:\"b\":0:1(1),1\n1:0:0:\xff\n").expect("written");
+        let message = open(&binary.0, &Methods::default()).expect_err("refused").message;
+        assert_eq!(message, "not UTF-8 text; a .dim trace is text");
+        assert_eq!(
+            refused("#DIMEMAS:\"b\":0:1(1),1\n1:0:0:\u{0}\u{ff}\n")
+                .split(": ")
+                .nth(1),
+            Some("field 4 (seconds)")
+        );
+    }
+}

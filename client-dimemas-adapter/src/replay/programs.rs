@@ -1,0 +1,169 @@
+//! Where the replay takes each task's operations from: one at a time, in order, so
+//! that a trace can be read as the replay goes instead of being held whole.
+//!
+//! A [`Workload`] in memory is read through a [`Cursor`]; a `.dim` trace through
+//! [`crate::dim::Stream`]. [`StartDelays`] puts a start imbalance in front of either.
+
+use std::borrow::Borrow;
+
+use super::Ps;
+use super::workload::{Op, Workload};
+
+/// Task programs, read one operation at a time.
+pub trait Programs {
+    /// a name for reports
+    fn name(&self) -> &str;
+    /// how many tasks
+    fn tasks(&self) -> u32;
+    /// operations of all tasks together (for progress)
+    fn total(&self) -> u64;
+    /// `task`'s next operation; `None` once its program has ended. An error says what
+    /// could not be read, and where.
+    fn next(&mut self, task: u32) -> Result<Option<Op>, String>;
+}
+
+/// A workload in memory, read task by task (`W` is a `Workload` or a reference to one).
+#[derive(Debug, Clone)]
+pub struct Cursor<W> {
+    workload: W,
+    /// per task: the next operation's index
+    pc: Vec<usize>,
+}
+
+impl<W: Borrow<Workload>> Cursor<W> {
+    /// Every task at the start of its program.
+    pub fn new(workload: W) -> Cursor<W> {
+        let tasks = workload.borrow().tasks.len();
+        Cursor {
+            workload,
+            pc: vec![0; tasks],
+        }
+    }
+}
+
+impl<W: Borrow<Workload>> Programs for Cursor<W> {
+    fn name(&self) -> &str {
+        &self.workload.borrow().name
+    }
+
+    fn tasks(&self) -> u32 {
+        self.workload.borrow().tasks.len() as u32
+    }
+
+    fn total(&self) -> u64 {
+        self.workload.borrow().tasks.iter().map(|p| p.len() as u64).sum()
+    }
+
+    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+        let t = task as usize;
+        let op = self.workload.borrow().tasks[t].get(self.pc[t]).copied();
+        self.pc[t] += usize::from(op.is_some());
+        Ok(op)
+    }
+}
+
+/// Programs whose task `t` first computes for `delays[t]` (tasks beyond the list, and
+/// delays of 0, start at once): a start imbalance, as in seed 004 §5.2. The same as
+/// [`Workload::with_start_delays`], for programs that are not in memory.
+#[derive(Debug)]
+pub struct StartDelays<P> {
+    inner: P,
+    delays: Vec<Ps>,
+    /// per task: whether its delay has been given
+    started: Vec<bool>,
+    name: String,
+}
+
+impl<P: Programs> StartDelays<P> {
+    /// `inner`, task `t` delayed by `delays[t]`.
+    pub fn new(inner: P, delays: Vec<Ps>) -> StartDelays<P> {
+        let max = delays.iter().max().copied().unwrap_or(0);
+        let name = format!("{}, start delays up to {:.3} µs", inner.name(), max as f64 / 1e6);
+        let started = vec![false; inner.tasks() as usize];
+        StartDelays {
+            inner,
+            delays,
+            started,
+            name,
+        }
+    }
+}
+
+impl<P: Programs> Programs for StartDelays<P> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn tasks(&self) -> u32 {
+        self.inner.tasks()
+    }
+
+    fn total(&self) -> u64 {
+        self.inner.total() + self.delays.iter().take(self.started.len()).filter(|&&d| d > 0).count() as u64
+    }
+
+    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+        let t = task as usize;
+        if !self.started[t] {
+            self.started[t] = true;
+            if let Some(&delay) = self.delays.get(t).filter(|&&d| d > 0) {
+                return Ok(Some(Op::Compute(delay)));
+            }
+        }
+        self.inner.next(task)
+    }
+}
+
+impl<P: Programs + ?Sized> Programs for Box<P> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn tasks(&self) -> u32 {
+        (**self).tasks()
+    }
+
+    fn total(&self) -> u64 {
+        (**self).total()
+    }
+
+    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+        (**self).next(task)
+    }
+}
+
+/// Every task's program, read through `programs` to its end, as a workload in memory.
+pub fn drain(programs: &mut dyn Programs) -> Result<Workload, String> {
+    let tasks = (0..programs.tasks())
+        .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, String>>())
+        .collect::<Result<_, _>>()?;
+    Ok(Workload {
+        name: programs.name().to_string(),
+        tasks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_reads_each_program_in_order_then_ends() {
+        let workload = Workload::ring(3, 100, 2, 7);
+        let mut cursor = Cursor::new(&workload);
+        assert_eq!(cursor.total(), 18);
+        assert_eq!(drain(&mut cursor).expect("read"), workload);
+        assert_eq!(cursor.next(0), Ok(None));
+    }
+
+    #[test]
+    fn start_delays_match_the_workloads_own() {
+        let workload = Workload::ping_pong(10, 2);
+        let delays = vec![0, 5_000_000];
+        let expected = workload.clone().with_start_delays(&delays);
+        let mut delayed = StartDelays::new(Cursor::new(workload), delays);
+        assert_eq!(delayed.name(), expected.name);
+        assert_eq!(delayed.total(), Cursor::new(&expected).total());
+        assert_eq!(drain(&mut delayed).expect("read"), expected);
+    }
+}
