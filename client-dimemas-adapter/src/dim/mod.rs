@@ -240,7 +240,7 @@ d:1:2:2:1:3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{IdealBus, ReplayOptions, replay, replay_with};
+    use crate::replay::{IdealBus, ReplayOptions, UNWAITED, replay, replay_with};
 
     #[test]
     fn the_spec_example_replays_with_times_by_hand() {
@@ -348,7 +348,7 @@ mod tests {
                 size: 10,
                 tag: 5,
                 synchronous: false,
-                request: 0
+                request: UNWAITED
             }
         );
         assert_eq!(
@@ -358,7 +358,7 @@ mod tests {
                 size: 10,
                 tag: 5,
                 synchronous: true,
-                request: 1
+                request: UNWAITED
             }
         );
         assert_eq!(trace.workload.check(), Ok(2));

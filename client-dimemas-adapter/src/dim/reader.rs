@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::input::clip;
 use crate::replay::collective::{self, Algorithm, Methods};
-use crate::replay::{Op, Ps};
+use crate::replay::{Op, Ps, UNWAITED};
 
 use super::DimError;
 
@@ -196,7 +196,7 @@ impl Reader {
                 }
                 Op::Compute((seconds * 1e12).round() as Ps)
             }
-            2 => self.send(task, &fields)?,
+            2 => self.send(&fields)?,
             3 => self.receive(task, &fields)?,
             other => return Err(self.error(format!("unknown record type {other}"))),
         };
@@ -204,7 +204,7 @@ impl Reader {
     }
 
     /// `2:task:thread:dst_task[:dst_thread]:size:tag:comm:sync`
-    fn send(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+    fn send(&mut self, fields: &[&str]) -> Result<Op, DimError> {
         let n = self.arity(&fields[3..], &[6, 5], "a send (dst_task:dst_thread:size:tag:comm:sync)")?;
         let at = if n == 6 { 5 } else { 4 };
         let to: u32 = self.number(fields, 3, "dst_task")?;
@@ -222,15 +222,12 @@ impl Reader {
             });
         }
         // An immediate send nobody waits for (the trace has no wait for sends).
-        let requests = &mut self.requests[task as usize];
-        let request = requests.next;
-        requests.next += 1;
         Ok(Op::ISend {
             to,
             size,
             tag,
             synchronous,
-            request,
+            request: UNWAITED,
         })
     }
 
@@ -251,7 +248,13 @@ impl Reader {
                 Ok(Op::IRecv { from, tag, request })
             }
             2 => match requests.receives.get_mut(&(from, tag)).and_then(VecDeque::pop_front) {
-                Some(request) => Ok(Op::Wait { request }),
+                Some(request) => {
+                    if requests.receives.get(&(from, tag)).is_some_and(VecDeque::is_empty) {
+                        // Gone when empty: traces with a tag per message would keep one each.
+                        requests.receives.remove(&(from, tag));
+                    }
+                    Ok(Op::Wait { request })
+                }
                 None => Err(self.error(format!(
                     "a wait (type 2) for a receive from task {from} with tag {tag}, but no immediate receive (type 1) of it is pending"
                 ))),

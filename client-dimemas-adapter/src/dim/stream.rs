@@ -69,6 +69,17 @@ pub fn open(path: &Path, methods: &Methods) -> Result<Opened, DimError> {
     }
 }
 
+/// A hash of a (source, destination, tag) triple (splitmix64's mixing, twice).
+fn pair_hash(from: u32, to: u32, tag: i32) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    mix(mix(u64::from(from) << 32 | u64::from(to)) ^ u64::from(tag as u32))
+}
+
 /// A trace whose tasks are read as the replay asks for their operations.
 #[derive(Debug)]
 pub struct Stream {
@@ -136,8 +147,11 @@ impl Stream {
         let mut contiguous = true;
         let mut collectives = Collectives::default();
         let mut operations = 0u64;
-        // Messages per (source, destination, tag): sends count up, receives down.
-        let mut balance: BTreeMap<(u32, u32, i32), i64> = BTreeMap::new();
+        // Sends and receives per (source, destination, tag), as a sum of hashes: sends
+        // add their pair's, receives take it away. A sum of 0 says (but for a chance of
+        // 2^-64) that every send has its receive, in constant memory; a map of every
+        // pair would grow with the trace when tags differ per message.
+        let mut balance = 0u64;
         loop {
             reader.line += 1;
             let read = next_line(&mut lines, &mut text, &reader)?;
@@ -148,17 +162,14 @@ impl Stream {
                 Decoded::Nothing => None,
                 Decoded::Op(task, op) => {
                     operations += 1;
-                    let (key, step) = match op {
-                        Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => ((task, to, tag), 1),
-                        Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => ((from, task, tag), -1),
-                        Op::Compute(_) | Op::Wait { .. } => ((0, 0, 0), 0),
-                    };
-                    if step != 0 {
-                        let n = balance.entry(key).or_default();
-                        *n += step;
-                        if *n == 0 {
-                            balance.remove(&key);
+                    match op {
+                        Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => {
+                            balance = balance.wrapping_add(pair_hash(task, to, tag));
                         }
+                        Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
+                            balance = balance.wrapping_sub(pair_hash(from, task, tag));
+                        }
+                        Op::Compute(_) | Op::Wait { .. } => {}
                     }
                     Some(task)
                 }
@@ -187,15 +198,12 @@ impl Stream {
         let plan = collectives
             .plan(&reader.groups, reader.tasks())
             .map_err(|(line, message)| reader.error_at(line, message))?;
-        if let Some((&(from, to, tag), &n)) = balance.iter().next() {
-            return Err(reader.error_at(
-                0,
-                format!(
-                    "{} message(s) from task {from} to task {to} with tag {tag} have no matching {}",
-                    n.abs(),
-                    if n > 0 { "receive" } else { "send" }
-                ),
-            ));
+        if balance != 0 {
+            // Read whole, the trace says which messages have no match.
+            let workload = super::read_with(path, methods)?.workload;
+            if let Err(reason) = workload.check() {
+                return Err(reader.error_at(0, reason));
+            }
         }
         if !contiguous {
             return Ok(None);

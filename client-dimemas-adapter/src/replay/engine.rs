@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::Ps;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::programs::{Cursor, Programs};
-use super::workload::{Op, Workload};
+use super::workload::{Op, UNWAITED, Workload};
 
 /// Where one task's time went.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -522,12 +522,17 @@ impl Replay<'_> {
             tag,
             rendezvous,
         };
-        self.pending[task as usize].insert(key, !rendezvous);
+        if key != Key::from(UNWAITED) {
+            self.pending[task as usize].insert(key, !rendezvous);
+        }
         let channel = self.channels.entry((to, task, tag)).or_default();
         let matched = channel.receives.pop_front();
         let recv = matched.map(|(key, _)| key);
         if recv.is_none() {
             channel.messages.push_back(id);
+        } else if channel.receives.is_empty() {
+            // Channels come and go: traces with a tag per message would keep one each.
+            self.channels.remove(&(to, task, tag));
         }
         self.messages.insert(
             id,
@@ -584,6 +589,9 @@ impl Replay<'_> {
             self.pending[task as usize].insert(key, false);
             return Ok(());
         };
+        if channel.messages.is_empty() {
+            self.channels.remove(&(task, from, tag));
+        }
         let Some(message) = self.messages.get_mut(&id) else {
             unreachable!("an unmatched message is remembered until received");
         };

@@ -31,7 +31,7 @@ pub use engine::{
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
 pub use programs::{Cursor, Programs, StartDelays, drain};
-pub use workload::{Op, Workload};
+pub use workload::{Op, UNWAITED, Workload};
 
 /// Picoseconds of simulated time.
 pub type Ps = u64;

@@ -1,5 +1,10 @@
 //! Task programs, and synthetic workloads generated in memory.
 
+/// The request of an immediate send that nothing waits for (a `.dim` trace has no
+/// record of a wait for a send): the replay forgets it once started, so that traces of
+/// many such sends replay in constant memory.
+pub const UNWAITED: u32 = u32::MAX;
+
 /// One operation of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -25,7 +30,8 @@ pub enum Op {
         /// MPI tag
         tag: i32,
     },
-    /// start a send and go on (`MPI_Isend`); `request` names it for a `Wait`
+    /// start a send and go on (`MPI_Isend`); `request` names it for a `Wait`, or is
+    /// [`UNWAITED`]
     ISend {
         /// destination task
         to: u32,
@@ -211,6 +217,7 @@ impl Workload {
                     Op::Compute(_) | Op::Wait { .. } => {}
                 }
                 match *op {
+                    Op::ISend { request: UNWAITED, .. } => {}
                     Op::ISend { request, .. } | Op::IRecv { request, .. } if !started.insert(request) => {
                         return Err(format!("task {t} starts request {request} twice"));
                     }
