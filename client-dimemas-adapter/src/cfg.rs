@@ -37,6 +37,14 @@ pub struct DimConfig {
     pub inter_latency_s: Option<f64>,
     /// where tasks run: the explicit mapping if given, else the predefined one
     pub mapping: Option<Mapping>,
+    /// inter-node buses, 0 for unlimited (environment information)
+    pub buses: Option<u32>,
+    /// the collective model: 1 CONSTANT, 2 LINEAR, 3 LOGARITHMIC (environment
+    /// information)
+    pub collective_model: Option<u32>,
+    /// the "communications fine tuning" file, as written (configuration files);
+    /// relative paths are relative to the configuration's folder
+    pub comm_tuning_file: Option<String>,
 }
 
 /// What is wrong with a configuration, and where.
@@ -106,6 +114,22 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
             "environment information" => {
                 config.nodes = Some(count(3, "n_nodes")?);
                 config.bandwidth_mbps = Some(number(4, "bw_MBps")?);
+                if fields.len() > 5 {
+                    config.buses = Some(count(5, "n_buses")?);
+                }
+                if fields.len() > 6 {
+                    let model = count(6, "collective_model")?;
+                    if !(1..=3).contains(&model) {
+                        return Err(fail(format!(
+                            "\"{name}\": field 7 (collective_model): expected 1 (CONSTANT), 2 (LINEAR) or 3 \
+                             (LOGARITHMIC), found {model}"
+                        )));
+                    }
+                    config.collective_model = Some(model);
+                }
+            }
+            "configuration files" => {
+                config.comm_tuning_file = fields.get(2).map(|f| unquote(f).to_string()).filter(|f| !f.is_empty());
             }
             "multi node information" if config.cpus_per_node.is_none() => {
                 config.cpus_per_node = Some(count(3, "cpus_per_node")?);
@@ -274,7 +298,15 @@ mod tests {
                 intra_bandwidth_mbps: Some(1000.0),
                 inter_latency_s: Some(0.0000005),
                 mapping: Some(Mapping::TasksPerNode(2)),
+                buses: Some(0),
+                collective_model: Some(1),
+                comm_tuning_file: None,
             }
+        );
+        let tuned = format!("{CONFIG}\"configuration files\" {{\"\", \"\", \"comm.cfg\", \"\"}};;\n");
+        assert_eq!(
+            parse(&tuned, "a.cfg").expect("parsed").comm_tuning_file.as_deref(),
+            Some("comm.cfg")
         );
     }
 

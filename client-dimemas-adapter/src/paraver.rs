@@ -6,17 +6,19 @@ use std::io::{self, Write};
 
 use crate::replay::{Activity, Call, Mapping, Outcome, Ps};
 
-/// Paraver's event type of MPI point-to-point calls (as Extrae writes it).
+/// Paraver's event types of MPI point-to-point and collective calls (as Extrae's).
 const MPI_POINT_TO_POINT: u32 = 50_000_001;
+const MPI_COLLECTIVE: u32 = 50_000_002;
 
-/// Its value for a call (0 marks the call's end).
-fn call_value(call: Call) -> u32 {
+/// The event type and value of a call (the value 0 marks the call's end).
+fn call_event(call: Call) -> (u32, u32) {
     match call {
-        Call::Send => 1,
-        Call::Recv => 2,
-        Call::Isend => 3,
-        Call::Irecv => 4,
-        Call::Wait => 5,
+        Call::Send => (MPI_POINT_TO_POINT, 1),
+        Call::Recv => (MPI_POINT_TO_POINT, 2),
+        Call::Isend => (MPI_POINT_TO_POINT, 3),
+        Call::Irecv => (MPI_POINT_TO_POINT, 4),
+        Call::Wait => (MPI_POINT_TO_POINT, 5),
+        Call::Collective => (MPI_COLLECTIVE, 1),
     }
 }
 
@@ -27,6 +29,7 @@ fn state_value(activity: Activity) -> u32 {
         Activity::WaitingMessage => 3,
         Activity::BlockingSend => 4,
         Activity::Waiting => 8,
+        Activity::Collective => 13,
     }
 }
 
@@ -98,9 +101,9 @@ pub fn write(
     };
     for &(task, begin, end, call) in &record.calls {
         let cpu = place.of[task as usize].1;
-        let event =
-            |time: Ps, value: u32| format!("2:{cpu}:1:{}:1:{}:{MPI_POINT_TO_POINT}:{value}", task + 1, ns(time));
-        push(ns(begin), 0, task, event(begin, call_value(call)));
+        let (kind, value) = call_event(call);
+        let event = |time: Ps, value: u32| format!("2:{cpu}:1:{}:1:{}:{kind}:{value}", task + 1, ns(time));
+        push(ns(begin), 0, task, event(begin, value));
         push(ns(end), 0, task, event(end, 0));
     }
     for &(task, begin, end, activity) in &record.states {
@@ -138,10 +141,13 @@ pub fn write(
         "DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\nLOOK_BACK           100\n\
          SPEED               1\nFLAG_ICONS          ENABLED\nNUM_OF_STATE_COLORS 1000\nYMAX_SCALE          37\n\n\
          DEFAULT_SEMANTIC\n\nTHREAD_FUNC          State As Is\n\n\
-         STATES\n0    Idle\n1    Running\n3    Waiting a message\n4    Blocking Send\n8    Wait/WaitAll\n\n\
-         STATES_COLOR\n0    {{117,195,255}}\n1    {{0,0,255}}\n3    {{255,0,0}}\n4    {{255,0,174}}\n8    {{235,0,0}}\n\n\
+         STATES\n0    Idle\n1    Running\n3    Waiting a message\n4    Blocking Send\n8    Wait/WaitAll\n\
+         13    Group Communication\n\n\
+         STATES_COLOR\n0    {{117,195,255}}\n1    {{0,0,255}}\n3    {{255,0,0}}\n4    {{255,0,174}}\n8    {{235,0,0}}\n\
+         13    {{255,144,26}}\n\n\
          EVENT_TYPE\n0    {MPI_POINT_TO_POINT}    MPI Point-to-point\nVALUES\n0    End\n1    MPI_Send\n2    MPI_Recv\n\
-         3    MPI_Isend\n4    MPI_Irecv\n5    MPI_Wait\n"
+         3    MPI_Isend\n4    MPI_Irecv\n5    MPI_Wait\n\n\
+         EVENT_TYPE\n0    {MPI_COLLECTIVE}    MPI Collective Comm\nVALUES\n0    End\n1    Collective (analytic model)\n"
     )?;
     let total_cpus: u32 = place.cpus.iter().sum();
     writeln!(row, "LEVEL CPU SIZE {total_cpus}")?;
@@ -214,6 +220,42 @@ mod tests {
         assert!(pcf.contains("STATES\n0    Idle\n1    Running\n3    Waiting a message\n"));
         assert!(row.starts_with("LEVEL CPU SIZE 2\nCPU 1.1\nCPU 1.2\n"));
         assert!(row.contains("LEVEL THREAD SIZE 2\nTHREAD 1.1.1\nTHREAD 1.2.1\n"));
+    }
+
+    #[test]
+    fn analytic_collectives_are_group_communication() {
+        use crate::replay::Op;
+        use crate::replay::analytic::{AnalyticCollectives, FanModel, Link};
+        // Task 1 computes 1 µs, then both take part in a barrier of CTE stages of 100 ns.
+        let barrier = Op::Global {
+            call: 0,
+            members: 2,
+            id: 0,
+            is_root: false,
+            sent: 0,
+            received: 0,
+        };
+        let workload = Workload {
+            name: "barrier".into(),
+            tasks: vec![vec![barrier], vec![Op::Compute(1_000_000), barrier]],
+        };
+        let options = ReplayOptions {
+            collectives: AnalyticCollectives {
+                inter: Link {
+                    latency: 100_000,
+                    bandwidth: None,
+                },
+                ..AnalyticCollectives::uniform(FanModel::Constant)
+            },
+            ..ReplayOptions::default()
+        };
+        let (prv, pcf, _) = traced(&workload, &options);
+        assert!(prv.contains("\n1:1:1:1:1:0:1200:13\n"), "{prv}");
+        assert!(prv.contains("\n1:2:1:2:1:1000:1200:13\n"), "{prv}");
+        assert!(prv.contains("\n2:2:1:2:1:1000:50000002:1\n"), "{prv}");
+        assert!(prv.contains("\n2:2:1:2:1:1200:50000002:0\n"), "{prv}");
+        assert!(pcf.contains("13    Group Communication\n"), "{pcf}");
+        assert!(pcf.contains("50000002    MPI Collective Comm\n"), "{pcf}");
     }
 
     #[test]

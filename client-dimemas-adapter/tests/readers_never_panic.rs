@@ -57,24 +57,28 @@ proptest! {
         Just("#DIMEMAS:\"t"),
     ], lines in prop::collection::vec(record(), 0..30)) {
         let text = format!("{header}\n{}\n", lines.join("\n"));
-        let whole = dim::parse(&text, "p.dim");
-        if let Ok(trace) = &whole {
-            // Whatever was read replays, or is refused with an error.
-            let _ = replay(&trace.workload, &mut IdealBus::new(1, 1, 0));
-        }
-        // Opened for streaming, the same trace reads the same (or is refused: unmatched
-        // sends are found when it is opened, not by the replay).
-        let path = scratch(&text);
-        let opened = dim::open(&path, &Methods::default());
-        let _ = std::fs::remove_file(&path);
-        match (opened, whole) {
-            (Ok(mut opened), Ok(trace)) => {
-                prop_assert_eq!(drain(&mut opened.programs).map(|w| w.tasks), Ok(trace.workload.tasks));
-                prop_assert_eq!(opened.collectives, trace.collectives);
+        let mut analytic = Methods::default();
+        analytic.choose("all=analytic").expect("valid");
+        for methods in [Methods::default(), analytic] {
+            let whole = dim::parse_with(&text, "p.dim", &methods);
+            if let Ok(trace) = &whole {
+                // Whatever was read replays, or is refused with an error.
+                let _ = replay(&trace.workload, &mut IdealBus::new(1, 1, 0));
             }
-            (Ok(_), Err(e)) => prop_assert!(false, "streamed but not read whole: {}", e),
-            (Err(e), Ok(trace)) => prop_assert!(trace.workload.check().is_err(), "refused: {}", e),
-            (Err(_), Err(_)) => {}
+            // Opened for streaming, the same trace reads the same (or is refused:
+            // unmatched sends are found when it is opened, not by the replay).
+            let path = scratch(&text);
+            let opened = dim::open(&path, &methods);
+            let _ = std::fs::remove_file(&path);
+            match (opened, whole) {
+                (Ok(mut opened), Ok(trace)) => {
+                    prop_assert_eq!(drain(&mut opened.programs).map(|w| w.tasks), Ok(trace.workload.tasks));
+                    prop_assert_eq!(opened.collectives, trace.collectives);
+                }
+                (Ok(_), Err(e)) => prop_assert!(false, "streamed but not read whole: {}", e),
+                (Err(e), Ok(trace)) => prop_assert!(trace.workload.check().is_err(), "refused: {}", e),
+                (Err(_), Err(_)) => {}
+            }
         }
     }
 

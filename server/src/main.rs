@@ -377,11 +377,16 @@ struct RunArgs {
     /// A Dimemas trace (.dim) to replay instead of a synthetic workload.
     #[arg(value_name = "TRACE.dim")]
     trace: Option<PathBuf>,
-    /// How a trace's collectives are decomposed, per family: FAMILY=METHOD, repeatable.
-    /// Families: barrier, broadcast, reduce, allreduce, alltoall; methods: binomial
-    /// (default for rooted ones), flat (the root exchanges with every member),
-    /// recursive-doubling (the all-reduce default), reduce-broadcast, pairwise (the
-    /// all-to-all default).
+    /// How a trace's collectives are carried out, per family: FAMILY=METHOD, repeatable.
+    /// Families: barrier, broadcast, reduce, allreduce, alltoall, or all; methods that
+    /// decompose them into messages on the network: binomial (default for rooted ones),
+    /// flat (the root exchanges with every member), recursive-doubling (the all-reduce
+    /// default), reduce-broadcast, pairwise (the all-to-all default); or analytic:
+    /// Dimemas's model, no messages (all members wait for the last, then fan-in and
+    /// fan-out stages of latency + bytes / bandwidth: CTE, LIN or LOG in the group's
+    /// size). The model's links, buses and per-operation stages come from --config (its
+    /// collective model and "communications fine tuning" file); without one, LOG stages
+    /// over the network's link bandwidth between nodes and the --intra-* copy within.
     #[arg(long, value_name = "FAMILY=METHOD")]
     collective: Vec<String>,
     /// The synthetic workload to replay.
@@ -1096,6 +1101,7 @@ fn write_output(
 
 /// Replay options from the command line.
 fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
+    use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
     anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
     anyhow::ensure!(
@@ -1121,6 +1127,14 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
             bandwidth,
         },
         record: false,
+        // Within nodes as the memory copies; between nodes set from the network by `run`.
+        collectives: AnalyticCollectives {
+            intra: Link {
+                latency: (args.intra_latency * 1000.0).round() as u64,
+                bandwidth,
+            },
+            ..AnalyticCollectives::uniform(FanModel::Logarithmic)
+        },
     })
 }
 
@@ -1131,6 +1145,7 @@ fn options_from_config(
     config: &vesper_client_dimemas_adapter::cfg::DimConfig,
     eager_limit: Option<u32>,
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
+    use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio};
     let cpu_ratio = match config.cpu_ratio {
         Some(ratio) => Some(
@@ -1145,15 +1160,46 @@ fn options_from_config(
         "{}: the intra-node latency must not be negative ({latency} s)",
         path.display()
     );
+    let inter_latency = config.inter_latency_s.unwrap_or(0.0);
+    anyhow::ensure!(
+        inter_latency >= 0.0,
+        "{}: the inter-node latency must not be negative ({inter_latency} s)",
+        path.display()
+    );
+    let memory_copy = MemoryCopy {
+        latency: (latency * 1e12).round() as u64,
+        bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
+    };
+    // Collectives modelled analytically take the configuration's links, buses and
+    // model (LOG when it names none), then its fine-tuning file.
+    let model = config
+        .collective_model
+        .and_then(AnalyticCollectives::model_of_configuration)
+        .unwrap_or(FanModel::Logarithmic);
+    let mut collectives = AnalyticCollectives {
+        inter: Link {
+            latency: (inter_latency * 1e12).round() as u64,
+            bandwidth: config.bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
+        },
+        intra: Link {
+            latency: memory_copy.latency,
+            bandwidth: memory_copy.bandwidth,
+        },
+        buses: config.buses.unwrap_or(0),
+        machine_nodes: config.nodes.unwrap_or(u32::MAX),
+        ..AnalyticCollectives::uniform(model)
+    };
+    if let Some(file) = &config.comm_tuning_file {
+        let tuning = path.parent().unwrap_or(std::path::Path::new(".")).join(file);
+        collectives.read_tuning(&tuning)?;
+    }
     Ok(ReplayOptions {
         eager_limit,
         cpu_ratio,
         mapping: config.mapping.clone().unwrap_or_default(),
-        memory_copy: MemoryCopy {
-            latency: (latency * 1e12).round() as u64,
-            bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
-        },
+        memory_copy,
         record: false,
+        collectives,
     })
 }
 
@@ -1211,10 +1257,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(path) if args.save_trace.is_none() => {
             let opened = dim::open(path, &methods)?;
             if opened.collectives > 0 {
-                eprintln!(
-                    "{} collective calls decomposed into point-to-point messages",
-                    opened.collectives
-                );
+                eprintln!("{} collective calls {}", opened.collectives, methods.describe());
             }
             let programs = opened.programs;
             if args.imbalance_ns > 0 {
@@ -1229,10 +1272,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                 Some(path) => {
                     let trace = dim::read_with(path, &methods)?;
                     if trace.collectives > 0 {
-                        eprintln!(
-                            "{} collective calls decomposed into point-to-point messages",
-                            trace.collectives
-                        );
+                        eprintln!("{} collective calls {}", trace.collectives, methods.describe());
                     }
                     trace.workload
                 }
@@ -1296,6 +1336,20 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     drop(whole);
     let network = args.net.resolve(&spec, &origin)?;
+    if args.config.is_none() {
+        // Collectives modelled analytically cross the network's links between nodes.
+        let link = match &network.fabric {
+            FabricConfig::Ideal(params) => Some((params.bandwidth, params.latency.as_ps())),
+            FabricConfig::Switched(s) => Some((s.link.bandwidth, 0)),
+            FabricConfig::MultiRail { rails, .. } => rails.first().map(|r| (r.link.bandwidth, 0)),
+        };
+        if let Some((bandwidth, latency)) = link {
+            options.collectives.inter = vesper_client_dimemas_adapter::replay::analytic::Link {
+                latency,
+                bandwidth: Some(bandwidth.ratio()),
+            };
+        }
+    }
     let nodes = network.placement.nodes(network.hosts);
     let needed = options.mapping.nodes_for(programs.tasks());
     anyhow::ensure!(

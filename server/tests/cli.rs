@@ -735,3 +735,66 @@ fn traffic_pattern_aware_routing_follows_the_permutation() {
         "{err}"
     );
 }
+
+#[test]
+fn run_models_collectives_analytically() {
+    let file = |name: &str| format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let trace = file("pingpong.dim");
+    let predicted = |extra: &[&str]| {
+        let mut args = vec!["run", &trace, "--collective", "all=analytic", "--json"];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("1 collective calls modelled analytically"));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(json["messages"], 2, "the all-reduce sends nothing");
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    // The ping-pong as in run_replays_a_dimemas_trace: task 0 has the answer at
+    // 3453.126 ns and is the last into the all-reduce; LOG stages over 2 nodes are one
+    // step each way of 8 bytes at 1000 MBps (7.630 ns); then task 0 computes 300 ns.
+    let ideal = ["--network", "ideal", "--bandwidth", "1000"];
+    assert_eq!(predicted(&ideal), 3768.386);
+    assert_eq!(predicted(&[&ideal[..], &["--no-server"]].concat()), 3768.386);
+    // From a configuration: its CTE model, 1 µs between nodes (and so 5453.126 ns for
+    // task 0's answer): each stage takes 1007.630 ns.
+    let dir = std::env::temp_dir().join(format!("vesper-analytic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let config = |tuning: &str| {
+        let path = dir.join("two.cfg");
+        std::fs::write(
+            &path,
+            format!(
+                "#DIMEMAS_CONFIGURATION\n\
+                 \"environment information\" {{\"\", 0, \"\", 2, 1000.0, 0, 1}};;\n\
+                 \"multi node information\" {{0, 2, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, 0.000001, 1, 1, 0.0}};;\n\
+                 \"configuration files\" {{\"\", \"\", \"{tuning}\", \"\"}};;\n"
+            ),
+        )
+        .expect("written");
+        path.to_str().expect("UTF-8").to_string()
+    };
+    assert_eq!(predicted(&["--config", &config(""), "--network", "ideal"]), 7768.386);
+    // A fine-tuning file (relative to the configuration) can make the all-reduce free.
+    std::fs::write(dir.join("comm.cfg"), "Policy: FIFO\n11 0 MIN 0 MIN 0.0\n").expect("written");
+    assert_eq!(
+        predicted(&["--config", &config("comm.cfg"), "--network", "ideal"]),
+        5753.126
+    );
+    std::fs::write(dir.join("comm.cfg"), "11 LOG CURR LOG MAX 0.0\n").expect("written");
+    let out = vesper(&[
+        "run",
+        &trace,
+        "--collective",
+        "all=analytic",
+        "--config",
+        &config("comm.cfg"),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("comm.cfg:1: fan-in size: expected MIN, MAX, MEAN, 2MAX or S+R, found 'CURR'"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -119,6 +119,25 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
 pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
     workload.check()?;
     let tasks = workload.tasks.len();
+    // Analytic collective calls are written on communicator 1, of every task: each
+    // task's k-th call must be the same call, over every task.
+    let calls = |program: &Vec<Op>| -> Vec<(u64, u32)> {
+        let globals = program.iter().filter_map(|op| match *op {
+            Op::Global { call, members, .. } => Some((call, members)),
+            _ => None,
+        });
+        globals.collect()
+    };
+    let first = workload.tasks.first().map(calls).unwrap_or_default();
+    if first.iter().any(|&(_, members)| members as usize != tasks)
+        || workload.tasks.iter().any(|program| calls(program) != first)
+    {
+        return Err(
+            "collective calls over part of the tasks, or in different orders, cannot be written \
+                    (only communicator 1 of every task is)"
+                .to_string(),
+        );
+    }
     // The size of every message, per (source, destination, tag), in send order.
     let mut sizes: BTreeMap<(u32, u32, i32), VecDeque<u32>> = BTreeMap::new();
     for (t, program) in workload.tasks.iter().enumerate() {
@@ -164,6 +183,13 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
                     receives.insert(request, (from, size, tag));
                     writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:1")
                 }
+                Op::Global {
+                    id,
+                    is_root,
+                    sent,
+                    received,
+                    ..
+                } => writeln!(body, "10:{t}:0:{id}:1:{}:0:{sent}:{received}", u8::from(is_root)),
                 Op::Wait { request } => match receives.remove(&request) {
                     Some((from, size, tag)) => writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:2"),
                     None => Ok(()),
@@ -292,6 +318,64 @@ mod tests {
         assert_eq!(predicted(None), 3 * hop);
         assert_eq!(predicted(Some("allreduce=flat")), 2 * hop);
         assert_eq!(predicted(Some("allreduce=reduce-broadcast")), 6 * hop);
+    }
+
+    #[test]
+    fn collectives_modelled_analytically_wait_for_the_last_member() {
+        use crate::replay::analytic::{AnalyticCollectives, FanModel, Link};
+        // An all-reduce of 1000 bytes over 8 tasks (task 3 computes 5 µs first), then
+        // a broadcast of 10 bytes from task 2 over tasks 0, 2 and 4 (communicator 2).
+        let mut text = String::from("#DIMEMAS:\"a\":0:8(1,1,1,1,1,1,1,1),2\nd:1:2:3:0:2:4\n");
+        for t in 0..8 {
+            if t == 3 {
+                text.push_str("1:3:0:0.000005\n");
+            }
+            text.push_str(&format!("10:{t}:0:11:1:{}:0:1000:1000\n", u8::from(t == 0)));
+            if t % 2 == 0 && t < 6 {
+                text.push_str(&format!("10:{t}:0:1:2:{}:0:10:10\n", u8::from(t == 2)));
+            }
+        }
+        let mut methods = Methods::default();
+        methods.choose("all=analytic").expect("valid");
+        let trace = parse_with(&text, "a.dim", &methods).expect("parsed");
+        assert_eq!(trace.collectives, 2);
+        assert_eq!(trace.workload.tasks[0].len(), 2);
+        // Between nodes: 1 byte per ns and 100 ns a transfer; one task per node.
+        let replayed = |model: FanModel| {
+            let options = ReplayOptions {
+                collectives: AnalyticCollectives {
+                    inter: Link {
+                        latency: 100_000,
+                        bandwidth: Some((1_000_000_000, 1)),
+                    },
+                    ..AnalyticCollectives::uniform(model)
+                },
+                ..ReplayOptions::default()
+            };
+            replay_with(&trace.workload, &mut IdealBus::new(1, 1, 0), &options).expect("replayed")
+        };
+        // LOG: ⌈log2 8⌉ = 3 steps in and out of 1.1 µs, after task 3 arrives at 5 µs;
+        // then ⌈log2 3⌉ = 2 steps in and out of 110 ns.
+        let log = replayed(FanModel::Logarithmic);
+        assert_eq!(log.tasks[7].end, 5_000_000 + 6 * 1_100_000);
+        assert_eq!(log.tasks[0].end, 5_000_000 + 6 * 1_100_000 + 4 * 110_000);
+        assert_eq!(log.tasks[0].waiting, log.tasks[0].end);
+        assert_eq!(log.tasks[3].waiting, log.tasks[3].end - 5_000_000);
+        assert_eq!(log.messages, 0);
+        // LIN: 7 and 2 transfers each way.
+        let lin = replayed(FanModel::Linear);
+        assert_eq!(lin.predicted, 5_000_000 + 14 * 1_100_000 + 4 * 110_000);
+        // The same trace streamed reads and replays alike.
+        let file = std::env::temp_dir().join(format!("vesper-analytic-{}.dim", std::process::id()));
+        std::fs::write(&file, &text).expect("written");
+        let mut opened = open(&file, &methods).expect("opened");
+        let _ = std::fs::remove_file(&file);
+        assert!(opened.streamed);
+        assert_eq!(opened.programs.total(), 8 + 3 + 1);
+        assert_eq!(
+            crate::replay::drain(&mut opened.programs).expect("read"),
+            trace.workload
+        );
     }
 
     #[test]

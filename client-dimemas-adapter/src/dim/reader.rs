@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::input::clip;
-use crate::replay::collective::{self, Algorithm, Methods};
+use crate::replay::collective::{self, Algorithm, Methods, Treatment};
 use crate::replay::{Op, Ps, UNWAITED};
 
 use super::DimError;
@@ -30,13 +30,15 @@ pub(super) enum Decoded {
 /// One task's call of a collective, before it is decomposed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Global {
-    pub algorithm: Algorithm,
+    /// decomposed by an algorithm, or modelled
+    pub treatment: Treatment,
     /// the global-operation id
     pub id: u32,
     pub comm: i64,
     pub is_root: bool,
-    /// the larger of the bytes it sends and receives
-    pub size: u32,
+    /// the bytes its record says it sends and receives
+    pub sent: u32,
+    pub received: u32,
 }
 
 /// Per task: the next request name, and the immediate receives started and not yet
@@ -298,18 +300,19 @@ impl Reader {
         let is_root: u32 = self.number(fields, 5, "is_root")?;
         let sent: u32 = self.number(fields, 7, "bytes_sent")?;
         let received: u32 = self.number(fields, 8, "bytes_recv")?;
-        let algorithm = self
+        let treatment = self
             .methods
-            .algorithm(id)
+            .treatment(id)
             .ok_or_else(|| self.error(format!("field 4 (glop_id): unknown global operation {id} (0 to 31)")))?;
         Ok(Decoded::Global(
             task,
             Global {
-                algorithm,
+                treatment,
                 id,
                 comm,
                 is_root: is_root != 0,
-                size: sent.max(received),
+                sent,
+                received,
             },
         ))
     }
@@ -520,9 +523,10 @@ struct Communicator {
 }
 
 impl Plan {
-    /// The point-to-point operations of `task`'s `k`-th call `global` on its
-    /// communicator. Each call has a tag of its own below every application tag (and
-    /// every renamed one), counted from `i32::MIN`, communicator by communicator.
+    /// The operations of `task`'s `k`-th call `global` on its communicator: point-to-point
+    /// ones, or one [`Op::Global`] when it is modelled. Calls are numbered from 0,
+    /// communicator by communicator; a decomposed call's messages have the tag
+    /// `i32::MIN` + its number, below every application tag (and every renamed one).
     pub fn operations(&self, task: u32, global: &Global, k: usize) -> Vec<Op> {
         let Some(c) = self.comms.get(&global.comm) else {
             return Vec::new();
@@ -530,19 +534,25 @@ impl Plan {
         let (Some(&me), Some(&root)) = (c.rank.get(&task), c.roots.get(k)) else {
             return Vec::new();
         };
-        let tag = i32::MIN.wrapping_add((c.base + k as u64) as i32);
-        collective::operations(
-            global.algorithm,
-            &c.members,
-            me,
-            root,
-            global.size,
-            tag,
-            COLLECTIVE_REQUESTS,
-        )
+        let call = c.base + k as u64;
+        match global.treatment {
+            Treatment::Decomposed(algorithm) => {
+                let tag = i32::MIN.wrapping_add(call as i32);
+                let size = global.sent.max(global.received);
+                collective::operations(algorithm, &c.members, me, root, size, tag, COLLECTIVE_REQUESTS)
+            }
+            Treatment::Analytic => vec![Op::Global {
+                call,
+                members: c.members.len() as u32,
+                id: global.id as u8,
+                is_root: global.is_root,
+                sent: global.sent,
+                received: global.received,
+            }],
+        }
     }
 
-    /// The point-to-point operations of every member of every call together.
+    /// The operations of every member of every call together.
     pub fn operation_count(&self, methods: &Methods) -> u64 {
         // Trees are relative to their root, so a call's count depends only on its
         // algorithm and group size.
@@ -551,8 +561,13 @@ impl Plan {
         for c in self.comms.values() {
             let n = c.members.len();
             for &id in &c.ids {
-                let Some(algorithm) = methods.algorithm(id) else {
-                    continue;
+                let algorithm = match methods.treatment(id) {
+                    Some(Treatment::Decomposed(algorithm)) => algorithm,
+                    Some(Treatment::Analytic) => {
+                        total += n as u64;
+                        continue;
+                    }
+                    None => continue,
                 };
                 let count = match known.iter().find(|&&(a, m, _)| a == algorithm && m == n) {
                     Some(&(_, _, count)) => count,

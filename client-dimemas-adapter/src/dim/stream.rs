@@ -169,7 +169,7 @@ impl Stream {
                         Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
                             balance = balance.wrapping_sub(pair_hash(from, task, tag));
                         }
-                        Op::Compute(_) | Op::Wait { .. } => {}
+                        Op::Compute(_) | Op::Wait { .. } | Op::Global { .. } => {}
                     }
                     Some(task)
                 }

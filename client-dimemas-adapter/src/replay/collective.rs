@@ -53,6 +53,15 @@ pub enum Family {
 }
 
 impl Family {
+    /// Every family.
+    pub const ALL: [Family; 5] = [
+        Family::Barrier,
+        Family::Broadcast,
+        Family::Reduce,
+        Family::AllReduce,
+        Family::AllToAll,
+    ];
+
     /// The family of a Dimemas global-operation id (16–31 as 0–15).
     pub fn of_dimemas(id: u32) -> Option<Family> {
         let id = if (16..32).contains(&id) { id - 16 } else { id };
@@ -80,6 +89,17 @@ pub enum Method {
     ReduceBroadcast,
     /// everyone exchanges with everyone (all-to-all)
     Pairwise,
+    /// no messages: Dimemas's analytic model ([`super::analytic`])
+    Analytic,
+}
+
+/// How one collective call is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Treatment {
+    /// as point-to-point messages, by this algorithm
+    Decomposed(Algorithm),
+    /// by Dimemas's analytic model
+    Analytic,
 }
 
 /// The method of each family; families not named take the default.
@@ -88,21 +108,23 @@ pub struct Methods(std::collections::BTreeMap<Family, Method>);
 
 impl Methods {
     /// Reads `FAMILY=METHOD` (`allreduce=flat`): families `barrier`, `broadcast`,
-    /// `reduce`, `allreduce`, `alltoall`; methods `binomial`, `flat`,
-    /// `recursive-doubling`, `reduce-broadcast`, `pairwise`.
+    /// `reduce`, `allreduce`, `alltoall`, or `all`; methods `binomial`, `flat`,
+    /// `recursive-doubling`, `reduce-broadcast`, `pairwise`, or `analytic` (Dimemas's
+    /// model: no messages, [`super::analytic`]).
     pub fn choose(&mut self, text: &str) -> Result<(), String> {
         let (family, method) = text
             .split_once('=')
             .ok_or_else(|| format!("{text}: expected FAMILY=METHOD, e.g. allreduce=flat"))?;
-        let family = match family.trim() {
-            "barrier" => Family::Barrier,
-            "broadcast" | "bcast" | "scatter" => Family::Broadcast,
-            "reduce" | "gather" => Family::Reduce,
-            "allreduce" | "allgather" | "reduce-scatter" | "scan" => Family::AllReduce,
-            "alltoall" => Family::AllToAll,
+        let families = match family.trim() {
+            "barrier" => vec![Family::Barrier],
+            "broadcast" | "bcast" | "scatter" => vec![Family::Broadcast],
+            "reduce" | "gather" => vec![Family::Reduce],
+            "allreduce" | "allgather" | "reduce-scatter" | "scan" => vec![Family::AllReduce],
+            "alltoall" => vec![Family::AllToAll],
+            "all" => Family::ALL.to_vec(),
             other => {
                 return Err(format!(
-                    "{text}: unknown family {other} (barrier, broadcast, reduce, allreduce, alltoall)"
+                    "{text}: unknown family {other} (barrier, broadcast, reduce, allreduce, alltoall, all)"
                 ));
             }
         };
@@ -112,28 +134,54 @@ impl Methods {
             "recursive-doubling" => Method::RecursiveDoubling,
             "reduce-broadcast" => Method::ReduceBroadcast,
             "pairwise" => Method::Pairwise,
+            "analytic" => Method::Analytic,
             other => {
                 return Err(format!(
-                    "{text}: unknown method {other} (binomial, flat, recursive-doubling, reduce-broadcast, pairwise)"
+                    "{text}: unknown method {other} (binomial, flat, recursive-doubling, reduce-broadcast, pairwise, \
+                     analytic)"
                 ));
             }
         };
-        if Methods::algorithm_of(family, method).is_none() {
-            return Err(format!(
-                "{text}: {} does not carry out {family:?} collectives",
-                method_name(method)
-            ));
+        for &family in &families {
+            if method != Method::Analytic && Methods::algorithm_of(family, method).is_none() {
+                return Err(format!(
+                    "{text}: {} does not carry out {family:?} collectives",
+                    method_name(method)
+                ));
+            }
         }
-        self.0.insert(family, method);
+        for family in families {
+            self.0.insert(family, method);
+        }
         Ok(())
     }
 
-    /// The algorithm of a Dimemas global-operation id; `None` if the id is unknown.
+    /// How the calls are carried out, for reports.
+    pub fn describe(&self) -> &'static str {
+        let analytic = self.0.values().filter(|&&m| m == Method::Analytic).count();
+        match analytic {
+            0 => "decomposed into point-to-point messages",
+            n if n == Family::ALL.len() => "modelled analytically",
+            _ => "decomposed into point-to-point messages or modelled analytically, per family",
+        }
+    }
+
+    /// How a Dimemas global-operation id is carried out; `None` if the id is unknown.
+    pub fn treatment(&self, id: u32) -> Option<Treatment> {
+        let family = Family::of_dimemas(id)?;
+        match self.0.get(&family) {
+            Some(Method::Analytic) => Some(Treatment::Analytic),
+            _ => self.algorithm(id).map(Treatment::Decomposed),
+        }
+    }
+
+    /// The algorithm of a Dimemas global-operation id, when it is decomposed; `None` if
+    /// the id is unknown.
     pub fn algorithm(&self, id: u32) -> Option<Algorithm> {
         let family = Family::of_dimemas(id)?;
         match self.0.get(&family) {
-            Some(&method) => Methods::algorithm_of(family, method),
-            None => Algorithm::for_dimemas(id),
+            Some(&method) if method != Method::Analytic => Methods::algorithm_of(family, method),
+            _ => Algorithm::for_dimemas(id),
         }
     }
 
@@ -161,6 +209,7 @@ fn method_name(method: Method) -> &'static str {
         Method::RecursiveDoubling => "recursive-doubling",
         Method::ReduceBroadcast => "reduce-broadcast",
         Method::Pairwise => "pairwise",
+        Method::Analytic => "analytic",
     }
 }
 

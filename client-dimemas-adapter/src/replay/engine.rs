@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::Ps;
+use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::programs::{Cursor, Programs};
 use super::workload::{Op, UNWAITED, Workload};
@@ -52,6 +53,8 @@ pub enum Activity {
     BlockingSend,
     /// blocked in a wait for an immediate operation
     Waiting,
+    /// in a collective call modelled analytically
+    Collective,
 }
 
 /// One message's life, as Paraver's communication record says it.
@@ -88,6 +91,8 @@ pub enum Call {
     Irecv,
     /// a wait for an immediate operation
     Wait,
+    /// a collective call modelled analytically
+    Collective,
 }
 
 /// What every task did when: intervals of activity, MPI calls, and messages.
@@ -140,6 +145,8 @@ pub struct ReplayOptions {
     /// speed of the simulated CPUs relative to the traced ones (Dimemas's CPU speed
     /// ratio): a burst of d takes d / ratio, rounded to the picosecond; `None`: 1
     pub cpu_ratio: Option<CpuRatio>,
+    /// the model of collectives that are not decomposed into messages ([`Op::Global`])
+    pub collectives: AnalyticCollectives,
 }
 
 /// A positive CPU speed ratio.
@@ -221,6 +228,21 @@ type Key = u64;
 /// The request of a blocking send or receive (above every `u32` request name).
 const BLOCKING: Key = 1 << 32;
 
+/// The request of an analytic collective call.
+const GLOBAL: Key = BLOCKING + 1;
+
+/// An analytic collective call while its members arrive.
+#[derive(Debug, Default)]
+struct Gathering {
+    /// the members arrived so far, in order
+    arrived: Vec<u32>,
+    /// the bytes sent and received of the root's record: the last arrival that says it
+    /// is the root, or else the last arrival (as Dimemas takes them)
+    sizes: (u32, u32),
+    /// whether an arrival said it is the root
+    rooted: bool,
+}
+
 #[derive(Debug, Clone, Copy)]
 enum State {
     /// ready to go on at the time in the `ready` set
@@ -260,6 +282,7 @@ fn call_of(why: Activity) -> Call {
         Activity::WaitingMessage => Call::Recv,
         Activity::BlockingSend => Call::Send,
         Activity::Running | Activity::Waiting => Call::Wait,
+        Activity::Collective => Call::Collective,
     }
 }
 
@@ -333,6 +356,7 @@ pub fn replay_programs(
         ready: (0..tasks as u32).map(|t| (0, t)).collect(),
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
+        gatherings: BTreeMap::new(),
         next_id: 0,
         options: options.clone(),
         memory,
@@ -403,6 +427,8 @@ struct Replay<'a> {
     channels: BTreeMap<(u32, u32, i32), Channel>,
     /// by id: messages not yet both landed and received
     messages: BTreeMap<u64, Message>,
+    /// analytic collective calls with members still to arrive
+    gatherings: BTreeMap<u64, Gathering>,
     next_id: u64,
     options: ReplayOptions,
     /// messages between tasks of one node
@@ -429,6 +455,7 @@ impl Replay<'_> {
             };
             self.done += 1;
             let why = match op {
+                Op::Global { .. } => Activity::Collective,
                 Op::Recv { .. } => Activity::WaitingMessage,
                 Op::Send { .. } => Activity::BlockingSend,
                 _ => Activity::Waiting,
@@ -482,6 +509,39 @@ impl Replay<'_> {
                     continue;
                 }
                 Op::Wait { request } => request.into(),
+                Op::Global {
+                    call,
+                    members,
+                    id,
+                    is_root,
+                    sent,
+                    received,
+                } => {
+                    self.state[t] = State::Waiting {
+                        key: GLOBAL,
+                        since: now,
+                        why: Activity::Collective,
+                    };
+                    self.pending[t].insert(GLOBAL, false);
+                    let g = self.gatherings.entry(call).or_default();
+                    g.arrived.push(task);
+                    if is_root || !g.rooted {
+                        g.sizes = (sent, received);
+                        g.rooted |= is_root;
+                    }
+                    if g.arrived.len() >= members as usize
+                        && let Some(g) = self.gatherings.remove(&call)
+                    {
+                        // The last member is here: everyone leaves after the model's time.
+                        let nodes: Vec<u32> = g.arrived.iter().map(|&m| self.options.mapping.node_of(m)).collect();
+                        let (sent, received) = g.sizes;
+                        let took = self.options.collectives.time(u32::from(id), &nodes, sent, received);
+                        for member in g.arrived {
+                            self.complete(member, GLOBAL, now.saturating_add(took));
+                        }
+                    }
+                    return Ok(());
+                }
             };
             if self.pending[t].get(&wait_for) == Some(&true) {
                 self.pending[t].remove(&wait_for);

@@ -12,12 +12,14 @@
 //! while messages are in flight it asks the fabric to run up to its next own event
 //! (a STOP), and takes the completions the fabric reports first.
 //!
-//! This first part covers compute bursts, eager and rendezvous sends (by the send's
-//! synchronous flag or an eager limit), blocking and immediate sends and receives
-//! matched in order on (source, tag), waits, and several tasks per node (their messages
-//! copied locally, as Dimemas's intra-node model); the trace readers and collectives
-//! are still to come.
+//! Covered: compute bursts, eager and rendezvous sends (by the send's synchronous flag or
+//! an eager limit), blocking and immediate sends and receives matched in order on
+//! (source, tag), waits, several tasks per node (their messages copied locally, as
+//! Dimemas's intra-node model), and collectives, either decomposed into messages by the
+//! readers ([`collective`]) or modelled as Dimemas does ([`analytic`]). Programs come
+//! from memory or are read as the replay goes ([`programs`]).
 
+pub mod analytic;
 pub mod collective;
 pub mod engine;
 pub mod fabric;
@@ -25,6 +27,7 @@ pub mod kernels;
 pub mod programs;
 pub mod workload;
 
+pub use analytic::AnalyticCollectives;
 pub use engine::{
     Activity, Call, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError,
     ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,

@@ -58,6 +58,21 @@ pub enum Op {
         /// the task's name of an earlier `ISend` or `IRecv`
         request: u32,
     },
+    /// take part in collective call `call` of `members` tasks, modelled analytically
+    /// ([`super::analytic`]): wait for every member, then for the model's time
+    Global {
+        /// the call, the same number in every member's program (unique in the workload)
+        call: u64,
+        /// how many tasks take part
+        members: u32,
+        /// Dimemas's global-operation id (0–31)
+        id: u8,
+        /// whether this task's record says it is the root
+        is_root: bool,
+        /// the bytes this task's record says it sends and receives
+        sent: u32,
+        received: u32,
+    },
 }
 
 /// A set of task programs; task `t` runs on node `t` (one task per node).
@@ -200,6 +215,8 @@ impl Workload {
         use std::collections::{BTreeMap, BTreeSet};
         let mut balance: BTreeMap<(u32, u32, i32), i64> = BTreeMap::new();
         let mut sends = 0;
+        // Per analytic collective call: its members, and the tasks that take part.
+        let mut calls: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
         for (t, program) in self.tasks.iter().enumerate() {
             let mut started = BTreeSet::new();
             for op in program {
@@ -213,6 +230,15 @@ impl Workload {
                     }
                     Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
                         *balance.entry((from, t as u32, tag)).or_default() -= 1
+                    }
+                    Op::Global { call, members, .. } => {
+                        let (expected, seen) = calls.entry(call).or_insert((members, 0));
+                        if *expected != members {
+                            return Err(format!(
+                                "task {t} takes collective call {call} for one of {members} tasks, others of {expected}"
+                            ));
+                        }
+                        *seen += 1;
                     }
                     Op::Compute(_) | Op::Wait { .. } => {}
                 }
@@ -229,6 +255,11 @@ impl Workload {
                     _ => {}
                 }
             }
+        }
+        if let Some((call, (members, seen))) = calls.iter().find(|(_, (m, seen))| m != seen) {
+            return Err(format!(
+                "collective call {call} has {members} members, but {seen} tasks take part in it"
+            ));
         }
         match balance.iter().find(|(_, n)| **n != 0) {
             Some(((from, to, tag), n)) => Err(format!(
