@@ -33,19 +33,31 @@ fn state_value(activity: Activity) -> u32 {
     }
 }
 
-/// Where task `t` runs in Paraver's resource model: 1-based node and global CPU.
+/// Where each program (thread) runs in Paraver's resource model: 1-based node and
+/// global CPU, one CPU per thread.
 struct Placement {
     /// CPUs of each node
     cpus: Vec<u32>,
-    /// (node, cpu), 1-based, per task
+    /// (node, cpu), 1-based, per program
     of: Vec<(u32, u32)>,
+    /// (task, thread), 1-based, per program
+    names: Vec<(u32, u32)>,
 }
 
-fn placement(tasks: u32, mapping: &Mapping) -> Placement {
+fn placement(threads: &[u32], mapping: &Mapping) -> Placement {
+    let tasks = threads.len() as u32;
+    let task_of = crate::replay::task_of_programs(threads);
     let nodes = mapping.nodes_for(tasks) as usize;
     let mut cpus = vec![0u32; nodes];
-    let mut index = Vec::with_capacity(tasks as usize);
-    for t in 0..tasks {
+    let mut index = Vec::with_capacity(task_of.len());
+    let mut names: Vec<(u32, u32)> = Vec::with_capacity(task_of.len());
+    for (p, &t) in task_of.iter().enumerate() {
+        let thread = if p > 0 && task_of[p - 1] == t {
+            names[p - 1].1 + 1
+        } else {
+            1
+        };
+        names.push((t + 1, thread));
         let node = mapping.node_of(t) as usize;
         index.push((node, cpus[node]));
         cpus[node] += 1;
@@ -60,7 +72,7 @@ fn placement(tasks: u32, mapping: &Mapping) -> Placement {
         .into_iter()
         .map(|(node, i)| (node as u32 + 1, first[node] + i + 1))
         .collect();
-    Placement { cpus, of }
+    Placement { cpus, of, names }
 }
 
 fn ns(ps: Ps) -> Ps {
@@ -80,10 +92,17 @@ pub fn write(
     let Some(record) = &outcome.record else {
         return Err(io::Error::other("the replay kept no record (ReplayOptions::record)"));
     };
-    let tasks = outcome.tasks.len() as u32;
-    let place = placement(tasks, mapping);
+    let threads = if outcome.threads.is_empty() {
+        vec![1; outcome.tasks.len()]
+    } else {
+        outcome.threads.clone()
+    };
+    let tasks = threads.len() as u32;
+    let place = placement(&threads, mapping);
     let cpus: Vec<String> = place.cpus.iter().map(|c| c.max(&1).to_string()).collect();
-    let threads: Vec<String> = place.of.iter().map(|(node, _)| format!("1:{node}")).collect();
+    let threads: Vec<String> = (0..tasks)
+        .map(|t| format!("{}:{}", threads[t as usize], mapping.node_of(t) + 1))
+        .collect();
     writeln!(
         prv,
         "#Paraver ({date}):{}_ns:{}({}):1:{tasks}({})",
@@ -99,32 +118,28 @@ pub fn write(
         let seq = lines.len();
         lines.push((time, kind, task, seq, line));
     };
-    for &(task, begin, end, call) in &record.calls {
-        let cpu = place.of[task as usize].1;
+    // A program as Paraver names it: cpu:appl:task:thread.
+    let object = |p: u32| {
+        let (task, thread) = place.names[p as usize];
+        format!("{}:1:{task}:{thread}", place.of[p as usize].1)
+    };
+    for &(p, begin, end, call) in &record.calls {
         let (kind, value) = call_event(call);
-        let event = |time: Ps, value: u32| format!("2:{cpu}:1:{}:1:{}:{kind}:{value}", task + 1, ns(time));
-        push(ns(begin), 0, task, event(begin, value));
-        push(ns(end), 0, task, event(end, 0));
+        let event = |time: Ps, value: u32| format!("2:{}:{}:{kind}:{value}", object(p), ns(time));
+        push(ns(begin), 0, p, event(begin, value));
+        push(ns(end), 0, p, event(end, 0));
     }
-    for &(task, begin, end, activity) in &record.states {
-        let cpu = place.of[task as usize].1;
-        let line = format!(
-            "1:{cpu}:1:{}:1:{}:{}:{}",
-            task + 1,
-            ns(begin),
-            ns(end),
-            state_value(activity)
-        );
-        push(ns(begin), 1, task, line);
+    for &(p, begin, end, activity) in &record.states {
+        let line = format!("1:{}:{}:{}:{}", object(p), ns(begin), ns(end), state_value(activity));
+        push(ns(begin), 1, p, line);
     }
     for c in &record.communications {
-        let (cpu_s, cpu_r) = (place.of[c.from as usize].1, place.of[c.to as usize].1);
         let line = format!(
-            "3:{cpu_s}:1:{}:1:{}:{}:{cpu_r}:1:{}:1:{}:{}:{}:{}",
-            c.from + 1,
+            "3:{}:{}:{}:{}:{}:{}:{}:{}",
+            object(c.from),
             ns(c.logical_send),
             ns(c.physical_send),
-            c.to + 1,
+            object(c.to),
             ns(c.logical_recv),
             ns(c.physical_recv),
             c.size,
@@ -160,9 +175,9 @@ pub fn write(
     for node in 1..=place.cpus.len() {
         writeln!(row, "node {node}")?;
     }
-    writeln!(row, "\nLEVEL THREAD SIZE {tasks}")?;
-    for t in 1..=tasks {
-        writeln!(row, "THREAD 1.{t}.1")?;
+    writeln!(row, "\nLEVEL THREAD SIZE {}", place.names.len())?;
+    for (task, thread) in &place.names {
+        writeln!(row, "THREAD 1.{task}.{thread}")?;
     }
     Ok(())
 }
@@ -180,9 +195,14 @@ mod tests {
         // 1 byte per ns, 100 ns latency.
         let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
         let outcome = replay_with(workload, &mut bus, &options).expect("replayed");
+        written(&outcome, &options)
+    }
+
+    /// The `.prv`, `.pcf` and `.row` of `outcome`.
+    fn written(outcome: &Outcome, options: &ReplayOptions) -> (String, String, String) {
         let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
         write(
-            &outcome,
+            outcome,
             &options.mapping,
             "01/01/2026 at 00:00",
             &mut prv,
@@ -220,6 +240,45 @@ mod tests {
         assert!(pcf.contains("STATES\n0    Idle\n1    Running\n3    Waiting a message\n"));
         assert!(row.starts_with("LEVEL CPU SIZE 2\nCPU 1.1\nCPU 1.2\n"));
         assert!(row.contains("LEVEL THREAD SIZE 2\nTHREAD 1.1.1\nTHREAD 1.2.1\n"));
+    }
+
+    #[test]
+    fn threads_are_paraver_threads_of_their_task() {
+        use crate::replay::{Cursor, Op, replay_programs};
+        // Task 0's thread 0 sends 1000 bytes to task 1; its thread 1 computes 1 µs.
+        let workload = Workload {
+            name: "threads".into(),
+            tasks: vec![
+                vec![Op::Send {
+                    to: 1,
+                    size: 1000,
+                    tag: 0,
+                    synchronous: false,
+                }],
+                vec![Op::Compute(1_000_000)],
+                vec![Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let options = ReplayOptions {
+            record: true,
+            ..ReplayOptions::default()
+        };
+        let mut bus = IdealBus::new(1_000_000_000, 1, 100_000);
+        let mut programs = Cursor::threaded(&workload, vec![2, 1]);
+        let outcome = replay_programs(&mut programs, &mut bus, &options, &mut |_| {}).expect("replayed");
+        let (prv, _, row) = written(&outcome, &options);
+        assert!(
+            prv.starts_with("#Paraver (01/01/2026 at 00:00):1100_ns:2(2,1):1:2(2:1,1:2)\n"),
+            "{prv}"
+        );
+        // Thread 2 of task 1 on CPU 2 computes; the message goes from task 1's thread 1
+        // (CPU 1) to task 2 (CPU 3).
+        assert!(prv.contains("\n1:2:1:1:2:0:1000:1\n"), "{prv}");
+        assert!(prv.contains("\n3:1:1:1:1:0:0:3:1:2:1:0:1100:1000:0\n"), "{prv}");
+        assert!(
+            row.contains("LEVEL THREAD SIZE 3\nTHREAD 1.1.1\nTHREAD 1.1.2\nTHREAD 1.2.1\n"),
+            "{row}"
+        );
     }
 
     #[test]

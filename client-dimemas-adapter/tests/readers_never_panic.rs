@@ -54,6 +54,7 @@ proptest! {
         Just("#DIMEMAS:\"t\":0:3(1,1,1),2"),
         Just("#DIMEMAS:\"t\":1,0:2(1,1),1"),
         Just("#DIMEMAS:\"t\":0:0(),0"),
+        Just("#DIMEMAS:\"t\":0:2(2,3),1"),
         Just("#DIMEMAS:\"t"),
     ], lines in prop::collection::vec(record(), 0..30)) {
         let text = format!("{header}\n{}\n", lines.join("\n"));
@@ -76,7 +77,9 @@ proptest! {
                     prop_assert_eq!(opened.collectives, trace.collectives);
                 }
                 (Ok(_), Err(e)) => prop_assert!(false, "streamed but not read whole: {}", e),
-                (Err(e), Ok(trace)) => prop_assert!(trace.workload.check().is_err(), "refused: {}", e),
+                (Err(e), Ok(trace)) => {
+                    prop_assert!(trace.workload.check_threads(&trace.threads).is_err(), "refused: {}", e)
+                }
                 (Err(_), Err(_)) => {}
             }
         }

@@ -1261,7 +1261,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             let programs = opened.programs;
             if args.imbalance_ns > 0 {
-                let delays = delays(programs.tasks());
+                let delays = delays(programs.threads().len() as u32);
                 (None, Box::new(StartDelays::new(programs, delays)))
             } else {
                 (None, programs)
@@ -1271,6 +1271,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             let mut workload = match source {
                 Some(path) => {
                     let trace = dim::read_with(path, &methods)?;
+                    anyhow::ensure!(
+                        trace.threads.iter().all(|&n| n == 1),
+                        "{}: --save-trace writes tasks of one thread; this trace's tasks have several",
+                        path.display()
+                    );
                     if trace.collectives > 0 {
                         eprintln!("{} collective calls {}", trace.collectives, methods.describe());
                     }
@@ -1351,7 +1356,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
     let nodes = network.placement.nodes(network.hosts);
-    let needed = options.mapping.nodes_for(programs.tasks());
+    let needed = options.mapping.nodes_for(programs.threads().len() as u32);
     anyhow::ensure!(
         needed <= nodes,
         "{name} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
@@ -1386,11 +1391,35 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         (outcome, Some(report))
     };
     progress.finish_and_clear();
+    // One row per program: per task, or per thread of each task when tasks have several.
+    let threaded = outcome.threads.iter().any(|&n| n > 1);
+    let mut labels = Vec::with_capacity(outcome.tasks.len());
+    for (task, &threads) in outcome.threads.iter().enumerate() {
+        for thread in 0..threads {
+            labels.push((
+                task,
+                thread,
+                if threaded {
+                    format!("{task}.{thread}")
+                } else {
+                    task.to_string()
+                },
+            ));
+        }
+    }
     let tasks: Vec<_> = outcome
-            .tasks
-            .iter()
-            .map(|t| serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3}))
-            .collect();
+        .tasks
+        .iter()
+        .zip(&labels)
+        .map(|(t, (task, thread, _))| {
+            let mut row = serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3});
+            if threaded {
+                row["task"] = serde_json::json!(task);
+                row["thread"] = serde_json::json!(thread);
+            }
+            row
+        })
+        .collect();
     let result = serde_json::json!({
         "workload": name,
         "network": network.describe(),
@@ -1420,11 +1449,14 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     );
     println!(
         "{:>6} {:>14} {:>14} {:>14}",
-        "task", "compute µs", "waiting µs", "end µs"
+        if threaded { "thread" } else { "task" },
+        "compute µs",
+        "waiting µs",
+        "end µs"
     );
-    for (t, times) in outcome.tasks.iter().enumerate() {
+    for (times, (_, _, label)) in outcome.tasks.iter().zip(&labels) {
         println!(
-            "{t:>6} {:>14.3} {:>14.3} {:>14.3}",
+            "{label:>6} {:>14.3} {:>14.3} {:>14.3}",
             times.compute as f64 / 1e6,
             times.waiting as f64 / 1e6,
             times.end as f64 / 1e6

@@ -798,3 +798,33 @@ fn run_models_collectives_analytically() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_replays_tasks_of_several_threads() {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/threads.dim");
+    // Task 0's thread 0 sends 1000 bytes to task 1 after 1 µs (953.675 ns at 1000
+    // MBps); task 1 answers, and task 0's thread 1 takes the answer at 2907.35 ns and
+    // wakes thread 0 (a message within the task, copied at once).
+    for extra in [&[][..], &["--no-server"]] {
+        let mut args = vec!["run", trace, "--network", "ideal", "--bandwidth", "1000", "--json"];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(json["predicted_ns"], 2907.35);
+        assert_eq!(json["intra_node_messages"], 1);
+        let rows: Vec<(u64, u64, f64)> = json["tasks"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                let n = |k: &str| r[k].as_u64().expect("a number");
+                (n("task"), n("thread"), r["end_ns"].as_f64().expect("an end"))
+            })
+            .collect();
+        assert_eq!(rows, [(0, 0, 2907.35), (0, 1, 2907.35), (1, 0, 1953.675)]);
+    }
+    let out = vesper(&["run", trace, "--save-trace", "/dev/null"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--save-trace writes tasks of one thread"));
+}

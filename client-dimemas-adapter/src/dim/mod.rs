@@ -13,7 +13,10 @@
 //! decomposed into point-to-point messages over their communicator's members
 //! ([`crate::replay::collective`]; the k-th call of each member is one collective,
 //! each with a tag of its own below every application tag). Events (20), no-ops (0)
-//! and GPU bursts (11) take no time here. Tasks must have one thread. Point-to-point
+//! and GPU bursts (11) take no time here. Tasks may have several threads, each a program
+//! of its own ([`crate::replay::programs`]); thread fields of messages between tasks are
+//! not matched on (as Dimemas), and a message naming a thread of its own task goes to
+//! that thread. Point-to-point
 //! messages match on (source, tag, communicator), as MPI's do: the first communicator's
 //! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
 //! of its own, from −1 down (below every application tag, above the collectives').
@@ -46,8 +49,11 @@ pub use stream::{Opened, Stream, open};
 /// A trace, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimTrace {
-    /// the task programs
+    /// the programs of every thread of every task, task by task (one per task when
+    /// tasks have one thread)
     pub workload: Workload,
+    /// per task, its threads
+    pub threads: Vec<u32>,
     /// collective calls decomposed into point-to-point messages
     pub collectives: u64,
 }
@@ -82,34 +88,35 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
         }
         None => return Err(reader.error("an empty file; expected a #DIMEMAS header")),
     };
-    let mut programs: Vec<Vec<Op>> = vec![Vec::new(); reader.tasks() as usize];
+    let mut programs: Vec<Vec<Op>> = vec![Vec::new(); reader.programs() as usize];
     let mut collectives = Collectives::default();
-    // Per task: its collective calls, where in its program they go.
+    // Per program: its collective calls, where in the program they go.
     let mut calls: Vec<Vec<(usize, Global, usize)>> = vec![Vec::new(); programs.len()];
     for (number, line) in lines.enumerate() {
         reader.line = number + 2;
         match reader.record(line.trim_end())? {
             Decoded::Nothing => {}
-            Decoded::Op(task, op) => programs[task as usize].push(op),
-            Decoded::Global(task, global) => {
+            Decoded::Op(program, op) => programs[program as usize].push(op),
+            Decoded::Global(program, global) => {
                 let k = collectives
-                    .call(task, &global, reader.line)
+                    .call(&global, reader.line)
                     .map_err(|(line, message)| reader.error_at(line, message))?;
-                calls[task as usize].push((programs[task as usize].len(), global, k));
+                calls[program as usize].push((programs[program as usize].len(), global, k));
             }
         }
     }
     let plan = collectives
         .plan(&reader.groups, reader.tasks())
         .map_err(|(line, message)| reader.error_at(line, message))?;
-    for (task, (program, calls)) in programs.iter_mut().zip(calls).enumerate() {
+    for (program, calls) in programs.iter_mut().zip(calls) {
         // From the back, so that earlier positions stay valid.
         for (at, global, k) in calls.into_iter().rev() {
-            program.splice(at..at, plan.operations(task as u32, &global, k));
+            program.splice(at..at, plan.operations(global.task, &global, k));
         }
     }
     Ok(DimTrace {
         workload: Workload { name, tasks: programs },
+        threads: reader.threads().to_vec(),
         collectives: plan.calls,
     })
 }
@@ -266,7 +273,7 @@ d:1:2:2:1:3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{IdealBus, ReplayOptions, UNWAITED, replay, replay_with};
+    use crate::replay::{Cursor, IdealBus, ReplayOptions, THREAD, UNWAITED, replay, replay_programs, replay_with};
 
     #[test]
     fn the_spec_example_replays_with_times_by_hand() {
@@ -376,6 +383,71 @@ mod tests {
             crate::replay::drain(&mut opened.programs).expect("read"),
             trace.workload
         );
+    }
+
+    #[test]
+    fn threads_take_messages_for_their_task_and_from_each_other() {
+        // Task 0 has two threads. Thread 0 computes 1 µs, sends to task 1, then waits
+        // for a message from its thread 1 (thread fields given, within the task);
+        // thread 1 receives task 1's answer (sent to the task: thread -1) and passes a
+        // zero-byte message to thread 0.
+        let text = "#DIMEMAS:\"th\":0:2(2,1),1
+1:0:0:0.000001
+2:0:0:1:-1:1000:5:1:0
+3:0:0:0:1:0:9:1:0
+3:0:1:1:-1:1000:6:1:0
+2:0:1:0:0:0:9:1:0
+3:1:0:0:-1:1000:5:1:0
+2:1:0:0:-1:1000:6:1:0
+";
+        let trace = parse(text, "th.dim").expect("parsed");
+        assert_eq!(trace.threads, vec![2, 1]);
+        assert_eq!(trace.workload.tasks.len(), 3);
+        assert_eq!(
+            trace.workload.tasks[0][2],
+            Op::Recv {
+                from: THREAD | 1,
+                tag: 9
+            }
+        );
+        assert_eq!(trace.workload.tasks[1][0], Op::Recv { from: 1, tag: 6 });
+        assert_eq!(trace.workload.check_threads(&trace.threads), Ok(3));
+        // 1 byte per ns and 100 ns between nodes; threads of a task share its node and
+        // copy for free: task 1 has the first message at 2.1 µs and answers; task 0's
+        // thread 1 has it at 3.2 µs and wakes thread 0 at once.
+        let mut programs = Cursor::threaded(&trace.workload, trace.threads.clone());
+        let bus = &mut IdealBus::new(1_000_000_000, 1, 100_000);
+        let outcome = replay_programs(&mut programs, bus, &ReplayOptions::default(), &mut |_| {}).expect("replayed");
+        let ends: Vec<u64> = outcome.tasks.iter().map(|t| t.end).collect();
+        assert_eq!(ends, [3_200_000, 3_200_000, 2_100_000]);
+        assert_eq!((outcome.messages, outcome.intra_node), (3, 1));
+        assert_eq!(outcome.threads, [2, 1]);
+        // Messages between threads name threads of their own task only; collectives
+        // count tasks, so one thread per task takes part.
+        let refused = |records: &str| {
+            let text = format!("#DIMEMAS:\"th\":0:2(2,1),1\n{records}\n");
+            parse(&text, "th.dim").expect_err("refused").to_string()
+        };
+        assert_eq!(
+            refused("3:0:0:0:2:0:9:1:0"),
+            "th.dim:2: thread 2 of task 0 does not exist (the header declares 2)"
+        );
+        assert_eq!(
+            refused("10:0:0:0:1:0:0:0:0\n10:0:1:0:1:0:0:0:0"),
+            "th.dim:3: task 0 calls collectives on communicator 1 from threads 0 and 1: one thread per task \
+             takes part"
+        );
+        // Streamed, the trace reads and replays alike.
+        let file = std::env::temp_dir().join(format!("vesper-threads-{}.dim", std::process::id()));
+        std::fs::write(&file, text).expect("written");
+        let mut opened = open(&file, &Methods::default()).expect("opened");
+        let _ = std::fs::remove_file(&file);
+        assert!(opened.streamed);
+        assert_eq!(opened.programs.threads(), [2, 1]);
+        let bus = &mut IdealBus::new(1_000_000_000, 1, 100_000);
+        let streamed =
+            replay_programs(&mut opened.programs, bus, &ReplayOptions::default(), &mut |_| {}).expect("replayed");
+        assert_eq!(streamed, outcome);
     }
 
     #[test]
@@ -536,7 +608,10 @@ mod tests {
             bad("2:0:0:9:-1:8:7:1:0"),
             "b.dim:3: the destination task 9 does not exist (the header declares 2)"
         );
-        assert_eq!(bad("1:0:1:0.5"), "b.dim:3: thread 1 of task 0: the header declares one");
+        assert_eq!(
+            bad("1:0:1:0.5"),
+            "b.dim:3: thread 1 of task 0 does not exist (the header declares 1)"
+        );
         assert_eq!(
             bad("1:0:0:-3"),
             "b.dim:3: field 4 (seconds): expected a duration, found '-3'"
@@ -571,8 +646,8 @@ mod tests {
         assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");
         assert!(header("hello\n").starts_with("h.dim:1: expected a header #DIMEMAS:"));
         assert_eq!(
-            header("#DIMEMAS:\"t\":0:2(1,2),1\n"),
-            "h.dim:1: task 1 has 2 threads; only single-threaded tasks are replayed yet"
+            header("#DIMEMAS:\"t\":0:2(1,0),1\n"),
+            "h.dim:1: task 1 has 0 threads; expected 1 or more"
         );
         assert_eq!(
             header("#DIMEMAS:\"t\":0:3(1,1),1\n"),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::input::clip;
 use crate::replay::collective::{self, Algorithm, Methods, Treatment};
-use crate::replay::{Op, Ps, UNWAITED};
+use crate::replay::{Op, Ps, THREAD, UNWAITED};
 
 use super::DimError;
 
@@ -21,15 +21,18 @@ pub(super) enum Decoded {
     /// nothing to replay: a blank line, a comment, an offset line, a communicator, an
     /// event, a no-op
     Nothing,
-    /// an operation of `task`
+    /// an operation of a program (a thread of a task, numbered task by task)
     Op(u32, Op),
-    /// a collective call of `task`
+    /// a collective call of a program
     Global(u32, Global),
 }
 
 /// One task's call of a collective, before it is decomposed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Global {
+    /// the calling task and thread
+    pub task: u32,
+    pub thread: u32,
     /// decomposed by an algorithm, or modelled
     pub treatment: Treatment,
     /// the global-operation id
@@ -41,7 +44,7 @@ pub(super) struct Global {
     pub received: u32,
 }
 
-/// Per task: the next request name, and the immediate receives started and not yet
+/// Per program: the next request name, and the immediate receives started and not yet
 /// waited for, by (source, tag).
 #[derive(Debug, Default, Clone)]
 struct Requests {
@@ -57,7 +60,10 @@ pub(super) struct Reader {
     file: String,
     /// the line being decoded (1-based)
     pub line: usize,
-    tasks: u32,
+    /// per task, its threads
+    threads: Vec<u32>,
+    /// per task, its first program
+    first_program: Vec<u32>,
     requests: Vec<Requests>,
     /// the first communicator of a point-to-point record: its tags are kept
     first_communicator: Option<i64>,
@@ -78,7 +84,8 @@ impl Reader {
             methods: methods.clone(),
             file: file.to_string(),
             line: 0,
-            tasks: 0,
+            threads: Vec::new(),
+            first_program: Vec::new(),
             requests: Vec::new(),
             first_communicator: None,
             renamed: BTreeMap::new(),
@@ -93,7 +100,7 @@ impl Reader {
     /// whatever order tasks are read in.
     pub fn restarted(&self) -> Reader {
         Reader {
-            requests: vec![Requests::default(); self.tasks as usize],
+            requests: vec![Requests::default(); self.programs() as usize],
             checking: false,
             ..self.clone()
         }
@@ -101,7 +108,19 @@ impl Reader {
 
     /// How many tasks the header declares.
     pub fn tasks(&self) -> u32 {
-        self.tasks
+        self.threads.len() as u32
+    }
+
+    /// Per task, the threads the header declares.
+    pub fn threads(&self) -> &[u32] {
+        &self.threads
+    }
+
+    /// How many programs (threads of all tasks).
+    pub fn programs(&self) -> u32 {
+        self.first_program
+            .last()
+            .map_or(0, |&p| p + self.threads[self.threads.len() - 1])
     }
 
     pub fn error(&self, message: impl Into<String>) -> DimError {
@@ -145,19 +164,19 @@ impl Reader {
                 threads.len()
             )));
         }
+        let mut first = 0u32;
         for (task, n) in threads.iter().enumerate() {
             match n.parse::<u32>() {
-                Ok(1) => {}
-                Ok(n) => {
-                    return Err(self.error(format!(
-                        "task {task} has {n} threads; only single-threaded tasks are replayed yet"
-                    )));
+                Ok(n) if n > 0 && first.checked_add(n).is_some_and(|end| end < THREAD) => {
+                    self.threads.push(n);
+                    self.first_program.push(first);
+                    first += n;
                 }
+                Ok(n) => return Err(self.error(format!("task {task} has {n} threads; expected 1 or more"))),
                 Err(_) => return Err(self.error(format!("task {task}'s thread count: expected a number, found '{n}'"))),
             }
         }
-        self.tasks = tasks;
-        self.requests = vec![Requests::default(); tasks as usize];
+        self.requests = vec![Requests::default(); first as usize];
         Ok(name.to_string())
     }
 
@@ -177,19 +196,11 @@ impl Reader {
         let op: u32 = self.number(&fields, 0, "op")?;
         let task: u32 = self.number(&fields, 1, "task")?;
         let thread: u32 = self.number(&fields, 2, "thread")?;
-        if task >= self.tasks {
-            return Err(self.error(format!(
-                "task {task} does not exist (the header declares {})",
-                self.tasks
-            )));
-        }
-        if thread != 0 {
-            return Err(self.error(format!("thread {thread} of task {task}: the header declares one")));
-        }
+        let program = self.program(task, thread)?;
         let args = &fields[3..];
         let op = match op {
             0 | 11 | 20 => return Ok(Decoded::Nothing),
-            10 => return self.global_operation(task, &fields),
+            10 => return self.global_operation(program, task, thread, &fields),
             1 => {
                 self.arity(args, &[1], "a CPU burst (seconds)")?;
                 let seconds: f64 = self.number(&fields, 3, "seconds")?;
@@ -198,15 +209,44 @@ impl Reader {
                 }
                 Op::Compute((seconds * 1e12).round() as Ps)
             }
-            2 => self.send(&fields)?,
-            3 => self.receive(task, &fields)?,
+            2 => self.send(task, &fields)?,
+            3 => self.receive(program, task, &fields)?,
             other => return Err(self.error(format!("unknown record type {other}"))),
         };
-        Ok(Decoded::Op(task, op))
+        Ok(Decoded::Op(program, op))
+    }
+
+    /// The program of `thread` of `task`.
+    fn program(&self, task: u32, thread: u32) -> Result<u32, DimError> {
+        let Some(&threads) = self.threads.get(task as usize) else {
+            return Err(self.error(format!(
+                "task {task} does not exist (the header declares {})",
+                self.tasks()
+            )));
+        };
+        if thread >= threads {
+            return Err(self.error(format!(
+                "thread {thread} of task {task} does not exist (the header declares {threads})"
+            )));
+        }
+        Ok(self.first_program[task as usize] + thread)
+    }
+
+    /// The peer of a message of `task` with `peer`'s `thread` (field `at`): `peer`
+    /// itself, a task, unless it is `task` and the thread is given (not -1): then the
+    /// thread, as a [`THREAD`] peer. Dimemas matches messages between tasks on task
+    /// level, whatever thread fields they carry.
+    fn peer_thread(&self, task: u32, peer: u32, fields: &[&str], at: usize) -> Result<u32, DimError> {
+        let thread: i64 = self.number(fields, at, "thread")?;
+        if peer != task || thread < 0 {
+            return Ok(peer);
+        }
+        let thread = u32::try_from(thread).unwrap_or(u32::MAX);
+        Ok(THREAD | self.program(task, thread)?)
     }
 
     /// `2:task:thread:dst_task[:dst_thread]:size:tag:comm:sync`
-    fn send(&mut self, fields: &[&str]) -> Result<Op, DimError> {
+    fn send(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
         let n = self.arity(&fields[3..], &[6, 5], "a send (dst_task:dst_thread:size:tag:comm:sync)")?;
         let at = if n == 6 { 5 } else { 4 };
         let to: u32 = self.number(fields, 3, "dst_task")?;
@@ -214,6 +254,11 @@ impl Reader {
         let tag = self.matching_tag(fields, at + 1, at + 2)?;
         let sync: u32 = self.number(fields, at + 3, "sync")?;
         self.peer(to, "destination")?;
+        let to = if n == 6 {
+            self.peer_thread(task, to, fields, 4)?
+        } else {
+            to
+        };
         let synchronous = sync & 1 != 0;
         if sync & 2 == 0 {
             return Ok(Op::Send {
@@ -234,13 +279,14 @@ impl Reader {
     }
 
     /// `3:task:thread:src_task:src_thread:size:tag:comm:type`
-    fn receive(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+    fn receive(&mut self, program: u32, task: u32, fields: &[&str]) -> Result<Op, DimError> {
         self.arity(&fields[3..], &[6], "a receive (src_task:src_thread:size:tag:comm:type)")?;
         let from: u32 = self.number(fields, 3, "src_task")?;
         let tag = self.matching_tag(fields, 6, 7)?;
         let kind: u32 = self.number(fields, 8, "type")?;
         self.peer(from, "source")?;
-        let requests = &mut self.requests[task as usize];
+        let from = self.peer_thread(task, from, fields, 4)?;
+        let requests = &mut self.requests[program as usize];
         match kind {
             0 => Ok(Op::Recv { from, tag }),
             1 => {
@@ -289,7 +335,7 @@ impl Reader {
     }
 
     /// `10:task:thread:glop_id:comm:is_root:root_thread:bytes_sent:bytes_recv[:sync]`
-    fn global_operation(&mut self, task: u32, fields: &[&str]) -> Result<Decoded, DimError> {
+    fn global_operation(&mut self, program: u32, task: u32, thread: u32, fields: &[&str]) -> Result<Decoded, DimError> {
         self.arity(
             &fields[3..],
             &[6, 7],
@@ -305,8 +351,10 @@ impl Reader {
             .treatment(id)
             .ok_or_else(|| self.error(format!("field 4 (glop_id): unknown global operation {id} (0 to 31)")))?;
         Ok(Decoded::Global(
-            task,
+            program,
             Global {
+                task,
+                thread,
                 treatment,
                 id,
                 comm,
@@ -369,12 +417,12 @@ impl Reader {
     }
 
     fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {
-        if task < self.tasks {
+        if task < self.tasks() {
             return Ok(());
         }
         Err(self.error(format!(
             "the {role} task {task} does not exist (the header declares {})",
-            self.tasks
+            self.tasks()
         )))
     }
 }
@@ -401,20 +449,35 @@ struct Instance {
 
 #[derive(Debug, Clone, Copy)]
 struct Made {
+    /// the thread making them
+    thread: u32,
     count: usize,
     first_line: usize,
     last_line: usize,
 }
 
 impl Collectives {
-    /// Notes `task`'s call `global`, read on `line`; returns its index among the task's
-    /// calls on that communicator.
-    pub fn call(&mut self, task: u32, global: &Global, line: usize) -> Result<usize, (usize, String)> {
+    /// Notes the call `global` of its task, read on `line`; returns its index among the
+    /// task's calls on that communicator.
+    pub fn call(&mut self, global: &Global, line: usize) -> Result<usize, (usize, String)> {
+        let task = global.task;
         let made = self.made.entry((global.comm, task)).or_insert(Made {
+            thread: global.thread,
             count: 0,
             first_line: line,
             last_line: line,
         });
+        if made.thread != global.thread {
+            // Dimemas counts a communicator's members as tasks, not threads.
+            return Err((
+                line,
+                format!(
+                    "task {task} calls collectives on communicator {} from threads {} and {}: one thread per \
+                     task takes part",
+                    global.comm, made.thread, global.thread
+                ),
+            ));
+        }
         let k = made.count;
         made.count += 1;
         made.last_line = line;

@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::replay::collective::Methods;
-use crate::replay::{Cursor, Op, Programs};
+use crate::replay::{Cursor, Op, Programs, THREAD};
 
 use super::reader::{Collectives, Decoded, Plan, Reader};
 use super::{DimError, DimTrace};
@@ -59,9 +59,13 @@ pub fn open(path: &Path, methods: &Methods) -> Result<Opened, DimError> {
             streamed: true,
         }),
         None => {
-            let DimTrace { workload, collectives } = super::read_with(path, methods)?;
+            let DimTrace {
+                workload,
+                threads,
+                collectives,
+            } = super::read_with(path, methods)?;
             Ok(Opened {
-                programs: Box::new(Cursor::new(workload)),
+                programs: Box::new(Cursor::threaded(workload, threads)),
                 collectives,
                 streamed: false,
             })
@@ -84,11 +88,14 @@ fn pair_hash(from: u32, to: u32, tag: i32) -> u64 {
 #[derive(Debug)]
 pub struct Stream {
     name: String,
+    /// per task, its threads
+    threads: Vec<u32>,
     file: File,
     /// decodes lines as the first pass did (its tags and communicators)
     reader: Reader,
     plan: Plan,
-    tasks: Vec<TaskCursor>,
+    /// per program (thread)
+    cursors: Vec<TaskCursor>,
     total: u64,
     /// the bytes of the piece being decoded
     piece: Vec<u8>,
@@ -140,9 +147,10 @@ impl Stream {
         }
         let name = reader.header(text.trim_end())?;
         offset += read;
-        let tasks = reader.tasks() as usize;
-        let mut cursors: Vec<TaskCursor> = (0..tasks).map(|_| TaskCursor::default()).collect();
-        let mut started = vec![false; tasks];
+        let programs = reader.programs() as usize;
+        let task_of = crate::replay::task_of_programs(reader.threads());
+        let mut cursors: Vec<TaskCursor> = (0..programs).map(|_| TaskCursor::default()).collect();
+        let mut started = vec![false; programs];
         let mut last: Option<u32> = None;
         let mut contiguous = true;
         let mut collectives = Collectives::default();
@@ -158,38 +166,43 @@ impl Stream {
             if read == 0 {
                 break;
             }
-            let task = match reader.record(text.trim_end())? {
+            let program = match reader.record(text.trim_end())? {
                 Decoded::Nothing => None,
-                Decoded::Op(task, op) => {
+                Decoded::Op(program, op) => {
                     operations += 1;
+                    // Keyed as the replay matches: by tasks, or by threads of one task.
+                    let me = |peer: u32| match peer & THREAD {
+                        0 => task_of[program as usize],
+                        _ => THREAD | program,
+                    };
                     match op {
                         Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => {
-                            balance = balance.wrapping_add(pair_hash(task, to, tag));
+                            balance = balance.wrapping_add(pair_hash(me(to), to, tag));
                         }
                         Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
-                            balance = balance.wrapping_sub(pair_hash(from, task, tag));
+                            balance = balance.wrapping_sub(pair_hash(from, me(from), tag));
                         }
                         Op::Compute(_) | Op::Wait { .. } | Op::Global { .. } => {}
                     }
-                    Some(task)
+                    Some(program)
                 }
-                Decoded::Global(task, global) => {
+                Decoded::Global(program, global) => {
                     collectives
-                        .call(task, &global, reader.line)
+                        .call(&global, reader.line)
                         .map_err(|(line, message)| reader.error_at(line, message))?;
-                    Some(task)
+                    Some(program)
                 }
             };
-            if let Some(task) = task {
-                let cursor = &mut cursors[task as usize];
-                if last != Some(task) {
-                    if started[task as usize] {
+            if let Some(program) = program {
+                let cursor = &mut cursors[program as usize];
+                if last != Some(program) {
+                    if started[program as usize] {
                         contiguous = false;
                     }
-                    started[task as usize] = true;
+                    started[program as usize] = true;
                     cursor.next = offset;
                     cursor.line = reader.line;
-                    last = Some(task);
+                    last = Some(program);
                 }
                 cursor.end = offset + read;
             }
@@ -200,8 +213,8 @@ impl Stream {
             .map_err(|(line, message)| reader.error_at(line, message))?;
         if balance != 0 {
             // Read whole, the trace says which messages have no match.
-            let workload = super::read_with(path, methods)?.workload;
-            if let Err(reason) = workload.check() {
+            let trace = super::read_with(path, methods)?;
+            if let Err(reason) = trace.workload.check_threads(&trace.threads) {
                 return Err(reader.error_at(0, reason));
             }
         }
@@ -212,9 +225,10 @@ impl Stream {
         Ok(Some(Stream {
             name,
             file,
+            threads: reader.threads().to_vec(),
             reader: reader.restarted(),
             plan,
-            tasks: cursors,
+            cursors,
             total,
             piece: Vec::new(),
         }))
@@ -232,14 +246,20 @@ impl Stream {
             return Ok(super::read_with(path, methods)?.workload.send_phases());
         };
         let mut phases: Vec<Vec<(u32, u32)>> = Vec::new();
-        for task in 0..stream.tasks() {
+        let task_of = crate::replay::task_of_programs(&stream.threads);
+        for program in 0..stream.cursors.len() as u32 {
             let mut k = 0;
-            while let Some(op) = stream.take(task)? {
+            while let Some(op) = stream.take(program)? {
                 if let Op::Send { to, .. } | Op::ISend { to, .. } = op {
                     if phases.len() <= k {
                         phases.push(Vec::new());
                     }
-                    phases[k].push((task, to));
+                    let to = if to & THREAD == 0 {
+                        to
+                    } else {
+                        task_of[(to & !THREAD) as usize]
+                    };
+                    phases[k].push((task_of[program as usize], to));
                     k += 1;
                 }
             }
@@ -247,18 +267,19 @@ impl Stream {
         Ok(phases)
     }
 
-    /// `task`'s next operation, reading its next piece of records if none is left.
-    fn take(&mut self, task: u32) -> Result<Option<Op>, DimError> {
-        let t = task as usize;
-        while self.tasks[t].ops.is_empty() && self.tasks[t].next < self.tasks[t].end {
-            self.read_piece(task)?;
+    /// Program `program`'s next operation, reading its next piece of records if none is
+    /// left.
+    fn take(&mut self, program: u32) -> Result<Option<Op>, DimError> {
+        let t = program as usize;
+        while self.cursors[t].ops.is_empty() && self.cursors[t].next < self.cursors[t].end {
+            self.read_piece(program)?;
         }
-        Ok(self.tasks[t].ops.pop_front())
+        Ok(self.cursors[t].ops.pop_front())
     }
 
-    /// Decodes the next whole lines of `task`'s records.
-    fn read_piece(&mut self, task: u32) -> Result<(), DimError> {
-        let cursor = &mut self.tasks[task as usize];
+    /// Decodes the next whole lines of `program`'s records.
+    fn read_piece(&mut self, program: u32) -> Result<(), DimError> {
+        let cursor = &mut self.cursors[program as usize];
         let left = cursor.end - cursor.next;
         let mut want = PIECE.min(left as usize);
         let whole = loop {
@@ -284,16 +305,16 @@ impl Stream {
             let text = std::str::from_utf8(bytes).map_err(|_| self.reader.error("not UTF-8 text"))?;
             match self.reader.record(text.trim_end())? {
                 Decoded::Nothing => {}
-                Decoded::Op(t, op) if t == task => cursor.ops.push_back(op),
-                Decoded::Global(t, global) if t == task => {
+                Decoded::Op(p, op) if p == program => cursor.ops.push_back(op),
+                Decoded::Global(p, global) if p == program => {
                     let k = cursor.calls.entry(global.comm).or_default();
-                    cursor.ops.extend(self.plan.operations(task, &global, *k));
+                    cursor.ops.extend(self.plan.operations(global.task, &global, *k));
                     *k += 1;
                 }
-                Decoded::Op(t, _) | Decoded::Global(t, _) => {
-                    return Err(self.reader.error(format!(
-                        "a record of task {t} among task {task}'s: the file changed since it was opened"
-                    )));
+                Decoded::Op(..) | Decoded::Global(..) => {
+                    return Err(self
+                        .reader
+                        .error("a record of another thread among this one's: the file changed since it was opened"));
                 }
             }
         }
@@ -306,16 +327,20 @@ impl Programs for Stream {
         &self.name
     }
 
-    fn tasks(&self) -> u32 {
-        self.tasks.len() as u32
+    fn programs(&self) -> u32 {
+        self.cursors.len() as u32
+    }
+
+    fn threads(&self) -> Vec<u32> {
+        self.threads.clone()
     }
 
     fn total(&self) -> u64 {
         self.total
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
-        self.take(task).map_err(|e| e.to_string())
+    fn next(&mut self, program: u32) -> Result<Option<Op>, String> {
+        self.take(program).map_err(|e| e.to_string())
     }
 }
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::Ps;
 use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
-use super::programs::{Cursor, Programs};
+use super::programs::{Cursor, Programs, THREAD, task_of_programs};
 use super::workload::{Op, UNWAITED, Workload};
 
 /// Where one task's time went.
@@ -40,6 +40,9 @@ pub struct Outcome {
     pub intra_node: u64,
     /// what each task did when, if `ReplayOptions::record` asked for it
     pub record: Option<Record>,
+    /// per task, its threads: `tasks` (and the record's task numbers) are per program,
+    /// task 0's threads first
+    pub threads: Vec<u32>,
 }
 
 /// What a task was doing over an interval (Paraver's MPI states).
@@ -292,8 +295,9 @@ fn call_of(why: Activity) -> Call {
 struct Channel {
     /// messages sent and not yet received, in send order
     messages: VecDeque<u64>,
-    /// receives posted and not yet matched, in post order, with when
-    receives: VecDeque<(Key, Ps)>,
+    /// receives posted and not yet matched, in post order: by which program, its
+    /// request, and when
+    receives: VecDeque<(u32, Key, Ps)>,
 }
 
 /// Replays `workload` over `fabric` (task `t` on node `t`), every send eager unless
@@ -345,11 +349,20 @@ pub fn replay_programs(
     options: &ReplayOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome, ReplayError> {
-    let tasks = programs.tasks() as usize;
+    let tasks = programs.programs() as usize;
+    let threads = programs.threads();
+    let task_of = task_of_programs(&threads);
+    if task_of.len() != tasks {
+        return Err(ReplayError::Workload {
+            name: programs.name().to_string(),
+            reason: format!("{} programs, but its tasks' threads add up to {}", tasks, task_of.len()),
+        });
+    }
     let total = programs.total();
     let memory = options.memory_copy.bus();
     let mut r = Replay {
         programs,
+        task_of,
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
         pending: vec![BTreeMap::new(); tasks],
@@ -413,11 +426,14 @@ pub fn replay_programs(
         messages: r.next_id,
         intra_node: r.intra_node,
         record: r.record,
+        threads,
     })
 }
 
 struct Replay<'a> {
     programs: &'a mut dyn Programs,
+    /// the task of each program (the engine's "tasks" below are programs: threads)
+    task_of: Vec<u32>,
     state: Vec<State>,
     times: Vec<TaskTimes>,
     /// per task: its requests started and not yet waited for, and whether complete
@@ -533,7 +549,8 @@ impl Replay<'_> {
                         && let Some(g) = self.gatherings.remove(&call)
                     {
                         // The last member is here: everyone leaves after the model's time.
-                        let nodes: Vec<u32> = g.arrived.iter().map(|&m| self.options.mapping.node_of(m)).collect();
+                        let node = |m: &u32| self.options.mapping.node_of(self.task_of[*m as usize]);
+                        let nodes: Vec<u32> = g.arrived.iter().map(node).collect();
                         let (sent, received) = g.sizes;
                         let took = self.options.collectives.time(u32::from(id), &nodes, sent, received);
                         for member in g.arrived {
@@ -575,9 +592,14 @@ impl Replay<'_> {
         let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
         let id = self.next_id;
         self.next_id += 1;
+        // A peer is a task, or (THREAD) a thread of this task.
+        let (dst_task, from) = match to & THREAD {
+            0 => (to, self.task_of[task as usize]),
+            _ => (self.task_of[(to & !THREAD) as usize], THREAD | task),
+        };
         let transfer = Transfer {
-            src: self.options.mapping.node_of(task),
-            dst: self.options.mapping.node_of(to),
+            src: self.options.mapping.node_of(self.task_of[task as usize]),
+            dst: self.options.mapping.node_of(dst_task),
             size,
             tag,
             rendezvous,
@@ -585,27 +607,28 @@ impl Replay<'_> {
         if key != Key::from(UNWAITED) {
             self.pending[task as usize].insert(key, !rendezvous);
         }
-        let channel = self.channels.entry((to, task, tag)).or_default();
+        let channel = self.channels.entry((to, from, tag)).or_default();
         let matched = channel.receives.pop_front();
-        let recv = matched.map(|(key, _)| key);
+        let recv = matched.map(|(_, key, _)| key);
         if recv.is_none() {
             channel.messages.push_back(id);
         } else if channel.receives.is_empty() {
             // Channels come and go: traces with a tag per message would keep one each.
-            self.channels.remove(&(to, task, tag));
+            self.channels.remove(&(to, from, tag));
         }
         self.messages.insert(
             id,
             Message {
                 from: task,
-                to,
+                // the receiving program, once known
+                to: matched.map_or(to, |(program, _, _)| program),
                 transfer,
                 send: key,
                 recv,
                 arrived: None,
                 sent: now,
                 started: None,
-                posted: matched.map(|(_, posted)| posted),
+                posted: matched.map(|(_, _, posted)| posted),
             },
         );
         if rendezvous && transfer.src != transfer.dst {
@@ -643,19 +666,24 @@ impl Replay<'_> {
         now: Ps,
         fabric: &mut dyn Fabric,
     ) -> Result<(), ReplayError> {
-        let channel = self.channels.entry((task, from, tag)).or_default();
+        let to = match from & THREAD {
+            0 => self.task_of[task as usize],
+            _ => THREAD | task,
+        };
+        let channel = self.channels.entry((to, from, tag)).or_default();
         let Some(id) = channel.messages.pop_front() else {
-            channel.receives.push_back((key, now));
+            channel.receives.push_back((task, key, now));
             self.pending[task as usize].insert(key, false);
             return Ok(());
         };
         if channel.messages.is_empty() {
-            self.channels.remove(&(task, from, tag));
+            self.channels.remove(&(to, from, tag));
         }
         let Some(message) = self.messages.get_mut(&id) else {
             unreachable!("an unmatched message is remembered until received");
         };
         message.posted = Some(now);
+        message.to = task;
         if message.arrived.is_some() {
             // An eager message that landed before its receive.
             let m = *message;

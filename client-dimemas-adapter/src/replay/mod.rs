@@ -33,7 +33,7 @@ pub use engine::{
     ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
-pub use programs::{Cursor, Programs, StartDelays, drain};
+pub use programs::{Cursor, Programs, StartDelays, THREAD, drain, task_of_programs};
 pub use workload::{Op, UNWAITED, Workload};
 
 /// Picoseconds of simulated time.

@@ -1,6 +1,12 @@
 //! Where the replay takes each task's operations from: one at a time, in order, so
 //! that a trace can be read as the replay goes instead of being held whole.
 //!
+//! A task has one program per thread; programs are numbered task by task (task 0's
+//! threads, then task 1's, …), and a single-threaded workload's program `t` is task
+//! `t`. Threads of a task run on its node, each on its own; messages between tasks go
+//! from any thread to whichever thread of the destination receives first, as in
+//! Dimemas, and a thread can send to another of its own task ([`THREAD`]).
+//!
 //! A [`Workload`] in memory is read through a [`Cursor`]; a `.dim` trace through
 //! [`crate::dim::Stream`]. [`StartDelays`] puts a start imbalance in front of either.
 
@@ -13,30 +19,55 @@ use super::workload::{Op, Workload};
 pub trait Programs {
     /// a name for reports
     fn name(&self) -> &str;
-    /// how many tasks
-    fn tasks(&self) -> u32;
-    /// operations of all tasks together (for progress)
+    /// how many programs (threads of all tasks)
+    fn programs(&self) -> u32;
+    /// per task, its threads (one each unless said otherwise)
+    fn threads(&self) -> Vec<u32> {
+        vec![1; self.programs() as usize]
+    }
+    /// operations of all programs together (for progress)
     fn total(&self) -> u64;
-    /// `task`'s next operation; `None` once its program has ended. An error says what
-    /// could not be read, and where.
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String>;
+    /// program `p`'s next operation; `None` once it has ended. An error says what could
+    /// not be read, and where.
+    fn next(&mut self, p: u32) -> Result<Option<Op>, String>;
+}
+
+/// A peer `THREAD | p` in a send or receive is program `p`, a thread of the same task
+/// (Dimemas's messages between threads of one task); other peers are tasks.
+pub const THREAD: u32 = 1 << 31;
+
+/// The task of each program, given the threads of each task.
+pub fn task_of_programs(threads: &[u32]) -> Vec<u32> {
+    (0..threads.len() as u32)
+        .flat_map(|t| std::iter::repeat_n(t, threads[t as usize] as usize))
+        .collect()
 }
 
 /// A workload in memory, read task by task (`W` is a `Workload` or a reference to one).
 #[derive(Debug, Clone)]
 pub struct Cursor<W> {
     workload: W,
-    /// per task: the next operation's index
+    /// per program: the next operation's index
     pc: Vec<usize>,
+    /// per task, its threads (the workload's `tasks` are its programs)
+    threads: Vec<u32>,
 }
 
 impl<W: Borrow<Workload>> Cursor<W> {
-    /// Every task at the start of its program.
+    /// Every program at its start, one per task.
     pub fn new(workload: W) -> Cursor<W> {
-        let tasks = workload.borrow().tasks.len();
+        let programs = workload.borrow().tasks.len();
+        Cursor::threaded(workload, vec![1; programs])
+    }
+
+    /// Every program at its start, the workload's `tasks` being the programs of tasks
+    /// with `threads` threads each.
+    pub fn threaded(workload: W, threads: Vec<u32>) -> Cursor<W> {
+        let programs = workload.borrow().tasks.len();
         Cursor {
             workload,
-            pc: vec![0; tasks],
+            pc: vec![0; programs],
+            threads,
         }
     }
 }
@@ -46,8 +77,12 @@ impl<W: Borrow<Workload>> Programs for Cursor<W> {
         &self.workload.borrow().name
     }
 
-    fn tasks(&self) -> u32 {
+    fn programs(&self) -> u32 {
         self.workload.borrow().tasks.len() as u32
+    }
+
+    fn threads(&self) -> Vec<u32> {
+        self.threads.clone()
     }
 
     fn total(&self) -> u64 {
@@ -62,14 +97,15 @@ impl<W: Borrow<Workload>> Programs for Cursor<W> {
     }
 }
 
-/// Programs whose task `t` first computes for `delays[t]` (tasks beyond the list, and
-/// delays of 0, start at once): a start imbalance, as in seed 004 §5.2. The same as
-/// [`Workload::with_start_delays`], for programs that are not in memory.
+/// Programs whose task `t` first computes for `delays[t]`, every thread of it (tasks
+/// beyond the list, and delays of 0, start at once): a start imbalance, as in seed 004
+/// §5.2. The same as [`Workload::with_start_delays`], for programs not in memory.
 #[derive(Debug)]
 pub struct StartDelays<P> {
     inner: P,
+    /// per program: its task's delay
     delays: Vec<Ps>,
-    /// per task: whether its delay has been given
+    /// per program: whether its delay has been given
     started: Vec<bool>,
     name: String,
 }
@@ -79,7 +115,11 @@ impl<P: Programs> StartDelays<P> {
     pub fn new(inner: P, delays: Vec<Ps>) -> StartDelays<P> {
         let max = delays.iter().max().copied().unwrap_or(0);
         let name = format!("{}, start delays up to {:.3} µs", inner.name(), max as f64 / 1e6);
-        let started = vec![false; inner.tasks() as usize];
+        let started = vec![false; inner.programs() as usize];
+        let delays = task_of_programs(&inner.threads())
+            .into_iter()
+            .map(|t| delays.get(t as usize).copied().unwrap_or(0))
+            .collect();
         StartDelays {
             inner,
             delays,
@@ -94,12 +134,16 @@ impl<P: Programs> Programs for StartDelays<P> {
         &self.name
     }
 
-    fn tasks(&self) -> u32 {
-        self.inner.tasks()
+    fn programs(&self) -> u32 {
+        self.inner.programs()
+    }
+
+    fn threads(&self) -> Vec<u32> {
+        self.inner.threads()
     }
 
     fn total(&self) -> u64 {
-        self.inner.total() + self.delays.iter().take(self.started.len()).filter(|&&d| d > 0).count() as u64
+        self.inner.total() + self.delays.iter().filter(|&&d| d > 0).count() as u64
     }
 
     fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
@@ -119,8 +163,12 @@ impl<P: Programs + ?Sized> Programs for Box<P> {
         (**self).name()
     }
 
-    fn tasks(&self) -> u32 {
-        (**self).tasks()
+    fn programs(&self) -> u32 {
+        (**self).programs()
+    }
+
+    fn threads(&self) -> Vec<u32> {
+        (**self).threads()
     }
 
     fn total(&self) -> u64 {
@@ -132,9 +180,10 @@ impl<P: Programs + ?Sized> Programs for Box<P> {
     }
 }
 
-/// Every task's program, read through `programs` to its end, as a workload in memory.
+/// Every program, read through `programs` to its end, as a workload in memory (its
+/// `tasks` are the programs).
 pub fn drain(programs: &mut dyn Programs) -> Result<Workload, String> {
-    let tasks = (0..programs.tasks())
+    let tasks = (0..programs.programs())
         .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, String>>())
         .collect::<Result<_, _>>()?;
     Ok(Workload {

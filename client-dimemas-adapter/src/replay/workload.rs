@@ -1,5 +1,7 @@
 //! Task programs, and synthetic workloads generated in memory.
 
+use super::programs::THREAD;
+
 /// The request of an immediate send that nothing waits for (a `.dim` trace has no
 /// record of a wait for a send): the replay forgets it once started, so that traces of
 /// many such sends replay in constant memory.
@@ -212,24 +214,48 @@ impl Workload {
 
     /// Messages sent, and whether every send has a matching receive.
     pub fn check(&self) -> Result<usize, String> {
+        self.check_threads(&vec![1; self.tasks.len()])
+    }
+
+    /// [`Workload::check`] of a workload whose `tasks` are the programs of tasks with
+    /// `threads` threads each (task by task).
+    pub fn check_threads(&self, threads: &[u32]) -> Result<usize, String> {
         use std::collections::{BTreeMap, BTreeSet};
+        let task_of = super::programs::task_of_programs(threads);
+        if task_of.len() != self.tasks.len() {
+            return Err(format!(
+                "{} programs, but its tasks' threads add up to {}",
+                self.tasks.len(),
+                task_of.len()
+            ));
+        }
+        // Messages by (receiver, sender, tag), as the replay matches them: tasks, or
+        // threads of one task (THREAD peers).
         let mut balance: BTreeMap<(u32, u32, i32), i64> = BTreeMap::new();
         let mut sends = 0;
         // Per analytic collective call: its members, and the tasks that take part.
         let mut calls: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
         for (t, program) in self.tasks.iter().enumerate() {
             let mut started = BTreeSet::new();
+            let me = |peer: u32| match peer & THREAD {
+                0 => task_of[t],
+                _ => THREAD | t as u32,
+            };
             for op in program {
                 match *op {
                     Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => {
-                        if to as usize >= self.tasks.len() {
-                            return Err(format!("task {t} sends to task {to}, which does not exist"));
+                        let exists = match to & THREAD {
+                            0 => (to as usize) < threads.len(),
+                            _ => task_of.get((to & !THREAD) as usize) == Some(&task_of[t]),
+                        };
+                        if !exists {
+                            return Err(format!("task {t} sends to {}, which does not exist", peer_name(to)));
                         }
-                        *balance.entry((t as u32, to, tag)).or_default() += 1;
+                        *balance.entry((to, me(to), tag)).or_default() += 1;
                         sends += 1;
                     }
                     Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
-                        *balance.entry((from, t as u32, tag)).or_default() -= 1
+                        *balance.entry((me(from), from, tag)).or_default() -= 1
                     }
                     Op::Global { call, members, .. } => {
                         let (expected, seen) = calls.entry(call).or_insert((members, 0));
@@ -262,13 +288,23 @@ impl Workload {
             ));
         }
         match balance.iter().find(|(_, n)| **n != 0) {
-            Some(((from, to, tag), n)) => Err(format!(
-                "{} message(s) from task {from} to task {to} with tag {tag} have no matching {}",
+            Some(((to, from, tag), n)) => Err(format!(
+                "{} message(s) from {} to {} with tag {tag} have no matching {}",
                 n.abs(),
+                peer_name(*from),
+                peer_name(*to),
                 if *n > 0 { "receive" } else { "send" }
             )),
             None => Ok(sends),
         }
+    }
+}
+
+/// A peer for messages: `task n`, or `program n` for a [`THREAD`] peer.
+fn peer_name(peer: u32) -> String {
+    match peer & THREAD {
+        0 => format!("task {peer}"),
+        _ => format!("program {}", peer & !THREAD),
     }
 }
 
