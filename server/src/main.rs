@@ -254,6 +254,10 @@ struct ServeArgs {
     stats: Option<PathBuf>,
     #[command(flatten)]
     trace: vesper_server::network_trace::TraceArgs,
+    /// The network trace's header date (fixed by default, so that outputs are
+    /// reproducible).
+    #[arg(long, value_name = "DD/MM/YYYY at HH:MM", default_value = vesper_server::network_trace::SERVE_DATE, value_parser = paraver_date)]
+    trace_date: String,
 }
 
 /// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
@@ -449,7 +453,7 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// The Paraver header's date (fixed by default, so that outputs are reproducible).
-    #[arg(long, value_name = "DD/MM/YYYY at HH:MM", default_value = "01/01/2026 at 00:00")]
+    #[arg(long, value_name = "DD/MM/YYYY at HH:MM", default_value = "01/01/2026 at 00:00", value_parser = paraver_date)]
     trace_date: String,
     /// Also save the workload replayed as a Dimemas trace (.dim).
     #[arg(long, value_name = "FILE")]
@@ -897,7 +901,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 control_bytes: args.control_size,
             },
         },
-        trace: args.trace.config(vesper_server::network_trace::SERVE_DATE)?,
+        trace: args.trace.config(&args.trace_date)?,
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {
@@ -1201,6 +1205,24 @@ fn options_from_config(
         record: false,
         collectives,
     })
+}
+
+/// A Paraver header date, `DD/MM/YYYY at HH:MM`, as given.
+fn paraver_date(text: &str) -> Result<String, String> {
+    let digits = |part: &str, n: usize| part.len() == n && part.bytes().all(|b| b.is_ascii_digit());
+    let shaped = text.split_once(" at ").is_some_and(|(day, time)| {
+        let day: Vec<&str> = day.split('/').collect();
+        let time: Vec<&str> = time.split(':').collect();
+        matches!(day[..], [d, m, y] if digits(d, 2) && digits(m, 2) && digits(y, 4))
+            && matches!(time[..], [h, min] if digits(h, 2) && digits(min, 2))
+    });
+    if shaped {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "expected DD/MM/YYYY at HH:MM, e.g. \"22/11/2026 at 09:30\", found \"{text}\""
+        ))
+    }
 }
 
 /// The synthetic workload `--workload` names, with its options.

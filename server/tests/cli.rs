@@ -109,6 +109,32 @@ fn serves_a_client_then_prints_the_report_and_exits() {
 }
 
 #[test]
+fn the_served_network_trace_takes_a_date() {
+    let trace = std::env::temp_dir().join(format!("vesper-serve-date-{}.prv", std::process::id()));
+    let path = trace.to_str().expect("utf-8 path");
+    let (mut child, addr) = start(&["--trace", path, "--trace-date", "22/11/2026 at 09:30"]);
+    let mut client = LegacyConnection::connect(addr).expect("connects");
+    client
+        .exchange(&[send(0.0, 0, 1), ClientMessage::Stop(WireTime(1e9)), ClientMessage::End])
+        .expect("reply");
+    client.finish().expect("finish");
+    assert!(wait(&mut child).success());
+    let text = std::fs::read_to_string(&trace).expect("a trace");
+    assert!(
+        text.starts_with("#Paraver (22/11/2026 at 09:30):"),
+        "{}",
+        &text[..80.min(text.len())]
+    );
+    for stem in ["prv", "pcf", "row"] {
+        let _ = std::fs::remove_file(trace.with_extension(stem));
+    }
+    assert_serve_refuses(
+        &["--trace-date", "22/11/26"],
+        "expected DD/MM/YYYY at HH:MM, e.g. \"22/11/2026 at 09:30\", found \"22/11/26\"",
+    );
+}
+
+#[test]
 fn sigterm_stops_cleanly_and_writes_the_report() {
     let stats = std::env::temp_dir().join(format!("vesper-cli-test-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&stats);
