@@ -1277,7 +1277,16 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     // be saved again; synthetic workloads are made in memory.
     let (whole, mut programs): (Option<std::sync::Arc<Workload>>, Box<dyn Programs + Send>) = match &args.trace {
         Some(path) if args.save_trace.is_none() => {
-            let opened = dim::open(path, &methods)?;
+            // The first pass over a large trace takes a while: a bar on a terminal.
+            let reading = indicatif::ProgressBar::new(0).with_style(
+                indicatif::ProgressStyle::with_template("{bar:40} {bytes} of {total_bytes} checked [{elapsed}]")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            let opened = dim::open_observed(path, &methods, &mut |done, total| {
+                reading.set_length(total);
+                reading.set_position(done);
+            })?;
+            reading.finish_and_clear();
             if opened.collectives > 0 {
                 eprintln!("{} collective calls {}", opened.collectives, methods.describe());
             }

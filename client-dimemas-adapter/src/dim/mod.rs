@@ -44,7 +44,7 @@ use crate::replay::collective::Methods;
 use crate::replay::{Op, Workload};
 
 use reader::{Collectives, Decoded, Global, Reader};
-pub use stream::{Opened, Stream, open};
+pub use stream::{Opened, Stream, open, open_observed};
 
 /// A trace, read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -52,7 +52,12 @@ impl std::fmt::Debug for Opened {
 /// [`Stream`] when each task's records are contiguous (as Dimemas writes them), read
 /// whole otherwise.
 pub fn open(path: &Path, methods: &Methods) -> Result<Opened, DimError> {
-    match Stream::open(path, methods)? {
+    open_observed(path, methods, &mut |_, _| {})
+}
+
+/// [`open`], telling `progress` how many bytes of how many the first pass has read.
+pub fn open_observed(path: &Path, methods: &Methods, progress: &mut dyn FnMut(u64, u64)) -> Result<Opened, DimError> {
+    match Stream::open_observed(path, methods, progress)? {
         Some(stream) => Ok(Opened {
             collectives: stream.collectives(),
             programs: Box::new(stream),
@@ -119,6 +124,16 @@ impl Stream {
     /// Reads the trace at `path` once to check it and to find each task's records;
     /// `None` if a task's records are not contiguous.
     pub fn open(path: &Path, methods: &Methods) -> Result<Option<Stream>, DimError> {
+        Stream::open_observed(path, methods, &mut |_, _| {})
+    }
+
+    /// [`Stream::open`], telling `progress` how many bytes of how many it has read
+    /// (every MiB, and at the end).
+    pub fn open_observed(
+        path: &Path,
+        methods: &Methods,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<Stream>, DimError> {
         let name_of_file = path.display().to_string();
         let cannot = |e: std::io::Error| DimError {
             file: name_of_file.clone(),
@@ -126,7 +141,9 @@ impl Stream {
             message: format!("cannot read it: {e}"),
         };
         let file = File::open(path).map_err(cannot)?;
+        let size = file.metadata().map_err(cannot)?.len();
         let mut lines = BufReader::new(file.try_clone().map_err(cannot)?);
+        let mut told = 0u64;
         let mut reader = Reader::new(methods, &name_of_file);
         let mut text = String::new();
         let mut offset = 0u64;
@@ -207,7 +224,12 @@ impl Stream {
                 cursor.end = offset + read;
             }
             offset += read;
+            if offset - told >= 1 << 20 {
+                progress(offset, size);
+                told = offset;
+            }
         }
+        progress(offset, size);
         let plan = collectives
             .plan(&reader.groups, reader.tasks())
             .map_err(|(line, message)| reader.error_at(line, message))?;
@@ -414,6 +436,20 @@ mod tests {
         let streamed =
             replay_programs(&mut programs, &mut bus(), &ReplayOptions::default(), &mut |_| {}).expect("replayed");
         assert_eq!(streamed, whole);
+    }
+
+    #[test]
+    fn the_first_pass_tells_how_far_it_has_read() {
+        let text = written(&Workload::all_to_all(64, 1000));
+        let file = Scratch::new(&text);
+        let mut seen = Vec::new();
+        open_observed(&file.0, &Methods::default(), &mut |done, total| {
+            seen.push((done, total))
+        })
+        .expect("opened");
+        let size = text.len() as u64;
+        assert_eq!(seen.last(), Some(&(size, size)));
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
     }
 
     #[test]
