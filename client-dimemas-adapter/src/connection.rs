@@ -79,6 +79,9 @@ pub struct LegacyConnection {
     stream: TcpStream,
     out: Vec<u8>,
     transcript: Vec<u8>,
+    /// how long a read polls before it blocks (zero: it blocks at once, as the real
+    /// client)
+    spin: Duration,
 }
 
 impl LegacyConnection {
@@ -90,7 +93,17 @@ impl LegacyConnection {
             stream,
             out: Vec::with_capacity(1024),
             transcript: Vec::new(),
+            spin: Duration::ZERO,
         })
+    }
+
+    /// Makes each read poll the socket for up to `spin` before blocking in `recv()`.
+    /// The bytes and chunks read are the same; a reply that comes within `spin` is
+    /// taken without the thread being put to sleep and woken again, which costs more
+    /// than the rest of a round trip on loopback. For a client that owns a core (the
+    /// replay of `vesper run`); the real client blocks at once.
+    pub fn set_spin(&mut self, spin: Duration) {
+        self.spin = spin;
     }
 
     /// How long a read may wait (`None`: forever, as the real client).
@@ -118,9 +131,32 @@ impl LegacyConnection {
 
     /// One `recv()` of at most 500 bytes, without interpretation (0: closed).
     pub fn read_raw(&mut self, buf: &mut [u8; RECV_SIZE]) -> io::Result<usize> {
-        let n = self.stream.read(buf)?;
+        let n = if self.spin.is_zero() {
+            self.stream.read(buf)?
+        } else {
+            self.spinning_read(buf)?
+        };
         self.transcript.extend_from_slice(&buf[..n]);
         Ok(n)
+    }
+
+    /// One `recv()`, polled without blocking for up to `spin`, then blocking.
+    fn spinning_read(&mut self, buf: &mut [u8; RECV_SIZE]) -> io::Result<usize> {
+        self.stream.set_nonblocking(true)?;
+        let start = std::time::Instant::now();
+        let polled = loop {
+            match self.stream.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && start.elapsed() < self.spin => {
+                    std::thread::yield_now();
+                }
+                other => break other,
+            }
+        };
+        self.stream.set_nonblocking(false)?;
+        match polled {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stream.read(buf),
+            other => other,
+        }
     }
 
     /// Reads one reply batch: `recv()` chunks of at most 500 bytes until one holds a
@@ -216,6 +252,34 @@ mod tests {
         assert!(read_lines(chunk, &mut reply).expect("valid"));
         assert_eq!(reply.completions.len(), 1);
         assert_eq!(reply.ignored, vec!["hello".to_string()]);
+    }
+
+    #[test]
+    fn a_spinning_read_takes_the_same_replies() {
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().expect("a client");
+            let mut line = [0u8; 64];
+            for delay in [0, 5, 0] {
+                // One reply per request: at once (polled) or after 5 ms (past the spin,
+                // so the read blocks).
+                let _ = socket.read(&mut line).expect("a request");
+                std::thread::sleep(Duration::from_millis(delay));
+                socket
+                    .write_all(b"COMPLETED SEND 10746 0 1 1024 0x1 0x2 0 1 6500\nEND\n")
+                    .expect("a reply");
+            }
+        });
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        client.set_spin(Duration::from_millis(1));
+        for _ in 0..3 {
+            let reply = client.exchange(&[ClientMessage::End]).expect("a reply");
+            assert_eq!(reply.completions.len(), 1);
+            assert_eq!(reply.chunks, [51]);
+        }
+        server.join().expect("served");
     }
 
     #[test]

@@ -448,6 +448,11 @@ struct RunArgs {
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
     no_server: bool,
+    /// How long the replay client polls for each reply before it sleeps [µs]: polling
+    /// avoids a thread wake-up per round trip, at the cost of a busy core while it
+    /// waits (0: block at once, as Dimemas does).
+    #[arg(long, value_name = "US", default_value_t = 200)]
+    client_spin_us: u64,
     /// Write the result (result.json) and the application Paraver trace (app.prv,
     /// app.pcf, app.row: tasks as threads, MPI states, one record per message) here.
     #[arg(long, value_name = "DIR")]
@@ -1414,11 +1419,17 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         )
     } else {
         let bar = progress.clone();
-        let (outcome, report) =
-            vesper_server::replay::over_server(network.clone(), trace, programs, options.clone(), move |p| {
+        let (outcome, report) = vesper_server::replay::over_server(
+            network.clone(),
+            trace,
+            programs,
+            options.clone(),
+            std::time::Duration::from_micros(args.client_spin_us),
+            move |p| {
                 bar.set_position(p.done);
                 bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
-            })?;
+            },
+        )?;
         (outcome, Some(report))
     };
     progress.finish_and_clear();

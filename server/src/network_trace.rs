@@ -687,8 +687,15 @@ mod tests {
     fn replay(trace: Option<TraceConfig>) -> crate::Report {
         let workload = Workload::all_to_all(4, 5000);
         let programs = Box::new(Cursor::new(workload));
-        let (_, report) =
-            crate::replay::over_server(network(), trace, programs, ReplayOptions::default(), |_| {}).expect("replayed");
+        let (_, report) = crate::replay::over_server(
+            network(),
+            trace,
+            programs,
+            ReplayOptions::default(),
+            Duration::ZERO,
+            |_| {},
+        )
+        .expect("replayed");
         report
     }
 

@@ -10,14 +10,19 @@ use crate::config::{NetworkConfig, ServerConfig};
 use crate::network_trace::TraceConfig;
 use crate::report::Report;
 
+/// How long the in-process client polls for a reply before it blocks, by default.
+pub const CLIENT_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
 /// Replays `programs` (checked: every send has its receive) against a server on
 /// `network` (writing the network trace `trace` asks for), telling `progress` how far
-/// it has got; returns the prediction and the server's report.
+/// it has got; returns the prediction and the server's report. The client polls for
+/// each reply for up to `client_spin` before it blocks.
 pub fn over_server(
     network: NetworkConfig,
     trace: Option<TraceConfig>,
     mut programs: Box<dyn Programs + Send>,
     options: ReplayOptions,
+    client_spin: std::time::Duration,
     mut progress: impl FnMut(Progress) + Send + 'static,
 ) -> anyhow::Result<(Outcome, Report)> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -34,7 +39,11 @@ pub fn over_server(
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
     let client = std::thread::spawn({
         move || -> anyhow::Result<Outcome> {
-            let mut fabric = ServerFabric::new(LegacyConnection::connect(addr)?, 0);
+            let mut connection = LegacyConnection::connect(addr)?;
+            // The server's thread polls for a while after each reply; the client polls
+            // for the next one too, so that neither sleeps between quick round trips.
+            connection.set_spin(client_spin);
+            let mut fabric = ServerFabric::new(connection, 0);
             let outcome = replay_programs(&mut programs, &mut fabric, &options, &mut progress)?;
             fabric.finish()?;
             Ok(outcome)
