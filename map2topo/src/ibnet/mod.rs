@@ -17,8 +17,9 @@
 //! ```
 //!
 //! **Reading** ([`read_ibnetdiscover`]): lines starting with `#` and blank lines are
-//! skipped; link lines belong to the last header. Only `Switch` and `Ca` nodes are
-//! read (a router, `Rt`, is a syntax error). Names are the quoted ids
+//! skipped; link lines belong to the last header. `Switch`, `Ca` and `Rt` nodes are
+//! read; a router forwards as a switch does and becomes one. A port may carry a
+//! switch's external label (`[1][ext 17]`), which is not kept. Names are the quoted ids
 //! (`S-<guid>`, `H-<guid>`): they are unique, where descriptions often repeat; the
 //! descriptions are kept beside them. A link listed on both sides must agree; a link
 //! listed on one side only is accepted. The checks report the first offence in file

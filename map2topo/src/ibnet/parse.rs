@@ -44,13 +44,15 @@ pub enum Expected {
     Keyword(&'static str),
     /// a comment (`#`) or the end of the line
     EndOfLine,
+    /// the number of a switch's external port label (`[ext 3]`)
+    ExtPort,
 }
 
 impl fmt::Display for Expected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expected::Line => {
-                f.write_str("a node header (Switch or Ca), a link line ([port] \"id\"[port]) or key=value")
+                f.write_str("a node header (Switch, Ca or Rt), a link line ([port] \"id\"[port]) or key=value")
             }
             Expected::PortCount => f.write_str("a port count"),
             Expected::Id => f.write_str("a quoted node id"),
@@ -67,6 +69,7 @@ impl fmt::Display for Expected {
             }
             Expected::Keyword(word) => write!(f, "{word:?}"),
             Expected::EndOfLine => f.write_str("a comment (#) or the end of the line"),
+            Expected::ExtPort => f.write_str("an external port number ([ext 3])"),
         }
     }
 }
@@ -159,7 +162,7 @@ fn topo_line(i: &str) -> Res<'_, TopoLine<'_>> {
     }
     if let Ok((rest, word)) = take_while1::<_, _, RuleError<'_>>(|c: char| c.is_ascii_alphanumeric() || c == '_')(i) {
         match word {
-            "Switch" | "Ca" if rest.starts_with(is_blank) => return header(i),
+            "Switch" | "Ca" | "Rt" if rest.starts_with(is_blank) => return header(i),
             _ if rest.starts_with('=') => return key_value(i),
             _ => {}
         }
@@ -167,13 +170,14 @@ fn topo_line(i: &str) -> Res<'_, TopoLine<'_>> {
     fail(i, Expected::Line)
 }
 
-// header = ("Switch" | "Ca") blank count blank id line_end
+// header = ("Switch" | "Ca" | "Rt") blank count blank id line_end
+// A router (Rt) forwards packets as a switch does: it is read as one.
 fn header(i: &str) -> Res<'_, TopoLine<'_>> {
     let (i, word) = take_while1(|c: char| c.is_ascii_alphanumeric())(i)?;
-    let kind = if word == "Switch" {
-        HeaderKind::Switch
-    } else {
+    let kind = if word == "Ca" {
         HeaderKind::Ca
+    } else {
+        HeaderKind::Switch
     };
     let (i, ()) = blank(i)?;
     let (i, ports) = number(i, Expected::PortCount)?;
@@ -191,13 +195,15 @@ fn header(i: &str) -> Res<'_, TopoLine<'_>> {
     ))
 }
 
-// link = port [guid] blank* id port [guid] line_end
+// link = port [ext] [guid] blank* id port [ext] [guid] line_end
 fn link(i: &str) -> Res<'_, TopoLine<'_>> {
     let (i, port) = bracketed_port(i)?;
+    let (i, ()) = optional_ext(i)?;
     let (i, ()) = optional_guid(i)?;
     let (i, _) = take_while(is_blank)(i)?;
     let (i, remote) = quoted(i, Expected::Id)?;
     let (i, remote_port) = bracketed_port(i)?;
+    let (i, ()) = optional_ext(i)?;
     let (i, ()) = optional_guid(i)?;
     let (i, comment) = line_end(i)?;
     Ok((
@@ -227,6 +233,19 @@ fn bracketed_port(i: &str) -> Res<'_, u32> {
     let (i, port) = digits(i, Expected::Port)?;
     match tag::<_, _, RuleError<'_>>("]")(i) {
         Ok((i, _)) => Ok((i, port)),
+        Err(_) => fail(i, Expected::ClosingBracket),
+    }
+}
+
+// ext = "[ext" blank+ digits "]"     ; a switch's external port label, not kept
+fn optional_ext(i: &str) -> Res<'_, ()> {
+    let Ok((i, _)) = tag::<_, _, RuleError<'_>>("[ext")(i) else {
+        return Ok((i, ()));
+    };
+    let (i, _) = take_while(is_blank)(i)?;
+    let (i, _) = digits(i, Expected::ExtPort)?;
+    match tag::<_, _, RuleError<'_>>("]")(i) {
+        Ok((i, _)) => Ok((i, ())),
         Err(_) => fail(i, Expected::ClosingBracket),
     }
 }
@@ -522,11 +541,17 @@ mod tests {
         );
         assert_eq!(err("Switch x \"S-1\""), Some("8:a port count:x \"S-1\"".to_string()));
         assert_eq!(
-            err("Rt 2 \"R-1\""),
+            err("Router 2 \"R-1\""),
             Some(
-                "1:a node header (Switch or Ca), a link line ([port] \"id\"[port]) or key=value:Rt 2 \"R-1\""
+                "1:a node header (Switch, Ca or Rt), a link line ([port] \"id\"[port]) or key=value:Router 2 \
+                 \"R-1\""
                     .to_string()
             )
+        );
+        assert_eq!(err("[1][ext 3]\t\"S-1\"[4][ext 12] # x"), None);
+        assert_eq!(
+            err("[1][ext]\t\"S-1\"[4]"),
+            Some("8:an external port number ([ext 3]):]\t\"S-1\"[4]".to_string())
         );
     }
 }

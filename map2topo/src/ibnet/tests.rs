@@ -129,6 +129,23 @@ fn reads_a_fabric() {
 }
 
 #[test]
+fn routers_and_external_port_labels_are_read() {
+    // A router forwards as a switch does; `[ext N]` labels a switch port and is not kept.
+    let routed = FABRIC
+        .replace("Switch\t8 \"S-0002c90000000101\"", "Rt\t8 \"S-0002c90000000101\"")
+        .replace(
+            "[1]\t\"H-0002c90000000200\"[1]",
+            "[1][ext 17]\t\"H-0002c90000000200\"[1]",
+        )
+        .replace("\"S-0002c90000000100\"[8]\t", "\"S-0002c90000000100\"[8][ext 4]\t");
+    assert_ne!(routed, FABRIC);
+    assert_eq!(
+        dump(&read(&routed).topology.topology),
+        dump(&read(FABRIC).topology.topology)
+    );
+}
+
+#[test]
 fn reads_and_attaches_forwarding_tables() {
     let tables = read_forwarding_tables("lfts.txt", TABLES).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(tables.len(), 2);
@@ -180,9 +197,9 @@ fn malformed_dumps_name_file_line_and_rule() {
             "bad.topo:9: column 3: expected ], found \"\\t\\\"H-0002c90000000300\\\"[1](2c90000000301) \"".to_string(),
         ),
         (
-            FABRIC.replace("Switch\t8 \"S-0002c90000000101\"", "Rt\t8 \"S-0002c90000000101\""),
-            "bad.topo:14: column 1: expected a node header (Switch or Ca), a link line ([port] \"id\"[port]) or \
-             key=value, found \"Rt\\t8 \\\"S-0002c90000000101\\\"\\t\\t# \\\"leaf b\\\" ba\""
+            FABRIC.replace("Switch\t8 \"S-0002c90000000101\"", "Router\t8 \"S-0002c90000000101\""),
+            "bad.topo:14: column 1: expected a node header (Switch, Ca or Rt), a link line ([port] \"id\"[port]) or \
+             key=value, found \"Router\\t8 \\\"S-0002c90000000101\\\"\\t\\t# \\\"leaf b\""
                 .to_string(),
         ),
         (
