@@ -193,7 +193,8 @@ struct TopoArgs {
     /// port per rail), to edit or optimise offline and load back with --map.
     #[arg(long, value_name = "FILE.map")]
     write_map: Option<PathBuf>,
-    /// Write its routes here, in vesper's canonical route format (single networks).
+    /// Write its routes here, in vesper's canonical route format; rail N of a multi-rail
+    /// network goes to FILE with `.rN` before its extension.
     #[arg(long, value_name = "FILE")]
     write_routes: Option<PathBuf>,
     /// List the presets and stop.
@@ -279,9 +280,10 @@ struct NetworkArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["network", "preset"])]
     map: Option<PathBuf>,
     /// The map's routes: a route file, canonical (absolute output ports) or Myrinet
-    /// (turns); several lines for one pair are alternatives.
+    /// (turns); several lines for one pair are alternatives. A map of several rails
+    /// takes one per rail, in rail order (--routes r0.routes --routes r1.routes).
     #[arg(long, value_name = "FILE", requires = "map")]
-    routes: Option<PathBuf>,
+    routes: Vec<PathBuf>,
     /// How a message picks one of its pair's routes: first, round-robin, random
     /// (--seed), hash [default: first].
     #[arg(long, value_enum)]
@@ -653,7 +655,8 @@ impl NetworkArgs {
         note("nodes_per_host", self.nodes_per_host.map(|v| v.to_string()));
         note("mapping", self.mapping.as_ref().map(|p| p.display().to_string()));
         note("routing", self.routing.as_ref().map(value_name));
-        note("routes", self.routes.as_ref().map(|p| p.display().to_string()));
+        let routes: Vec<String> = self.routes.iter().map(|p| p.display().to_string()).collect();
+        note("routes", (!routes.is_empty()).then(|| routes.join(", ")));
         note("route_policy", self.route_policy.as_ref().map(value_name));
         note("pattern", self.pattern.as_ref().map(|p| p.display().to_string()));
         note("link_bandwidth_mbs", text(&self.link_bandwidth));
@@ -679,7 +682,7 @@ impl NetworkArgs {
             nodes_per_host: self.nodes_per_host,
             mapping: self.mapping.clone(),
             routing: self.routing,
-            routes: self.routes.clone(),
+            routes: (!self.routes.is_empty()).then(|| self.routes.clone()),
             route_policy: self.route_policy,
             pattern: self.pattern.clone(),
             link_bandwidth_mbs: self.link_bandwidth,
@@ -833,6 +836,17 @@ fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `x.routes` as rail `r`'s file: `x.r<r>.routes`.
+fn rail_file(path: &std::path::Path, r: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "routes".into(), |s| s.to_string_lossy().into_owned());
+    match path.extension() {
+        Some(ext) => path.with_file_name(format!("{stem}.r{r}.{}", ext.to_string_lossy())),
+        None => path.with_file_name(format!("{stem}.r{r}")),
+    }
+}
+
 /// Writes `network` as a map and its routes (`vesper topo --write-map/--write-routes`).
 fn write_map_files(
     network: &NetworkConfig,
@@ -877,13 +891,18 @@ fn write_map_files(
         eprintln!("map written to {}", path.display());
     }
     if let Some(path) = routes {
-        let [net] = rails.as_slice() else {
-            anyhow::bail!("--write-routes: a multi-rail network has routes per rail; route files hold one network's");
-        };
-        let list = vesper_map2topo::generate::routes_of(&net.topology).map_err(anyhow::Error::msg)?;
-        std::fs::write(path, vesper_map2topo::routes::write_canonical(&list, net))
-            .with_context(|| format!("--write-routes {}: cannot write", path.display()))?;
-        eprintln!("{} routes written to {}", list.len(), path.display());
+        // One file per rail: FILE itself for a single network, FILE with `.r<N>` before
+        // its extension for rail N of several (read back with --routes once per rail).
+        for (r, net) in rails.iter().enumerate() {
+            let path = match rails.len() {
+                1 => path.to_path_buf(),
+                _ => rail_file(path, r),
+            };
+            let list = vesper_map2topo::generate::routes_of(&net.topology).map_err(anyhow::Error::msg)?;
+            std::fs::write(&path, vesper_map2topo::routes::write_canonical(&list, net))
+                .with_context(|| format!("--write-routes {}: cannot write", path.display()))?;
+            eprintln!("{} routes written to {}", list.len(), path.display());
+        }
     }
     Ok(())
 }

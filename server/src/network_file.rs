@@ -261,6 +261,20 @@ pub enum PointerSpec {
     Name(String),
 }
 
+/// `routes = "FILE"` or `routes = ["RAIL0", "RAIL1", …]`.
+fn one_or_more_paths<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<PathBuf>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Paths {
+        One(PathBuf),
+        More(Vec<PathBuf>),
+    }
+    Ok(Some(match Paths::deserialize(deserializer)? {
+        Paths::One(path) => vec![path],
+        Paths::More(paths) => paths,
+    }))
+}
+
 /// A network description with every field optional: what a file, a preset or the
 /// command line says. See the module documentation for the fields.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -307,7 +321,8 @@ pub struct NetworkSpec {
     pub models: Option<std::collections::BTreeMap<String, ModelSpec>>,
     pub rails: Option<Vec<NetworkSpec>>,
     pub map: Option<PathBuf>,
-    pub routes: Option<PathBuf>,
+    #[serde(default, deserialize_with = "one_or_more_paths")]
+    pub routes: Option<Vec<PathBuf>>,
     pub route_policy: Option<RoutePolicyName>,
     pub rail_policy: Option<RailPolicyName>,
     pub rail_threshold_bytes: Option<u32>,
@@ -816,19 +831,27 @@ impl NetworkSpec {
                 format!("the map has {hosts} hosts, not {given}; leave hosts out"),
             ));
         }
-        if rails.len() > 1 && self.routes.is_some() {
+        if let Some(routes) = self.routes.as_ref().filter(|r| r.len() != rails.len()) {
             return Err(field(
                 "routes",
                 format!(
-                    "the map has {} rails; route files are read for single-rail maps only",
-                    rails.len()
+                    "the map has {} rail(s) and {} route file(s) are given: one per rail, in rail order \
+                     (routes = [\"rail0.routes\", \"rail1.routes\"], or --routes once per rail)",
+                    rails.len(),
+                    routes.len()
                 ),
             ));
         }
         let mut configs = rails
             .into_iter()
-            .map(|net| {
-                self.switched_on(Shape::Map {
+            .enumerate()
+            .map(|(rail, net)| {
+                // Each rail with its own route file.
+                let rail_spec = NetworkSpec {
+                    routes: self.routes.as_ref().map(|r| vec![r[rail].clone()]),
+                    ..self.clone()
+                };
+                rail_spec.switched_on(Shape::Map {
                     file: file.clone(),
                     net: std::sync::Arc::new(net),
                 })
@@ -908,7 +931,7 @@ impl NetworkSpec {
                 })
                 .map_err(|e| field("routes", e.to_string()))
         };
-        match (&self.routes, self.routing) {
+        match (self.routes.as_ref().and_then(|r| r.first()), self.routing) {
             (Some(path), None) => {
                 let file = path.display().to_string();
                 let text = std::fs::read_to_string(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
@@ -1386,8 +1409,12 @@ pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
     })?;
     let mut spec = parse_spec(&file, &text)?;
     if let Some(folder) = path.parent() {
-        for relative in [&mut spec.mapping, &mut spec.pattern, &mut spec.map, &mut spec.routes] {
-            if let Some(p) = relative.as_mut().filter(|p| p.is_relative()) {
+        let routes = spec.routes.iter_mut().flatten().map(Some);
+        for relative in [spec.mapping.as_mut(), spec.pattern.as_mut(), spec.map.as_mut()]
+            .into_iter()
+            .chain(routes)
+        {
+            if let Some(p) = relative.filter(|p| p.is_relative()) {
                 *p = folder.join(&*p);
             }
         }
@@ -1621,6 +1648,33 @@ mod tests {
         .expect("write");
         let err = read(&dir.join("net.toml")).expect_err("refused").to_string();
         assert!(err.ends_with("network.nodes_per_host: give either nodes_per_host or a mapping file, not both"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn route_files_are_one_or_one_per_rail_relative_to_the_network_file() {
+        let routes = |text: &str| parse_spec("r.toml", text).expect("valid").routes;
+        assert_eq!(
+            routes("[network]\nroutes = \"a.routes\"\n"),
+            Some(vec![PathBuf::from("a.routes")])
+        );
+        assert_eq!(
+            routes("[network]\nroutes = [\"r0.routes\", \"r1.routes\"]\n"),
+            Some(vec![PathBuf::from("r0.routes"), PathBuf::from("r1.routes")])
+        );
+        assert_eq!(routes("[network]\n"), None);
+        let dir = std::env::temp_dir().join(format!("vesper-routes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(
+            dir.join("net.toml"),
+            "[network]\nroutes = [\"r0.routes\", \"/abs.routes\"]\n",
+        )
+        .expect("write");
+        let spec = read_spec(&dir.join("net.toml")).expect("valid");
+        assert_eq!(
+            spec.routes,
+            Some(vec![dir.join("r0.routes"), PathBuf::from("/abs.routes")])
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -632,14 +632,40 @@ fn a_preset_written_as_a_map_loads_back_and_predicts_the_same() {
         predicted(&["--map", &map, "--routes", &routes]),
         predicted(&["--preset", "kary-ntree"])
     );
-    // A two-rail network becomes a map of hosts with two ports, read back as two rails.
-    let rails = path("rails.map");
-    let out = vesper(&["topo", "--preset", "two-rail-fat-tree", "--write-map", &rails]);
+    // A two-rail network becomes a map of hosts with two ports, read back as two rails,
+    // with a route file per rail.
+    let (rails, rail_routes) = (path("rails.map"), path("rails.routes"));
+    let out = vesper(&[
+        "topo",
+        "--preset",
+        "two-rail-fat-tree",
+        "--write-map",
+        &rails,
+        "--write-routes",
+        &rail_routes,
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = vesper(&["topo", "--map", &rails]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("rail 1:") && stdout.contains("hosts: 256"), "{stdout}");
     assert!(stdout.contains("diameter: 4 links host to host"), "{stdout}");
+    let (r0, r1) = (path("rails.r0.routes"), path("rails.r1.routes"));
+    // (The preset's switches are wormhole switches; a map's are output-queued unless
+    // told.)
+    assert_eq!(
+        predicted(&[
+            "--map", &rails, "--routes", &r0, "--routes", &r1, "--switch", "wormhole"
+        ]),
+        predicted(&["--preset", "two-rail-fat-tree"])
+    );
+    let out = vesper(&["run", "--map", &rails, "--routes", &r0]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("the map has 2 rail(s) and 1 route file(s) are given: one per rail, in rail order"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
