@@ -246,15 +246,19 @@ impl Peers {
             }
             let out = out as u32;
             ports.push(out);
-            let here = at.device;
-            at = self
-                .get(Endpoint {
-                    device: here,
-                    port: out,
-                })
-                .ok_or_else(|| format!("turn {hop}: {here}.p{out} has no cable"))?;
+            at = self.cross(at, out, || format!("turn {hop}"))?;
         }
         Ok(ports)
+    }
+
+    /// Where leaving `at`'s device by port `out` leads; the error names the hop.
+    fn cross(&self, at: Endpoint, out: u32, hop: impl Fn() -> String) -> Result<Endpoint, String> {
+        let here = at.device;
+        self.get(Endpoint {
+            device: here,
+            port: out,
+        })
+        .ok_or_else(|| format!("{}: {here}.p{out} has no cable", hop()))
     }
 
     /// Myrinet turns of a route given as absolute output ports from host `src`.
@@ -267,13 +271,7 @@ impl Peers {
                 return Err(format!("hop {hop}: a turn of {delta} does not fit a route byte"));
             }
             turns.push(delta as i32);
-            let here = at.device;
-            at = self
-                .get(Endpoint {
-                    device: here,
-                    port: out,
-                })
-                .ok_or_else(|| format!("hop {hop}: {here}.p{out} has no cable"))?;
+            at = self.cross(at, out, || format!("hop {hop}"))?;
         }
         Ok(turns)
     }
