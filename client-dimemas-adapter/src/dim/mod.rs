@@ -372,6 +372,29 @@ mod tests {
         // LIN: 7 and 2 transfers each way.
         let lin = replayed(FanModel::Linear);
         assert_eq!(lin.predicted, 5_000_000 + 14 * 1_100_000 + 4 * 110_000);
+        // Written as a trace: calls over every task are (on communicator 1); the
+        // broadcast over part of them cannot be.
+        let refused = write(&trace.workload, &mut Vec::new()).expect_err("refused");
+        assert!(
+            refused.starts_with("collective calls over part of the tasks"),
+            "{refused}"
+        );
+        let allreduce = parse_with(
+            // without the broadcast's records (operation 1 on communicator 2)
+            &text
+                .lines()
+                .filter(|l| !l.contains(":0:1:2:"))
+                .map(|l| format!("{l}\n"))
+                .collect::<String>(),
+            "b.dim",
+            &methods,
+        )
+        .expect("parsed")
+        .workload;
+        let mut bytes = Vec::new();
+        write(&allreduce, &mut bytes).expect("written");
+        let again = parse_with(&String::from_utf8(bytes).expect("UTF-8"), "w.dim", &methods).expect("read back");
+        assert_eq!(again.workload.tasks, allreduce.tasks);
         // The same trace streamed reads and replays alike.
         let file = std::env::temp_dir().join(format!("vesper-analytic-{}.dim", std::process::id()));
         std::fs::write(&file, &text).expect("written");
