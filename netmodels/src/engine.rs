@@ -117,6 +117,16 @@ impl<E: Copy> EventQueue<E> {
         });
     }
 
+    /// Whether every pending event comes after any event that could be scheduled now at
+    /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
+    /// A handler may then do that event's work at once instead of scheduling it, with
+    /// the same outcome and one event fewer.
+    pub fn nothing_before(&self, rank: u8) -> bool {
+        self.heap
+            .peek()
+            .is_none_or(|e| e.key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
+    }
+
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(Entry::time)
@@ -176,6 +186,20 @@ mod tests {
             order.push(e);
         }
         assert_eq!(order, ['z', 'a', 'b', 'c']);
+    }
+
+    #[test]
+    fn nothing_before_sees_the_events_of_the_instant() {
+        let mut q = EventQueue::new();
+        q.schedule_ranked(SimTime::from_ps(10), 3, 'a');
+        q.schedule(SimTime::from_ps(20), 'b');
+        assert!(q.nothing_before(5), "nothing is pending at time 0");
+        q.pop_until(SimTime::MAX);
+        assert!(q.nothing_before(0), "'b' is at a later instant");
+        q.schedule_ranked(SimTime::from_ps(10), 4, 'c');
+        assert!(q.nothing_before(3));
+        assert!(!q.nothing_before(4), "'c' was scheduled first at rank 4");
+        assert!(!q.nothing_before(5));
     }
 
     #[test]

@@ -303,6 +303,7 @@ impl NetworkBuilder {
                     senders,
                     packets: Slab::new(),
                     traversals: BTreeMap::new(),
+                    scratch_matches: Vec::new(),
                 };
                 (topology.hosts, Fabric::Switched(Box::new(switched)))
             }
@@ -342,6 +343,8 @@ struct Switched {
     traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
     /// the crossbar of each switch, for CIOQ switches
     crossbars: Vec<Option<Crossbar>>,
+    /// the transfers a matching starts, kept between matchings (no allocation per match)
+    scratch_matches: Vec<(u32, u32, u32)>,
 }
 
 /// An output port: the transmitting side of one direction of a cable.
@@ -800,9 +803,14 @@ impl Switched {
             && !x.matching
             && x.has_work()
         {
-            // After every other arrival of this instant.
-            x.matching = true;
-            step.queue.schedule(step.now, Event::Match { switch });
+            if step.queue.nothing_before(0) {
+                // No other arrival this instant: the match would be the next event.
+                self.cioq_match(switch, step);
+            } else {
+                // After every other arrival of this instant.
+                x.matching = true;
+                step.queue.schedule(step.now, Event::Match { switch });
+            }
         }
     }
 
@@ -815,7 +823,9 @@ impl Switched {
         };
         x.matching = false;
         let speedup = u64::from(x.speedup());
-        for (input, output, packet) in x.matches() {
+        let mut started = std::mem::take(&mut self.scratch_matches);
+        x.matches(&mut started);
+        for &(input, output, packet) in &started {
             let Some(x) = self.crossbars[switch.index()].as_mut() else {
                 return;
             };
@@ -845,6 +855,8 @@ impl Switched {
             // The head is through: the packet joins its output queue now.
             self.enter_output(port, packet, step);
         }
+        started.clear();
+        self.scratch_matches = started;
     }
 
     /// A packet asks for output `port`: sent now if it is idle, else queued (FIFO).
