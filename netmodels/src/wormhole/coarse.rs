@@ -17,8 +17,12 @@
 //! arrival runs, then the output that input's front packet holds, …), never into the
 //! past: a flit re-planned at `t ≥ now` arrives after `t + τ + p > now`.
 //!
-//! Events left per packet and hop: head routed, arbitration, tail leaves, output
-//! released, plus STOP/GO thresholds and stalls when flow control or contention acts.
+//! Events left per packet and hop: head routed, tail leaves and output released (one
+//! event when the routing latency is at least a flit time), plus STOP/GO thresholds
+//! and stalls when flow control or contention acts. The arbitration is an event of its
+//! own only when other events share its instant (otherwise the routing does it at
+//! once), and a STOP that would be due after the head is routed is only computed and
+//! scheduled once routing and arbitration have not given the packet its output.
 //! Requires every link to have the same flit time; traces use the fine path.
 
 use crate::ids::Device;
@@ -319,7 +323,14 @@ impl WormholeFabric {
             self.scratch_runs = arrivals;
             due
         });
+        // A STOP due after the front packet's head is routed waits for the routing (see
+        // `stop_deferred`): most packets get their output then, and the STOP is not due.
+        // One already scheduled for that time stands: it costs nothing more.
+        let deferred = matches!(due, Some((at, true)) if due != self.ins[input as usize].pending
+            && self.routed_at(input).is_some_and(|r| r < at));
+        let due = if deferred { None } else { due };
         let inp = &mut self.ins[input as usize];
+        inp.stop_deferred = deferred;
         if due == inp.pending {
             // The event already scheduled still stands.
             return;
@@ -331,6 +342,23 @@ impl WormholeFabric {
             Some((at, true)) => ctx.schedule(at, WormEvent::StopDue { input, version }),
             Some((at, false)) => ctx.schedule(at, WormEvent::GoDue { input, version }),
             None => {}
+        }
+    }
+
+    /// When the head of `input`'s front packet is routed, if it is still to be: the
+    /// `Routed` event scheduled for it is at this time.
+    fn routed_at(&self, input: u32) -> Option<SimTime> {
+        let inp = &self.ins[input as usize];
+        let front = inp.entries.front().filter(|e| e.route.is_none())?;
+        let head = front.arrivals.first().filter(|r| r.first == 0)?;
+        Some(head.start.max(inp.front_since) + self.routing_latency)
+    }
+
+    /// The thresholds of `input`, if a STOP was deferred to the routing of its front
+    /// packet's head, which is done (granted an output or not).
+    pub(super) fn undefer<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        if self.ins[input as usize].stop_deferred {
+            self.schedule_thresholds(input, ctx);
         }
     }
 

@@ -266,6 +266,10 @@ struct InPort {
     version: u32,
     /// coarse path: the STOP (true) or GO due and scheduled under `version`
     pending: Option<(SimTime, bool)>,
+    /// coarse path: a STOP is due after the front packet's head is routed, and was not
+    /// scheduled: the routing, or the arbitration it asks for, computes it again
+    /// (a scheduled STOP would go stale for nearly every packet, granted its output)
+    stop_deferred: bool,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -404,6 +408,7 @@ impl WormholeFabric {
                 front_since: SimTime::ZERO,
                 version: 0,
                 pending: None,
+                stop_deferred: false,
             });
         }
         if params.bubble {
@@ -904,8 +909,23 @@ impl WormholeFabric {
             port,
         }) as u32;
         front.route = Some(out);
-        self.outs[out as usize].requests.push((input, ctx.now));
+        let o = &mut self.outs[out as usize];
+        o.requests.push((input, ctx.now));
+        let arbitrate = WormEvent::Arbitrate { port: out };
+        if !S::ENABLED && o.worm.is_none() && !o.arbitrating && ctx.queue.nothing_before(arbitrate.rank()) {
+            // Nothing else happens at this instant before the arbitration would (no other
+            // request can join it): arbitrate now, one event fewer per packet and hop.
+            // Not when tracing, which records head-of-line blocking in between.
+            let rank = std::mem::replace(&mut ctx.rank, arbitrate.rank());
+            self.arbitrate(out, ctx);
+            ctx.rank = rank;
+            return;
+        }
         self.schedule_arbitration(out, ctx);
+        if !self.outs[out as usize].arbitrating {
+            // No arbitration this instant (the output is held): a STOP may be due.
+            self.undefer(input, ctx);
+        }
         if S::ENABLED {
             self.check_hol(input, ctx);
         }
@@ -920,8 +940,19 @@ impl WormholeFabric {
         }
     }
 
-    /// An idle output grants one of the inputs that want it.
+    /// An idle output grants one of the inputs that want it; the others wait, and a
+    /// STOP deferred to their routing may be due.
     fn arbitrate<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        self.grant(port, ctx);
+        let mut i = 0;
+        while let Some(&(input, _)) = self.outs[port as usize].requests.get(i) {
+            self.undefer(input, ctx);
+            i += 1;
+        }
+    }
+
+    /// Grants `port`, if it is idle, to one of the inputs that want it.
+    fn grant<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
         let ports = match self.outs[port as usize].owner.device {
             Device::Switch(s) => self.wiring.switch_ports(s),
             Device::Host(_) => 1,
