@@ -279,6 +279,8 @@ impl NetworkBuilder {
                         peer: *peer,
                         busy: false,
                         current: None,
+                        free_at: SimTime::ZERO,
+                        release_scheduled: false,
                         queue: VecDeque::new(),
                         queued_bytes: 0,
                     })
@@ -358,6 +360,10 @@ struct OutPort {
     busy: bool,
     /// the packet being transmitted
     current: Option<PacketId>,
+    /// when the packet being transmitted has left
+    free_at: SimTime,
+    /// a `PortFree` event is scheduled at `free_at` (see `Switched::claim`)
+    release_scheduled: bool,
     /// packets waiting for this output, oldest first
     queue: VecDeque<PacketId>,
     /// bytes of the waiting packets
@@ -717,7 +723,7 @@ impl Switched {
                 let src = step.messages[message.index()].spec.src;
                 self.senders[src.index()].push(message);
                 let port = self.port_id(host_port(src));
-                if !self.ports[port.index()].busy {
+                if self.claim(port, step) {
                     self.send_next_packet(port, src, step);
                 }
             }
@@ -734,6 +740,7 @@ impl Switched {
             Event::PortFree { port } => {
                 let out = &mut self.ports[port.index()];
                 out.busy = false;
+                out.release_scheduled = false;
                 let finished = out.current.take();
                 match out.owner.device {
                     Device::Host(host) => {
@@ -859,18 +866,44 @@ impl Switched {
         self.scratch_matches = started;
     }
 
+    /// Whether `port` is idle now, for a packet that wants it; if not, it is released
+    /// by a `PortFree` event when its packet has left (scheduled now if it was not).
+    ///
+    /// `transmit` leaves out the `PortFree` of a packet nothing waits behind: the port
+    /// is idle from `free_at` on, which is all the event would do. That saves it for
+    /// most packets below saturation and changes no outcome: a packet or message
+    /// arriving at `free_at` itself finds the port idle, as it does after the event or
+    /// behind it (queued, then sent by it at once), and once a `PortFree` is scheduled
+    /// the port stays busy until it runs, as if it had been scheduled by `transmit`.
+    fn claim<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) -> bool {
+        let out = &mut self.ports[port.index()];
+        if !out.busy {
+            return true;
+        }
+        if !out.release_scheduled {
+            if out.free_at <= step.now {
+                out.busy = false;
+                out.current = None;
+                return true;
+            }
+            out.release_scheduled = true;
+            step.queue.schedule(out.free_at, Event::PortFree { port });
+        }
+        false
+    }
+
     /// A packet asks for output `port`: sent now if it is idle, else queued (FIFO).
     fn enter_output<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
-        let out = &mut self.ports[port.index()];
-        if out.busy {
+        if self.claim(port, step) {
+            self.transmit(port, packet, step);
+        } else {
+            let out = &mut self.ports[port.index()];
             out.queue.push_back(packet);
             out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
             if S::ENABLED {
                 step.sink
                     .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
             }
-        } else {
-            self.transmit(port, packet, step);
         }
     }
 
@@ -933,7 +966,17 @@ impl Switched {
         p.head_in = head_arrives;
         p.hop += 1;
         p.in_port = self.wiring.port(peer) as u32;
-        step.queue.schedule(tail_sent, Event::PortFree { port });
+        let out = &mut self.ports[port.index()];
+        out.free_at = tail_sent;
+        // Traces record the port's release (the end of a segment at an adapter).
+        out.release_scheduled = S::ENABLED
+            || match owner.device {
+                Device::Host(host) => self.senders[host.index()].len() > 0,
+                Device::Switch(_) => !out.queue.is_empty(),
+            };
+        if out.release_scheduled {
+            step.queue.schedule(tail_sent, Event::PortFree { port });
+        }
         let message = &step.messages[sent.message.index()];
         match peer.device {
             Device::Switch(switch) => {
