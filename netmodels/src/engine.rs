@@ -61,6 +61,8 @@ pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     next_sequence: u64,
     now: SimTime,
+    /// the key of the last event popped
+    last_key: u128,
     processed: u64,
 }
 
@@ -70,6 +72,7 @@ impl<E> Default for EventQueue<E> {
             heap: BinaryHeap::new(),
             next_sequence: 0,
             now: SimTime::ZERO,
+            last_key: 0,
             processed: 0,
         }
     }
@@ -108,9 +111,31 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `event` at `time`; among events at one instant, lower ranks go first.
     pub fn schedule_ranked(&mut self, time: SimTime, rank: u8, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let sequence = self.reserve();
+        self.schedule_reserved(time, rank, sequence, event);
+    }
+
+    /// Takes the sequence number of an event that may be scheduled later, with
+    /// [`Self::schedule_reserved`], in the place among its instant's events it would
+    /// have had if scheduled now. A model keeps events that will probably not be needed
+    /// out of the queue this way, and schedules them when they are, with no change in
+    /// the order of events.
+    pub fn reserve(&mut self) -> u64 {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
+        sequence
+    }
+
+    /// Whether an event scheduled at `time` with `rank` and the reserved `sequence`
+    /// would have been popped already: it must not be scheduled now, its work is due.
+    pub fn passed(&self, time: SimTime, rank: u8, sequence: u64) -> bool {
+        self.processed > 0 && Entry::<E>::key(time, rank, sequence) <= self.last_key
+    }
+
+    /// Schedules `event` at `time` with a `sequence` from [`Self::reserve`]; it must not
+    /// have [`Self::passed`].
+    pub fn schedule_reserved(&mut self, time: SimTime, rank: u8, sequence: u64, event: E) {
+        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.heap.push(Entry {
             key: Entry::<E>::key(time.max(self.now), rank, sequence),
             event,
@@ -140,6 +165,7 @@ impl<E: Copy> EventQueue<E> {
         let entry = self.heap.pop()?;
         let time = entry.time();
         self.now = time;
+        self.last_key = entry.key;
         self.processed += 1;
         Some((time, entry.event))
     }
@@ -200,6 +226,24 @@ mod tests {
         assert!(q.nothing_before(3));
         assert!(!q.nothing_before(4), "'c' was scheduled first at rank 4");
         assert!(!q.nothing_before(5));
+    }
+
+    #[test]
+    fn reserved_events_keep_their_place() {
+        let mut q = EventQueue::new();
+        let early = q.reserve();
+        q.schedule(SimTime::from_ps(10), 'b');
+        let late = q.reserve();
+        q.schedule_reserved(SimTime::from_ps(10), 0, late, 'c');
+        q.schedule_reserved(SimTime::from_ps(10), 0, early, 'a');
+        assert!(!q.passed(SimTime::from_ps(10), 0, early));
+        let mut order = Vec::new();
+        while let Some((_, e)) = q.pop_until(SimTime::MAX) {
+            order.push(e);
+        }
+        assert_eq!(order, ['a', 'b', 'c']);
+        assert!(q.passed(SimTime::from_ps(10), 0, late));
+        assert!(!q.passed(SimTime::from_ps(10), 1, early));
     }
 
     #[test]
