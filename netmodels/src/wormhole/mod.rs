@@ -225,6 +225,11 @@ struct OutPort {
     last_send: Option<SimTime>,
     /// coarse path: the plan (stale events carry an older one)
     version: u32,
+    /// coarse path, adapters: the planned run ends with the tail, and its `TailDone`,
+    /// with this reserved place in the queue, is not scheduled because the adapter has
+    /// nothing else to send; the next message schedules it, or does its work if its
+    /// place has passed
+    tail_deferred: Option<u64>,
 }
 
 /// A packet (some of its flits) in an input buffer.
@@ -266,10 +271,11 @@ struct InPort {
     version: u32,
     /// coarse path: the STOP (true) or GO due and scheduled under `version`
     pending: Option<(SimTime, bool)>,
-    /// coarse path: a STOP is due after the front packet's head is routed, and was not
-    /// scheduled: the routing, or the arbitration it asks for, computes it again
-    /// (a scheduled STOP would go stale for nearly every packet, granted its output)
-    stop_deferred: bool,
+    /// coarse path: the STOP `pending` is due after the front packet's head is routed
+    /// (at this time, with this reserved place in the queue), and is not scheduled
+    /// until the routing, or the arbitration it asks for, has not granted the packet
+    /// its output; nearly every packet is granted it, and the STOP goes stale
+    stop_deferred: Option<(SimTime, u64)>,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -314,6 +320,12 @@ impl<S> Ctx<'_, S> {
     /// Schedules a fabric event at `at`, ranked.
     fn schedule(&mut self, at: SimTime, event: WormEvent) {
         self.queue.schedule_ranked(at, event.rank(), Event::Worm(event));
+    }
+
+    /// Schedules a fabric event at `at`, ranked, in a place reserved earlier.
+    fn schedule_reserved(&mut self, at: SimTime, event: WormEvent, sequence: u64) {
+        self.queue
+            .schedule_reserved(at, event.rank(), sequence, Event::Worm(event));
     }
 }
 
@@ -374,6 +386,7 @@ impl WormholeFabric {
                 run: None,
                 last_send: None,
                 version: 0,
+                tail_deferred: None,
             });
             // The input side of this port is fed by the peer's output.
             let thresholds = match (owner.device, peer) {
@@ -408,7 +421,7 @@ impl WormholeFabric {
                 front_since: SimTime::ZERO,
                 version: 0,
                 pending: None,
-                stop_deferred: false,
+                stop_deferred: None,
             });
         }
         if params.bubble {
@@ -467,6 +480,8 @@ impl WormholeFabric {
         let port = self.host_port(src);
         if self.outs[port as usize].worm.is_none() {
             self.next_packet(port, src, ctx);
+        } else if self.outs[port as usize].tail_deferred.is_some() {
+            self.undefer_tail(port, ctx);
         }
     }
 
