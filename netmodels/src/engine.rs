@@ -144,12 +144,23 @@ impl<E: Copy> EventQueue<E> {
 
     /// Whether every pending event comes after any event that could be scheduled now at
     /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
-    /// A handler may then do that event's work at once instead of scheduling it, with
-    /// the same outcome and one event fewer.
     pub fn nothing_before(&self, rank: u8) -> bool {
         self.heap
             .peek()
             .is_none_or(|e| e.key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
+    }
+
+    /// If an event scheduled now at `rank` would be the next one popped, takes its
+    /// place as if it had been scheduled and popped (its sequence number; [`Self::passed`]
+    /// sees the queue there) and returns true: the caller does that event's work at once
+    /// instead of scheduling it, with the same outcome and one event fewer.
+    pub fn take_turn(&mut self, rank: u8) -> bool {
+        if !self.nothing_before(rank) {
+            return false;
+        }
+        let sequence = self.reserve();
+        self.last_key = Entry::<E>::key(self.now, rank, sequence);
+        true
     }
 
     /// The time of the earliest pending event.
@@ -244,6 +255,19 @@ mod tests {
         assert_eq!(order, ['a', 'b', 'c']);
         assert!(q.passed(SimTime::from_ps(10), 0, late));
         assert!(!q.passed(SimTime::from_ps(10), 1, early));
+    }
+
+    #[test]
+    fn a_turn_taken_passes_the_reserved_places_before_it() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime::from_ps(10), 'a');
+        q.pop_until(SimTime::MAX);
+        let reserved = q.reserve();
+        assert!(!q.passed(SimTime::from_ps(10), 0, reserved));
+        assert!(q.take_turn(0));
+        assert!(q.passed(SimTime::from_ps(10), 0, reserved));
+        q.schedule(SimTime::from_ps(10), 'b');
+        assert!(!q.take_turn(0), "'b' comes first");
     }
 
     #[test]

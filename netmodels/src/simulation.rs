@@ -813,7 +813,7 @@ impl Switched {
             && !x.matching
             && x.has_work()
         {
-            if step.queue.nothing_before(0) {
+            if step.queue.take_turn(0) {
                 // No other arrival this instant: the match would be the next event.
                 self.cioq_match(switch, step);
             } else {

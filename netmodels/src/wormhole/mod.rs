@@ -927,7 +927,7 @@ impl WormholeFabric {
         let o = &mut self.outs[out as usize];
         o.requests.push((input, ctx.now));
         let arbitrate = WormEvent::Arbitrate { port: out };
-        if !S::ENABLED && o.worm.is_none() && !o.arbitrating && ctx.queue.nothing_before(arbitrate.rank()) {
+        if !S::ENABLED && o.worm.is_none() && !o.arbitrating && ctx.queue.take_turn(arbitrate.rank()) {
             // Nothing else happens at this instant before the arbitration would (no other
             // request can join it): arbitrate now, one event fewer per packet and hop.
             // Not when tracing, which records head-of-line blocking in between.
