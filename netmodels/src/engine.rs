@@ -61,6 +61,8 @@ pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     next_sequence: u64,
     now: SimTime,
+    /// the key of the last event popped
+    last_key: u128,
     processed: u64,
 }
 
@@ -70,6 +72,7 @@ impl<E> Default for EventQueue<E> {
             heap: BinaryHeap::new(),
             next_sequence: 0,
             now: SimTime::ZERO,
+            last_key: 0,
             processed: 0,
         }
     }
@@ -108,13 +111,56 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `event` at `time`; among events at one instant, lower ranks go first.
     pub fn schedule_ranked(&mut self, time: SimTime, rank: u8, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let sequence = self.reserve();
+        self.schedule_reserved(time, rank, sequence, event);
+    }
+
+    /// Takes the sequence number of an event that may be scheduled later, with
+    /// [`Self::schedule_reserved`], in the place among its instant's events it would
+    /// have had if scheduled now. A model keeps events that will probably not be needed
+    /// out of the queue this way, and schedules them when they are, with no change in
+    /// the order of events.
+    pub fn reserve(&mut self) -> u64 {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
+        sequence
+    }
+
+    /// Whether an event scheduled at `time` with `rank` and the reserved `sequence`
+    /// would have been popped already: it must not be scheduled now, its work is due.
+    pub fn passed(&self, time: SimTime, rank: u8, sequence: u64) -> bool {
+        self.processed > 0 && Entry::<E>::key(time, rank, sequence) <= self.last_key
+    }
+
+    /// Schedules `event` at `time` with a `sequence` from [`Self::reserve`]; it must not
+    /// have [`Self::passed`].
+    pub fn schedule_reserved(&mut self, time: SimTime, rank: u8, sequence: u64, event: E) {
+        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.heap.push(Entry {
             key: Entry::<E>::key(time.max(self.now), rank, sequence),
             event,
         });
+    }
+
+    /// Whether every pending event comes after any event that could be scheduled now at
+    /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
+    pub fn nothing_before(&self, rank: u8) -> bool {
+        self.heap
+            .peek()
+            .is_none_or(|e| e.key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
+    }
+
+    /// If an event scheduled now at `rank` would be the next one popped, takes its
+    /// place as if it had been scheduled and popped (its sequence number; [`Self::passed`]
+    /// sees the queue there) and returns true: the caller does that event's work at once
+    /// instead of scheduling it, with the same outcome and one event fewer.
+    pub fn take_turn(&mut self, rank: u8) -> bool {
+        if !self.nothing_before(rank) {
+            return false;
+        }
+        let sequence = self.reserve();
+        self.last_key = Entry::<E>::key(self.now, rank, sequence);
+        true
     }
 
     /// The time of the earliest pending event.
@@ -130,6 +176,7 @@ impl<E: Copy> EventQueue<E> {
         let entry = self.heap.pop()?;
         let time = entry.time();
         self.now = time;
+        self.last_key = entry.key;
         self.processed += 1;
         Some((time, entry.event))
     }
@@ -176,6 +223,51 @@ mod tests {
             order.push(e);
         }
         assert_eq!(order, ['z', 'a', 'b', 'c']);
+    }
+
+    #[test]
+    fn nothing_before_sees_the_events_of_the_instant() {
+        let mut q = EventQueue::new();
+        q.schedule_ranked(SimTime::from_ps(10), 3, 'a');
+        q.schedule(SimTime::from_ps(20), 'b');
+        assert!(q.nothing_before(5), "nothing is pending at time 0");
+        q.pop_until(SimTime::MAX);
+        assert!(q.nothing_before(0), "'b' is at a later instant");
+        q.schedule_ranked(SimTime::from_ps(10), 4, 'c');
+        assert!(q.nothing_before(3));
+        assert!(!q.nothing_before(4), "'c' was scheduled first at rank 4");
+        assert!(!q.nothing_before(5));
+    }
+
+    #[test]
+    fn reserved_events_keep_their_place() {
+        let mut q = EventQueue::new();
+        let early = q.reserve();
+        q.schedule(SimTime::from_ps(10), 'b');
+        let late = q.reserve();
+        q.schedule_reserved(SimTime::from_ps(10), 0, late, 'c');
+        q.schedule_reserved(SimTime::from_ps(10), 0, early, 'a');
+        assert!(!q.passed(SimTime::from_ps(10), 0, early));
+        let mut order = Vec::new();
+        while let Some((_, e)) = q.pop_until(SimTime::MAX) {
+            order.push(e);
+        }
+        assert_eq!(order, ['a', 'b', 'c']);
+        assert!(q.passed(SimTime::from_ps(10), 0, late));
+        assert!(!q.passed(SimTime::from_ps(10), 1, early));
+    }
+
+    #[test]
+    fn a_turn_taken_passes_the_reserved_places_before_it() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime::from_ps(10), 'a');
+        q.pop_until(SimTime::MAX);
+        let reserved = q.reserve();
+        assert!(!q.passed(SimTime::from_ps(10), 0, reserved));
+        assert!(q.take_turn(0));
+        assert!(q.passed(SimTime::from_ps(10), 0, reserved));
+        q.schedule(SimTime::from_ps(10), 'b');
+        assert!(!q.take_turn(0), "'b' comes first");
     }
 
     #[test]

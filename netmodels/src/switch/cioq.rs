@@ -101,10 +101,7 @@ impl Crossbar {
     }
 
     fn mark(&mut self, output: u32) {
-        if !self.is_dirty[output as usize] {
-            self.is_dirty[output as usize] = true;
-            self.dirty.push(output);
-        }
+        mark(&mut self.is_dirty, &mut self.dirty, output);
     }
 
     fn want(&mut self, input: u32, output: u32) {
@@ -145,17 +142,13 @@ impl Crossbar {
         self.output_busy[output as usize] = false;
         self.mark(output);
         // The outputs this input wants may have been waiting for it.
-        let wanted: Vec<u32> = if self.params.virtual_output_queues {
-            self.inputs[input as usize].waiting.clone()
-        } else {
-            self.inputs[input as usize].queues[0]
-                .front()
-                .map(|&(o, _)| o)
-                .into_iter()
-                .collect()
-        };
-        for o in wanted {
-            self.mark(o);
+        let inp = &self.inputs[input as usize];
+        if self.params.virtual_output_queues {
+            for &o in &inp.waiting {
+                mark(&mut self.is_dirty, &mut self.dirty, o);
+            }
+        } else if let Some(&(o, _)) = inp.queues[0].front() {
+            mark(&mut self.is_dirty, &mut self.dirty, o);
         }
     }
 
@@ -170,20 +163,20 @@ impl Crossbar {
         self.inputs[input as usize].queues.iter().map(VecDeque::len).sum()
     }
 
-    /// Matches free inputs to free outputs; returns the transfers to start as
-    /// `(input, output, packet)`, and marks their ports busy. Outputs in turn from a
+    /// Matches free inputs to free outputs; appends the transfers to start to `started`
+    /// as `(input, output, packet)`, and marks their ports busy. Outputs in turn from a
     /// rotating start; each takes the first free input that wants it at or after its
     /// round-robin pointer.
-    pub(crate) fn matches(&mut self) -> Vec<(u32, u32, u32)> {
+    pub(crate) fn matches(&mut self, started: &mut Vec<(u32, u32, u32)>) {
         let ports = self.output_busy.len() as u32;
         let start = self.start;
+        // Taken, and put back empty below: the list keeps its memory between matchings.
         let mut outputs = std::mem::take(&mut self.dirty);
         for &o in &outputs {
             self.is_dirty[o as usize] = false;
         }
         outputs.sort_unstable_by_key(|&o| (o + ports - start) % ports);
-        let mut started = Vec::new();
-        for output in outputs {
+        for &output in &outputs {
             if self.output_busy[output as usize] {
                 continue;
             }
@@ -203,8 +196,11 @@ impl Crossbar {
             self.pointers[output as usize] = (input + 1) % ports;
             started.push((input, output, packet));
         }
+        outputs.clear();
+        if self.dirty.is_empty() {
+            self.dirty = outputs;
+        }
         self.start = (self.start + 1) % ports.max(1);
-        started
     }
 
     fn take(&mut self, input: u32, output: u32) -> Option<u32> {
@@ -224,6 +220,14 @@ impl Crossbar {
     }
 }
 
+/// Puts `output` on the list of outputs to look at, once.
+fn mark(is_dirty: &mut [bool], dirty: &mut Vec<u32>, output: u32) {
+    if !is_dirty[output as usize] {
+        is_dirty[output as usize] = true;
+        dirty.push(output);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,7 +238,8 @@ mod tests {
         x.enqueue(0, 2, 10);
         x.enqueue(0, 1, 11);
         x.enqueue(1, 2, 12);
-        let first = x.matches();
+        let mut first = Vec::new();
+        x.matches(&mut first);
         // Output 2 takes one of inputs 0 and 1; input 0's packet for output 1 is stuck.
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].1, 2);
@@ -250,7 +255,8 @@ mod tests {
         x.enqueue(0, 2, 10);
         x.enqueue(0, 1, 11);
         x.enqueue(1, 2, 12);
-        let mut started = x.matches();
+        let mut started = Vec::new();
+        x.matches(&mut started);
         started.sort_unstable();
         // Input 0 serves output 1 while input 1 serves output 2 (or input 0 serves 2).
         assert_eq!(started.len(), 2, "{started:?}");
@@ -334,7 +340,8 @@ mod tests {
                     r.output_busy[o as usize] = false;
                 }
                 // The simulation matches whenever something changed: both do so here.
-                let got = x.matches();
+                let mut got = Vec::new();
+                x.matches(&mut got);
                 assert_eq!(got, r.matches(), "voq {voq} step {step}");
                 active.extend(got.iter().map(|&(i, o, _)| (i, o)));
             }

@@ -17,8 +17,12 @@
 //! arrival runs, then the output that input's front packet holds, …), never into the
 //! past: a flit re-planned at `t ≥ now` arrives after `t + τ + p > now`.
 //!
-//! Events left per packet and hop: head routed, arbitration, tail leaves, output
-//! released, plus STOP/GO thresholds and stalls when flow control or contention acts.
+//! Events left per packet and hop: head routed, tail leaves and output released (one
+//! event when the routing latency is at least a flit time), plus STOP/GO thresholds
+//! and stalls when flow control or contention acts. The arbitration is an event of its
+//! own only when other events share its instant (otherwise the routing does it at
+//! once), and a STOP that would be due after the head is routed is only computed and
+//! scheduled once routing and arbitration have not given the packet its output.
 //! Requires every link to have the same flit time; traces use the fine path.
 
 use crate::ids::Device;
@@ -118,11 +122,24 @@ impl WormholeFabric {
         let out = &mut self.outs[port as usize];
         out.run = new;
         out.version += 1;
+        out.tail_deferred = None;
         let version = out.version;
         if let Some(run) = new {
             let last = run.last(tau);
+            let idle_adapter = match out.owner.device {
+                Device::Host(host) => self.senders[host.index()].len() == 0,
+                Device::Switch(_) => false,
+            };
             if run.end == flits && self.routing_latency >= tau {
-                ctx.schedule(last + tau, WormEvent::TailDone { port, version });
+                let event = WormEvent::TailDone { port, version };
+                let sequence = ctx.queue.reserve();
+                if idle_adapter {
+                    // Nothing to send after this packet: the event would only mark the
+                    // adapter idle. `undefer_tail` schedules it if a message comes.
+                    self.outs[port as usize].tail_deferred = Some(sequence);
+                } else {
+                    ctx.schedule_reserved(last + tau, event, sequence);
+                }
             } else if run.end == flits {
                 ctx.schedule(last, WormEvent::TailLeaves { port, version });
             } else {
@@ -289,6 +306,25 @@ impl WormholeFabric {
         self.release(port, ctx);
     }
 
+    /// A message came to the adapter whose output `port` has its `TailDone` kept out of
+    /// the queue (see `OutPort::tail_deferred`): the event is scheduled in its reserved
+    /// place, or, if that place has passed, its work is done now (it found nothing to
+    /// send then, and the message is sent now, as it would have been).
+    pub(super) fn undefer_tail<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let tau = self.tau;
+        let out = &mut self.outs[port as usize];
+        let (Some(sequence), Some(run), version) = (out.tail_deferred.take(), out.run, out.version) else {
+            return;
+        };
+        let done = run.last(tau) + tau;
+        let event = WormEvent::TailDone { port, version };
+        if ctx.queue.passed(done, event.rank(), sequence) {
+            self.tail_done(port, version, ctx);
+        } else {
+            ctx.schedule_reserved(done, event, sequence);
+        }
+    }
+
     /// Finds when `input` next sends STOP (or GO, once stopped) under the current
     /// plans, and schedules it; earlier schedules become stale.
     pub(super) fn schedule_thresholds<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
@@ -319,18 +355,56 @@ impl WormholeFabric {
             self.scratch_runs = arrivals;
             due
         });
+        let routed_at = self.routed_at(input);
         let inp = &mut self.ins[input as usize];
         if due == inp.pending {
-            // The event already scheduled still stands.
+            // The event already scheduled still stands; if it waits for the routing,
+            // which has moved past it, it is scheduled now.
+            if let (Some((at, sequence)), Some((_, true))) = (inp.stop_deferred, due)
+                && routed_at.is_none_or(|r| r >= at)
+            {
+                inp.stop_deferred = None;
+                let version = inp.version;
+                ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+            }
             return;
         }
         inp.version += 1;
         inp.pending = due;
+        inp.stop_deferred = None;
         let version = inp.version;
         match due {
-            Some((at, true)) => ctx.schedule(at, WormEvent::StopDue { input, version }),
+            Some((at, true)) => {
+                let sequence = ctx.queue.reserve();
+                if routed_at.is_some_and(|r| r < at) {
+                    // Due after the front packet's head is routed: kept out of the queue
+                    // (see `InPort::stop_deferred`).
+                    inp.stop_deferred = Some((at, sequence));
+                } else {
+                    ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+                }
+            }
             Some((at, false)) => ctx.schedule(at, WormEvent::GoDue { input, version }),
             None => {}
+        }
+    }
+
+    /// When the head of `input`'s front packet is routed, if it is still to be: the
+    /// `Routed` event scheduled for it is at this time.
+    fn routed_at(&self, input: u32) -> Option<SimTime> {
+        let inp = &self.ins[input as usize];
+        let front = inp.entries.front().filter(|e| e.route.is_none())?;
+        let head = front.arrivals.first().filter(|r| r.first == 0)?;
+        Some(head.start.max(inp.front_since) + self.routing_latency)
+    }
+
+    /// The head of `input`'s front packet is routed and did not get its output at
+    /// once: a STOP kept out of the queue until then is scheduled, in its place.
+    pub(super) fn undefer<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        if let Some((at, sequence)) = inp.stop_deferred.take() {
+            let version = inp.version;
+            ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
         }
     }
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Compares release builds of vesper on the model benchmark, alternated in one session.
+
+Usage: bench/model_ab.py ROUNDS SWITCH LOADS DURATION_US BINARY...
+  e.g. bench/model_ab.py 7 cioq 0.0584,0.292,0.5256 50000 /tmp/vesper-base target/release/vesper
+
+Runs `BINARY bench model --switch SWITCH --loads LOADS --duration-us DURATION_US --json`
+ROUNDS times per binary, alternating the order each round (the machine is noisy: compare
+ratios from one session). Prints the median and the best packet-hops/s per load, the
+ratio of medians to the first binary, and the events per packet-hop. Fails if the
+binaries disagree on what they simulated (packets, accepted load, mean latency).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+rounds, switch, loads, duration = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+binaries = sys.argv[5:]
+rates = {b: [] for b in binaries}
+results, events = {}, {}
+env = dict(os.environ, VESPER_LOG="warn")
+for r in range(rounds):
+    for b in binaries if r % 2 == 0 else binaries[::-1]:
+        command = [b, "bench", "model", "--switch", switch, "--loads", loads, "--duration-us", duration, "--json"]
+        points = json.loads(subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout)
+        rates[b].append([p["packet_hops_per_second"] for p in points])
+        events.setdefault(b, [p["events"] / p["packet_hops"] for p in points])
+        simulated = [(p["packets"], p["accepted_load"], p["mean_latency_ns"]) for p in points]
+        assert results.setdefault(b, simulated) == simulated, f"{b} is not deterministic"
+same = len({json.dumps(v) for v in results.values()}) == 1
+print(f"{switch}, loads {loads}, {duration} µs, {rounds} rounds; same simulated results: {same}")
+first = None
+for b in binaries:
+    medians = [statistics.median(c) for c in zip(*rates[b])]
+    best = [max(c) for c in zip(*rates[b])]
+    first = first or medians
+    print(
+        f"  {b}: median " + " / ".join(f"{m / 1e6:.2f} M" for m in medians)
+        + ";  best " + " / ".join(f"{m / 1e6:.2f} M" for m in best)
+        + ";  ratio " + " / ".join(f"{m / f:.2f}" for m, f in zip(medians, first))
+        + ";  events per packet-hop " + " / ".join(f"{e:.2f}" for e in events[b])
+    )
+sys.exit(0 if same else 1)
