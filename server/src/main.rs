@@ -411,9 +411,15 @@ struct RunArgs {
     #[arg(long, default_value_t = 0)]
     compute_ns: u64,
     /// Messages of at least this many bytes use the rendezvous protocol (PROTO lines),
-    /// like Dimemas's -S; by default every message is eager.
+    /// smaller ones are eager, whatever a trace's synchronous bit says (like Dimemas's
+    /// -S). Without it, sends whose synchronous bit is set are rendezvous, the others
+    /// (and every send of a synthetic workload) eager.
     #[arg(long, value_name = "BYTES")]
     eager_limit: Option<u32>,
+    /// Every message is eager, whatever its size or a trace's synchronous bit (like
+    /// Dimemas's -F).
+    #[arg(long, conflicts_with = "eager_limit")]
+    all_eager: bool,
     /// A Dimemas configuration (.cfg): its task mapping, CPU speed ratio and intra-node
     /// latency and bandwidth replace --tasks-per-node, --cpu-ratio and --intra-*.
     #[arg(long, value_name = "FILE.cfg", conflicts_with_all = ["tasks_per_node", "cpu_ratio", "intra_bandwidth", "intra_latency"])]
@@ -1148,6 +1154,7 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
         .with_context(|| format!("--cpu-ratio must be a positive number, not {}", args.cpu_ratio))?;
     Ok(ReplayOptions {
         eager_limit: args.eager_limit,
+        all_eager: args.all_eager,
         cpu_ratio: Some(cpu_ratio),
         mapping: Mapping::TasksPerNode(args.tasks_per_node),
         memory_copy: MemoryCopy {
@@ -1171,7 +1178,7 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
 fn options_from_config(
     path: &std::path::Path,
     config: &vesper_client_dimemas_adapter::cfg::DimConfig,
-    eager_limit: Option<u32>,
+    args: &RunArgs,
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio};
@@ -1222,7 +1229,8 @@ fn options_from_config(
         collectives.read_tuning(&tuning)?;
     }
     Ok(ReplayOptions {
-        eager_limit,
+        eager_limit: args.eager_limit,
+        all_eager: args.all_eager,
         cpu_ratio,
         mapping: config.mapping.clone().unwrap_or_default(),
         memory_copy,
@@ -1372,7 +1380,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                     spec.latency_ns = config.inter_latency_s.map(|s| s * 1e9);
                 }
             }
-            options_from_config(path, &config, args.eager_limit)?
+            options_from_config(path, &config, &args)?
         }
         None => options_from_flags(&args)?,
     };

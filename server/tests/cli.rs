@@ -444,6 +444,60 @@ fn run_replays_a_dimemas_trace() {
 }
 
 #[test]
+fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
+    // Task 0 sends 1000 bytes with the synchronous bit set (sync 1), then computes 1 µs;
+    // task 1 computes 5 µs, then receives. 1000 bytes at 1000 MBps take 953.674316 ns,
+    // rounded up to the picosecond: 953.675 ns.
+    let trace = std::env::temp_dir().join(format!("vesper-sync-{}.dim", std::process::id()));
+    std::fs::write(
+        &trace,
+        "#DIMEMAS:\"sync\":0:2(1,1),1\n2:0:0:1:-1:1000:0:1:1\n1:0:0:0.000001\n1:1:0:0.000005\n3:1:0:0:-1:1000:0:1:0\n",
+    )
+    .expect("written");
+    let trace = trace.to_str().expect("a UTF-8 path").to_string();
+    let ends = |extra: &[&str]| {
+        let mut served = None;
+        for local in [&[][..], &["--no-server"]] {
+            let mut args = vec!["run", &trace, "--network", "ideal", "--bandwidth", "1000", "--json"];
+            args.extend_from_slice(extra);
+            args.extend_from_slice(local);
+            let out = vesper(&args);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let ends: Vec<f64> = json["tasks"]
+                .as_array()
+                .expect("rows")
+                .iter()
+                .map(|r| r["end_ns"].as_f64().expect("an end"))
+                .collect();
+            assert!(
+                served.as_ref().is_none_or(|s| *s == ends),
+                "{extra:?}: {served:?} vs {ends:?}"
+            );
+            served = Some(ends);
+        }
+        served.expect("two runs")
+    };
+    // Rendezvous: the data leaves when task 1 receives, at 5 µs, and lands at
+    // 5953.675 ns, when task 0 goes on to compute 1 µs. Eager: task 0 is done at 1 µs,
+    // task 1 at 5 µs (the data landed long before).
+    let rendezvous = vec![6953.675, 5953.675];
+    let eager = vec![1000.0, 5000.0];
+    assert_eq!(ends(&[]), rendezvous, "the trace's bit");
+    assert_eq!(ends(&["--eager-limit", "1000000"]), eager, "a limit above the size");
+    assert_eq!(ends(&["--eager-limit", "1000"]), rendezvous, "a limit the size reaches");
+    assert_eq!(ends(&["--all-eager"]), eager);
+    let out = vesper(&["run", &trace, "--all-eager", "--eager-limit", "1"]);
+    let _ = std::fs::remove_file(&trace);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the argument '--all-eager' cannot be used with '--eager-limit <BYTES>'"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
     let file = |name: &str| format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
     let (trace, config) = (file("pingpong.dim"), file("pingpong.cfg"));

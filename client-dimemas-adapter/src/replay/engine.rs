@@ -136,9 +136,13 @@ pub enum ReplayError {
 /// How the replay treats sends, and where tasks run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplayOptions {
-    /// sends of at least this many bytes use the rendezvous protocol (like Dimemas's
-    /// `-S`); `None`: only synchronous sends do
+    /// sends of at least this many bytes use the rendezvous protocol, smaller ones are
+    /// eager, whatever the trace's synchronous bit says (like Dimemas's `-S`, which
+    /// overrides the bit); `None`: the bit decides
     pub eager_limit: Option<u32>,
+    /// every send is eager, whatever its size or synchronous bit (like Dimemas's `-F`);
+    /// wins over `eager_limit`
+    pub all_eager: bool,
     /// which node each task runs on
     pub mapping: Mapping,
     /// how messages between tasks of one node travel (they never reach the fabric)
@@ -150,6 +154,20 @@ pub struct ReplayOptions {
     pub cpu_ratio: Option<CpuRatio>,
     /// the model of collectives that are not decomposed into messages ([`Op::Global`])
     pub collectives: AnalyticCollectives,
+}
+
+impl ReplayOptions {
+    /// Whether a send of `size` bytes, synchronous or not by the trace's bit, uses the
+    /// rendezvous protocol: never with `all_eager`; with an eager limit, when the size
+    /// reaches it (the bit is overridden, as by Dimemas's `-S`); otherwise when the
+    /// bit is set.
+    pub fn rendezvous(&self, size: u32, synchronous: bool) -> bool {
+        match (self.all_eager, self.eager_limit) {
+            (true, _) => false,
+            (false, Some(limit)) => size >= limit,
+            (false, None) => synchronous,
+        }
+    }
 }
 
 /// A positive CPU speed ratio.
@@ -589,7 +607,7 @@ impl Replay<'_> {
         now: Ps,
         fabric: &mut dyn Fabric,
     ) -> Result<(), ReplayError> {
-        let rendezvous = synchronous || self.options.eager_limit.is_some_and(|limit| size >= limit);
+        let rendezvous = self.options.rendezvous(size, synchronous);
         let id = self.next_id;
         self.next_id += 1;
         // A peer is a task, or (THREAD) a thread of this task.
@@ -872,6 +890,45 @@ mod tests {
         // A rendezvous sender waits for its data; the pong's sender thus ends later.
         assert_eq!(small.tasks[1].end, 1_099_000);
         assert_eq!(large.tasks[1].end, 2 * 1_100_000);
+    }
+
+    #[test]
+    fn an_eager_limit_overrides_the_synchronous_bit_and_all_eager_overrides_both() {
+        // Task 0 sends 1000 bytes with the synchronous bit set, then computes 1 µs; task
+        // 1 computes 5 µs before its receive. Rendezvous: the data starts at 5 µs and
+        // lands 1.1 µs later, when task 0 goes on. Eager: it lands at 1.1 µs, and task
+        // 0 is done at 1 µs.
+        let workload = Workload {
+            name: "synchronous".into(),
+            tasks: vec![
+                vec![
+                    Op::Send {
+                        to: 1,
+                        size: 1000,
+                        tag: 0,
+                        synchronous: true,
+                    },
+                    Op::Compute(1_000_000),
+                ],
+                vec![Op::Compute(5_000_000), Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let ends = |eager_limit: Option<u32>, all_eager: bool| {
+            let options = ReplayOptions {
+                eager_limit,
+                all_eager,
+                ..ReplayOptions::default()
+            };
+            let outcome = replay_with(&workload, &mut bus(), &options).expect("replayed");
+            (outcome.tasks[0].end, outcome.tasks[1].end)
+        };
+        let rendezvous = (6_100_000 + 1_000_000, 6_100_000);
+        let eager = (1_000_000, 5_000_000);
+        assert_eq!(ends(None, false), rendezvous, "the bit, with no limit");
+        assert_eq!(ends(Some(1001), false), eager, "under the limit");
+        assert_eq!(ends(Some(1000), false), rendezvous, "at the limit");
+        assert_eq!(ends(None, true), eager, "all eager");
+        assert_eq!(ends(Some(1), true), eager, "all eager wins over a limit");
     }
 
     #[test]

@@ -12,8 +12,8 @@
 //! while messages are in flight it asks the fabric to run up to its next own event
 //! (a STOP), and takes the completions the fabric reports first.
 //!
-//! Covered: compute bursts, eager and rendezvous sends (by the send's synchronous flag or
-//! an eager limit), blocking and immediate sends and receives matched in order on
+//! Covered: compute bursts, eager and rendezvous sends (by the send's synchronous flag,
+//! or by an eager limit that overrides it, or all eager), blocking and immediate sends and receives matched in order on
 //! (source, tag), waits, several tasks per node (their messages copied locally, as
 //! Dimemas's intra-node model), and collectives, either decomposed into messages by the
 //! readers ([`collective`]) or modelled as Dimemas does ([`analytic`]). Programs come

@@ -12,9 +12,10 @@ pub const UNWAITED: u32 = u32::MAX;
 pub enum Op {
     /// compute for this long [ps]
     Compute(super::Ps),
-    /// send `size` bytes to task `to` with `tag`: eager (the task goes on at once) or,
-    /// when `synchronous` or at least the replay's eager limit, rendezvous (the task
-    /// waits until the receiver is ready and the data has arrived)
+    /// send `size` bytes to task `to` with `tag`: eager (the task goes on at once) or
+    /// rendezvous (the task waits until the receiver is ready and the data has
+    /// arrived), as [`super::ReplayOptions::rendezvous`] says: by `synchronous`, unless
+    /// an eager limit or all-eager replay overrides it
     Send {
         /// destination task
         to: u32,
@@ -22,7 +23,8 @@ pub enum Op {
         size: u32,
         /// MPI tag
         tag: i32,
-        /// a synchronous send (the trace's sync bit): always rendezvous
+        /// a synchronous send (the trace's sync bit): rendezvous unless the replay's
+        /// options override it
         synchronous: bool,
     },
     /// wait for the next message from task `from` with `tag`
@@ -41,7 +43,7 @@ pub enum Op {
         size: u32,
         /// MPI tag
         tag: i32,
-        /// a synchronous send: always rendezvous
+        /// a synchronous send (the trace's sync bit), as for `Send`
         synchronous: bool,
         /// the task's name for this operation
         request: u32,
