@@ -1481,7 +1481,12 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         .iter()
         .zip(&labels)
         .map(|(t, (task, thread, _))| {
-            let mut row = serde_json::json!({"compute_ns": t.compute as f64 / 1e3, "waiting_ns": t.waiting as f64 / 1e3, "end_ns": t.end as f64 / 1e3});
+            let mut row = serde_json::json!({
+                "compute_ns": t.compute as f64 / 1e3,
+                "communication_ns": t.communication as f64 / 1e3,
+                "waiting_ns": t.waiting as f64 / 1e3,
+                "end_ns": t.end as f64 / 1e3,
+            });
             if threaded {
                 row["task"] = serde_json::json!(task);
                 row["thread"] = serde_json::json!(thread);
@@ -1516,17 +1521,20 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         outcome.predicted as f64 / 1e6,
         outcome.messages
     );
+    // Compute + communication + waiting = end (see TaskTimes).
     println!(
-        "{:>6} {:>14} {:>14} {:>14}",
+        "{:>6} {:>14} {:>16} {:>14} {:>14}",
         if threaded { "thread" } else { "task" },
         "compute µs",
+        "communication µs",
         "waiting µs",
         "end µs"
     );
     for (times, (_, _, label)) in outcome.tasks.iter().zip(&labels) {
         println!(
-            "{label:>6} {:>14.3} {:>14.3} {:>14.3}",
+            "{label:>6} {:>14.3} {:>16.3} {:>14.3} {:>14.3}",
             times.compute as f64 / 1e6,
+            times.communication as f64 / 1e6,
             times.waiting as f64 / 1e6,
             times.end as f64 / 1e6
         );

@@ -464,12 +464,20 @@ fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
             let out = vesper(&args);
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-            let ends: Vec<f64> = json["tasks"]
-                .as_array()
-                .expect("rows")
-                .iter()
-                .map(|r| r["end_ns"].as_f64().expect("an end"))
-                .collect();
+            let rows = json["tasks"].as_array().expect("rows");
+            let ps = |r: &serde_json::Value, k: &str| (r[k].as_f64().expect("a time") * 1e3).round() as u64;
+            for r in rows {
+                let split = ps(r, "compute_ns") + ps(r, "communication_ns") + ps(r, "waiting_ns");
+                assert_eq!(split, ps(r, "end_ns"), "{r}");
+            }
+            if extra.is_empty() {
+                // Task 0 computes 1 µs, waits 5 µs for task 1's receive, and is blocked
+                // 953.675 ns while its data travels; task 1 only while it travels.
+                let row = |r: &serde_json::Value| ["compute_ns", "communication_ns", "waiting_ns"].map(|k| ps(r, k));
+                assert_eq!(row(&rows[0]), [1_000_000, 953_675, 5_000_000]);
+                assert_eq!(row(&rows[1]), [5_000_000, 953_675, 0]);
+            }
+            let ends: Vec<f64> = rows.iter().map(|r| r["end_ns"].as_f64().expect("an end")).collect();
             assert!(
                 served.as_ref().is_none_or(|s| *s == ends),
                 "{extra:?}: {served:?} vs {ends:?}"

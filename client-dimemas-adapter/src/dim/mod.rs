@@ -366,8 +366,12 @@ mod tests {
         let log = replayed(FanModel::Logarithmic);
         assert_eq!(log.tasks[7].end, 5_000_000 + 6 * 1_100_000);
         assert_eq!(log.tasks[0].end, 5_000_000 + 6 * 1_100_000 + 4 * 110_000);
-        assert_eq!(log.tasks[0].waiting, log.tasks[0].end);
-        assert_eq!(log.tasks[3].waiting, log.tasks[3].end - 5_000_000);
+        // Task 0 waits for task 3 (5 µs), then communicates in both stages; task 3
+        // computed 5 µs and waited for nobody.
+        assert_eq!(log.tasks[0].waiting, 5_000_000);
+        assert_eq!(log.tasks[0].communication, log.tasks[0].end - 5_000_000);
+        assert_eq!(log.tasks[3].waiting, 0);
+        assert_eq!(log.tasks[3].communication, log.tasks[3].end - 5_000_000);
         assert_eq!(log.messages, 0);
         // LIN: 7 and 2 transfers each way.
         let lin = replayed(FanModel::Linear);

@@ -16,12 +16,36 @@ use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::programs::{Cursor, Programs, THREAD, task_of_programs};
 use super::workload::{Op, UNWAITED, Workload};
 
-/// Where one task's time went.
+/// Where one task's time went: `compute + communication + waiting = end`.
+///
+/// A task is always either computing or blocked (in a receive, a rendezvous send, a
+/// wait, or an analytic collective); what it does between takes no time. Each time it
+/// is blocked, from `since` to `until`, is split at the moment its data started to
+/// move, `started` (clamped to the interval):
+///
+/// ```text
+///   since ─── waiting ───▶ started ─── communication ───▶ until
+/// ```
+///
+/// - a receive, or a wait for an immediate one: `started` is when the message's data
+///   left the sender (an eager send's call; a rendezvous's match) or began its copy
+///   within the node; before it, the task waited for a partner that had not sent yet;
+/// - a rendezvous send, or a wait for an immediate one: `started` is when the
+///   receiver was ready and the data left; before it, the task waited for the
+///   receiver;
+/// - an analytic collective: `started` is when the last member arrived; the model's
+///   fan-in and fan-out time after it is communication.
+///
+/// So communication is the time a task is blocked while its own message's data is in
+/// the network (or its collective's stages run), contention included; waiting is the
+/// time it is blocked for a partner that has not arrived.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TaskTimes {
     /// computing [ps]
     pub compute: Ps,
-    /// blocked in receives, rendezvous sends and waits [ps]
+    /// blocked while its data was in transfer [ps]
+    pub communication: Ps,
+    /// blocked for a partner that was not there yet [ps]
     pub waiting: Ps,
     /// when its program ended [ps]
     pub end: Ps,
@@ -504,7 +528,7 @@ impl Replay<'_> {
             let wait_for = match op {
                 Op::Compute(d) => {
                     let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
-                    self.times[t].compute += d;
+                    self.times[t].compute = self.times[t].compute.saturating_add(d);
                     if let Some(record) = &mut self.record
                         && d > 0
                     {
@@ -572,7 +596,7 @@ impl Replay<'_> {
                         let (sent, received) = g.sizes;
                         let took = self.options.collectives.time(u32::from(id), &nodes, sent, received);
                         for member in g.arrived {
-                            self.complete(member, GLOBAL, now.saturating_add(took));
+                            self.complete(member, GLOBAL, now, now.saturating_add(took));
                         }
                     }
                     return Ok(());
@@ -727,13 +751,15 @@ impl Replay<'_> {
         };
         message.arrived = Some(at);
         let m = *message;
+        // It landed, so it started.
+        let started = m.started.unwrap_or(m.sent);
         if m.transfer.rendezvous {
-            self.complete(m.from, m.send, at);
+            self.complete(m.from, m.send, started, at);
         }
         if let Some(key) = m.recv {
             self.messages.remove(&id);
             self.received(&m);
-            self.complete(m.to, key, at);
+            self.complete(m.to, key, started, at);
         }
     }
 
@@ -753,13 +779,17 @@ impl Replay<'_> {
         });
     }
 
-    /// Request `key` of `task` completed at `at`: the task goes on if it waits for it.
-    fn complete(&mut self, task: u32, key: Key, at: Ps) {
+    /// Request `key` of `task` completed at `at`, its data having started at `started`
+    /// (see [`TaskTimes`]): the task goes on if it waits for it.
+    fn complete(&mut self, task: u32, key: Key, started: Ps, at: Ps) {
         let t = task as usize;
         match self.state[t] {
             State::Waiting { key: k, since, why } if k == key => {
                 self.pending[t].remove(&key);
-                self.times[t].waiting += at - since;
+                let started = started.clamp(since, at.max(since));
+                let times = &mut self.times[t];
+                times.waiting = times.waiting.saturating_add(started - since);
+                times.communication = times.communication.saturating_add(at.saturating_sub(started));
                 if let Some(record) = &mut self.record {
                     if at > since {
                         record.states.push((task, since, at, why));
@@ -794,8 +824,119 @@ mod tests {
         // Each way: 100 ns + 1000 ns.
         assert_eq!(outcome.predicted, 6 * 1_100_000);
         assert_eq!(outcome.messages, 6);
-        // The pong waits for the first ping, 1.1 µs, then 2.2 µs per round.
-        assert_eq!(outcome.tasks[1].waiting, 1_100_000 + 2 * 2_200_000);
+        // The pong is blocked for the first ping, 1.1 µs in flight from the start, then
+        // 2.2 µs per round: 1.1 µs until the ping is sent, 1.1 µs while it travels.
+        assert_eq!(
+            outcome.tasks[1],
+            TaskTimes {
+                compute: 0,
+                communication: 3 * 1_100_000,
+                waiting: 2 * 1_100_000,
+                end: 5 * 1_100_000
+            }
+        );
+        assert_sums(&outcome);
+    }
+
+    /// Every task's time is computing, communicating or waiting.
+    fn assert_sums(outcome: &Outcome) {
+        for (t, times) in outcome.tasks.iter().enumerate() {
+            assert_eq!(
+                times.compute + times.communication + times.waiting,
+                times.end,
+                "task {t}: {times:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn compute_communication_and_waiting_add_up_to_the_end() {
+        use crate::replay::analytic::{AnalyticCollectives, FanModel};
+        let workloads = [
+            Workload::ping_pong(1000, 3),
+            Workload::ring(5, 777, 2, 1_234_567),
+            Workload::all_to_all(6, 1000).with_start_delays(&[0, 3_000_000, 500_000]),
+            Workload::wrf(40, 16, 5000),
+            Workload::binary_tree(13, 4000),
+            Workload::inverse_binary_tree(16, 777),
+            Workload::all_to_one(9, 10_000),
+            Workload::one_to_all(9, 10_000),
+            Workload::butterfly(12, 6000),
+            Workload::wavefront(16, 2, 5000).expect("square"),
+            Workload::wavefront(27, 3, 3000).expect("cube"),
+            Workload::mesh_halo(36, 2, 8192).expect("square"),
+            Workload::mesh_halo(8, 3, 100_000).expect("cube"),
+            Workload::synchronized_random(20, 3000, 100, 16, |n| n / 2).expect("random"),
+            exchange(true),
+        ];
+        let rendezvous = ReplayOptions {
+            eager_limit: Some(1),
+            ..ReplayOptions::default()
+        };
+        let shared = ReplayOptions {
+            mapping: Mapping::TasksPerNode(3),
+            memory_copy: MemoryCopy {
+                latency: 50_000,
+                bandwidth: Some((1_000_000_000, 1)),
+            },
+            cpu_ratio: CpuRatio::new(3.0),
+            ..rendezvous.clone()
+        };
+        for workload in &workloads {
+            for options in [&ReplayOptions::default(), &rendezvous, &shared] {
+                let outcome = replay_with(workload, &mut bus(), options).expect("replayed");
+                assert_sums(&outcome);
+                assert!(
+                    outcome.tasks.iter().any(|t| t.communication > 0),
+                    "{}: {:?}",
+                    workload.name,
+                    outcome.tasks
+                );
+            }
+        }
+        // An analytic collective: task 1 arrives 2 µs late; the model's LOG stages over
+        // 2 nodes take 2 × 1.1 µs, communication for both.
+        let global = |task: u32| Op::Global {
+            call: 0,
+            members: 2,
+            id: 11,
+            is_root: task == 0,
+            sent: 1000,
+            received: 1000,
+        };
+        let workload = Workload {
+            name: "allreduce".into(),
+            tasks: vec![vec![global(0)], vec![Op::Compute(2_000_000), global(1)]],
+        };
+        let options = ReplayOptions {
+            collectives: AnalyticCollectives {
+                inter: crate::replay::analytic::Link {
+                    latency: 100_000,
+                    bandwidth: Some((1_000_000_000, 1)),
+                },
+                ..AnalyticCollectives::uniform(FanModel::Logarithmic)
+            },
+            ..ReplayOptions::default()
+        };
+        let outcome = replay_with(&workload, &mut bus(), &options).expect("replayed");
+        assert_sums(&outcome);
+        assert_eq!(
+            outcome.tasks,
+            [
+                TaskTimes {
+                    compute: 0,
+                    communication: 2_200_000,
+                    waiting: 2_000_000,
+                    end: 4_200_000
+                },
+                TaskTimes {
+                    compute: 2_000_000,
+                    communication: 2_200_000,
+                    waiting: 0,
+                    end: 4_200_000
+                }
+            ]
+        );
     }
 
     #[test]
@@ -819,6 +960,7 @@ mod tests {
             outcome.tasks[1],
             TaskTimes {
                 compute: 5_000_000,
+                communication: 0,
                 waiting: 0,
                 end: 5_000_000
             }
@@ -857,10 +999,12 @@ mod tests {
             outcome.tasks[0],
             TaskTimes {
                 compute: 0,
-                waiting: 6_100_000,
+                communication: 1_100_000,
+                waiting: 5_000_000,
                 end: 6_100_000
             }
         );
+        assert_sums(&outcome);
         assert_eq!(outcome.tasks[1].end, 6_100_000);
         // The same send, eager: the sender does not wait at all.
         let eager = Workload {
@@ -993,7 +1137,11 @@ mod tests {
         );
         let outcome = replay(&exchange(true), &mut bus()).expect("replayed");
         assert_eq!(outcome.predicted, 1_100_000);
-        assert_eq!(outcome.tasks[0].waiting, 1_100_000);
+        // Both sends are matched at once: the time is all communication.
+        assert_eq!(
+            (outcome.tasks[0].communication, outcome.tasks[0].waiting),
+            (1_100_000, 0)
+        );
     }
 
     #[test]

@@ -46,6 +46,15 @@ fn over_server(server: TestServer, workload: &Workload, options: &ReplayOptions)
     let report = server.wait();
     // Messages between tasks of one node never reach the server.
     assert_eq!(report.simulation.messages, outcome.messages - outcome.intra_node);
+    // Every task's time is computing, communicating or waiting.
+    for t in &outcome.tasks {
+        assert_eq!(
+            t.compute + t.communication + t.waiting,
+            t.end,
+            "{}: {t:?}",
+            workload.name
+        );
+    }
     outcome
 }
 
