@@ -24,6 +24,8 @@ fn record() -> impl Strategy<Value = String> {
         Just("0.000001".to_string()),
         Just("x".to_string()),
         Just(String::new()),
+        // vesper's own events
+        (70_000_101u32..70_000_104).prop_map(|n| n.to_string()),
         any::<u32>().prop_map(|n| n.to_string()),
     ];
     let op = prop_oneof![

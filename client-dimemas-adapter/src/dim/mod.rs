@@ -26,16 +26,32 @@
 //! it as the replay goes, each task's records in small pieces ([`Stream`], `stream.rs`),
 //! so that traces larger than memory replay.
 //!
-//! [`write`] saves any workload as a trace: receives take their sizes from the
-//! matching sends; a wait for an immediate receive becomes a type-2 receive; waits for
-//! immediate sends have no record (a trace cannot say them), so a rendezvous `ISend`
-//! waited for replays differently once written, and type-2 waits match the oldest
-//! pending immediate receive from the same source and tag.
+//! [`write`] saves any workload (of one thread per task) as a trace that reads back into
+//! the same operations, and so replays alike: receives take their sizes from the
+//! matching sends; a wait for an immediate receive becomes a type-2 receive. Two kinds
+//! of wait have no record in the format; they are written as events of vesper's own
+//! (op 20, `20:task:thread:type:label`), which both readers turn back into the waits:
+//!
+//! - a wait for an immediate send: event [`LABEL_EVENT`] (70000101) with a label (the
+//!   request's number) on the line before the send's record, then event
+//!   [`WAIT_SEND_EVENT`] (70000102) with the same label where the wait is;
+//! - a wait for an immediate receive other than the oldest one pending from its source
+//!   with its tag (the one a type-2 record waits for): the receive labelled as above,
+//!   and event [`WAIT_RECEIVE_EVENT`] (70000103) with its label on the line before the
+//!   type-2 record.
+//!
+//! Dimemas takes events as marks with no effect on timing (it passes them to its
+//! Paraver trace). It sees such an immediate send never waited for: where the send is
+//! eager that changes nothing, but where it is rendezvous (synchronous, or over `-S`)
+//! nothing holds its task until the data has landed, so Dimemas predicts that task
+//! earlier than vesper does; and it reads the type-2 record as a wait for the oldest
+//! receive pending. A trace read by vesper carries no labels unless vesper wrote them:
+//! its immediate sends are never waited for, as in Dimemas.
 
 mod reader;
 mod stream;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -44,6 +60,20 @@ use crate::replay::collective::Methods;
 use crate::replay::{Op, Workload};
 
 use reader::{Collectives, Decoded, Global, Reader};
+
+/// Event type (op 20) of vesper's own: its value labels the next immediate send or
+/// receive of the thread, for one of the two events below (see the module
+/// documentation).
+pub const LABEL_EVENT: u64 = 70_000_101;
+
+/// Event type of vesper's own: a wait for the immediate send (or receive) labelled
+/// with its value.
+pub const WAIT_SEND_EVENT: u64 = 70_000_102;
+
+/// Event type of vesper's own: the next type-2 receive record of the thread waits for
+/// the immediate receive labelled with its value, not the oldest one pending from its
+/// source with its tag.
+pub const WAIT_RECEIVE_EVENT: u64 = 70_000_103;
 pub use stream::{Opened, Stream, open, open_observed};
 
 /// A trace, read.
@@ -95,7 +125,7 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
     for (number, line) in lines.enumerate() {
         reader.line = number + 2;
         match reader.record(line.trim_end())? {
-            Decoded::Nothing => {}
+            Decoded::Nothing | Decoded::Note(_) => {}
             Decoded::Op(program, op) => programs[program as usize].push(op),
             Decoded::Global(program, global) => {
                 let k = collectives
@@ -123,6 +153,8 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
 
 /// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
 /// offset lines, and the header padded so its offset could be rewritten in place.
+/// Waits the format cannot say are written as vesper's events (see the module
+/// documentation), so that the trace reads back into the same operations.
 pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
     workload.check()?;
     let tasks = workload.tasks.len();
@@ -160,9 +192,15 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     let mut starts = Vec::with_capacity(tasks);
     for (t, program) in workload.tasks.iter().enumerate() {
         starts.push(body.len());
+        let labels = Labels::of(program);
         // Immediate receives by request: (source, size, tag).
         let mut receives: BTreeMap<u32, (u32, u32, i32)> = BTreeMap::new();
-        for op in program {
+        for (i, op) in program.iter().enumerate() {
+            if let Op::ISend { request, .. } | Op::IRecv { request, .. } = *op
+                && labels.starts.contains(&i)
+            {
+                let _ = writeln!(body, "20:{t}:0:{LABEL_EVENT}:{request}");
+            }
             let mut size_of = |from: u32, tag: i32| {
                 sizes
                     .get_mut(&(from, t as u32, tag))
@@ -198,8 +236,14 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
                     ..
                 } => writeln!(body, "10:{t}:0:{id}:1:{}:0:{sent}:{received}", u8::from(is_root)),
                 Op::Wait { request } => match receives.remove(&request) {
-                    Some((from, size, tag)) => writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:2"),
-                    None => Ok(()),
+                    Some((from, size, tag)) => {
+                        if labels.named_waits.contains(&i) {
+                            let _ = writeln!(body, "20:{t}:0:{WAIT_RECEIVE_EVENT}:{request}");
+                        }
+                        writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:2")
+                    }
+                    // A wait for an immediate send (labelled where it started).
+                    None => writeln!(body, "20:{t}:0:{WAIT_SEND_EVENT}:{request}"),
                 },
             };
         }
@@ -221,6 +265,58 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     }
     out.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write the trace: {e}"))
+}
+
+/// What the writer labels in one program, by index in the program: the waits a trace
+/// cannot say without vesper's events.
+#[derive(Debug, Default)]
+struct Labels {
+    /// immediate sends and receives labelled (event [`LABEL_EVENT`] before them)
+    starts: BTreeSet<usize>,
+    /// waits for a receive that is not the oldest pending from its source with its tag
+    /// (event [`WAIT_RECEIVE_EVENT`] before them)
+    named_waits: BTreeSet<usize>,
+}
+
+impl Labels {
+    /// The labels `program` needs (a checked program: every wait is for a request
+    /// started and not yet waited for).
+    fn of(program: &[Op]) -> Labels {
+        let mut labels = Labels::default();
+        // Requests started: where, and the (source, tag) of a receive.
+        let mut started: BTreeMap<u32, (usize, Option<(u32, i32)>)> = BTreeMap::new();
+        // Receives pending per (source, tag), oldest first, as a type-2 record sees them.
+        let mut pending: BTreeMap<(u32, i32), VecDeque<u32>> = BTreeMap::new();
+        for (i, op) in program.iter().enumerate() {
+            match *op {
+                Op::ISend { request, .. } if request != crate::replay::UNWAITED => {
+                    started.insert(request, (i, None));
+                }
+                Op::IRecv { from, tag, request } => {
+                    started.insert(request, (i, Some((from, tag))));
+                    pending.entry((from, tag)).or_default().push_back(request);
+                }
+                Op::Wait { request } => match started.remove(&request) {
+                    Some((start, None)) => {
+                        labels.starts.insert(start);
+                    }
+                    Some((start, Some(channel))) => {
+                        let queue = pending.entry(channel).or_default();
+                        if queue.front() == Some(&request) {
+                            queue.pop_front();
+                        } else {
+                            queue.retain(|&r| r != request);
+                            labels.starts.insert(start);
+                            labels.named_waits.insert(i);
+                        }
+                    }
+                    None => {}
+                },
+                _ => {}
+            }
+        }
+        labels
+    }
 }
 
 /// Traces the tests of both readers share.
@@ -547,27 +643,171 @@ mod tests {
         assert_eq!(trace.workload.check(), Ok(2));
     }
 
+    /// Task 0 starts synchronous immediate sends of 1000 and 10 bytes to task 1, waits
+    /// for the second, computes 1 µs and waits for the first. Task 1 computes 3 µs,
+    /// posts receives for both from task 0 with the same tag, waits for the second
+    /// receive first (not the oldest pending), computes 1 µs and waits for the first.
+    fn waits_a_trace_cannot_say() -> Workload {
+        let isend = |size, request| Op::ISend {
+            to: 1,
+            size,
+            tag: 4,
+            synchronous: true,
+            request,
+        };
+        let irecv = |request| Op::IRecv {
+            from: 0,
+            tag: 4,
+            request,
+        };
+        Workload {
+            name: "waits".into(),
+            tasks: vec![
+                vec![
+                    isend(1000, 8),
+                    isend(10, 9),
+                    Op::Wait { request: 9 },
+                    Op::Compute(1_000_000),
+                    Op::Wait { request: 8 },
+                ],
+                vec![
+                    Op::Compute(3_000_000),
+                    irecv(1),
+                    irecv(2),
+                    Op::Wait { request: 2 },
+                    Op::Compute(1_000_000),
+                    Op::Wait { request: 1 },
+                ],
+            ],
+        }
+    }
+
+    #[test]
+    fn waits_a_trace_cannot_say_are_written_as_events() {
+        let workload = waits_a_trace_cannot_say();
+        let mut bytes = Vec::new();
+        write(&workload, &mut bytes).expect("written");
+        let text = String::from_utf8(bytes).expect("UTF-8");
+        let records: Vec<&str> = text.lines().filter(|l| !l.starts_with(['#', 'd', 's'])).collect();
+        assert_eq!(
+            records,
+            [
+                "20:0:0:70000101:8",
+                "2:0:0:1:-1:1000:4:1:3",
+                "20:0:0:70000101:9",
+                "2:0:0:1:-1:10:4:1:3",
+                "20:0:0:70000102:9",
+                "1:0:0:0.000001000000",
+                "20:0:0:70000102:8",
+                "1:1:0:0.000003000000",
+                "3:1:0:0:-1:1000:4:1:1",
+                "20:1:0:70000101:2",
+                "3:1:0:0:-1:10:4:1:1",
+                "20:1:0:70000103:2",
+                "3:1:0:0:-1:10:4:1:2",
+                "1:1:0:0.000001000000",
+                "3:1:0:0:-1:1000:4:1:2",
+            ]
+        );
+        // Read back: the same operations, requests renamed (from 0, per task).
+        let read = parse(&text, "w.dim").expect("read back").workload;
+        let [sends, receives] = [&read.tasks[0], &read.tasks[1]];
+        assert!(matches!(sends[0], Op::ISend { request: 0, .. }), "{sends:?}");
+        assert!(matches!(sends[1], Op::ISend { request: 1, .. }), "{sends:?}");
+        assert_eq!((sends[2], sends[4]), (Op::Wait { request: 1 }, Op::Wait { request: 0 }));
+        assert_eq!(
+            (receives[3], receives[5]),
+            (Op::Wait { request: 1 }, Op::Wait { request: 0 })
+        );
+        // 1 byte per ns, 100 ns: both rendezvous start at 3 µs, when task 1 receives;
+        // the 10 bytes land at 3.11 µs, the 1000 at 4.1 µs. Both tasks wait for the
+        // short one, compute 1 µs and end at 4.11 µs. Without its waits task 0 would
+        // end at 1 µs; waiting for the oldest receive first, task 1 at 5.1 µs.
+        let outcome = replay(&read, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed");
+        assert_eq!(
+            outcome,
+            replay(&workload, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed")
+        );
+        assert_eq!((outcome.tasks[0].end, outcome.tasks[1].end), (4_110_000, 4_110_000));
+        // Dimemas's own records only: no label, and the type-2 wait is the oldest's.
+        let plain: String = text
+            .lines()
+            .filter(|l| !l.starts_with("20:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let dimemas = parse(&plain, "d.dim").expect("read").workload;
+        assert!(matches!(dimemas.tasks[0][0], Op::ISend { request: UNWAITED, .. }));
+        assert_eq!(dimemas.tasks[1][3], Op::Wait { request: 0 });
+        let dimemas = replay(&dimemas, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed");
+        assert_eq!((dimemas.tasks[0].end, dimemas.tasks[1].end), (1_000_000, 5_100_000));
+        // Labels that do not fit are refused, naming the line and the field.
+        let bad = |records: &str| {
+            let text = format!("#DIMEMAS:\"b\":0:2(1,1),1\n{records}\n");
+            parse(&text, "b.dim").expect_err("refused").to_string()
+        };
+        assert_eq!(
+            bad("20:0:0:70000102:5"),
+            "b.dim:2: field 5 (value): a wait (event 70000102) for label 5, but no immediate operation labelled 5 \
+             (event 70000101) is pending"
+        );
+        assert_eq!(
+            bad("20:0:0:70000101:5\n2:0:0:1:-1:10:4:1:0"),
+            "b.dim:3: a blocking send after label 5 (event 70000101, line 2), which names the next immediate send \
+             or receive"
+        );
+        assert_eq!(
+            bad("20:0:0:70000101:5\n20:0:0:70000101:6"),
+            "b.dim:3: field 5 (value): label 6 (event 70000101) while label 5 of line 2 has not been given to an \
+             immediate send or receive yet"
+        );
+        assert_eq!(
+            bad("3:0:0:1:-1:10:4:1:1\n20:0:0:70000103:0\n3:0:0:1:-1:10:4:1:2"),
+            "b.dim:4: a wait (type 2) for label 0 (event 70000103), but no immediate receive from task 1 with tag 4 \
+             labelled 0 is pending"
+        );
+        assert_eq!(
+            bad("20:0:0:70000101:x"),
+            "b.dim:2: field 5 (value): expected a number, found 'x'"
+        );
+        // Other events are not looked at.
+        assert!(parse("#DIMEMAS:\"b\":0:1(1),1\n20:0:0:50000001:x:y\n", "b.dim").is_ok());
+    }
+
     #[test]
     fn written_workloads_read_back_and_replay_alike() {
-        let workloads = [
-            Workload::ping_pong(1024, 3),
-            Workload::ring(5, 777, 2, 1_234_567),
-            Workload::all_to_all(6, 1000),
-            Workload::wrf(40, 16, 5000),
-            Workload::butterfly(8, 300),
-            Workload::wavefront(9, 2, 10).expect("square"),
+        let mut workloads = crate::replay::workload::every_kind();
+        workloads.extend([
             Workload::all_to_one(5, 1).with_start_delays(&[3, 1_000_000_000_007]),
-        ];
+            waits_a_trace_cannot_say(),
+        ]);
+        // Eager (but for synchronous sends), every send rendezvous, every send eager.
+        let rendezvous = ReplayOptions {
+            eager_limit: Some(1),
+            ..ReplayOptions::default()
+        };
+        let eager = ReplayOptions {
+            all_eager: true,
+            ..ReplayOptions::default()
+        };
         for workload in workloads {
             let mut bytes = Vec::new();
             write(&workload, &mut bytes).expect("written");
             let text = String::from_utf8(bytes).expect("UTF-8");
             let read = parse(&text, "w.dim").expect("read back").workload;
             assert_eq!(read.name, workload.name);
-            let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
-            let before = replay(&workload, &mut bus()).expect("replayed");
-            let after = replay(&read, &mut bus()).expect("replayed");
-            assert_eq!(before, after, "{}", workload.name);
+            for options in [&ReplayOptions::default(), &rendezvous, &eager] {
+                let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
+                let before = replay_with(&workload, &mut bus(), options).expect("replayed");
+                let after = replay_with(&read, &mut bus(), options).expect("replayed");
+                assert_eq!(before, after, "{}, {options:?}", workload.name);
+            }
+            // Streamed, the written trace reads as it does whole.
+            let file = std::env::temp_dir().join(format!("vesper-written-{}.dim", std::process::id()));
+            std::fs::write(&file, &text).expect("written");
+            let mut opened = open(&file, &Methods::default()).expect("opened");
+            let _ = std::fs::remove_file(&file);
+            assert!(opened.streamed, "{}", workload.name);
+            assert_eq!(crate::replay::drain(&mut opened.programs).expect("read"), read);
             // Every offset line points at its task's first record, and the header's
             // offset at the first offset line.
             for line in text.lines().filter(|l| l.starts_with("s:")) {

@@ -9,7 +9,7 @@ use crate::input::clip;
 use crate::replay::collective::{self, Algorithm, Methods, Treatment};
 use crate::replay::{Op, Ps, THREAD, UNWAITED};
 
-use super::DimError;
+use super::{DimError, LABEL_EVENT, WAIT_RECEIVE_EVENT, WAIT_SEND_EVENT};
 
 /// Requests of decomposed collectives: above the trace's own (which count from 0), and
 /// all waited for within the collective.
@@ -21,6 +21,9 @@ pub(super) enum Decoded {
     /// nothing to replay: a blank line, a comment, an offset line, a communicator, an
     /// event, a no-op
     Nothing,
+    /// nothing to replay, but part of a program's records: one of vesper's events that
+    /// say which request the program's next record starts or waits for
+    Note(u32),
     /// an operation of a program (a thread of a task, numbered task by task)
     Op(u32, Op),
     /// a collective call of a program
@@ -44,12 +47,44 @@ pub(super) struct Global {
     pub received: u32,
 }
 
-/// Per program: the next request name, and the immediate receives started and not yet
-/// waited for, by (source, tag).
+/// Per program: the next request name, the immediate receives started and not yet
+/// waited for, by (source, tag), and the labels of vesper's events.
 #[derive(Debug, Default, Clone)]
 struct Requests {
     next: u32,
     receives: BTreeMap<(u32, i32), VecDeque<u32>>,
+    /// the label (event [`LABEL_EVENT`]) for the next immediate send or receive, and
+    /// the line that gave it
+    label: Option<(u32, usize)>,
+    /// labelled operations not yet waited for: label → (request, (source, tag) of a
+    /// receive)
+    labelled: BTreeMap<u32, (u32, Option<(u32, i32)>)>,
+    /// the label of the receive the next type-2 record waits for (event
+    /// [`WAIT_RECEIVE_EVENT`])
+    wait_for: Option<u32>,
+}
+
+impl Requests {
+    /// Receive `request` from `channel` is waited for: no longer pending.
+    fn forget_receive(&mut self, channel: (u32, i32), request: u32) {
+        if let Some(queue) = self.receives.get_mut(&channel) {
+            queue.retain(|&r| r != request);
+            if queue.is_empty() {
+                self.receives.remove(&channel);
+            }
+        }
+    }
+
+    /// A name for an immediate operation that starts now, and its label if one was given.
+    fn start(&mut self, receive: Option<(u32, i32)>) -> (u32, Option<u32>) {
+        let request = self.next;
+        self.next += 1;
+        let label = self.label.take().map(|(label, _)| label);
+        if let Some(label) = label {
+            self.labelled.insert(label, (request, receive));
+        }
+        (request, label)
+    }
 }
 
 /// Decodes lines; errors name the file and the current line.
@@ -199,7 +234,8 @@ impl Reader {
         let program = self.program(task, thread)?;
         let args = &fields[3..];
         let op = match op {
-            0 | 11 | 20 => return Ok(Decoded::Nothing),
+            0 | 11 => return Ok(Decoded::Nothing),
+            20 => return self.event(program, &fields),
             10 => return self.global_operation(program, task, thread, &fields),
             1 => {
                 self.arity(args, &[1], "a CPU burst (seconds)")?;
@@ -209,7 +245,7 @@ impl Reader {
                 }
                 Op::Compute((seconds * 1e12).round() as Ps)
             }
-            2 => self.send(task, &fields)?,
+            2 => self.send(program, task, &fields)?,
             3 => self.receive(program, task, &fields)?,
             other => return Err(self.error(format!("unknown record type {other}"))),
         };
@@ -245,8 +281,74 @@ impl Reader {
         Ok(THREAD | self.program(task, thread)?)
     }
 
+    /// `20:task:thread:type:value`: nothing, unless it is one of vesper's events (see
+    /// the module documentation of [`super`]), which say which immediate operation the
+    /// program's next record starts or waits for. Other events are not checked.
+    fn event(&mut self, program: u32, fields: &[&str]) -> Result<Decoded, DimError> {
+        let kind = fields.get(3).and_then(|f| f.trim().parse::<u64>().ok());
+        let Some(kind) = kind.filter(|k| (LABEL_EVENT..=WAIT_RECEIVE_EVENT).contains(k)) else {
+            return Ok(Decoded::Nothing);
+        };
+        self.arity(&fields[3..], &[2], "an event (type:value)")?;
+        let label: u32 = self.number(fields, 4, "value")?;
+        let line = self.line;
+        let requests = &mut self.requests[program as usize];
+        match kind {
+            LABEL_EVENT => {
+                if let Some((earlier, at)) = requests.label {
+                    return Err(self.error(format!(
+                        "field 5 (value): label {label} (event {LABEL_EVENT}) while label {earlier} of line {at} \
+                         has not been given to an immediate send or receive yet"
+                    )));
+                }
+                if requests.labelled.contains_key(&label) {
+                    return Err(self.error(format!(
+                        "field 5 (value): label {label} (event {LABEL_EVENT}) names an immediate operation \
+                         not yet waited for"
+                    )));
+                }
+                requests.label = Some((label, line));
+                Ok(Decoded::Note(program))
+            }
+            WAIT_SEND_EVENT => {
+                let Some((request, receive)) = requests.labelled.remove(&label) else {
+                    return Err(self.error(format!(
+                        "field 5 (value): a wait (event {WAIT_SEND_EVENT}) for label {label}, but no immediate \
+                         operation labelled {label} (event {LABEL_EVENT}) is pending"
+                    )));
+                };
+                if let Some(channel) = receive {
+                    requests.forget_receive(channel, request);
+                }
+                Ok(Decoded::Op(program, Op::Wait { request }))
+            }
+            _ => {
+                if let Some(earlier) = requests.wait_for {
+                    return Err(self.error(format!(
+                        "field 5 (value): label {label} (event {WAIT_RECEIVE_EVENT}) while label {earlier} \
+                         still waits for its type-2 receive record"
+                    )));
+                }
+                requests.wait_for = Some(label);
+                Ok(Decoded::Note(program))
+            }
+        }
+    }
+
+    /// An error if a label (event [`LABEL_EVENT`]) waits for an immediate operation and
+    /// this record (`what`) is not one.
+    fn no_label(&self, program: u32, what: &str) -> Result<(), DimError> {
+        match self.requests[program as usize].label {
+            Some((label, at)) => Err(self.error(format!(
+                "{what} after label {label} (event {LABEL_EVENT}, line {at}), which names the next immediate \
+                 send or receive"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// `2:task:thread:dst_task[:dst_thread]:size:tag:comm:sync`
-    fn send(&mut self, task: u32, fields: &[&str]) -> Result<Op, DimError> {
+    fn send(&mut self, program: u32, task: u32, fields: &[&str]) -> Result<Op, DimError> {
         let n = self.arity(&fields[3..], &[6, 5], "a send (dst_task:dst_thread:size:tag:comm:sync)")?;
         let at = if n == 6 { 5 } else { 4 };
         let to: u32 = self.number(fields, 3, "dst_task")?;
@@ -261,6 +363,7 @@ impl Reader {
         };
         let synchronous = sync & 1 != 0;
         if sync & 2 == 0 {
+            self.no_label(program, "a blocking send")?;
             return Ok(Op::Send {
                 to,
                 size,
@@ -268,13 +371,19 @@ impl Reader {
                 synchronous,
             });
         }
-        // An immediate send nobody waits for (the trace has no wait for sends).
+        // An immediate send nobody waits for (the format has no wait for sends), unless
+        // vesper labelled it to wait for it by an event.
+        let requests = &mut self.requests[program as usize];
+        let request = match requests.label {
+            Some(_) => requests.start(None).0,
+            None => UNWAITED,
+        };
         Ok(Op::ISend {
             to,
             size,
             tag,
             synchronous,
-            request: UNWAITED,
+            request,
         })
     }
 
@@ -286,27 +395,48 @@ impl Reader {
         let kind: u32 = self.number(fields, 8, "type")?;
         self.peer(from, "source")?;
         let from = self.peer_thread(task, from, fields, 4)?;
+        if kind != 1 {
+            self.no_label(program, "a receive of type 0 or 2")?;
+        }
         let requests = &mut self.requests[program as usize];
         match kind {
             0 => Ok(Op::Recv { from, tag }),
             1 => {
-                let request = requests.next;
-                requests.next += 1;
+                let (request, _) = requests.start(Some((from, tag)));
                 requests.receives.entry((from, tag)).or_default().push_back(request);
                 Ok(Op::IRecv { from, tag, request })
             }
-            2 => match requests.receives.get_mut(&(from, tag)).and_then(VecDeque::pop_front) {
-                Some(request) => {
-                    if requests.receives.get(&(from, tag)).is_some_and(VecDeque::is_empty) {
-                        // Gone when empty: traces with a tag per message would keep one each.
-                        requests.receives.remove(&(from, tag));
-                    }
-                    Ok(Op::Wait { request })
+            2 => {
+                if let Some(label) = requests.wait_for.take() {
+                    // Not the oldest receive pending from the source with the tag: the
+                    // one labelled (event WAIT_RECEIVE_EVENT before this record).
+                    return match requests.labelled.remove(&label) {
+                        Some((request, Some(channel))) if channel == (from, tag) => {
+                            requests.forget_receive(channel, request);
+                            Ok(Op::Wait { request })
+                        }
+                        _ => Err(self.error(format!(
+                            "a wait (type 2) for label {label} (event {WAIT_RECEIVE_EVENT}), but no immediate \
+                             receive from task {from} with tag {tag} labelled {label} is pending"
+                        ))),
+                    };
                 }
-                None => Err(self.error(format!(
-                    "a wait (type 2) for a receive from task {from} with tag {tag}, but no immediate receive (type 1) of it is pending"
-                ))),
-            },
+                match requests.receives.get_mut(&(from, tag)).and_then(VecDeque::pop_front) {
+                    Some(request) => {
+                        if requests.receives.get(&(from, tag)).is_some_and(VecDeque::is_empty) {
+                            // Gone when empty: traces with a tag per message would keep one each.
+                            requests.receives.remove(&(from, tag));
+                        }
+                        if !requests.labelled.is_empty() {
+                            requests.labelled.retain(|_, (r, _)| *r != request);
+                        }
+                        Ok(Op::Wait { request })
+                    }
+                    None => Err(self.error(format!(
+                        "a wait (type 2) for a receive from task {from} with tag {tag}, but no immediate receive (type 1) of it is pending"
+                    ))),
+                }
+            }
             other => Err(self.error(format!(
                 "field 9 (type): expected 0 (blocking), 1 (immediate) or 2 (wait), found {other}"
             ))),

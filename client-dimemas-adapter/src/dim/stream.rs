@@ -185,6 +185,8 @@ impl Stream {
             }
             let program = match reader.record(text.trim_end())? {
                 Decoded::Nothing => None,
+                // Part of the program's records: its next record needs it.
+                Decoded::Note(program) => Some(program),
                 Decoded::Op(program, op) => {
                     operations += 1;
                     // Keyed as the replay matches: by tasks, or by threads of one task.
@@ -327,13 +329,14 @@ impl Stream {
             let text = std::str::from_utf8(bytes).map_err(|_| self.reader.error("not UTF-8 text"))?;
             match self.reader.record(text.trim_end())? {
                 Decoded::Nothing => {}
+                Decoded::Note(p) if p == program => {}
                 Decoded::Op(p, op) if p == program => cursor.ops.push_back(op),
                 Decoded::Global(p, global) if p == program => {
                     let k = cursor.calls.entry(global.comm).or_default();
                     cursor.ops.extend(self.plan.operations(global.task, &global, *k));
                     *k += 1;
                 }
-                Decoded::Op(..) | Decoded::Global(..) => {
+                Decoded::Note(..) | Decoded::Op(..) | Decoded::Global(..) => {
                     return Err(self
                         .reader
                         .error("a record of another thread among this one's: the file changed since it was opened"));

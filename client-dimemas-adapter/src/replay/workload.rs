@@ -3,8 +3,9 @@
 use super::programs::THREAD;
 
 /// The request of an immediate send that nothing waits for (a `.dim` trace has no
-/// record of a wait for a send): the replay forgets it once started, so that traces of
-/// many such sends replay in constant memory.
+/// record of a wait for a send, only vesper's own events, [`crate::dim::LABEL_EVENT`]):
+/// the replay forgets it once started, so that traces of many such sends replay in
+/// constant memory.
 pub const UNWAITED: u32 = u32::MAX;
 
 /// One operation of a task.
@@ -308,6 +309,33 @@ fn peer_name(peer: u32) -> String {
         0 => format!("task {peer}"),
         _ => format!("program {}", peer & !THREAD),
     }
+}
+
+/// One workload of every synthetic kind (those `vesper run --workload` names), small,
+/// for tests.
+#[cfg(test)]
+pub(crate) fn every_kind() -> Vec<Workload> {
+    let mut draws = 7u32;
+    let pick = move |n: u32| {
+        draws = draws.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (draws >> 16) % n
+    };
+    vec![
+        Workload::ping_pong(1000, 3),
+        Workload::ring(5, 777, 2, 1_234_567),
+        Workload::all_to_all(6, 1000),
+        Workload::wrf(40, 16, 5000),
+        Workload::binary_tree(13, 4000),
+        Workload::inverse_binary_tree(16, 777),
+        Workload::all_to_one(9, 10_000),
+        Workload::one_to_all(9, 10_000),
+        Workload::butterfly(12, 6000),
+        Workload::wavefront(16, 2, 5000).expect("square"),
+        Workload::wavefront(27, 3, 3000).expect("cube"),
+        Workload::mesh_halo(36, 2, 8192).expect("square"),
+        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
+        Workload::synchronized_random(20, 3000, 100, 16, pick).expect("random"),
+    ]
 }
 
 #[cfg(test)]
