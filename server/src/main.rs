@@ -1319,6 +1319,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                 reading.set_position(done);
             })?;
             reading.finish_and_clear();
+            for warning in &opened.warnings {
+                eprintln!("warning: {warning}");
+            }
             if opened.collectives > 0 {
                 eprintln!("{} collective calls {}", opened.collectives, methods.describe());
             }
@@ -1334,6 +1337,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             let mut workload = match source {
                 Some(path) => {
                     let trace = dim::read_with(path, &methods)?;
+                    for warning in &trace.warnings {
+                        eprintln!("warning: {warning}");
+                    }
                     anyhow::ensure!(
                         trace.threads.iter().all(|&n| n == 1),
                         "{}: --save-trace writes tasks of one thread; this trace's tasks have several",

@@ -57,6 +57,7 @@ use std::path::Path;
 
 use crate::input::{InputError, read_text};
 use crate::replay::collective::Methods;
+use crate::replay::workload::{Channel, channel, unmatched};
 use crate::replay::{Op, Workload};
 
 use reader::{Collectives, Decoded, Global, Reader};
@@ -86,6 +87,8 @@ pub struct DimTrace {
     pub threads: Vec<u32>,
     /// collective calls decomposed into point-to-point messages
     pub collectives: u64,
+    /// what is suspect but does not stop the replay, each naming the file
+    pub warnings: Vec<String>,
 }
 
 /// What is wrong with a trace, and where.
@@ -118,6 +121,7 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
         }
         None => return Err(reader.error("an empty file; expected a #DIMEMAS header")),
     };
+    let warnings = reader.offset_warning(text.len() as u64).into_iter().collect();
     let mut programs: Vec<Vec<Op>> = vec![Vec::new(); reader.programs() as usize];
     let mut collectives = Collectives::default();
     // Per program: its collective calls, where in the program they go.
@@ -138,6 +142,17 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
     let plan = collectives
         .plan(&reader.groups, reader.tasks())
         .map_err(|(line, message)| reader.error_at(line, message))?;
+    // Every send has its receive (collectives, decomposed below, match by construction).
+    let task_of = crate::replay::task_of_programs(reader.threads());
+    let mut balance: BTreeMap<Channel, i64> = BTreeMap::new();
+    for (p, program) in programs.iter().enumerate() {
+        for (key, one) in program.iter().filter_map(|op| channel(&task_of, p, op)) {
+            *balance.entry(key).or_default() += one;
+        }
+    }
+    if let Some((key, surplus)) = balance.into_iter().find(|&(_, n)| n != 0) {
+        return Err(unmatched_at(text, file, methods, key, surplus));
+    }
     for (program, calls) in programs.iter_mut().zip(calls) {
         // From the back, so that earlier positions stay valid.
         for (at, global, k) in calls.into_iter().rev() {
@@ -148,7 +163,37 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
         workload: Workload { name, tasks: programs },
         threads: reader.threads().to_vec(),
         collectives: plan.calls,
+        warnings,
     })
+}
+
+/// The error of a trace whose `channel` has `surplus` more sends than receives (or
+/// fewer), naming the line of its first send with no receive (they match in order, so
+/// the last ones have none), or of its first receive with no send.
+fn unmatched_at(text: &str, file: &str, methods: &Methods, key: Channel, surplus: i64) -> DimError {
+    let mut reader = Reader::new(methods, file);
+    let mut lines = text.lines();
+    reader.line = 1;
+    let header = lines.next().map(|h| reader.header(h.trim_end()));
+    let task_of = crate::replay::task_of_programs(reader.threads());
+    // The lines of the channel's sends, or receives, whichever are more.
+    let mut seen = Vec::new();
+    if let Some(Ok(_)) = header {
+        for (number, line) in lines.enumerate() {
+            reader.line = number + 2;
+            if let Ok(Decoded::Op(p, op)) = reader.record(line.trim_end())
+                && let Some((k, one)) = channel(&task_of, p as usize, &op)
+                && k == key
+                && one.signum() == surplus.signum()
+            {
+                seen.push(reader.line);
+            }
+        }
+    }
+    let first = seen.len().saturating_sub(surplus.unsigned_abs() as usize);
+    let what = if surplus > 0 { "send" } else { "receive" };
+    let line = seen.get(first).copied().unwrap_or(0);
+    reader.error_at(line, format!("{}; the first is this {what}", unmatched(key, surplus)))
 }
 
 /// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
@@ -830,6 +875,41 @@ mod tests {
     }
 
     #[test]
+    fn a_header_offset_past_the_end_is_a_warning() {
+        let text = "#DIMEMAS:\"o\":1,400:1(1),1\n1:0:0:0.5\ns:0:29\n";
+        let trace = parse(text, "o.dim").expect("parsed");
+        assert_eq!(
+            trace.warnings,
+            [
+                "o.dim:1: the header's offset of the offset lines (400) points past the file's last byte (43 bytes); \
+              offsets are not used here, but Dimemas would not read this trace"
+            ]
+        );
+        // Streamed too, naming the file.
+        let file = std::env::temp_dir().join(format!("vesper-offset-{}.dim", std::process::id()));
+        std::fs::write(&file, text).expect("written");
+        let opened = open(&file, &Methods::default()).expect("opened");
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(
+            opened.warnings,
+            [trace.warnings[0].replace("o.dim", &file.display().to_string())]
+        );
+        assert!(
+            parse(&text.replace("1,400", "1,x"), "o.dim").expect("parsed").warnings[0]
+                .contains("offset lines is not a number ('x')")
+        );
+        // Offsets inside the file, or none, say nothing.
+        assert_eq!(
+            parse(&text.replace("400", "31"), "o.dim").expect("parsed").warnings,
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            parse(examples::COLLECTIVES, "c.dim").expect("parsed").warnings,
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn receives_take_the_size_of_their_send() {
         let mut bytes = Vec::new();
         write(&Workload::ping_pong(4096, 1), &mut bytes).expect("written");
@@ -884,6 +964,35 @@ mod tests {
             "b.dim:3: field 4 (seconds): expected a duration, found '-3'"
         );
         assert_eq!(bad("7:0:0:1"), "b.dim:3: unknown record type 7");
+        assert_eq!(
+            bad("2:0:0:1:-1:8:7:1:4"),
+            "b.dim:3: field 9 (sync): expected 0 to 3 (bit 0 synchronous, bit 1 immediate), found 4"
+        );
+        assert_eq!(
+            bad("2:0:0:1:8:7:1:9"),
+            "b.dim:3: field 8 (sync): expected 0 to 3 (bit 0 synchronous, bit 1 immediate), found 9"
+        );
+        assert_eq!(
+            bad("1:0:0:1e300"),
+            "b.dim:3: field 4 (seconds): a burst of 1e300 s is longer than vesper's clock counts (2^64 ps, about \
+             18446744 s)"
+        );
+        assert_eq!(
+            bad("1:0:0:18446745"),
+            "b.dim:3: field 4 (seconds): a burst of 18446745 s is longer than vesper's clock counts (2^64 ps, about \
+             18446744 s)"
+        );
+        assert!(parse("#DIMEMAS:\"b\":0:1(1),1\n1:0:0:18446744\n", "b.dim").is_ok());
+        // Sends and receives match in order: the last sends of a channel have no
+        // receive, the last receives no send.
+        assert_eq!(
+            bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0"),
+            "b.dim:4: 2 message(s) from task 0 to task 1 with tag 7 have no matching receive; the first is this send"
+        );
+        assert_eq!(
+            bad("3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:1"),
+            "b.dim:5: 1 message(s) from task 0 to task 1 with tag 7 have no matching send; the first is this receive"
+        );
         assert_eq!(
             bad("10:0:0:40:1:0:0:8:8"),
             "b.dim:3: field 4 (glop_id): unknown global operation 40 (0 to 31)"

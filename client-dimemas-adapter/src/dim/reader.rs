@@ -110,6 +110,8 @@ pub(super) struct Reader {
     pub groups: BTreeMap<i64, Vec<u32>>,
     /// whether tags are checked as they come (not when reading again, out of order)
     checking: bool,
+    /// the header's offset of the offset lines, as written (`1,<offset>`), if given
+    pub offset: Option<String>,
 }
 
 impl Reader {
@@ -127,6 +129,7 @@ impl Reader {
             negative_tags: false,
             groups: BTreeMap::new(),
             checking: true,
+            offset: None,
         }
     }
 
@@ -138,6 +141,29 @@ impl Reader {
             requests: vec![Requests::default(); self.programs() as usize],
             checking: false,
             ..self.clone()
+        }
+    }
+
+    /// A warning if the header's offset of the offset lines is not a number or lies
+    /// past the end of the file, `size` bytes. A warning, not an error: the offsets are
+    /// not used (both readers find each task's records themselves), but a trace whose
+    /// header says so is suspect (truncated, or edited by hand), and Dimemas, which
+    /// seeks to that offset, would not read it.
+    pub fn offset_warning(&self, size: u64) -> Option<String> {
+        let offset = self.offset.as_deref()?;
+        match offset.parse::<u64>() {
+            Ok(at) if at < size => None,
+            Ok(at) => Some(format!(
+                "{}:1: the header's offset of the offset lines ({at}) points past the file's last byte ({size} \
+                 bytes); offsets are not used here, but Dimemas would not read this trace",
+                self.file
+            )),
+            Err(_) => Some(format!(
+                "{}:1: the header's offset of the offset lines is not a number ('{}'); offsets are not used \
+                 here, but Dimemas would not read this trace",
+                self.file,
+                clip(offset)
+            )),
         }
     }
 
@@ -179,11 +205,11 @@ impl Reader {
         let (name, rest) = rest
             .split_once('"')
             .ok_or_else(|| self.error(format!("{expected}: the name's closing quote is missing")))?;
-        let tasks_part = rest
+        let (offsets, tasks_part) = rest
             .strip_prefix(':')
             .and_then(|r| r.split_once(':'))
-            .map(|(_, tasks)| tasks)
             .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
+        self.offset = offsets.strip_prefix("1,").map(|o| o.trim().to_string());
         let (count, threads) = tasks_part
             .split_once('(')
             .and_then(|(count, rest)| Some((count, rest.split_once(')')?.0)))
@@ -243,7 +269,16 @@ impl Reader {
                 if !(seconds.is_finite() && seconds >= 0.0) {
                     return Err(self.error(format!("field 4 (seconds): expected a duration, found '{}'", fields[3])));
                 }
-                Op::Compute((seconds * 1e12).round() as Ps)
+                // Time is u64 picoseconds: up to 2^64 ps, about 213 days.
+                let ps = (seconds * 1e12).round();
+                if ps >= 18_446_744_073_709_551_616.0 {
+                    return Err(self.error(format!(
+                        "field 4 (seconds): a burst of {} s is longer than vesper's clock counts (2^64 ps, \
+                         about 18446744 s)",
+                        clip(fields[3].trim())
+                    )));
+                }
+                Op::Compute(ps as Ps)
             }
             2 => self.send(program, task, &fields)?,
             3 => self.receive(program, task, &fields)?,
@@ -355,6 +390,12 @@ impl Reader {
         let size: u32 = self.number(fields, at, "size")?;
         let tag = self.matching_tag(fields, at + 1, at + 2)?;
         let sync: u32 = self.number(fields, at + 3, "sync")?;
+        if sync > 3 {
+            return Err(self.error(format!(
+                "field {} (sync): expected 0 to 3 (bit 0 synchronous, bit 1 immediate), found {sync}",
+                at + 4
+            )));
+        }
         self.peer(to, "destination")?;
         let to = if n == 6 {
             self.peer_thread(task, to, fields, 4)?

@@ -36,6 +36,8 @@ pub struct Opened {
     pub collectives: u64,
     /// whether it is read as the replay goes ([`Stream`]) rather than held whole
     pub streamed: bool,
+    /// what is suspect but does not stop the replay, each naming the file
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Opened {
@@ -60,6 +62,7 @@ pub fn open_observed(path: &Path, methods: &Methods, progress: &mut dyn FnMut(u6
     match Stream::open_observed(path, methods, progress)? {
         Some(stream) => Ok(Opened {
             collectives: stream.collectives(),
+            warnings: stream.warnings.clone(),
             programs: Box::new(stream),
             streamed: true,
         }),
@@ -68,11 +71,13 @@ pub fn open_observed(path: &Path, methods: &Methods, progress: &mut dyn FnMut(u6
                 workload,
                 threads,
                 collectives,
+                warnings,
             } = super::read_with(path, methods)?;
             Ok(Opened {
                 programs: Box::new(Cursor::threaded(workload, threads)),
                 collectives,
                 streamed: false,
+                warnings,
             })
         }
     }
@@ -104,6 +109,8 @@ pub struct Stream {
     total: u64,
     /// the bytes of the piece being decoded
     piece: Vec<u8>,
+    /// what is suspect but does not stop the replay, each naming the file
+    warnings: Vec<String>,
 }
 
 /// Where a task is in its records.
@@ -236,7 +243,7 @@ impl Stream {
             .plan(&reader.groups, reader.tasks())
             .map_err(|(line, message)| reader.error_at(line, message))?;
         if balance != 0 {
-            // Read whole, the trace says which messages have no match.
+            // Read whole, the trace says which messages have no match, and where.
             let trace = super::read_with(path, methods)?;
             if let Err(reason) = trace.workload.check_threads(&trace.threads) {
                 return Err(reader.error_at(0, reason));
@@ -255,6 +262,7 @@ impl Stream {
             cursors,
             total,
             piece: Vec::new(),
+            warnings: reader.offset_warning(size).into_iter().collect(),
         }))
     }
 
@@ -500,7 +508,7 @@ mod tests {
         );
         assert_eq!(
             refused("#DIMEMAS:\"b\":0:2(1,1),1\n2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n"),
-            "t.dim:0: 1 message(s) from task 0 to task 1 with tag 7 have no matching receive"
+            "t.dim:3: 1 message(s) from task 0 to task 1 with tag 7 have no matching receive; the first is this send"
         );
         assert_eq!(
             refused("#DIMEMAS:\"b\":0:2(1,1),1\n10:0:0:11:1:0:0:8:8\n"),

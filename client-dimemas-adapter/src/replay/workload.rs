@@ -240,13 +240,12 @@ impl Workload {
         let mut calls: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
         for (t, program) in self.tasks.iter().enumerate() {
             let mut started = BTreeSet::new();
-            let me = |peer: u32| match peer & THREAD {
-                0 => task_of[t],
-                _ => THREAD | t as u32,
-            };
             for op in program {
+                if let Some((key, one)) = channel(&task_of, t, op) {
+                    *balance.entry(key).or_default() += one;
+                }
                 match *op {
-                    Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => {
+                    Op::Send { to, .. } | Op::ISend { to, .. } => {
                         let exists = match to & THREAD {
                             0 => (to as usize) < threads.len(),
                             _ => task_of.get((to & !THREAD) as usize) == Some(&task_of[t]),
@@ -254,12 +253,9 @@ impl Workload {
                         if !exists {
                             return Err(format!("task {t} sends to {}, which does not exist", peer_name(to)));
                         }
-                        *balance.entry((to, me(to), tag)).or_default() += 1;
                         sends += 1;
                     }
-                    Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => {
-                        *balance.entry((me(from), from, tag)).or_default() -= 1
-                    }
+                    Op::Recv { .. } | Op::IRecv { .. } => {}
                     Op::Global { call, members, .. } => {
                         let (expected, seen) = calls.entry(call).or_insert((members, 0));
                         if *expected != members {
@@ -290,17 +286,41 @@ impl Workload {
                 "collective call {call} has {members} members, but {seen} tasks take part in it"
             ));
         }
-        match balance.iter().find(|(_, n)| **n != 0) {
-            Some(((to, from, tag), n)) => Err(format!(
-                "{} message(s) from {} to {} with tag {tag} have no matching {}",
-                n.abs(),
-                peer_name(*from),
-                peer_name(*to),
-                if *n > 0 { "receive" } else { "send" }
-            )),
+        match balance.into_iter().find(|(_, n)| *n != 0) {
+            Some((key, n)) => Err(unmatched(key, n)),
             None => Ok(sends),
         }
     }
+}
+
+/// A channel messages match on: (receiver, sender, tag), peers being tasks, or threads
+/// of one task ([`THREAD`] peers).
+pub(crate) type Channel = (u32, u32, i32);
+
+/// The channel a point-to-point operation of program `program` (of task
+/// `task_of[program]`) matches on, as the replay matches it, and 1 for a send or -1 for
+/// a receive; `None` for other operations.
+pub(crate) fn channel(task_of: &[u32], program: usize, op: &Op) -> Option<(Channel, i64)> {
+    let me = |peer: u32| match peer & THREAD {
+        0 => task_of[program],
+        _ => THREAD | program as u32,
+    };
+    match *op {
+        Op::Send { to, tag, .. } | Op::ISend { to, tag, .. } => Some(((to, me(to), tag), 1)),
+        Op::Recv { from, tag } | Op::IRecv { from, tag, .. } => Some(((me(from), from, tag), -1)),
+        _ => None,
+    }
+}
+
+/// What is wrong with `channel` when it has `surplus` more sends than receives.
+pub(crate) fn unmatched((to, from, tag): Channel, surplus: i64) -> String {
+    format!(
+        "{} message(s) from {} to {} with tag {tag} have no matching {}",
+        surplus.abs(),
+        peer_name(from),
+        peer_name(to),
+        if surplus > 0 { "receive" } else { "send" }
+    )
 }
 
 /// A peer for messages: `task n`, or `program n` for a [`THREAD`] peer.
