@@ -10,13 +10,15 @@
 //! ```
 //!
 //! Records end with `;;` and may span lines; `//` lines and `/* ... */` blocks are
-//! comments; other records are skipped.
+//! comments; other records are skipped. Errors name the file, the line where the record
+//! (or the unterminated comment) begins, and the field.
 
 use std::path::Path;
 
 use crate::input::{InputError, clip, read_text};
 
 use crate::replay::Mapping;
+use crate::replay::analytic::AnalyticCollectives;
 
 /// What a configuration says, as far as the replay uses it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,6 +47,49 @@ pub struct DimConfig {
     /// the "communications fine tuning" file, as written (configuration files);
     /// relative paths are relative to the configuration's folder
     pub comm_tuning_file: Option<String>,
+    /// the file read (or the name given to [`parse`]), for errors found later
+    pub file: String,
+    /// the line of the explicit mapping record, and the task count it declares
+    pub mapping_tasks: Option<(usize, u32)>,
+    /// the line of the record that names the fine-tuning file
+    pub comm_tuning_line: Option<usize>,
+}
+
+impl DimConfig {
+    /// An error naming the explicit mapping record if it maps another number of tasks
+    /// than `tasks`, those of `workload` (Dimemas maps exactly the trace's tasks).
+    pub fn check_tasks(&self, tasks: u32, workload: &str) -> Result<(), CfgError> {
+        match self.mapping_tasks {
+            Some((line, mapped)) if mapped != tasks => Err(CfgError {
+                file: self.file.clone(),
+                line,
+                message: format!(
+                    "\"mapping information\": field 2 (n_tasks): maps {mapped} tasks, but {workload} has {tasks}"
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the "communications fine tuning" file, if one is named, into
+    /// `collectives`; `path` is this configuration's (relative names are relative to
+    /// its folder). A file that cannot be read is an error naming the record that
+    /// names it; errors in its lines name the fine-tuning file.
+    pub fn read_tuning(&self, path: &Path, collectives: &mut AnalyticCollectives) -> Result<(), CfgError> {
+        let Some(name) = &self.comm_tuning_file else {
+            return Ok(());
+        };
+        let tuning = path.parent().unwrap_or(Path::new(".")).join(name);
+        let text = std::fs::read_to_string(&tuning).map_err(|e| CfgError {
+            file: self.file.clone(),
+            line: self.comm_tuning_line.unwrap_or(0),
+            message: format!(
+                "\"configuration files\": field 3 (communication file): cannot read {}: {e}",
+                tuning.display()
+            ),
+        })?;
+        collectives.parse_tuning(&text, &tuning.display().to_string())
+    }
 }
 
 /// What is wrong with a configuration, and where.
@@ -58,19 +103,27 @@ pub fn read(path: &Path) -> Result<DimConfig, CfgError> {
 
 /// Parses a configuration's text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
-    let text = without_comments(text);
     let error = |line: usize, message: String| CfgError {
         file: file.to_string(),
         line,
         message,
     };
+    let text = without_comments(text).map_err(|line| {
+        error(
+            line,
+            "a comment opened with /* here is never closed with */".to_string(),
+        )
+    })?;
     let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
         return Err(error(0, "an empty file; expected #DIMEMAS_CONFIGURATION".into()));
     };
     if !first.starts_with("#DIMEMAS_CONFIGURATION") {
         return Err(error(1, format!("expected #DIMEMAS_CONFIGURATION, found '{first}'")));
     }
-    let mut config = DimConfig::default();
+    let mut config = DimConfig {
+        file: file.to_string(),
+        ..DimConfig::default()
+    };
     let mut predefined = None;
     let mut explicit = None;
     let mut consumed = 0;
@@ -101,6 +154,19 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 ))
             })
         };
+        // A number at least 0 (`positive`: above 0).
+        let at_least_zero = |i: usize, what: &str, positive: bool| -> Result<f64, CfgError> {
+            let value = number(i, what)?;
+            if value > 0.0 || (value == 0.0 && !positive) {
+                return Ok(value);
+            }
+            Err(fail(format!(
+                "\"{name}\": field {} ({what}): expected a {} number, found '{}'",
+                i + 1,
+                if positive { "positive" } else { "non-negative" },
+                fields[i]
+            )))
+        };
         let count = |i: usize, what: &str| -> Result<u32, CfgError> {
             let text = field(i, what)?;
             text.parse::<u32>().map_err(|_| {
@@ -113,7 +179,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         match name {
             "environment information" => {
                 config.nodes = Some(count(3, "n_nodes")?);
-                config.bandwidth_mbps = Some(number(4, "bw_MBps")?);
+                config.bandwidth_mbps = Some(at_least_zero(4, "bw_MBps", false)?);
                 if fields.len() > 5 {
                     config.buses = Some(count(5, "n_buses")?);
                 }
@@ -130,13 +196,14 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
             }
             "configuration files" => {
                 config.comm_tuning_file = fields.get(2).map(|f| unquote(f).to_string()).filter(|f| !f.is_empty());
+                config.comm_tuning_line = Some(line);
             }
             "multi node information" if config.cpus_per_node.is_none() => {
                 config.cpus_per_node = Some(count(3, "cpus_per_node")?);
-                config.cpu_ratio = Some(number(4, "cpu_speed_ratio")?);
-                config.intra_latency_s = Some(number(5, "intra_latency_s")?);
-                config.intra_bandwidth_mbps = Some(number(6, "intra_bw_MBps")?);
-                config.inter_latency_s = Some(number(10, "inter_latency_s")?);
+                config.cpu_ratio = Some(at_least_zero(4, "cpu_speed_ratio", true)?);
+                config.intra_latency_s = Some(at_least_zero(5, "intra_latency_s", false)?);
+                config.intra_bandwidth_mbps = Some(at_least_zero(6, "intra_bw_MBps", false)?);
+                config.inter_latency_s = Some(at_least_zero(10, "inter_latency_s", false)?);
             }
             "predefined mapping information" => {
                 let kind = unquote(field(0, "mapping")?);
@@ -179,6 +246,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                     return Err(fail(format!("{tasks} tasks but {} nodes listed", nodes.len())));
                 }
                 explicit = Some(Mapping::Explicit(nodes));
+                config.mapping_tasks = Some((line, tasks as u32));
             }
             _ => {}
         }
@@ -195,11 +263,13 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
     Ok(config)
 }
 
-/// The text with comments blanked (newlines kept, so line numbers hold).
-fn without_comments(text: &str) -> String {
+/// The text with comments blanked (newlines kept, so line numbers hold); the line
+/// where a `/*` opens that no `*/` closes, if one does.
+fn without_comments(text: &str) -> Result<String, usize> {
     let mut out = String::with_capacity(text.len());
     let mut in_block = false;
-    for line in text.split_inclusive('\n') {
+    let mut opened = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
         let mut rest = line;
         if !in_block && rest.trim_start().starts_with("//") {
             out.push_str(if line.ends_with('\n') { "\n" } else { "" });
@@ -223,6 +293,7 @@ fn without_comments(text: &str) -> String {
                         out.push_str(&rest[..start]);
                         rest = &rest[start + 2..];
                         in_block = true;
+                        opened = number + 1;
                     }
                     None => {
                         out.push_str(rest);
@@ -232,7 +303,10 @@ fn without_comments(text: &str) -> String {
             }
         }
     }
-    out
+    match in_block {
+        true => Err(opened),
+        false => Ok(out),
+    }
 }
 
 /// `"name" {a, b, ...}` → (name, fields), commas inside quotes or braces kept.
@@ -301,13 +375,57 @@ mod tests {
                 buses: Some(0),
                 collective_model: Some(1),
                 comm_tuning_file: None,
+                file: "a.cfg".into(),
+                mapping_tasks: None,
+                comm_tuning_line: None,
             }
         );
         let tuned = format!("{CONFIG}\"configuration files\" {{\"\", \"\", \"comm.cfg\", \"\"}};;\n");
+        let tuned = parse(&tuned, "a.cfg").expect("parsed");
         assert_eq!(
-            parse(&tuned, "a.cfg").expect("parsed").comm_tuning_file.as_deref(),
-            Some("comm.cfg")
+            (tuned.comm_tuning_file.as_deref(), tuned.comm_tuning_line),
+            (Some("comm.cfg"), Some(10))
         );
+    }
+
+    #[test]
+    fn a_missing_fine_tuning_file_names_the_record_that_names_it() {
+        let dir = std::env::temp_dir().join(format!("vesper-tuning-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let path = dir.join("a.cfg");
+        let text = format!("{CONFIG}\"configuration files\" {{\"\", \"\", \"nofile.cfg\", \"\"}};;\n");
+        std::fs::write(&path, &text).expect("written");
+        let config = read(&path).expect("read");
+        let mut collectives = AnalyticCollectives::default();
+        let err = config.read_tuning(&path, &mut collectives).expect_err("missing");
+        assert_eq!((err.file.as_str(), err.line), (path.to_str().expect("UTF-8"), 10));
+        assert!(
+            err.message.starts_with(&format!(
+                "\"configuration files\": field 3 (communication file): cannot read {}: ",
+                dir.join("nofile.cfg").display()
+            )),
+            "{err}"
+        );
+        // Errors within it name it.
+        std::fs::write(dir.join("nofile.cfg"), "11 LOG CURR LOG MAX 0.0\n").expect("written");
+        let err = config.read_tuning(&path, &mut collectives).expect_err("refused");
+        assert_eq!((err.file, err.line), (dir.join("nofile.cfg").display().to_string(), 1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_explicit_mapping_maps_the_traces_tasks() {
+        let text = format!("{CONFIG}\"mapping information\" {{\"app.dim\", 4, [4] {{0,0,3,1}}}};;\n");
+        let config = parse(&text, "m.cfg").expect("parsed");
+        assert_eq!(config.check_tasks(4, "the trace app.dim"), Ok(()));
+        assert_eq!(
+            config
+                .check_tasks(2, "the trace app.dim")
+                .expect_err("refused")
+                .to_string(),
+            "m.cfg:10: \"mapping information\": field 2 (n_tasks): maps 4 tasks, but the trace app.dim has 2"
+        );
+        assert_eq!(parse(CONFIG, "p.cfg").expect("parsed").check_tasks(9, "it"), Ok(()));
     }
 
     #[test]
@@ -368,6 +486,57 @@ mod tests {
         assert_eq!(
             parse("hello\n", "h.cfg").expect_err("refused").to_string(),
             "h.cfg:1: expected #DIMEMAS_CONFIGURATION, found 'hello'"
+        );
+        // Values out of range name the record's line and the field.
+        let multi = |ratio: &str, latency: &str| {
+            let text = CONFIG.replace("2.5, 0.000001", &format!("{ratio}, {latency}"));
+            parse(&text, "m.cfg").map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            multi("0", "0.000001"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a positive number, found \
+                 '0'"
+                .into()
+            )
+        );
+        assert_eq!(
+            multi("-2", "0.000001"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a positive number, found \
+                 '-2'"
+                    .into()
+            )
+        );
+        assert_eq!(
+            multi("1", "-0.5"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 6 (intra_latency_s): expected a non-negative number, \
+                 found '-0.5'"
+                    .into()
+            )
+        );
+        assert_eq!(multi("1", "0"), Ok(()));
+        let inter = CONFIG.replace("0.0000005", "-1e-6");
+        assert_eq!(
+            parse(&inter, "i.cfg").expect_err("refused").to_string(),
+            "i.cfg:7: \"multi node information\": field 11 (inter_latency_s): expected a non-negative number, found \
+             '-1e-6'"
+        );
+        assert_eq!(
+            bad(r#""environment information" {"", 0, "", 4, -250.0, 0, 1};;"#),
+            "b.cfg:10: \"environment information\": field 5 (bw_MBps): expected a non-negative number, found '-250.0'"
+        );
+        // A block comment that never ends names the line where it opens.
+        let open = format!("{CONFIG}/* never closed\n\"mapping information\" {{\"app.dim\", 1, [1] {{0}}}};;\n");
+        assert_eq!(
+            parse(&open, "o.cfg").expect_err("refused").to_string(),
+            "o.cfg:10: a comment opened with /* here is never closed with */"
+        );
+        let inline = format!("{CONFIG}\"predefined mapping information\" {{\"FILL_NODES\"}};; /* and then\n\n");
+        assert_eq!(
+            parse(&inline, "o.cfg").expect_err("refused").to_string(),
+            "o.cfg:10: a comment opened with /* here is never closed with */"
         );
     }
 }

@@ -1173,8 +1173,9 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
     })
 }
 
-/// Replay options from a Dimemas configuration: mapping, CPU speed ratio, intra-node
-/// model (a bandwidth of 0 is unlimited, as in Dimemas).
+/// Replay options from a Dimemas configuration (its values checked when it was read):
+/// mapping, CPU speed ratio, intra-node model (a bandwidth of 0 is unlimited, as in
+/// Dimemas), and the links, buses and fine tuning of analytic collectives.
 fn options_from_config(
     path: &std::path::Path,
     config: &vesper_client_dimemas_adapter::cfg::DimConfig,
@@ -1190,17 +1191,7 @@ fn options_from_config(
         None => None,
     };
     let latency = config.intra_latency_s.unwrap_or(0.0);
-    anyhow::ensure!(
-        latency >= 0.0,
-        "{}: the intra-node latency must not be negative ({latency} s)",
-        path.display()
-    );
     let inter_latency = config.inter_latency_s.unwrap_or(0.0);
-    anyhow::ensure!(
-        inter_latency >= 0.0,
-        "{}: the inter-node latency must not be negative ({inter_latency} s)",
-        path.display()
-    );
     let memory_copy = MemoryCopy {
         latency: (latency * 1e12).round() as u64,
         bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
@@ -1224,10 +1215,7 @@ fn options_from_config(
         machine_nodes: config.nodes.unwrap_or(u32::MAX),
         ..AnalyticCollectives::uniform(model)
     };
-    if let Some(file) = &config.comm_tuning_file {
-        let tuning = path.parent().unwrap_or(std::path::Path::new(".")).join(file);
-        collectives.read_tuning(&tuning)?;
-    }
+    config.read_tuning(path, &mut collectives)?;
     Ok(ReplayOptions {
         eager_limit: args.eager_limit,
         all_eager: args.all_eager,
@@ -1376,6 +1364,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut options = match &args.config {
         Some(path) => {
             let config = vesper_client_dimemas_adapter::cfg::read(path)?;
+            let what = match &args.trace {
+                Some(trace) => format!("the trace {}", trace.display()),
+                None => format!("the workload ({name})"),
+            };
+            config.check_tasks(programs.threads().len() as u32, &what)?;
             // Calibration: the ideal network takes the configuration's inter-node
             // bandwidth and latency unless given.
             if spec.kind == Some(KindName::Ideal) {

@@ -556,6 +556,53 @@ fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
 }
 
 #[test]
+fn run_refuses_a_configuration_that_does_not_fit_naming_its_line_and_field() {
+    let trace = format!("{}/../examples/pingpong.dim", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("vesper-badcfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let path = dir.join("bad.cfg");
+    let refused = |record: &str| {
+        std::fs::write(
+            &path,
+            format!(
+                "#DIMEMAS_CONFIGURATION\n\
+                 \"environment information\" {{\"\", 0, \"\", 2, 1000.0, 0, 1}};;\n\
+                 \"multi node information\" {{0, 2, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, 0.0, 1, 1, 0.0}};;\n\
+                 {record}\n"
+            ),
+        )
+        .expect("written");
+        let out = vesper(&["run", &trace, "--config", path.to_str().expect("UTF-8")]);
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let cfg = path.display().to_string();
+    let stderr = refused("\"mapping information\" {\"pingpong.dim\", 3, [3] {0,1,1}};;");
+    assert!(
+        stderr.contains(&format!(
+            "{cfg}:4: \"mapping information\": field 2 (n_tasks): maps 3 tasks, but the trace {trace} has 2"
+        )),
+        "{stderr}"
+    );
+    let stderr = refused("\"configuration files\" {\"\", \"\", \"nofile.cfg\", \"\"};;");
+    assert!(
+        stderr.contains(&format!(
+            "{cfg}:4: \"configuration files\": field 3 (communication file): cannot read {}:",
+            dir.join("nofile.cfg").display()
+        )),
+        "{stderr}"
+    );
+    let stderr = refused("/* a comment that never ends");
+    assert!(
+        stderr.contains(&format!(
+            "{cfg}:4: a comment opened with /* here is never closed with */"
+        )),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn run_writes_its_result_and_an_application_trace_into_an_output_folder() {
     let dir = |n: u32| std::env::temp_dir().join(format!("vesper-out-{}-{n}", std::process::id()));
     let run = |n: u32| {
