@@ -417,3 +417,36 @@ pub fn replay_on(
     assert_eq!(report.simulation.messages_in_flight_at_exit, 0);
     outcome
 }
+
+/// One small workload of every synthetic kind that `vesper run --workload` names (14
+/// kinds), with messages of `size` bytes: few enough tasks (at most 27) for every
+/// preset, and quick in a debug build.
+pub fn every_synthetic_workload(size: u32) -> Vec<vesper_client_dimemas_adapter::replay::Workload> {
+    use vesper_client_dimemas_adapter::replay::Workload;
+    vec![
+        Workload::ping_pong(size, 3),
+        Workload::ring(8, size, 2, 1_000_000),
+        Workload::all_to_all(8, size),
+        // Tasks n and n + 16 exchange: 8 pairs.
+        Workload::wrf(24, 16, size),
+        Workload::binary_tree(13, size),
+        Workload::inverse_binary_tree(16, size),
+        Workload::all_to_one(9, size),
+        Workload::one_to_all(9, size),
+        Workload::butterfly(8, size),
+        Workload::wavefront(16, 2, size).expect("a square"),
+        Workload::wavefront(27, 3, size).expect("a cube"),
+        Workload::mesh_halo(16, 2, size).expect("a square"),
+        Workload::mesh_halo(8, 3, size).expect("a cube"),
+        Workload::synchronized_random(16, size, 64, 16, lcg()).expect("random pairs"),
+    ]
+}
+
+/// A fixed sequence of draws in 0..n.
+pub fn lcg() -> impl FnMut(u32) -> u32 {
+    let mut x = 1u32;
+    move |n| {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (x >> 16) % n
+    }
+}

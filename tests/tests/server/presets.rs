@@ -1,11 +1,12 @@
-//! The same replay on every preset over TCP: every message arrives, a contended network
+//! The same replays on every preset over TCP: every message arrives, a contended network
 //! never predicts earlier than the contention-free bound, and a second run on a fresh
-//! server gives the same prediction to the picosecond (determinism per topology).
+//! server gives the same prediction to the picosecond (determinism per topology), for
+//! the seed-004 workloads at full size and for every synthetic workload, small.
 
 use vesper_client_dimemas_adapter::replay::Workload;
 use vesper_server::network_file::{KindName, RoutingName};
 use vesper_server::preset::{self, PRESETS};
-use vesper_tests::replay_on;
+use vesper_tests::{every_synthetic_workload, replay_on};
 
 #[test]
 fn every_preset_replays_the_same_workloads_deterministically() {
@@ -45,4 +46,40 @@ fn every_preset_replays_the_same_workloads_deterministically() {
             }
         }
     }
+}
+
+/// Every synthetic workload on every preset, small (10,000-byte messages of three
+/// packets, at most 27 tasks) so that the 98 pairs run twice in seconds in a debug
+/// build: the two runs give the same prediction to the picosecond, every message
+/// arrives, and every task's time is computing, communicating or waiting.
+#[test]
+fn every_synthetic_workload_replays_on_every_preset_deterministically() {
+    let workloads = every_synthetic_workload(10_000);
+    assert_eq!(workloads.len(), 14, "one of each kind vesper run names");
+    let mut pairs = 0;
+    for preset in PRESETS {
+        let network = preset::spec(preset.name)
+            .expect("a preset")
+            .resolve()
+            .expect("a valid network");
+        for workload in &workloads {
+            let first = replay_on(network.clone(), workload);
+            let again = replay_on(network.clone(), workload);
+            assert_eq!(first, again, "{}: {}", preset.name, workload.name);
+            let sends = workload.check().expect("balanced") as u64;
+            assert_eq!(first.messages, sends, "{}: {}", preset.name, workload.name);
+            assert!(first.predicted > 0, "{}: {}", preset.name, workload.name);
+            for t in &first.tasks {
+                assert_eq!(
+                    t.compute + t.communication + t.waiting,
+                    t.end,
+                    "{}: {}: {t:?}",
+                    preset.name,
+                    workload.name
+                );
+            }
+            pairs += 1;
+        }
+    }
+    assert_eq!(pairs, PRESETS.len() * workloads.len());
 }

@@ -6,7 +6,7 @@ use vesper_client_dimemas_adapter::LegacyConnection;
 use vesper_client_dimemas_adapter::replay::{
     IdealBus, Mapping, MemoryCopy, Outcome, ReplayOptions, ServerFabric, Workload, replay_with,
 };
-use vesper_tests::{TestServer, config, ideal_config};
+use vesper_tests::{TestServer, config, ideal_config, lcg};
 
 fn workloads() -> Vec<Workload> {
     vec![
@@ -27,15 +27,6 @@ fn workloads() -> Vec<Workload> {
         Workload::mesh_halo(8, 3, 100_000).expect("cube"),
         Workload::synchronized_random(20, 3000, 100, 16, lcg()).expect("random"),
     ]
-}
-
-/// A fixed sequence of draws in 0..n.
-fn lcg() -> impl FnMut(u32) -> u32 {
-    let mut x = 1u32;
-    move |n| {
-        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        (x >> 16) % n
-    }
 }
 
 fn over_server(server: TestServer, workload: &Workload, options: &ReplayOptions) -> Outcome {
