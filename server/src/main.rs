@@ -1549,6 +1549,13 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             ))
         );
     }
+    if args.output.is_none() {
+        let network = if args.no_server { "" } else { " and network.prv" };
+        println!(
+            "(--output DIR writes this as result.json, with the Paraver traces app.prv{network}; --json prints it \
+             as JSON)"
+        );
+    }
     Ok(())
 }
 

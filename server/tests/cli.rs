@@ -278,6 +278,15 @@ fn run_replays_a_workload_against_an_in_process_server() {
         "{stdout}"
     );
     assert!(stdout.contains("server: 5 sync round trips"), "{stdout}");
+    // No files unless asked for; the summary says how.
+    assert!(
+        stdout.contains("(--output DIR writes this as result.json, with the Paraver traces app.prv and network.prv;"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("compute µs communication µs     waiting µs         end µs"),
+        "{stdout}"
+    );
 }
 
 #[test]
