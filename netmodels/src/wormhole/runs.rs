@@ -56,6 +56,14 @@ impl Run {
 ///
 /// `arrivals` are in time order; `base` is the occupancy contributed by what happened
 /// before the runs (arrivals minus departures not described by them).
+///
+/// In closed form, one step per arrival run: both runs move one flit per `τ`, so at
+/// the `j`-th arrival of a run from its first one at or after `from` (at `a₀`), the
+/// departures before it number `clamp(c + j, 0, L)`, with `c = ⌈(a₀ − d.start)/τ⌉` and
+/// `L` the departure run's length. The occupancy is then `A + j − clamp(c + j, 0, L)`:
+/// it grows by one per arrival before the departures start, stays level while they
+/// keep pace, and grows again once they have ended; never decreasing, its first
+/// crossing of `high` is found segment by segment.
 pub(crate) fn first_stop(
     arrivals: &[Run],
     base: i64,
@@ -64,72 +72,39 @@ pub(crate) fn first_stop(
     high: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
-    if departure.is_none_or(|d| d.len() == 0) {
-        // Nothing leaves: the occupancy grows by one per arrival. The answer is the
-        // first arrival from `from` on, or the one that brings the count to `high`.
-        let needed = i64::from(high) - base;
-        let mut seen = 0i64;
-        for run in arrivals {
-            let len = i64::from(run.len());
-            if len == 0 {
-                continue;
-            }
-            // The earliest arrival of this run not before `from`, and the one that makes
-            // `needed` arrivals in all.
-            let from_k = run.first + run.count_by(from, tau, true);
-            let needed_k = needed - seen - 1;
-            seen += len;
-            let k = i64::from(from_k).max(i64::from(run.first) + needed_k);
-            if k < i64::from(run.end) {
-                return Some(run.at(k as u32, tau));
-            }
-        }
-        return None;
-    }
-    let d = departure.unwrap_or(Run {
-        first: 0,
-        end: 0,
-        start: SimTime::ZERO,
-    });
-    // Arrivals of earlier runs: all before this run's first (runs are in time order).
-    let mut prefix = 0i64;
+    let tau_ps = i128::from(tau.as_ps().max(1));
+    let departures = departure.filter(|d| d.len() > 0);
+    let length = departures.map_or(0, |d| i64::from(d.len()));
+    // Occupancy from `base` and the runs before the current one.
+    let mut prefix = base;
     for run in arrivals {
-        let len = run.len();
-        if len == 0 {
-            continue;
-        }
-        if run.last(tau) < from {
-            prefix += i64::from(len);
-            continue;
-        }
-        let occupancy = |k: u32| -> i64 {
-            base + prefix + i64::from(k - run.first + 1) - i64::from(d.count_by(run.at(k, tau), tau, true))
-        };
-        // The first flit of the run at or after `from`.
-        let mut k = run.first + run.count_by(from, tau, true);
-        while k < run.end {
-            let a = run.at(k, tau);
-            let occ = occupancy(k);
-            if occ >= i64::from(high) {
-                return Some(a);
-            }
-            // While the departure run keeps pace with the arrivals, the occupancy
-            // stays as it is: skip to where either run ends.
-            let next = if d.len() > 0 && d.start < a && d.count_by(a, tau, true) < d.len() {
-                let spent_after = d.len() - d.count_by(a, tau, true);
-                let steps = spent_after.min(run.end - k - 1);
-                if steps > 1 { k + steps } else { k + 1 }
+        let k0 = run.first + run.count_by(from, tau, true);
+        if k0 < run.end {
+            let a0 = run.at(k0, tau);
+            // Departures before a₀ + j·τ: clamp(c + j, 0, L).
+            let c = departures.map_or(0, |d| {
+                let x = i128::from(a0.as_ps()) - i128::from(d.start.as_ps());
+                // ⌈x/τ⌉ for either sign; departures are fewer than 2^32, so it fits.
+                let c = x.div_euclid(tau_ps) + i128::from(x.rem_euclid(tau_ps) != 0);
+                c.clamp(-(1 << 40), 1 << 40) as i64
+            });
+            // What the occupancy must gain over A − clamp(c, 0, L)... solved on
+            // g(j) = j − clamp(c + j, 0, L) ≥ t.
+            let t = i64::from(high) - (prefix + i64::from(k0 - run.first + 1));
+            let j = if t <= -c.clamp(0, length) {
+                0
+            } else if c <= 0 && t <= -c {
+                // Before the departures start: one more per arrival.
+                t
             } else {
-                k + 1
+                // Level while they keep pace; after the last departure, one per arrival.
+                t + length
             };
-            // Confirm the skip kept the occupancy (it can only be equal); otherwise step.
-            if next > k + 1 && occupancy(next - 1) != occ {
-                k += 1;
-            } else {
-                k = next;
+            if j < i64::from(run.end - k0) {
+                return Some(run.at(k0 + j as u32, tau));
             }
         }
-        prefix += i64::from(len);
+        prefix += i64::from(run.len());
     }
     None
 }
