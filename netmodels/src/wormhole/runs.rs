@@ -109,41 +109,16 @@ pub(crate) fn first_stop(
     None
 }
 
-/// Counts arrivals up to non-decreasing times, in amortised constant time.
-struct ArrivalCursor<'a> {
-    runs: &'a [Run],
-    /// runs before `index` have wholly arrived
-    index: usize,
-    /// their flits
-    prefix: i64,
-    tau: SimTime,
-}
-
-impl ArrivalCursor<'_> {
-    /// Arrivals at or before `t` (`t` never smaller than in an earlier call).
-    fn arrived_by(&mut self, t: SimTime) -> i64 {
-        while let Some(run) = self.runs.get(self.index) {
-            if run.len() > 0 && run.last(self.tau) > t {
-                break;
-            }
-            self.prefix += i64::from(run.len());
-            self.index += 1;
-        }
-        self.prefix
-            + self
-                .runs
-                .get(self.index)
-                .map_or(0, |r| i64::from(r.count_by(t, self.tau, false)))
-    }
-
-    /// The run still arriving at `t`, if any (after `arrived_by(t)`).
-    fn current(&self) -> Option<Run> {
-        self.runs.get(self.index).copied()
-    }
-}
-
 /// The first departure instant `d ≥ from` after which the occupancy (arrivals up to
 /// and including `d`, less departures up to and including `d`) is at most `low`.
+///
+/// In closed form, one step per arrival run: at the `j`-th departure from the first
+/// one at or after `from` (at `d₀`), a run `r` has delivered `clamp(e_r + j, 0, len_r)`
+/// flits, with `e_r = ⌊(d₀ − r.start)/τ⌋ + 1`. Arrivals come at most one per `τ` (one
+/// upstream output sends them), so the runs' stretches of `j` do not overlap: the
+/// occupancy stays level while a run keeps pace with the departures and falls by one
+/// per departure between runs. Walking those stretches in order finds where it first
+/// reaches `low`.
 pub(crate) fn first_go(
     arrivals: &[Run],
     base: i64,
@@ -152,51 +127,50 @@ pub(crate) fn first_go(
     low: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
-    let d = departure?;
-    if d.len() == 0 {
+    let d = departure.filter(|d| d.len() > 0)?;
+    let k0 = d.first + d.count_by(from, tau, true);
+    if k0 >= d.end {
         return None;
     }
-    let mut cursor = ArrivalCursor {
-        runs: arrivals,
-        index: 0,
-        prefix: 0,
-        tau,
+    let d0 = i128::from(d.at(k0, tau).as_ps());
+    let tau_ps = i128::from(tau.as_ps().max(1));
+    let departures = i64::from(d.end - k0);
+    // e_r for each run: flits of r arrived by d₀ is clamp(e_r, 0, len_r).
+    let lead = |r: &Run| -> i64 {
+        let e = (d0 - i128::from(r.start.as_ps())).div_euclid(tau_ps) + 1;
+        e.clamp(-(1 << 40), 1 << 40) as i64
     };
-    // Departures up to and including flit k.
-    let occupancy = |cursor: &mut ArrivalCursor<'_>, k: u32| -> i64 {
-        base + cursor.arrived_by(d.at(k, tau)) - i64::from(k - d.first + 1)
-    };
-    let mut k = d.first + d.count_by(from, tau, true);
-    while k < d.end {
-        let t = d.at(k, tau);
-        let occ = occupancy(&mut cursor, k);
-        if occ <= i64::from(low) {
-            return Some(t);
+    let arrived: i64 = arrivals.iter().map(|r| lead(r).clamp(0, i64::from(r.len()))).sum();
+    let mut occupancy = base + arrived - i64::from(k0 - d.first + 1);
+    let low = i64::from(low);
+    // Departures j → j + 1 in [start, end) of a run's stretch bring an arrival each.
+    let mut j = 0i64;
+    let mut previous_end = i64::MIN;
+    for r in arrivals.iter().filter(|r| r.len() > 0) {
+        let e = lead(r);
+        let (start, end) = (-e, i64::from(r.len()) - e);
+        debug_assert!(start >= previous_end, "arrival runs overlap: {arrivals:?}");
+        previous_end = end;
+        if occupancy <= low {
+            break;
         }
-        // While arrivals keep pace, the occupancy stays: skip to where they stop.
-        let pace = cursor
-            .current()
-            .filter(|r| r.len() > 0 && r.start <= t + tau && t < r.last(tau))
-            .map(|r| {
-                // Arrivals in (t, t+τ], (t+τ, t+2τ], … continue until the run's last flit.
-                let remaining = (r.last(tau) - t).as_ps() / tau.as_ps().max(1);
-                u32::try_from(remaining).unwrap_or(u32::MAX)
-            });
-        let next = match pace {
-            Some(steps) if steps > 1 => k + steps.min(d.end - k - 1).max(1),
-            _ => k + 1,
-        };
-        if next > k + 1 {
-            // Confirm on a copy: the cursor must not move past `k + 1`'s time.
-            let mut probe = ArrivalCursor { ..cursor };
-            if occupancy(&mut probe, next - 1) != occ {
-                k += 1;
-                continue;
-            }
+        if end <= j {
+            continue;
         }
-        k = next;
+        // Between runs: one fewer per departure.
+        let gap = (start - j).max(0);
+        if occupancy - gap <= low {
+            break;
+        }
+        occupancy -= gap;
+        // Alongside the run: level.
+        j = end;
+        if j >= departures {
+            return None;
+        }
     }
-    None
+    let j = j + (occupancy - low).max(0);
+    (j < departures).then(|| d.at(k0 + j as u32, tau))
 }
 
 #[cfg(test)]
