@@ -72,7 +72,6 @@ pub(crate) fn first_stop(
     high: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
-    let tau_ps = i128::from(tau.as_ps().max(1));
     let departures = departure.filter(|d| d.len() > 0);
     let length = departures.map_or(0, |d| i64::from(d.len()));
     // Occupancy from `base` and the runs before the current one.
@@ -82,12 +81,7 @@ pub(crate) fn first_stop(
         if k0 < run.end {
             let a0 = run.at(k0, tau);
             // Departures before a₀ + j·τ: clamp(c + j, 0, L).
-            let c = departures.map_or(0, |d| {
-                let x = i128::from(a0.as_ps()) - i128::from(d.start.as_ps());
-                // ⌈x/τ⌉ for either sign; departures are fewer than 2^32, so it fits.
-                let c = x.div_euclid(tau_ps) + i128::from(x.rem_euclid(tau_ps) != 0);
-                c.clamp(-(1 << 40), 1 << 40) as i64
-            });
+            let c = departures.map_or(0, |d| steps(a0, d.start, tau, true));
             // What the occupancy must gain over A − clamp(c, 0, L)... solved on
             // g(j) = j − clamp(c + j, 0, L) ≥ t.
             let t = i64::from(high) - (prefix + i64::from(k0 - run.first + 1));
@@ -107,6 +101,21 @@ pub(crate) fn first_stop(
         prefix += i64::from(run.len());
     }
     None
+}
+
+/// `(a − b)/τ` in flit times, rounded up or down, for either sign, in 64-bit
+/// arithmetic (`⌈−y/τ⌉ = −⌊y/τ⌋`, `⌊−y/τ⌋ = −⌈y/τ⌉`). Runs are far shorter than 2^40
+/// flits; larger counts are clamped there.
+fn steps(a: SimTime, b: SimTime, tau: SimTime, round_up: bool) -> i64 {
+    let tau = tau.as_ps().max(1);
+    let (y, negative) = if a >= b {
+        ((a - b).as_ps(), false)
+    } else {
+        ((b - a).as_ps(), true)
+    };
+    let n = if round_up != negative { y.div_ceil(tau) } else { y / tau };
+    let n = n.min(1 << 40) as i64;
+    if negative { -n } else { n }
 }
 
 /// The first departure instant `d ≥ from` after which the occupancy (arrivals up to
@@ -132,14 +141,10 @@ pub(crate) fn first_go(
     if k0 >= d.end {
         return None;
     }
-    let d0 = i128::from(d.at(k0, tau).as_ps());
-    let tau_ps = i128::from(tau.as_ps().max(1));
+    let d0 = d.at(k0, tau);
     let departures = i64::from(d.end - k0);
     // e_r for each run: flits of r arrived by d₀ is clamp(e_r, 0, len_r).
-    let lead = |r: &Run| -> i64 {
-        let e = (d0 - i128::from(r.start.as_ps())).div_euclid(tau_ps) + 1;
-        e.clamp(-(1 << 40), 1 << 40) as i64
-    };
+    let lead = |r: &Run| -> i64 { steps(d0, r.start, tau, false) + 1 };
     let arrived: i64 = arrivals.iter().map(|r| lead(r).clamp(0, i64::from(r.len()))).sum();
     let mut occupancy = base + arrived - i64::from(k0 - d.first + 1);
     let low = i64::from(low);
