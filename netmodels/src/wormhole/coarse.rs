@@ -116,13 +116,23 @@ impl WormholeFabric {
             _ => false,
         };
         if unchanged {
-            self.outs[port as usize].run = new;
+            let out = &mut self.outs[port as usize];
+            out.run = new;
+            if let Some(run) = new.filter(|_| out.awaits_arrivals)
+                && self.arrivals_planned_from(worm.input, run.end)
+            {
+                // Arrivals planned since, after a gap: the run's end is now an event.
+                self.outs[port as usize].awaits_arrivals = false;
+                let version = self.outs[port as usize].version;
+                ctx.schedule(run.last(tau) + tau, WormEvent::RunEnd { port, version });
+            }
             return;
         }
         let out = &mut self.outs[port as usize];
         out.run = new;
         out.version += 1;
         out.tail_deferred = None;
+        out.awaits_arrivals = false;
         let version = out.version;
         if let Some(run) = new {
             let last = run.last(tau);
@@ -142,9 +152,21 @@ impl WormholeFabric {
                 }
             } else if run.end == flits {
                 ctx.schedule(last, WormEvent::TailLeaves { port, version });
-            } else {
+            } else if self.arrivals_planned_from(worm.input, run.end) {
+                // Flits after the run arrive too late to follow it: plan them when it ends.
                 ctx.schedule(last + tau, WormEvent::RunEnd { port, version });
+            } else {
+                // The run ends where the planned arrivals do: the next arrivals planned
+                // upstream replan this output (`set_arrivals`), so an event at the run's
+                // end would find nothing to do (it went stale for nearly every packet
+                // that met a STOP). If they join the run only after a gap, the plan is
+                // unchanged and that replan schedules the event then.
+                self.outs[port as usize].awaits_arrivals = true;
             }
+        }
+        if !self.outs[port as usize].requests.is_empty() {
+            // Its release moved: the inputs waiting for it check their STOPs.
+            self.undefer_requests(port, ctx);
         }
         if let Some(peer) = self.outs[port as usize].peer_input {
             let propagation = self.outs[port as usize].link.propagation;
@@ -155,6 +177,14 @@ impl WormholeFabric {
             let hop = self.next_hop(worm.input);
             self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, work, inputs);
         }
+    }
+
+    /// Whether the arrival of flit `k` of the front packet of `input` is planned.
+    fn arrivals_planned_from(&self, input: Option<u32>, k: u32) -> bool {
+        input
+            .and_then(|i| self.ins[i as usize].entries.front())
+            .and_then(|e| e.arrivals.last())
+            .is_some_and(|r| r.end > k)
     }
 
     /// The plan of `packet`'s flits arriving at `input` changed: flits before
@@ -355,14 +385,15 @@ impl WormholeFabric {
             self.scratch_runs = arrivals;
             due
         });
-        let routed_at = self.routed_at(input);
+        let waits = match due {
+            Some((at, true)) => self.stop_waits(input, at),
+            _ => false,
+        };
         let inp = &mut self.ins[input as usize];
         if due == inp.pending {
-            // The event already scheduled still stands; if it waits for the routing,
-            // which has moved past it, it is scheduled now.
-            if let (Some((at, sequence)), Some((_, true))) = (inp.stop_deferred, due)
-                && routed_at.is_none_or(|r| r >= at)
-            {
+            // The event already scheduled still stands; if it waited for the routing or
+            // an output's release, which no longer come before it, it is scheduled now.
+            if let (Some((at, sequence)), false) = (inp.stop_deferred, waits) {
                 inp.stop_deferred = None;
                 let version = inp.version;
                 ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
@@ -376,9 +407,10 @@ impl WormholeFabric {
         match due {
             Some((at, true)) => {
                 let sequence = ctx.queue.reserve();
-                if routed_at.is_some_and(|r| r < at) {
-                    // Due after the front packet's head is routed: kept out of the queue
-                    // (see `InPort::stop_deferred`).
+                if waits {
+                    // Due after the front packet's head is routed, or after the output it
+                    // waits for is released: kept out of the queue (see
+                    // `InPort::stop_deferred`).
                     inp.stop_deferred = Some((at, sequence));
                 } else {
                     ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
@@ -398,13 +430,55 @@ impl WormholeFabric {
         Some(head.start.max(inp.front_since) + self.routing_latency)
     }
 
-    /// The head of `input`'s front packet is routed and did not get its output at
-    /// once: a STOP kept out of the queue until then is scheduled, in its place.
+    /// Whether the STOP that `input` sends at `at` may stay out of the queue: an event
+    /// before it decides whether its front packet gets its output first (and the STOP
+    /// goes stale). That event is the routing of the front packet's head, or the release
+    /// of the output it asked for (held by another worm whose tail leaves before `at`,
+    /// or arbitrating this instant), which arbitrates again and schedules the STOPs of
+    /// the requests it does not grant ([`Self::undefer`]). Whatever moves that release
+    /// (a new plan of the output) schedules them too.
+    fn stop_waits(&self, input: u32, at: SimTime) -> bool {
+        if let Some(routed) = self.routed_at(input) {
+            return routed < at;
+        }
+        let Some(wanted) = self.ins[input as usize].entries.front().and_then(|e| e.route) else {
+            return false;
+        };
+        let out = &self.outs[wanted as usize];
+        match out.worm {
+            Some(worm) if worm.input != Some(input) => out
+                .run
+                .filter(|run| run.end == self.packets[worm.packet as usize].flits)
+                .is_some_and(|run| run.last(self.tau) + self.tau < at),
+            Some(_) => false,
+            None => out.arbitrating,
+        }
+    }
+
+    /// A STOP of `input` kept out of the queue is scheduled, in its place, unless it
+    /// may still wait ([`Self::stop_waits`]): the front packet's head was routed and did
+    /// not get its output, or the output it waits for has a new plan.
     pub(super) fn undefer<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+        let inp = &self.ins[input as usize];
+        let Some((at, sequence)) = inp.stop_deferred else {
+            return;
+        };
+        if self.stop_waits(input, at) {
+            return;
+        }
         let inp = &mut self.ins[input as usize];
-        if let Some((at, sequence)) = inp.stop_deferred.take() {
-            let version = inp.version;
-            ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+        inp.stop_deferred = None;
+        let version = inp.version;
+        ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+    }
+
+    /// `port` has a new plan: the STOPs its requests keep out of the queue while they
+    /// wait for its release are checked again.
+    pub(super) fn undefer_requests<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let mut i = 0;
+        while let Some(&(input, _)) = self.outs[port as usize].requests.get(i) {
+            self.undefer(input, ctx);
+            i += 1;
         }
     }
 

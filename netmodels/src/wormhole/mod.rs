@@ -230,6 +230,9 @@ struct OutPort {
     /// nothing else to send; the next message schedules it, or does its work if its
     /// place has passed
     tail_deferred: Option<u64>,
+    /// coarse path: the planned run ends where the planned arrivals of its flits do,
+    /// and its end is not an event (see `replan_one`)
+    awaits_arrivals: bool,
 }
 
 /// A packet (some of its flits) in an input buffer.
@@ -271,10 +274,11 @@ struct InPort {
     version: u32,
     /// coarse path: the STOP (true) or GO due and scheduled under `version`
     pending: Option<(SimTime, bool)>,
-    /// coarse path: the STOP `pending` is due after the front packet's head is routed
-    /// (at this time, with this reserved place in the queue), and is not scheduled
-    /// until the routing, or the arbitration it asks for, has not granted the packet
-    /// its output; nearly every packet is granted it, and the STOP goes stale
+    /// coarse path: the STOP `pending` is due after the front packet's head is routed,
+    /// or after the output it waits for is released (at this time, with this reserved
+    /// place in the queue), and is not scheduled until the routing or the arbitration
+    /// has not granted the packet its output in time; most packets are granted it
+    /// first, and the STOP goes stale (see `stop_waits`)
     stop_deferred: Option<(SimTime, u64)>,
 }
 
@@ -387,6 +391,7 @@ impl WormholeFabric {
                 last_send: None,
                 version: 0,
                 tail_deferred: None,
+                awaits_arrivals: false,
             });
             // The input side of this port is fed by the peer's output.
             let thresholds = match (owner.device, peer) {
@@ -552,8 +557,17 @@ impl WormholeFabric {
         match out.owner.device {
             Device::Host(host) => self.next_packet(port, host, ctx),
             Device::Switch(_) => {
-                // Arbitrate once every request of this instant is in.
-                self.schedule_arbitration(port, ctx);
+                // Arbitrate once every request of this instant is in. At once if no
+                // other event of this instant comes first, unless a bubble slot frees
+                // below (its work would then come after the arbitration's).
+                let frees_slot = finished
+                    .and_then(|w| w.input)
+                    .is_some_and(|input| self.ins[input as usize].slots > 0);
+                if frees_slot {
+                    self.schedule_arbitration(port, ctx);
+                } else {
+                    self.arbitrate_soon(port, ctx);
+                }
                 self.check_hol_at(port, ctx);
             }
         }
@@ -924,26 +938,34 @@ impl WormholeFabric {
             port,
         }) as u32;
         front.route = Some(out);
-        let o = &mut self.outs[out as usize];
-        o.requests.push((input, ctx.now));
-        let arbitrate = WormEvent::Arbitrate { port: out };
-        if !S::ENABLED && o.worm.is_none() && !o.arbitrating && ctx.queue.take_turn(arbitrate.rank()) {
-            // Nothing else happens at this instant before the arbitration would (no other
-            // request can join it): arbitrate now, one event fewer per packet and hop.
-            // Not when tracing, which records head-of-line blocking in between.
-            let rank = std::mem::replace(&mut ctx.rank, arbitrate.rank());
-            self.arbitrate(out, ctx);
-            ctx.rank = rank;
+        self.outs[out as usize].requests.push((input, ctx.now));
+        if self.arbitrate_soon(out, ctx) {
             return;
         }
-        self.schedule_arbitration(out, ctx);
-        if !self.outs[out as usize].arbitrating {
-            // No arbitration this instant (the output is held): a STOP may be due.
-            self.undefer(input, ctx);
-        }
+        // Not granted now: a STOP may be due, unless the arbitration of this instant or
+        // the output's release decides first.
+        self.undefer(input, ctx);
         if S::ENABLED {
             self.check_hol(input, ctx);
         }
+    }
+
+    /// Arbitrates an idle output after every request of this instant is in: at once
+    /// (returning true) if nothing else happens at this instant before the arbitration
+    /// would, so that no other request can join it; one event fewer per packet and hop.
+    /// Not when tracing, which records head-of-line blocking in between.
+    fn arbitrate_soon<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) -> bool {
+        let o = &self.outs[port as usize];
+        let arbitrate = WormEvent::Arbitrate { port };
+        let idle = o.worm.is_none() && !o.arbitrating && !o.requests.is_empty();
+        if S::ENABLED || !idle || !ctx.queue.take_turn(arbitrate.rank()) {
+            self.schedule_arbitration(port, ctx);
+            return false;
+        }
+        let rank = std::mem::replace(&mut ctx.rank, arbitrate.rank());
+        self.arbitrate(port, ctx);
+        ctx.rank = rank;
+        true
     }
 
     /// Arbitrates an idle output after every request of this instant is in.
@@ -956,14 +978,10 @@ impl WormholeFabric {
     }
 
     /// An idle output grants one of the inputs that want it; the others wait, and a
-    /// STOP deferred to their routing may be due.
+    /// STOP kept out of the queue for them may be due.
     fn arbitrate<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
         self.grant(port, ctx);
-        let mut i = 0;
-        while let Some(&(input, _)) = self.outs[port as usize].requests.get(i) {
-            self.undefer(input, ctx);
-            i += 1;
-        }
+        self.undefer_requests(port, ctx);
     }
 
     /// Grants `port`, if it is idle, to one of the inputs that want it.

@@ -56,6 +56,14 @@ impl Run {
 ///
 /// `arrivals` are in time order; `base` is the occupancy contributed by what happened
 /// before the runs (arrivals minus departures not described by them).
+///
+/// In closed form, one step per arrival run: both runs move one flit per `τ`, so at
+/// the `j`-th arrival of a run from its first one at or after `from` (at `a₀`), the
+/// departures before it number `clamp(c + j, 0, L)`, with `c = ⌈(a₀ − d.start)/τ⌉` and
+/// `L` the departure run's length. The occupancy is then `A + j − clamp(c + j, 0, L)`:
+/// it grows by one per arrival before the departures start, stays level while they
+/// keep pace, and grows again once they have ended; never decreasing, its first
+/// crossing of `high` is found segment by segment.
 pub(crate) fn first_stop(
     arrivals: &[Run],
     base: i64,
@@ -64,111 +72,62 @@ pub(crate) fn first_stop(
     high: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
-    if departure.is_none_or(|d| d.len() == 0) {
-        // Nothing leaves: the occupancy grows by one per arrival. The answer is the
-        // first arrival from `from` on, or the one that brings the count to `high`.
-        let needed = i64::from(high) - base;
-        let mut seen = 0i64;
-        for run in arrivals {
-            let len = i64::from(run.len());
-            if len == 0 {
-                continue;
-            }
-            // The earliest arrival of this run not before `from`, and the one that makes
-            // `needed` arrivals in all.
-            let from_k = run.first + run.count_by(from, tau, true);
-            let needed_k = needed - seen - 1;
-            seen += len;
-            let k = i64::from(from_k).max(i64::from(run.first) + needed_k);
-            if k < i64::from(run.end) {
-                return Some(run.at(k as u32, tau));
-            }
-        }
-        return None;
-    }
-    let d = departure.unwrap_or(Run {
-        first: 0,
-        end: 0,
-        start: SimTime::ZERO,
-    });
-    // Arrivals of earlier runs: all before this run's first (runs are in time order).
-    let mut prefix = 0i64;
+    let departures = departure.filter(|d| d.len() > 0);
+    let length = departures.map_or(0, |d| i64::from(d.len()));
+    // Occupancy from `base` and the runs before the current one.
+    let mut prefix = base;
     for run in arrivals {
-        let len = run.len();
-        if len == 0 {
-            continue;
-        }
-        if run.last(tau) < from {
-            prefix += i64::from(len);
-            continue;
-        }
-        let occupancy = |k: u32| -> i64 {
-            base + prefix + i64::from(k - run.first + 1) - i64::from(d.count_by(run.at(k, tau), tau, true))
-        };
-        // The first flit of the run at or after `from`.
-        let mut k = run.first + run.count_by(from, tau, true);
-        while k < run.end {
-            let a = run.at(k, tau);
-            let occ = occupancy(k);
-            if occ >= i64::from(high) {
-                return Some(a);
-            }
-            // While the departure run keeps pace with the arrivals, the occupancy
-            // stays as it is: skip to where either run ends.
-            let next = if d.len() > 0 && d.start < a && d.count_by(a, tau, true) < d.len() {
-                let spent_after = d.len() - d.count_by(a, tau, true);
-                let steps = spent_after.min(run.end - k - 1);
-                if steps > 1 { k + steps } else { k + 1 }
+        let k0 = run.first + run.count_by(from, tau, true);
+        if k0 < run.end {
+            let a0 = run.at(k0, tau);
+            // Departures before a₀ + j·τ: clamp(c + j, 0, L).
+            let c = departures.map_or(0, |d| steps(a0, d.start, tau, true));
+            // What the occupancy must gain over A − clamp(c, 0, L)... solved on
+            // g(j) = j − clamp(c + j, 0, L) ≥ t.
+            let t = i64::from(high) - (prefix + i64::from(k0 - run.first + 1));
+            let j = if t <= -c.clamp(0, length) {
+                0
+            } else if c <= 0 && t <= -c {
+                // Before the departures start: one more per arrival.
+                t
             } else {
-                k + 1
+                // Level while they keep pace; after the last departure, one per arrival.
+                t + length
             };
-            // Confirm the skip kept the occupancy (it can only be equal); otherwise step.
-            if next > k + 1 && occupancy(next - 1) != occ {
-                k += 1;
-            } else {
-                k = next;
+            if j < i64::from(run.end - k0) {
+                return Some(run.at(k0 + j as u32, tau));
             }
         }
-        prefix += i64::from(len);
+        prefix += i64::from(run.len());
     }
     None
 }
 
-/// Counts arrivals up to non-decreasing times, in amortised constant time.
-struct ArrivalCursor<'a> {
-    runs: &'a [Run],
-    /// runs before `index` have wholly arrived
-    index: usize,
-    /// their flits
-    prefix: i64,
-    tau: SimTime,
-}
-
-impl ArrivalCursor<'_> {
-    /// Arrivals at or before `t` (`t` never smaller than in an earlier call).
-    fn arrived_by(&mut self, t: SimTime) -> i64 {
-        while let Some(run) = self.runs.get(self.index) {
-            if run.len() > 0 && run.last(self.tau) > t {
-                break;
-            }
-            self.prefix += i64::from(run.len());
-            self.index += 1;
-        }
-        self.prefix
-            + self
-                .runs
-                .get(self.index)
-                .map_or(0, |r| i64::from(r.count_by(t, self.tau, false)))
-    }
-
-    /// The run still arriving at `t`, if any (after `arrived_by(t)`).
-    fn current(&self) -> Option<Run> {
-        self.runs.get(self.index).copied()
-    }
+/// `(a − b)/τ` in flit times, rounded up or down, for either sign, in 64-bit
+/// arithmetic (`⌈−y/τ⌉ = −⌊y/τ⌋`, `⌊−y/τ⌋ = −⌈y/τ⌉`). Runs are far shorter than 2^40
+/// flits; larger counts are clamped there.
+fn steps(a: SimTime, b: SimTime, tau: SimTime, round_up: bool) -> i64 {
+    let tau = tau.as_ps().max(1);
+    let (y, negative) = if a >= b {
+        ((a - b).as_ps(), false)
+    } else {
+        ((b - a).as_ps(), true)
+    };
+    let n = if round_up != negative { y.div_ceil(tau) } else { y / tau };
+    let n = n.min(1 << 40) as i64;
+    if negative { -n } else { n }
 }
 
 /// The first departure instant `d ≥ from` after which the occupancy (arrivals up to
 /// and including `d`, less departures up to and including `d`) is at most `low`.
+///
+/// In closed form, one step per arrival run: at the `j`-th departure from the first
+/// one at or after `from` (at `d₀`), a run `r` has delivered `clamp(e_r + j, 0, len_r)`
+/// flits, with `e_r = ⌊(d₀ − r.start)/τ⌋ + 1`. Arrivals come at most one per `τ` (one
+/// upstream output sends them), so the runs' stretches of `j` do not overlap: the
+/// occupancy stays level while a run keeps pace with the departures and falls by one
+/// per departure between runs. Walking those stretches in order finds where it first
+/// reaches `low`.
 pub(crate) fn first_go(
     arrivals: &[Run],
     base: i64,
@@ -177,51 +136,46 @@ pub(crate) fn first_go(
     low: u32,
     tau: SimTime,
 ) -> Option<SimTime> {
-    let d = departure?;
-    if d.len() == 0 {
+    let d = departure.filter(|d| d.len() > 0)?;
+    let k0 = d.first + d.count_by(from, tau, true);
+    if k0 >= d.end {
         return None;
     }
-    let mut cursor = ArrivalCursor {
-        runs: arrivals,
-        index: 0,
-        prefix: 0,
-        tau,
-    };
-    // Departures up to and including flit k.
-    let occupancy = |cursor: &mut ArrivalCursor<'_>, k: u32| -> i64 {
-        base + cursor.arrived_by(d.at(k, tau)) - i64::from(k - d.first + 1)
-    };
-    let mut k = d.first + d.count_by(from, tau, true);
-    while k < d.end {
-        let t = d.at(k, tau);
-        let occ = occupancy(&mut cursor, k);
-        if occ <= i64::from(low) {
-            return Some(t);
+    let d0 = d.at(k0, tau);
+    let departures = i64::from(d.end - k0);
+    // e_r for each run: flits of r arrived by d₀ is clamp(e_r, 0, len_r).
+    let lead = |r: &Run| -> i64 { steps(d0, r.start, tau, false) + 1 };
+    let arrived: i64 = arrivals.iter().map(|r| lead(r).clamp(0, i64::from(r.len()))).sum();
+    let mut occupancy = base + arrived - i64::from(k0 - d.first + 1);
+    let low = i64::from(low);
+    // Departures j → j + 1 in [start, end) of a run's stretch bring an arrival each.
+    let mut j = 0i64;
+    let mut previous_end = i64::MIN;
+    for r in arrivals.iter().filter(|r| r.len() > 0) {
+        let e = lead(r);
+        let (start, end) = (-e, i64::from(r.len()) - e);
+        debug_assert!(start >= previous_end, "arrival runs overlap: {arrivals:?}");
+        previous_end = end;
+        if occupancy <= low {
+            break;
         }
-        // While arrivals keep pace, the occupancy stays: skip to where they stop.
-        let pace = cursor
-            .current()
-            .filter(|r| r.len() > 0 && r.start <= t + tau && t < r.last(tau))
-            .map(|r| {
-                // Arrivals in (t, t+τ], (t+τ, t+2τ], … continue until the run's last flit.
-                let remaining = (r.last(tau) - t).as_ps() / tau.as_ps().max(1);
-                u32::try_from(remaining).unwrap_or(u32::MAX)
-            });
-        let next = match pace {
-            Some(steps) if steps > 1 => k + steps.min(d.end - k - 1).max(1),
-            _ => k + 1,
-        };
-        if next > k + 1 {
-            // Confirm on a copy: the cursor must not move past `k + 1`'s time.
-            let mut probe = ArrivalCursor { ..cursor };
-            if occupancy(&mut probe, next - 1) != occ {
-                k += 1;
-                continue;
-            }
+        if end <= j {
+            continue;
         }
-        k = next;
+        // Between runs: one fewer per departure.
+        let gap = (start - j).max(0);
+        if occupancy - gap <= low {
+            break;
+        }
+        occupancy -= gap;
+        // Alongside the run: level.
+        j = end;
+        if j >= departures {
+            return None;
+        }
     }
-    None
+    let j = j + (occupancy - low).max(0);
+    (j < departures).then(|| d.at(k0 + j as u32, tau))
 }
 
 #[cfg(test)]
