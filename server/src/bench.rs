@@ -150,7 +150,8 @@ pub struct ModelBenchPoint {
 
 /// Drives the model without sockets: every host sends single-packet messages
 /// (`payload` bytes) to uniformly random other hosts, with Poisson arrivals at
-/// `offered_load` of its link rate, for `duration` of simulated time.
+/// `offered_load` of its link rate, for `duration` of simulated time. A packet-hop is
+/// a delivered packet crossing one link (host links included).
 pub fn model(
     network: &crate::config::NetworkConfig,
     offered_load: f64,
@@ -160,10 +161,14 @@ pub fn model(
     use vesper_netmodels::rng::Rng;
     use vesper_netmodels::{HostId, MessageSpec, SimTime};
 
-    use crate::config::{FabricConfig, SwitchedConfig};
+    use crate::config::{FabricConfig, Shape, SwitchedConfig};
 
     let FabricConfig::Switched(SwitchedConfig {
-        link, adapter, switch, ..
+        link,
+        adapter,
+        switch,
+        shape,
+        ..
     }) = &network.fabric
     else {
         anyhow::bail!("the model benchmark needs a switched network");
@@ -173,6 +178,12 @@ pub fn model(
     // Peak memory per point: reset the kernel's high-water mark (Linux; ignored elsewhere).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let mut sim = network.build()?;
+    // Links each packet crosses: two on a crossbar (into the switch, out of it);
+    // elsewhere from the routes of every pair, walked before the clock starts.
+    let hops = match shape {
+        Shape::Crossbar => None,
+        _ => Some(hop_table(&sim.rails()[0])?),
+    };
     let payload = adapter.payload_bytes;
     let packet_time = link
         .bandwidth
@@ -184,6 +195,12 @@ pub fn model(
     let all_hosts_gap_ps = mean_gap_ps / f64::from(network.hosts);
     let mut rng = Rng::new(seed);
     let mut deliveries = Vec::new();
+    let hosts = network.hosts as usize;
+    let hops_of = |d: &vesper_netmodels::Delivery| {
+        hops.as_ref()
+            .map_or(2, |t| u64::from(t[d.src.index() * hosts + d.dst.index()]))
+    };
+    let mut packet_hops = 0u64;
     let mut packets = 0u64;
     let mut latency_sum = 0u128;
     let mut delivered_bytes = 0u64;
@@ -202,6 +219,7 @@ pub fn model(
         sim.advance_clock(at);
         for d in deliveries.drain(..) {
             packets += 1;
+            packet_hops += hops_of(&d);
             latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
             delivered_bytes += u64::from(d.size_bytes);
         }
@@ -222,13 +240,12 @@ pub fn model(
     sim.run_until(duration, &mut deliveries);
     for d in deliveries.drain(..) {
         packets += 1;
+        packet_hops += hops_of(&d);
         latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
         delivered_bytes += u64::from(d.size_bytes);
     }
     let wall = started.elapsed().as_secs_f64();
     let link_bytes = link.bandwidth.bytes_per_second_f64() * duration.as_ps() as f64 * 1e-12;
-    // Each packet crosses the host's link and the switch's link to its destination.
-    let packet_hops = packets * 2;
     let flit_hops = match switch.kind {
         vesper_netmodels::SwitchKind::Wormhole(w) => {
             Some(packet_hops * u64::from((payload + adapter.header_bytes).div_ceil(w.flit_bytes)))
@@ -249,6 +266,31 @@ pub fn model(
         mean_latency_ns: latency_sum as f64 / packets.max(1) as f64 / 1e3,
         peak_memory_mib: peak_memory_mib(),
     })
+}
+
+/// The links a packet from each host to each other crosses, by `src × hosts + dst`, from
+/// the routes (networks of at most 4,096 hosts; a crossbar needs no table).
+fn hop_table(sim: &vesper_netmodels::Simulation) -> anyhow::Result<Vec<u8>> {
+    use vesper_netmodels::HostId;
+    let hosts = sim.hosts();
+    anyhow::ensure!(
+        hosts <= 4096,
+        "the model benchmark counts each pair's hops; beyond a crossbar it takes at most 4,096 hosts, not {hosts}"
+    );
+    let mut table = vec![0u8; hosts as usize * hosts as usize];
+    let mut ports = Vec::new();
+    for src in 0..hosts {
+        for dst in (0..hosts).filter(|&d| d != src) {
+            ports.clear();
+            anyhow::ensure!(
+                sim.path(HostId(src), HostId(dst), &mut ports),
+                "the model benchmark needs one route per pair (routes chosen message by message have no hop count)"
+            );
+            table[(src * hosts + dst) as usize] = u8::try_from(ports.len())
+                .map_err(|_| anyhow::anyhow!("host {src} to host {dst}: a path of {} links", ports.len()))?;
+        }
+    }
+    Ok(table)
 }
 
 /// Peak resident memory of this process [MiB], from `/proc/self/status` (Linux).

@@ -522,11 +522,15 @@ enum Rendezvous {
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
     /// The network model alone, without sockets: uniform random traffic of
-    /// single-packet messages on the crossbar at several offered loads.
+    /// single-packet messages on a crossbar (or a preset) at several offered loads.
     Model {
-        /// Hosts in the network.
+        /// Hosts in the network (a crossbar).
         #[arg(long, default_value_t = 256)]
         hosts: u32,
+        /// A built-in network instead of the crossbar (`vesper topo --presets` lists
+        /// them); one rail, routes fixed per pair.
+        #[arg(long, value_name = "NAME", conflicts_with = "hosts")]
+        preset: Option<String>,
         /// Offered loads, as fractions of a host link's rate (or of the saturation
         /// throughput with --of-saturation).
         #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
@@ -535,7 +539,8 @@ enum BenchCommand {
         /// overloaded run).
         #[arg(long)]
         of_saturation: bool,
-        /// Also run the wormhole model one event per flit (to compare with the default).
+        /// Run wormhole switches one event per flit (the fine path), to compare with the
+        /// default coarse path.
         #[arg(long)]
         fine: bool,
         /// Simulated time per load [µs].
@@ -544,9 +549,9 @@ enum BenchCommand {
         /// Seed of the traffic generator.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The switch architecture.
-        #[arg(long, value_enum, default_value_t = SwitchName::OutputQueued)]
-        switch: SwitchName,
+        /// The switch architecture [default: output-queued, or the preset's].
+        #[arg(long, value_enum)]
+        switch: Option<SwitchName>,
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
@@ -593,6 +598,7 @@ fn main() -> anyhow::Result<()> {
         Command::Traffic(args) => traffic(*args),
         Command::Bench(BenchCommand::Model {
             hosts,
+            preset,
             loads,
             of_saturation,
             fine,
@@ -600,7 +606,16 @@ fn main() -> anyhow::Result<()> {
             seed,
             switch,
             json,
-        }) => bench_model(hosts, &loads, of_saturation, fine, duration_us, seed, switch, json),
+        }) => {
+            let network = match preset {
+                Some(name) => preset::spec(&name).map_err(anyhow::Error::msg)?.resolve()?,
+                None => NetworkConfig {
+                    hosts,
+                    ..NetworkConfig::default()
+                },
+            };
+            bench_model(network, &loads, of_saturation, fine, duration_us, seed, switch, json)
+        }
         Command::Bench(BenchCommand::Sync {
             round_trips,
             warmup,
@@ -1015,29 +1030,26 @@ fn bench_sync(
 
 #[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 fn bench_model(
-    hosts: u32,
+    mut network: NetworkConfig,
     loads: &[f64],
     of_saturation: bool,
     fine: bool,
     duration_us: u64,
     seed: u64,
-    switch: SwitchName,
+    switch: Option<SwitchName>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let kind = match switch {
-        SwitchName::OutputQueued => SwitchKind::OutputQueued,
-        SwitchName::Cioq => SwitchKind::Cioq(CioqParams::default()),
-        SwitchName::Wormhole => SwitchKind::Wormhole(WormholeParams {
-            granularity: if fine { Granularity::Fine } else { Granularity::Coarse },
-            ..WormholeParams::default()
-        }),
+    let FabricConfig::Switched(s) = &mut network.fabric else {
+        anyhow::bail!("the model benchmark needs a network of one rail of switches");
     };
-    let mut network = NetworkConfig {
-        hosts,
-        ..NetworkConfig::default()
+    s.switch.kind = match switch {
+        None => s.switch.kind,
+        Some(SwitchName::OutputQueued) => SwitchKind::OutputQueued,
+        Some(SwitchName::Cioq) => SwitchKind::Cioq(CioqParams::default()),
+        Some(SwitchName::Wormhole) => SwitchKind::Wormhole(WormholeParams::default()),
     };
-    if let FabricConfig::Switched(s) = &mut network.fabric {
-        s.switch.kind = kind;
+    if let SwitchKind::Wormhole(w) = &mut s.switch.kind {
+        w.granularity = if fine { Granularity::Fine } else { Granularity::Coarse };
     }
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
     let scale = if of_saturation {

@@ -998,3 +998,46 @@ fn run_replays_tasks_of_several_threads() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--save-trace writes tasks of one thread"));
 }
+
+/// `vesper bench model ARGS --json`: its points.
+fn bench_model(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = vesper(&[&["bench", "model", "--duration-us", "300", "--json"], args].concat());
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON points")
+}
+
+#[test]
+fn the_model_benchmark_counts_each_packets_links() {
+    let field = |p: &serde_json::Value, f: &str| p[f].as_u64().expect(f);
+    // A crossbar: into the switch and out of it.
+    for p in bench_model(&["--hosts", "16", "--switch", "cioq", "--loads", "0.2,0.5"]) {
+        assert!(field(&p, "packets") > 0, "{p}");
+        assert_eq!(field(&p, "packet_hops"), 2 * field(&p, "packets"), "{p}");
+    }
+    // The two-level fat tree: 2 links within a leaf switch (15 of a host's 255 peers),
+    // 4 through a spine; uniform traffic averages 3.88.
+    let points = bench_model(&["--preset", "fat-tree", "--loads", "0.2"]);
+    let (hops, packets) = (field(&points[0], "packet_hops"), field(&points[0], "packets"));
+    let mean = hops as f64 / packets as f64;
+    assert!((3.6..4.0).contains(&mean), "{hops} packet-hops for {packets} packets");
+    assert!(
+        points[0]["flit_hops"].as_u64().is_some(),
+        "the preset's wormhole switches"
+    );
+    // Several rails, or routes per message, have no single hop count per pair.
+    let out = vesper(&[
+        "bench",
+        "model",
+        "--preset",
+        "two-rail-fat-tree",
+        "--duration-us",
+        "100",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("one rail"), "{stderr}");
+}
