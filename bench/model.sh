@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The network model without sockets: uniform random traffic of single-packet messages
-# (4 KiB + 16 B) on a 256-host crossbar, per switch kind, at 10 %, 50 % and 90 % of the
-# measured saturation throughput; then memory against network size.
+# (4 KiB + 16 B) on a 256-host crossbar, then on the 256-host fat tree, per switch kind,
+# at 10 %, 50 % and 90 % of the measured saturation throughput; then memory against
+# network size.
 # Usage: bench/model.sh   (from the repository root)
 set -euo pipefail
 cargo build --release --bin vesper >/dev/null
@@ -10,6 +11,11 @@ echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 for switch in output-queued cioq wormhole; do
   echo "== $switch"
   VESPER_LOG=warn $v bench model --switch "$switch" --of-saturation --duration-us 50000
+done
+echo "== the same on the 256-host two-level fat tree (preset fat-tree, d-mod-k), per switch kind"
+for switch in output-queued cioq wormhole; do
+  echo "== fat-tree, $switch"
+  VESPER_LOG=warn $v bench model --preset fat-tree --switch "$switch" --of-saturation --duration-us 50000
 done
 echo "== wormhole, one event per flit (the fine path), for the ratio"
 VESPER_LOG=warn $v bench model --switch wormhole --fine --of-saturation --duration-us 5000
