@@ -82,8 +82,8 @@ pub(crate) fn first_stop(
             let a0 = run.at(k0, tau);
             // Departures before a₀ + j·τ: clamp(c + j, 0, L).
             let c = departures.map_or(0, |d| steps(a0, d.start, tau, true));
-            // What the occupancy must gain over A − clamp(c, 0, L)... solved on
-            // g(j) = j − clamp(c + j, 0, L) ≥ t.
+            // The occupancy is A + g(j), g(j) = j − clamp(c + j, 0, L): the first j with
+            // g(j) ≥ t, g never decreasing.
             let t = i64::from(high) - (prefix + i64::from(k0 - run.first + 1));
             let j = if t <= -c.clamp(0, length) {
                 0
