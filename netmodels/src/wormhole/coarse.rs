@@ -179,6 +179,14 @@ impl WormholeFabric {
         }
     }
 
+    /// Keeps the arrival list of an entry gone from its buffer for a new entry.
+    fn recycle(&mut self, gone: Option<Entry>) {
+        if let Some(mut entry) = gone {
+            entry.arrivals.clear();
+            self.spare_runs.push(entry.arrivals);
+        }
+    }
+
     /// Whether the arrival of flit `k` of the front packet of `input` is planned.
     fn arrivals_planned_from(&self, input: Option<u32>, k: u32) -> bool {
         input
@@ -230,7 +238,7 @@ impl WormholeFabric {
                 departed: 0,
                 route: None,
                 hop,
-                arrivals: Vec::new(),
+                arrivals: self.spare_runs.pop().unwrap_or_default(),
             });
         }
         let position = inp.entries.len() - 1;
@@ -243,7 +251,8 @@ impl WormholeFabric {
             entry.arrivals.push(r);
         }
         if entry.arrivals.is_empty() {
-            inp.entries.pop_back();
+            let gone = inp.entries.pop_back();
+            self.recycle(gone);
             return;
         }
         if position != 0 {
@@ -292,7 +301,9 @@ impl WormholeFabric {
         }
         self.go_if_drained(input, ctx);
         let inp = &mut self.ins[input as usize];
-        inp.entries.pop_front();
+        let gone = inp.entries.pop_front();
+        self.recycle(gone);
+        let inp = &mut self.ins[input as usize];
         inp.front_since = now;
         if let Some(head) = inp
             .entries
@@ -320,7 +331,9 @@ impl WormholeFabric {
         let Some(worm) = out.worm else { return };
         if let Some(input) = worm.input {
             let inp = &mut self.ins[input as usize];
-            inp.entries.pop_front();
+            let gone = inp.entries.pop_front();
+            self.recycle(gone);
+            let inp = &mut self.ins[input as usize];
             inp.front_since = tail_sent;
             if let Some(head) = inp
                 .entries

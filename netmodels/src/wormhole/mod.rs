@@ -305,6 +305,9 @@ pub(crate) struct WormholeFabric {
     scratch_ports: Vec<u32>,
     scratch_inputs: Vec<u32>,
     scratch_runs: Vec<Run>,
+    /// coarse path: the arrival lists of entries gone, for new entries (no allocation
+    /// per packet and hop)
+    spare_runs: Vec<Vec<Run>>,
     /// flow-control signals sent, for comparing the paths in tests
     #[cfg(test)]
     pub(crate) signals: Vec<(SimTime, u32, bool)>,
@@ -448,6 +451,7 @@ impl WormholeFabric {
             scratch_ports: Vec::new(),
             scratch_inputs: Vec::new(),
             scratch_runs: Vec::new(),
+            spare_runs: Vec::new(),
             coarse: uniform && params.granularity == Granularity::Coarse,
             tau,
             params,
