@@ -380,11 +380,18 @@ impl WormholeFabric {
                 out.worm.filter(|w| w.input == Some(input)).and(out.run)
             });
             let base = -i64::from(front.departed);
-            let mut arrivals = std::mem::take(&mut self.scratch_runs);
-            arrivals.clear();
-            arrivals.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+            // Every entry's arrival runs, in order: the front entry's own list when it is
+            // alone (usually), else a copy of them all end to end.
+            let mut scratch = std::mem::take(&mut self.scratch_runs);
+            let arrivals = if inp.entries.len() == 1 {
+                &front.arrivals
+            } else {
+                scratch.clear();
+                scratch.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+                &scratch
+            };
             let due = if inp.stop_sent {
-                first_go(&arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
+                first_go(arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
             } else {
                 // Arrivals of this instant had their STOP check already, unless we are
                 // ahead of them (a flow-control signal or an injection of this instant).
@@ -393,9 +400,9 @@ impl WormholeFabric {
                 } else {
                     ctx.now + SimTime::from_ps(1)
                 };
-                first_stop(&arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
+                first_stop(arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
             };
-            self.scratch_runs = arrivals;
+            self.scratch_runs = scratch;
             due
         });
         let waits = match due {
