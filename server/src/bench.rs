@@ -196,14 +196,18 @@ pub fn model(
     let mut rng = Rng::new(seed);
     let mut deliveries = Vec::new();
     let hosts = network.hosts as usize;
-    let hops_of = |d: &vesper_netmodels::Delivery| {
-        hops.as_ref()
-            .map_or(2, |t| u64::from(t[d.src.index() * hosts + d.dst.index()]))
+    let (mut packets, mut packet_hops, mut latency_sum, mut delivered_bytes) = (0u64, 0u64, 0u128, 0u64);
+    // Counts the packets delivered so far.
+    let mut tally = |deliveries: &mut Vec<vesper_netmodels::Delivery>| {
+        for d in deliveries.drain(..) {
+            packets += 1;
+            packet_hops += hops
+                .as_ref()
+                .map_or(2, |t| u64::from(t[d.src.index() * hosts + d.dst.index()]));
+            latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
+            delivered_bytes += u64::from(d.size_bytes);
+        }
     };
-    let mut packet_hops = 0u64;
-    let mut packets = 0u64;
-    let mut latency_sum = 0u128;
-    let mut delivered_bytes = 0u64;
     let mut cookie = 0u64;
     let mut clock_ps = 0.0;
     let started = Instant::now();
@@ -217,12 +221,7 @@ pub fn model(
         sim.run_until(at, &mut deliveries);
         // Nothing is left before `at`: the message enters its adapter at once.
         sim.advance_clock(at);
-        for d in deliveries.drain(..) {
-            packets += 1;
-            packet_hops += hops_of(&d);
-            latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
-            delivered_bytes += u64::from(d.size_bytes);
-        }
+        tally(&mut deliveries);
         let mut dst = rng.below(u64::from(network.hosts - 1)) as u32;
         if dst >= host {
             dst += 1;
@@ -238,12 +237,7 @@ pub fn model(
     }
     // Deliveries inside the measured time count towards the accepted load.
     sim.run_until(duration, &mut deliveries);
-    for d in deliveries.drain(..) {
-        packets += 1;
-        packet_hops += hops_of(&d);
-        latency_sum += u128::from((d.arrived - d.injected_at).as_ps());
-        delivered_bytes += u64::from(d.size_bytes);
-    }
+    tally(&mut deliveries);
     let wall = started.elapsed().as_secs_f64();
     let link_bytes = link.bandwidth.bytes_per_second_f64() * duration.as_ps() as f64 * 1e-12;
     let flit_hops = match switch.kind {
