@@ -250,6 +250,14 @@ impl Bandwidth {
 
     /// Time to put `bytes` on the wire, rounded up to the picosecond.
     pub fn serialization_time(self, bytes: u64) -> SimTime {
+        // In 64 bits when the product fits (packets on any real link): a 128-bit
+        // division is a library call.
+        if let Some(numerator) = bytes
+            .checked_mul(1_000_000_000_000)
+            .and_then(|n| n.checked_mul(self.denominator))
+        {
+            return SimTime(numerator.div_ceil(self.numerator));
+        }
         let numerator = u128::from(bytes) * 1_000_000_000_000u128 * u128::from(self.denominator);
         let ps = numerator.div_ceil(u128::from(self.numerator));
         SimTime(u64::try_from(ps).unwrap_or(u64::MAX))

@@ -100,8 +100,13 @@ impl Crossbar {
         }
     }
 
+    /// Puts `output` on the list to look at in the next matching, once, unless a
+    /// transfer into it is under way: then it cannot match, and `done` marks it when
+    /// the transfer ends.
     fn mark(&mut self, output: u32) {
-        mark(&mut self.is_dirty, &mut self.dirty, output);
+        if !self.output_busy[output as usize] {
+            mark(&mut self.is_dirty, &mut self.dirty, output);
+        }
     }
 
     fn want(&mut self, input: u32, output: u32) {
@@ -109,7 +114,10 @@ impl Crossbar {
         if let Err(at) = list.binary_search(&input) {
             list.insert(at, input);
         }
-        self.mark(output);
+        // A busy input cannot match: `done` marks the outputs it wants when it is free.
+        if !self.inputs[input as usize].busy {
+            self.mark(output);
+        }
     }
 
     fn unwant(&mut self, input: u32, output: u32) {
@@ -145,10 +153,12 @@ impl Crossbar {
         let inp = &self.inputs[input as usize];
         if self.params.virtual_output_queues {
             for &o in &inp.waiting {
-                mark(&mut self.is_dirty, &mut self.dirty, o);
+                if !self.output_busy[o as usize] {
+                    mark(&mut self.is_dirty, &mut self.dirty, o);
+                }
             }
         } else if let Some(&(o, _)) = inp.queues[0].front() {
-            mark(&mut self.is_dirty, &mut self.dirty, o);
+            self.mark(o);
         }
     }
 
@@ -175,7 +185,7 @@ impl Crossbar {
         for &o in &outputs {
             self.is_dirty[o as usize] = false;
         }
-        outputs.sort_unstable_by_key(|&o| (o + ports - start) % ports);
+        outputs.sort_unstable_by_key(|&o| rotated(o, start, ports));
         for &output in &outputs {
             if self.output_busy[output as usize] {
                 continue;
@@ -186,13 +196,16 @@ impl Crossbar {
                 .iter()
                 .copied()
                 .filter(|&i| !inputs[i as usize].busy)
-                .min_by_key(|&i| (i + ports - pointer) % ports);
+                .min_by_key(|&i| rotated(i, pointer, ports));
             let Some(input) = chosen else { continue };
-            let Some(packet) = self.take(input, output) else {
-                continue;
-            };
+            // Busy from here: the next packet `take` brings to the head waits for `done`.
             self.inputs[input as usize].busy = true;
             self.output_busy[output as usize] = true;
+            let Some(packet) = self.take(input, output) else {
+                self.inputs[input as usize].busy = false;
+                self.output_busy[output as usize] = false;
+                continue;
+            };
             self.pointers[output as usize] = (input + 1) % ports;
             started.push((input, output, packet));
         }
@@ -218,6 +231,12 @@ impl Crossbar {
         }
         Some(packet)
     }
+}
+
+/// The distance from `from` to `port` going up and wrapping round `ports` (both below
+/// it): a subtraction, not a division, as it runs for every candidate of a matching.
+fn rotated(port: u32, from: u32, ports: u32) -> u32 {
+    if port >= from { port - from } else { port + ports - from }
 }
 
 /// Puts `output` on the list of outputs to look at, once.
