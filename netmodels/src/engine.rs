@@ -7,6 +7,8 @@
 //! of its inputs. Events are small `Copy` values held by value in a binary
 //! heap (`Heap`): no allocation per event.
 
+use std::collections::VecDeque;
+
 use crate::time::SimTime;
 
 /// A pending event.
@@ -35,6 +37,10 @@ const SEQUENCE_MASK: u64 = (1 << 56) - 1;
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: Heap<E>,
+    /// Events of the current instant scheduled in key order (most of those scheduled
+    /// for "now"), popped from the front: no heap walk for them. Empty before the clock
+    /// moves on, as all its events come before any later one.
+    lane: VecDeque<Entry<E>>,
     next_sequence: u64,
     now: SimTime,
     /// the key of the last event popped
@@ -46,6 +52,7 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: Heap { items: Vec::new() },
+            lane: VecDeque::new(),
             next_sequence: 0,
             now: SimTime::ZERO,
             last_key: 0,
@@ -72,12 +79,12 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.items.len()
+        self.heap.items.len() + self.lane.len()
     }
 
     /// Whether no event waits.
     pub fn is_empty(&self) -> bool {
-        self.heap.items.is_empty()
+        self.heap.items.is_empty() && self.lane.is_empty()
     }
 
     /// Schedules `event` at `time`, which must not be in the past (rank 0).
@@ -112,18 +119,22 @@ impl<E: Copy> EventQueue<E> {
     /// have [`Self::passed`].
     pub fn schedule_reserved(&mut self, time: SimTime, rank: u8, sequence: u64, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
-        self.heap.push(Entry {
+        let entry = Entry {
             key: Entry::<E>::key(time.max(self.now), rank, sequence),
             event,
-        });
+        };
+        if time <= self.now && self.lane.back().is_none_or(|last| last.key < entry.key) {
+            self.lane.push_back(entry);
+        } else {
+            self.heap.push(entry);
+        }
     }
 
     /// Whether every pending event comes after any event that could be scheduled now at
     /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
     pub fn nothing_before(&self, rank: u8) -> bool {
-        self.heap
-            .peek()
-            .is_none_or(|e| e.key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
+        self.first_key()
+            .is_none_or(|key| key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
     }
 
     /// If an event scheduled now at `rank` would be the next one popped, takes its
@@ -141,15 +152,33 @@ impl<E: Copy> EventQueue<E> {
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(Entry::time)
+        self.first_key().map(|key| SimTime::from_ps((key >> 64) as u64))
+    }
+
+    /// The key of the earliest pending event.
+    fn first_key(&self) -> Option<u128> {
+        match (self.lane.front(), self.heap.peek()) {
+            (Some(a), Some(b)) => Some(a.key.min(b.key)),
+            (a, b) => a.or(b).map(|e| e.key),
+        }
     }
 
     /// Pops the earliest event if it is at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        if self.heap.peek()?.time() > limit {
+        let from_lane = match (self.lane.front(), self.heap.peek()) {
+            (Some(a), Some(b)) => a.key < b.key,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let first = if from_lane { self.lane.front() } else { self.heap.peek() };
+        if first?.time() > limit {
             return None;
         }
-        let entry = self.heap.pop()?;
+        let entry = if from_lane {
+            self.lane.pop_front()
+        } else {
+            self.heap.pop()
+        }?;
         let time = entry.time();
         self.now = time;
         self.last_key = entry.key;
@@ -310,11 +339,22 @@ mod tests {
         let mut rng = crate::rng::Rng::new(5);
         let mut q = EventQueue::new();
         let mut reference = std::collections::BTreeSet::new();
+        let mut reserved = Vec::new();
         for step in 0..20_000u64 {
             if rng.below(3) > 0 {
-                let time = q.now() + SimTime::from_ps(rng.below(50));
+                // A third at the current instant (the lane), in and out of key order.
+                let delay = if rng.below(3) == 0 { 0 } else { rng.below(50) };
+                let time = q.now() + SimTime::from_ps(delay);
                 let rank = rng.below(3) as u8;
-                let sequence = q.reserve();
+                // A quarter in a place reserved earlier (each used once, never one
+                // already passed), the others in a new one.
+                if rng.below(4) == 0 {
+                    reserved.push(q.reserve());
+                }
+                let sequence = match reserved.first() {
+                    Some(&old) if rng.below(4) == 0 && !q.passed(time, rank, old) => reserved.swap_remove(0),
+                    _ => q.reserve(),
+                };
                 q.schedule_reserved(time, rank, sequence, step);
                 reference.insert((time, rank, sequence, step));
             } else {
