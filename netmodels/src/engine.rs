@@ -4,8 +4,18 @@
 //! Ties in time are broken first by an optional rank (a model may say, for instance,
 //! that a flow-control signal arriving at an instant takes effect before a send at that
 //! instant), then by the order of scheduling (FIFO), which makes a run a pure function
-//! of its inputs. Events are small `Copy` values held by value in a binary
-//! heap (`Heap`): no allocation per event.
+//! of its inputs. Events are small `Copy` values held by value: no allocation per
+//! event.
+//!
+//! ```text
+//!   schedule ──▶ lane of its delay class (0, < 66 ns, < 524 ns, …), if later than
+//!                that lane's last event ── else ──▶ binary heap
+//!   pop      ◀── the earliest of the heap's top and the lanes' fronts
+//! ```
+//!
+//! Most events go to a lane, in O(1): events of one class scheduled one after the
+//! other come in time order, as the clock only moves forward and their delays are
+//! alike. The rest go to the heap. The order of events is the same either way.
 
 use std::collections::VecDeque;
 
@@ -33,14 +43,32 @@ impl<E> Entry<E> {
 /// Sequence numbers wrap after 2^56 events (7 × 10^16): far beyond any run.
 const SEQUENCE_MASK: u64 = (1 << 56) - 1;
 
+/// FIFO lanes beside the heap, one per class of delay (see `delay_class`).
+const LANES: usize = 6;
+
+/// The lane of an event scheduled `delay_ps` ahead: 0 for the current instant, then
+/// classes eight times apart: below 2^16 ps (66 ns: cables), 2^19 ps (524 ns: routing),
+/// 2^22 ps (4.2 µs: packets on fast links), 2^25 ps (34 µs: on slow ones), and the rest.
+///
+/// Events of one class scheduled one after the other mostly come in time order, as the
+/// clock only moves forward and their delays are alike: each lane takes the events that
+/// do (a queue, O(1)); the others go to the heap.
+fn delay_class(delay_ps: u64) -> usize {
+    if delay_ps == 0 {
+        return 0;
+    }
+    let bits = 64 - delay_ps.leading_zeros();
+    (1 + bits.saturating_sub(14) as usize / 3).min(LANES - 1)
+}
+
 /// A deterministic future-event list.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: Heap<E>,
-    /// Events of the current instant scheduled in key order (most of those scheduled
-    /// for "now"), popped from the front: no heap walk for them. Empty before the clock
-    /// moves on, as all its events come before any later one.
-    lane: VecDeque<Entry<E>>,
+    /// Per class of delay, events scheduled in key order (each later than the lane's
+    /// last), popped from the front: no heap walk for them. The earliest event is the
+    /// first of the heap's and the lanes' fronts.
+    lanes: [VecDeque<Entry<E>>; LANES],
     next_sequence: u64,
     now: SimTime,
     /// the key of the last event popped
@@ -52,7 +80,7 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: Heap { items: Vec::new() },
-            lane: VecDeque::new(),
+            lanes: std::array::from_fn(|_| VecDeque::new()),
             next_sequence: 0,
             now: SimTime::ZERO,
             last_key: 0,
@@ -79,12 +107,12 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.items.len() + self.lane.len()
+        self.heap.items.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Whether no event waits.
     pub fn is_empty(&self) -> bool {
-        self.heap.items.is_empty() && self.lane.is_empty()
+        self.heap.items.is_empty() && self.lanes.iter().all(VecDeque::is_empty)
     }
 
     /// Schedules `event` at `time`, which must not be in the past (rank 0).
@@ -123,8 +151,10 @@ impl<E: Copy> EventQueue<E> {
             key: Entry::<E>::key(time.max(self.now), rank, sequence),
             event,
         };
-        if time <= self.now && self.lane.back().is_none_or(|last| last.key < entry.key) {
-            self.lane.push_back(entry);
+        // The lane of its delay's class, if it comes after that lane's last event.
+        let class = delay_class((time - self.now.min(time)).as_ps());
+        if self.lanes[class].back().is_none_or(|e| e.key < entry.key) {
+            self.lanes[class].push_back(entry);
         } else {
             self.heap.push(entry);
         }
@@ -157,25 +187,31 @@ impl<E: Copy> EventQueue<E> {
 
     /// The key of the earliest pending event.
     fn first_key(&self) -> Option<u128> {
-        match (self.lane.front(), self.heap.peek()) {
-            (Some(a), Some(b)) => Some(a.key.min(b.key)),
-            (a, b) => a.or(b).map(|e| e.key),
-        }
+        let lanes = self.lanes.iter().filter_map(|l| l.front().map(|e| e.key));
+        lanes.chain(self.heap.peek().map(|e| e.key)).min()
     }
 
     /// Pops the earliest event if it is at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        let from_lane = match (self.lane.front(), self.heap.peek()) {
-            (Some(a), Some(b)) => a.key < b.key,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let first = if from_lane { self.lane.front() } else { self.heap.peek() };
-        if first?.time() > limit {
+        // Where the earliest event is: a lane (its index) or the heap (LANES).
+        let mut from = LANES;
+        let mut first = self.heap.peek().map_or(u128::MAX, |e| e.key);
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if let Some(e) = lane.front()
+                && e.key < first
+            {
+                first = e.key;
+                from = i;
+            }
+        }
+        if from == LANES && self.heap.peek().is_none() {
             return None;
         }
-        let entry = if from_lane {
-            self.lane.pop_front()
+        if SimTime::from_ps((first >> 64) as u64) > limit {
+            return None;
+        }
+        let entry = if from < LANES {
+            self.lanes[from].pop_front()
         } else {
             self.heap.pop()
         }?;
@@ -342,8 +378,16 @@ mod tests {
         let mut reserved = Vec::new();
         for step in 0..20_000u64 {
             if rng.below(3) > 0 {
-                // A third at the current instant (the lane), in and out of key order.
-                let delay = if rng.below(3) == 0 { 0 } else { rng.below(50) };
+                // A third at the current instant, the others close (ties) or of any
+                // class of delay; in and out of each lane's order.
+                let delay = match rng.below(3) {
+                    0 => 0,
+                    1 => rng.below(50),
+                    _ => {
+                        let bits = rng.below(28);
+                        rng.below(1 << bits)
+                    }
+                };
                 let time = q.now() + SimTime::from_ps(delay);
                 let rank = rng.below(3) as u8;
                 // A quarter in a place reserved earlier (each used once, never one
@@ -367,6 +411,25 @@ mod tests {
             assert_eq!(q.pop_until(SimTime::MAX), Some((time, event)));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn delay_classes_are_eight_times_apart() {
+        let classes: Vec<usize> = [
+            0,
+            1,
+            65_535,
+            65_536,
+            524_287,
+            524_288,
+            4_194_304,
+            33_554_431,
+            33_554_432,
+            u64::MAX,
+        ]
+        .map(delay_class)
+        .to_vec();
+        assert_eq!(classes, [0, 1, 1, 2, 2, 3, 4, 4, 5, 5]);
     }
 
     #[test]
