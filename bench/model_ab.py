@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compares release builds of vesper on the model benchmark, alternated in one session.
 
-Usage: bench/model_ab.py ROUNDS SWITCH LOADS DURATION_US BINARY...
+Usage: bench/model_ab.py [--preset NAME] ROUNDS SWITCH LOADS DURATION_US BINARY...
   e.g. bench/model_ab.py 7 cioq 0.0584,0.292,0.5256 50000 /tmp/vesper-base target/release/vesper
+       bench/model_ab.py --preset fat-tree 5 cioq 0.062,0.308,0.555 50000 A B
 
-Runs `BINARY bench model --switch SWITCH --loads LOADS --duration-us DURATION_US --json`
+Runs `BINARY bench model [--preset NAME] --switch SWITCH --loads LOADS --duration-us DURATION_US --json`
 ROUNDS times per binary, alternating the order each round (the machine is noisy: compare
 ratios from one session). Prints the median and the best packet-hops/s per load, the
 ratio of medians to the first binary, and the events per packet-hop. Fails if the
@@ -16,21 +17,25 @@ import statistics
 import subprocess
 import sys
 
-rounds, switch, loads, duration = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-binaries = sys.argv[5:]
+args = sys.argv[1:]
+preset = []
+if args[:1] == ["--preset"]:
+    preset, args = ["--preset", args[1]], args[2:]
+rounds, switch, loads, duration = int(args[0]), args[1], args[2], args[3]
+binaries = args[4:]
 rates = {b: [] for b in binaries}
 results, events = {}, {}
 env = dict(os.environ, VESPER_LOG="warn")
 for r in range(rounds):
     for b in binaries if r % 2 == 0 else binaries[::-1]:
-        command = [b, "bench", "model", "--switch", switch, "--loads", loads, "--duration-us", duration, "--json"]
+        command = [b, "bench", "model", *preset, "--switch", switch, "--loads", loads, "--duration-us", duration, "--json"]
         points = json.loads(subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout)
         rates[b].append([p["packet_hops_per_second"] for p in points])
         events.setdefault(b, [p["events"] / p["packet_hops"] for p in points])
         simulated = [(p["packets"], p["accepted_load"], p["mean_latency_ns"]) for p in points]
         assert results.setdefault(b, simulated) == simulated, f"{b} is not deterministic"
 same = len({json.dumps(v) for v in results.values()}) == 1
-print(f"{switch}, loads {loads}, {duration} µs, {rounds} rounds; same simulated results: {same}")
+print(f"{' '.join(preset[1:]) or 'crossbar'}, {switch}, loads {loads}, {duration} µs, {rounds} rounds; same simulated results: {same}")
 first = None
 for b in binaries:
     medians = [statistics.median(c) for c in zip(*rates[b])]

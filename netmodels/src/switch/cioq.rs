@@ -18,11 +18,9 @@ use std::collections::VecDeque;
 
 use crate::switch::CioqParams;
 
-/// One input port's queues.
+/// One input port's state besides its queues.
 #[derive(Debug, Default)]
 pub(crate) struct InputQueues {
-    /// one FIFO, or one queue per output port (indexed by the switch's port number)
-    queues: Vec<VecDeque<(u32, u32)>>,
     /// the outputs whose queue here is not empty (virtual output queues), in order
     waiting: Vec<u32>,
     /// a transfer from this input is under way
@@ -40,6 +38,9 @@ pub(crate) struct InputQueues {
 pub(crate) struct Crossbar {
     params: CioqParams,
     inputs: Vec<InputQueues>,
+    /// every input's queues, in one list (fewer loads to reach one): one FIFO per input,
+    /// or one queue per input and output port (`queue`)
+    queues: Vec<VecDeque<(u32, u32)>>,
     /// a transfer into this output is under way
     output_busy: Vec<bool>,
     /// per output: the inputs with a packet for it at the head of a queue, in order
@@ -57,21 +58,15 @@ pub(crate) struct Crossbar {
 
 impl Crossbar {
     pub(crate) fn new(params: CioqParams, ports: u32) -> Crossbar {
-        let queues = if params.virtual_output_queues {
+        let per_input = if params.virtual_output_queues {
             ports as usize
         } else {
             1
         };
         Crossbar {
             params,
-            inputs: (0..ports)
-                .map(|_| InputQueues {
-                    queues: (0..queues).map(|_| VecDeque::new()).collect(),
-                    waiting: Vec::new(),
-                    busy: false,
-                    bytes: 0,
-                })
-                .collect(),
+            inputs: (0..ports).map(|_| InputQueues::default()).collect(),
+            queues: (0..ports as usize * per_input).map(|_| VecDeque::new()).collect(),
             output_busy: vec![false; ports as usize],
             wanting: vec![Vec::new(); ports as usize],
             dirty: Vec::new(),
@@ -92,11 +87,12 @@ impl Crossbar {
         &mut self.inputs[input as usize]
     }
 
-    fn queue_of(&self, output: u32) -> usize {
+    /// The index in `queues` of the queue of `input` that holds packets for `output`.
+    fn queue(&self, input: u32, output: u32) -> usize {
         if self.params.virtual_output_queues {
-            output as usize
+            input as usize * self.output_busy.len() + output as usize
         } else {
-            0
+            input as usize
         }
     }
 
@@ -130,14 +126,14 @@ impl Crossbar {
     /// A packet (slab id `packet`) arrived at input `input`, bound for output `output`.
     pub(crate) fn enqueue(&mut self, input: u32, output: u32, packet: u32) {
         let voq = self.params.virtual_output_queues;
-        let queue = self.queue_of(output);
-        let inp = &mut self.inputs[input as usize];
-        let first = inp.queues[queue].is_empty();
+        let queue = self.queue(input, output);
+        let first = self.queues[queue].is_empty();
         if voq && first {
-            let at = inp.waiting.partition_point(|&o| o < output);
-            inp.waiting.insert(at, output);
+            let waiting = &mut self.inputs[input as usize].waiting;
+            let at = waiting.partition_point(|&o| o < output);
+            waiting.insert(at, output);
         }
-        inp.queues[queue].push_back((output, packet));
+        self.queues[queue].push_back((output, packet));
         if first {
             // It is at the head of its queue: it wants its output now.
             self.want(input, output);
@@ -157,7 +153,7 @@ impl Crossbar {
                     mark(&mut self.is_dirty, &mut self.dirty, o);
                 }
             }
-        } else if let Some(&(o, _)) = inp.queues[0].front() {
+        } else if let Some(&(o, _)) = self.queues[input as usize].front() {
             self.mark(o);
         }
     }
@@ -170,7 +166,9 @@ impl Crossbar {
     /// Packets waiting at `input`.
     #[cfg(test)]
     pub(crate) fn queued(&self, input: u32) -> usize {
-        self.inputs[input as usize].queues.iter().map(VecDeque::len).sum()
+        let per_input = self.queues.len() / self.inputs.len();
+        let first = input as usize * per_input;
+        self.queues[first..first + per_input].iter().map(VecDeque::len).sum()
     }
 
     /// Matches free inputs to free outputs; appends the transfers to start to `started`
@@ -218,10 +216,10 @@ impl Crossbar {
 
     fn take(&mut self, input: u32, output: u32) -> Option<u32> {
         let voq = self.params.virtual_output_queues;
-        let queue = self.queue_of(output);
-        let (_, packet) = self.inputs[input as usize].queues[queue].pop_front()?;
+        let queue = self.queue(input, output);
+        let (_, packet) = self.queues[queue].pop_front()?;
         self.unwant(input, output);
-        let next = self.inputs[input as usize].queues[queue].front().map(|&(o, _)| o);
+        let next = self.queues[queue].front().map(|&(o, _)| o);
         if voq && next.is_none() {
             self.inputs[input as usize].waiting.retain(|&o| o != output);
         }
