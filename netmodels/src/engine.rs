@@ -234,11 +234,10 @@ impl<E: Copy> EventQueue<E> {
 
 /// A binary min-heap of entries on their key.
 ///
-/// Not `std`'s `BinaryHeap`, for the pops, a quarter of a run's time: the walk down
-/// chooses the smaller child with a comparison turned into an index, where `std`
-/// branches and mispredicts about every other level on a simulation's keys. Then the
-/// last entry sifts up from the bottom (Floyd's method, as `std` does). A 4-ary heap
-/// (half the levels, three comparisons each) was slower.
+/// Not `std`'s `BinaryHeap`, whose walk down branches on which child is smaller and
+/// mispredicts about every other level on a simulation's keys: here the comparison is
+/// turned into an index. Then the last entry sifts up from the bottom (Floyd's method,
+/// as `std` does). A 4-ary heap (half the levels, three comparisons each) was slower.
 #[derive(Debug)]
 struct Heap<E> {
     items: Vec<Entry<E>>,
