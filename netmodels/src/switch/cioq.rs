@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::switch::CioqParams;
+use crate::switch::{CioqParams, rotated};
 
 /// One input port's state besides its queues.
 #[derive(Debug, Default)]
@@ -229,12 +229,6 @@ impl Crossbar {
         }
         Some(packet)
     }
-}
-
-/// The distance from `from` to `port` going up and wrapping round `ports` (both below
-/// it): a subtraction, not a division, as it runs for every candidate of a matching.
-fn rotated(port: u32, from: u32, ports: u32) -> u32 {
-    if port >= from { port - from } else { port + ports - from }
 }
 
 /// Puts `output` on the list of outputs to look at, once.

@@ -155,3 +155,10 @@ pub enum InitialPointer {
         seed: u64,
     },
 }
+
+/// The distance from `from` to `port` going up and wrapping round `ports` (both below
+/// it), for round-robin pointers: a subtraction, not a division, as it runs for every
+/// candidate of an arbitration.
+pub(crate) fn rotated(port: u32, from: u32, ports: u32) -> u32 {
+    if port >= from { port - from } else { port + ports - from }
+}

@@ -72,7 +72,7 @@ use crate::link::LinkParams;
 use crate::rng::Rng;
 use crate::simulation::{BuildError, Cut, Event, Message};
 use crate::slab::Slab;
-use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams};
+use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
@@ -1005,7 +1005,7 @@ impl WormholeFabric {
         let chosen = match self.params.arbitration {
             Arbitration::RoundRobin { .. } => {
                 let pointer = out.pointer;
-                candidates.min_by_key(|&i| (in_port(out.requests[i].0) + ports - pointer) % ports)
+                candidates.min_by_key(|&i| rotated(in_port(out.requests[i].0), pointer, ports))
             }
             Arbitration::OldestFirst => candidates.min_by_key(|&i| (out.requests[i].1, in_port(out.requests[i].0))),
         };
