@@ -193,7 +193,9 @@ impl<E: Copy> EventQueue<E> {
 
     /// Pops the earliest event if it is at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        // Where the earliest event is: a lane (its index) or the heap (LANES).
+        // Where the earliest event is: a lane (its index) or the heap (LANES). The same
+        // search as `first_key`'s, written out: sharing one function returning both
+        // cost 2 % more instructions here, the hottest loop of a run.
         let mut from = LANES;
         let mut first = self.heap.peek().map_or(u128::MAX, |e| e.key);
         for (i, lane) in self.lanes.iter().enumerate() {
