@@ -96,13 +96,8 @@ impl Crossbar {
         }
     }
 
-    /// Puts `output` on the list to look at in the next matching, once, unless a
-    /// transfer into it is under way: then it cannot match, and `done` marks it when
-    /// the transfer ends.
     fn mark(&mut self, output: u32) {
-        if !self.output_busy[output as usize] {
-            mark(&mut self.is_dirty, &mut self.dirty, output);
-        }
+        mark(&self.output_busy, &mut self.is_dirty, &mut self.dirty, output);
     }
 
     fn want(&mut self, input: u32, output: u32) {
@@ -149,9 +144,7 @@ impl Crossbar {
         let inp = &self.inputs[input as usize];
         if self.params.virtual_output_queues {
             for &o in &inp.waiting {
-                if !self.output_busy[o as usize] {
-                    mark(&mut self.is_dirty, &mut self.dirty, o);
-                }
+                mark(&self.output_busy, &mut self.is_dirty, &mut self.dirty, o);
             }
         } else if let Some(&(o, _)) = self.queues[input as usize].front() {
             self.mark(o);
@@ -231,8 +224,13 @@ impl Crossbar {
     }
 }
 
-/// Puts `output` on the list of outputs to look at, once.
-fn mark(is_dirty: &mut [bool], dirty: &mut Vec<u32>, output: u32) {
+/// Puts `output` on the list to look at in the next matching, once, unless a transfer
+/// into it is under way: then it cannot match, and `done` marks it when the transfer
+/// ends.
+fn mark(output_busy: &[bool], is_dirty: &mut [bool], dirty: &mut Vec<u32>, output: u32) {
+    if output_busy[output as usize] {
+        return;
+    }
     if !is_dirty[output as usize] {
         is_dirty[output as usize] = true;
         dirty.push(output);
