@@ -32,50 +32,47 @@ use crate::wormhole::runs::{Run, first_go, first_stop};
 use crate::wormhole::{Ctx, Entry, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
-    /// Recomputes `port`'s plan from now, and every plan downstream that depends on it.
+    /// Recomputes `port`'s plan from now, and every plan downstream that depends on it:
+    /// a chain along the worm, as each plan feeds one input, whose front packet holds at
+    /// most one output.
     pub(super) fn replan<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
-        // Work lists kept between calls: no allocation per event.
-        let mut work = std::mem::take(&mut self.scratch_ports);
+        // A work list kept between calls: no allocation per event.
         let mut inputs = std::mem::take(&mut self.scratch_inputs);
-        work.push(port);
-        while let Some(out) = work.pop() {
-            self.replan_one(out, ctx, &mut work, &mut inputs);
+        let mut next = Some(port);
+        while let Some(out) = next {
+            next = self.replan_one(out, ctx, &mut inputs);
         }
-        inputs.sort_unstable();
-        inputs.dedup();
+        if inputs.len() > 1 {
+            inputs.sort_unstable();
+            inputs.dedup();
+        }
         for &input in &inputs {
             self.schedule_thresholds(input, ctx);
         }
         inputs.clear();
-        self.scratch_ports = work;
         self.scratch_inputs = inputs;
     }
 
-    fn replan_one<S: TraceSink>(
-        &mut self,
-        port: u32,
-        ctx: &mut Ctx<'_, S>,
-        work: &mut Vec<u32>,
-        inputs: &mut Vec<u32>,
-    ) {
+    /// Recomputes `port`'s plan; returns the output downstream to recompute next.
+    fn replan_one<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>, inputs: &mut Vec<u32>) -> Option<u32> {
         let now = ctx.now;
         let tau = self.tau;
         let out = &mut self.outs[port as usize];
         let Some(mut worm) = out.worm else {
             out.run = None;
-            return;
+            return None;
         };
         let flits = self.packets[worm.packet as usize].flits;
         if worm.next >= flits {
             // The tail is on the wire (its packet already left the input): nothing to plan.
             out.run = None;
-            return;
+            return None;
         }
         // Keep what has left already.
         let old = out.run;
         if old.is_some_and(|run| run.end == flits && run.last(tau) < now) {
             // The tail is on the wire: the plan is complete, and its end event stands.
-            return;
+            return None;
         }
         if let Some(run) = old {
             let sent = run.count_by(now, tau, true);
@@ -126,7 +123,7 @@ impl WormholeFabric {
                 let version = self.outs[port as usize].version;
                 ctx.schedule(run.last(tau) + tau, WormEvent::RunEnd { port, version });
             }
-            return;
+            return None;
         }
         let out = &mut self.outs[port as usize];
         out.run = new;
@@ -175,8 +172,9 @@ impl WormholeFabric {
                 ..r
             });
             let hop = self.next_hop(worm.input);
-            self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, work, inputs);
+            return self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, inputs);
         }
+        None
     }
 
     /// Keeps the arrival list of an entry gone from its buffer for a new entry.
@@ -196,8 +194,9 @@ impl WormholeFabric {
     }
 
     /// The plan of `packet`'s flits arriving at `input` changed: flits before
-    /// `committed` stay as they are; `run` (if any) follows them.
-    #[allow(clippy::too_many_arguments, reason = "one step of the cascade, with its work lists")]
+    /// `committed` stay as they are; `run` (if any) follows them. Returns the output
+    /// sending them on, whose plan follows theirs.
+    #[allow(clippy::too_many_arguments, reason = "one step of the cascade, with its work list")]
     fn set_arrivals<S: TraceSink>(
         &mut self,
         input: u32,
@@ -206,9 +205,8 @@ impl WormholeFabric {
         committed: u32,
         run: Option<Run>,
         ctx: &mut Ctx<'_, S>,
-        work: &mut Vec<u32>,
         inputs: &mut Vec<u32>,
-    ) {
+    ) -> Option<u32> {
         let tau = self.tau;
         let flits = self.packets[packet as usize].flits;
         let inp = &mut self.ins[input as usize];
@@ -220,7 +218,7 @@ impl WormholeFabric {
                 let version = p.version;
                 ctx.schedule(r.last(tau), WormEvent::TailArrives { packet, version });
             }
-            return;
+            return None;
         }
         inputs.push(input);
         let at_back = inp
@@ -228,9 +226,8 @@ impl WormholeFabric {
             .back()
             .is_some_and(|e| e.packet == packet && e.departed < flits);
         if !at_back {
-            if run.is_none() {
-                return;
-            }
+            // Nothing planned for a packet not in the buffer: nothing to do.
+            run?;
             inp.entries.push_back(Entry {
                 packet,
                 head_arrived: SimTime::MAX,
@@ -242,7 +239,7 @@ impl WormholeFabric {
             });
         }
         let position = inp.entries.len() - 1;
-        let Some(entry) = inp.entries.back_mut() else { return };
+        let entry = inp.entries.back_mut()?;
         entry.arrivals.retain(|r| r.first < committed);
         if let Some(last) = entry.arrivals.last_mut() {
             last.end = last.end.min(committed);
@@ -253,10 +250,10 @@ impl WormholeFabric {
         if entry.arrivals.is_empty() {
             let gone = inp.entries.pop_back();
             self.recycle(gone);
-            return;
+            return None;
         }
         if position != 0 {
-            return;
+            return None;
         }
         // The front packet: route its head, or let its output follow the new arrivals.
         let entry = &inp.entries[0];
@@ -266,15 +263,12 @@ impl WormholeFabric {
                     let at = head.start.max(inp.front_since) + self.routing_latency;
                     ctx.schedule(at, WormEvent::Routed { input });
                 }
+                None
             }
-            Some(out) => {
-                if self.outs[out as usize]
-                    .worm
-                    .is_some_and(|w| w.input == Some(input) && w.packet == packet)
-                {
-                    work.push(out);
-                }
-            }
+            Some(out) => self.outs[out as usize]
+                .worm
+                .is_some_and(|w| w.input == Some(input) && w.packet == packet)
+                .then_some(out),
         }
     }
 
@@ -380,28 +374,29 @@ impl WormholeFabric {
                 out.worm.filter(|w| w.input == Some(input)).and(out.run)
             });
             let base = -i64::from(front.departed);
+            let due = |arrivals: &[Run]| {
+                if inp.stop_sent {
+                    first_go(arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
+                } else {
+                    // Arrivals of this instant had their STOP check already, unless we are
+                    // ahead of them (a flow-control signal or an injection of this instant).
+                    let from = if ctx.rank < 2 {
+                        ctx.now
+                    } else {
+                        ctx.now + SimTime::from_ps(1)
+                    };
+                    first_stop(arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
+                }
+            };
             // Every entry's arrival runs, in order: the front entry's own list when it is
             // alone (usually), else a copy of them all end to end.
+            if inp.entries.len() == 1 {
+                return due(&front.arrivals);
+            }
             let mut scratch = std::mem::take(&mut self.scratch_runs);
-            let arrivals = if inp.entries.len() == 1 {
-                &front.arrivals
-            } else {
-                scratch.clear();
-                scratch.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
-                &scratch
-            };
-            let due = if inp.stop_sent {
-                first_go(arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
-            } else {
-                // Arrivals of this instant had their STOP check already, unless we are
-                // ahead of them (a flow-control signal or an injection of this instant).
-                let from = if ctx.rank < 2 {
-                    ctx.now
-                } else {
-                    ctx.now + SimTime::from_ps(1)
-                };
-                first_stop(arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
-            };
+            scratch.clear();
+            scratch.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+            let due = due(&scratch);
             self.scratch_runs = scratch;
             due
         });

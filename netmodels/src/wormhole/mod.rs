@@ -302,7 +302,6 @@ pub(crate) struct WormholeFabric {
     /// the flit time of every link (the coarse path needs them equal)
     tau: SimTime,
     /// coarse path: work lists reused between events
-    scratch_ports: Vec<u32>,
     scratch_inputs: Vec<u32>,
     scratch_runs: Vec<Run>,
     /// coarse path: the arrival lists of entries gone, for new entries (no allocation
@@ -448,7 +447,6 @@ impl WormholeFabric {
         Ok(WormholeFabric {
             #[cfg(test)]
             signals: Vec::new(),
-            scratch_ports: Vec::new(),
             scratch_inputs: Vec::new(),
             scratch_runs: Vec::new(),
             spare_runs: Vec::new(),
