@@ -607,14 +607,48 @@ fn main() -> anyhow::Result<()> {
             switch,
             json,
         }) => {
-            let network = match preset {
-                Some(name) => preset::spec(&name).map_err(anyhow::Error::msg)?.resolve()?,
+            let network = match &preset {
+                Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,
                 None => NetworkConfig {
                     hosts,
                     ..NetworkConfig::default()
                 },
             };
-            bench_model(network, &loads, of_saturation, fine, duration_us, seed, switch, json)
+            let scale = if of_saturation {
+                // In a child process: the memory the overloaded run grows is then not
+                // counted in the peaks of the points (the allocator keeps what is freed).
+                let mut child = vec!["bench".to_string(), "model".to_string()];
+                match &preset {
+                    Some(name) => child.extend(["--preset".to_string(), name.clone()]),
+                    None => child.extend(["--hosts".to_string(), hosts.to_string()]),
+                }
+                if let Some(switch) = &switch {
+                    child.extend(["--switch".to_string(), value_name(switch)]);
+                }
+                if fine {
+                    child.push("--fine".to_string());
+                }
+                child.extend(
+                    [
+                        "--loads",
+                        "1.2",
+                        "--json",
+                        "--duration-us",
+                        &duration_us.to_string(),
+                        "--seed",
+                        &seed.to_string(),
+                    ]
+                    .map(String::from),
+                );
+                let saturation = saturation_in_child(&child)?;
+                if !json {
+                    println!("saturation throughput: {saturation:.3} of the link rate");
+                }
+                Some(saturation)
+            } else {
+                None
+            };
+            bench_model(network, &loads, scale, fine, duration_us, seed, switch, json)
         }
         Command::Bench(BenchCommand::Sync {
             round_trips,
@@ -1028,11 +1062,34 @@ fn bench_sync(
     Ok(())
 }
 
+/// The accepted load of the overloaded run of `vesper ARGS` (a `bench model --json`).
+fn saturation_in_child(args: &[String]) -> anyhow::Result<f64> {
+    let exe = std::env::current_exe().context("cannot find this program to measure the saturation")?;
+    let output = std::process::Command::new(&exe)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot run {}", exe.display()))?;
+    anyhow::ensure!(
+        output.status.success(),
+        "the saturation run (vesper {}) failed: {}",
+        args.join(" "),
+        output.status
+    );
+    let points: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).context("the saturation run printed no JSON")?;
+    points
+        .first()
+        .and_then(|p| p["accepted_load"].as_f64())
+        .context("the saturation run reported no accepted load")
+}
+
+/// Runs the model benchmark at `loads`, as fractions of `saturation` when given.
 #[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 fn bench_model(
     mut network: NetworkConfig,
     loads: &[f64],
-    of_saturation: bool,
+    saturation: Option<f64>,
     fine: bool,
     duration_us: u64,
     seed: u64,
@@ -1052,18 +1109,7 @@ fn bench_model(
         w.granularity = if fine { Granularity::Fine } else { Granularity::Coarse };
     }
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
-    let scale = if of_saturation {
-        let overloaded = vesper_server::bench::model(&network, 1.2, duration, seed)?;
-        if !json {
-            println!(
-                "saturation throughput: {:.3} of the link rate",
-                overloaded.accepted_load
-            );
-        }
-        overloaded.accepted_load
-    } else {
-        1.0
-    };
+    let scale = saturation.unwrap_or(1.0);
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());

@@ -1011,6 +1011,23 @@ fn bench_model(args: &[&str]) -> Vec<serde_json::Value> {
 }
 
 #[test]
+fn the_model_benchmark_offers_fractions_of_the_measured_saturation() {
+    let offered = |args: &[&str]| -> Vec<f64> {
+        bench_model(args)
+            .iter()
+            .map(|p| p["offered_load"].as_f64().expect("offered_load"))
+            .collect()
+    };
+    let cioq = ["--hosts", "16", "--switch", "cioq", "--loads", "0.5,1"];
+    assert_eq!(offered(&cioq), [0.5, 1.0]);
+    // Measured by an overloaded run (in a child process): FIFO inputs saturate well
+    // below the link rate, from head-of-line blocking.
+    let scaled = offered(&[&cioq[..], &["--of-saturation"]].concat());
+    assert!((0.3..0.9).contains(&scaled[1]), "{scaled:?}");
+    assert!((2.0 * scaled[0] - scaled[1]).abs() < 1e-12, "{scaled:?}");
+}
+
+#[test]
 fn the_model_benchmark_counts_each_packets_links() {
     let field = |p: &serde_json::Value, f: &str| p[f].as_u64().expect(f);
     // A crossbar: into the switch and out of it.
