@@ -543,6 +543,13 @@ enum BenchCommand {
         /// default coarse path.
         #[arg(long)]
         fine: bool,
+        /// Wormhole switches: the input (slack) buffer of every port [bytes] [default: 512,
+        /// or the preset's].
+        #[arg(long, value_name = "BYTES")]
+        buffer_bytes: Option<u32>,
+        /// Wormhole switches: the flow-control unit [bytes] [default: 8, or the preset's].
+        #[arg(long, value_name = "BYTES")]
+        flit_bytes: Option<u32>,
         /// Simulated time per load [µs].
         #[arg(long, default_value_t = 20_000)]
         duration_us: u64,
@@ -602,11 +609,18 @@ fn main() -> anyhow::Result<()> {
             loads,
             of_saturation,
             fine,
+            buffer_bytes,
+            flit_bytes,
             duration_us,
             seed,
             switch,
             json,
         }) => {
+            let wormhole = WormholeBench {
+                fine,
+                buffer_bytes,
+                flit_bytes,
+            };
             let network = match &preset {
                 Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,
                 None => NetworkConfig {
@@ -625,9 +639,7 @@ fn main() -> anyhow::Result<()> {
                 if let Some(switch) = &switch {
                     child.extend(["--switch".to_string(), value_name(switch)]);
                 }
-                if fine {
-                    child.push("--fine".to_string());
-                }
+                child.extend(wormhole.flags());
                 child.extend(
                     [
                         "--loads",
@@ -648,7 +660,7 @@ fn main() -> anyhow::Result<()> {
             } else {
                 None
             };
-            bench_model(network, &loads, scale, fine, duration_us, seed, switch, json)
+            bench_model(network, &loads, scale, wormhole, duration_us, seed, switch, json)
         }
         Command::Bench(BenchCommand::Sync {
             round_trips,
@@ -1084,13 +1096,37 @@ fn saturation_in_child(args: &[String]) -> anyhow::Result<f64> {
         .context("the saturation run reported no accepted load")
 }
 
+/// The model benchmark's options for wormhole switches.
+#[derive(Debug, Clone, Copy)]
+struct WormholeBench {
+    fine: bool,
+    buffer_bytes: Option<u32>,
+    flit_bytes: Option<u32>,
+}
+
+impl WormholeBench {
+    /// The command-line flags that give these options.
+    fn flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if self.fine {
+            flags.push("--fine".to_string());
+        }
+        for (flag, value) in [("--buffer-bytes", self.buffer_bytes), ("--flit-bytes", self.flit_bytes)] {
+            if let Some(value) = value {
+                flags.extend([flag.to_string(), value.to_string()]);
+            }
+        }
+        flags
+    }
+}
+
 /// Runs the model benchmark at `loads`, as fractions of `saturation` when given.
 #[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 fn bench_model(
     mut network: NetworkConfig,
     loads: &[f64],
     saturation: Option<f64>,
-    fine: bool,
+    wormhole: WormholeBench,
     duration_us: u64,
     seed: u64,
     switch: Option<SwitchName>,
@@ -1105,8 +1141,20 @@ fn bench_model(
         Some(SwitchName::Cioq) => SwitchKind::Cioq(CioqParams::default()),
         Some(SwitchName::Wormhole) => SwitchKind::Wormhole(WormholeParams::default()),
     };
-    if let SwitchKind::Wormhole(w) = &mut s.switch.kind {
-        w.granularity = if fine { Granularity::Fine } else { Granularity::Coarse };
+    match &mut s.switch.kind {
+        SwitchKind::Wormhole(w) => {
+            w.granularity = if wormhole.fine {
+                Granularity::Fine
+            } else {
+                Granularity::Coarse
+            };
+            w.buffer_bytes = wormhole.buffer_bytes.unwrap_or(w.buffer_bytes);
+            w.flit_bytes = wormhole.flit_bytes.unwrap_or(w.flit_bytes);
+        }
+        _ => anyhow::ensure!(
+            wormhole.flags().is_empty(),
+            "--fine, --buffer-bytes and --flit-bytes are for wormhole switches (--switch wormhole)"
+        ),
     }
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
     let scale = saturation.unwrap_or(1.0);

@@ -1028,6 +1028,33 @@ fn the_model_benchmark_offers_fractions_of_the_measured_saturation() {
 }
 
 #[test]
+fn the_model_benchmark_sets_the_wormhole_buffers() {
+    let run = |args: &[&str]| vesper(&[&["bench", "model", "--hosts", "8", "--duration-us", "200"], args].concat());
+    // Too small for the cable's round trip: the model refuses it, so the flag took effect.
+    let out = run(&["--switch", "wormhole", "--buffer-bytes", "16"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("16 bytes cannot cover the round trip"), "{stderr}");
+    // Large enough for a whole packet: no STOP is ever sent, every packet still arrives.
+    let points = bench_model(&[
+        "--hosts",
+        "8",
+        "--switch",
+        "wormhole",
+        "--buffer-bytes",
+        "8192",
+        "--loads",
+        "0.3",
+    ]);
+    assert!(points[0]["packets"].as_u64().expect("packets") > 0);
+    // Only wormhole switches have flits.
+    let out = run(&["--switch", "cioq", "--flit-bytes", "16"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("are for wormhole switches"), "{stderr}");
+}
+
+#[test]
 fn the_model_benchmark_counts_each_packets_links() {
     let field = |p: &serde_json::Value, f: &str| p[f].as_u64().expect(f);
     // A crossbar: into the switch and out of it.
