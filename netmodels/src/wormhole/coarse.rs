@@ -171,10 +171,25 @@ impl WormholeFabric {
                 start: r.start + tau + propagation,
                 ..r
             });
+            if self.outs[port as usize].peer_host {
+                self.plan_delivery(worm.packet, arrivals, ctx);
+                return None;
+            }
             let hop = self.next_hop(worm.input);
             return self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, inputs);
         }
         None
+    }
+
+    /// The plan of `packet`'s flits arriving at its destination adapter changed: it is
+    /// delivered when its tail arrives (`run`, if it reaches the tail).
+    fn plan_delivery<S>(&mut self, packet: u32, run: Option<Run>, ctx: &mut Ctx<'_, S>) {
+        let p = &mut self.packets[packet as usize];
+        p.version += 1;
+        if let Some(r) = run.filter(|r| r.end == p.flits) {
+            let version = p.version;
+            ctx.schedule(r.last(self.tau), WormEvent::TailArrives { packet, version });
+        }
     }
 
     /// Keeps the arrival list of an entry gone from its buffer for a new entry.
@@ -207,19 +222,12 @@ impl WormholeFabric {
         ctx: &mut Ctx<'_, S>,
         inputs: &mut Vec<u32>,
     ) -> Option<u32> {
-        let tau = self.tau;
         let flits = self.packets[packet as usize].flits;
         let inp = &mut self.ins[input as usize];
-        if let Device::Host(_) = inp.owner.device {
-            // The destination: the packet is delivered when its tail arrives.
-            let p = &mut self.packets[packet as usize];
-            p.version += 1;
-            if let Some(r) = run.filter(|r| r.end == flits) {
-                let version = p.version;
-                ctx.schedule(r.last(tau), WormEvent::TailArrives { packet, version });
-            }
-            return None;
-        }
+        debug_assert!(
+            matches!(inp.owner.device, Device::Switch(_)),
+            "a destination's arrivals are planned by plan_delivery"
+        );
         inputs.push(input);
         let at_back = inp
             .entries

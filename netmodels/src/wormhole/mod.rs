@@ -204,6 +204,8 @@ struct OutPort {
     owner: Endpoint,
     /// global index of the input at the far end
     peer_input: Option<u32>,
+    /// the far end is a host's adapter (its input needs no look for a plan to reach it)
+    peer_host: bool,
     /// the torus ring (dimension) this port's cable belongs to, both directions
     ring: Option<u32>,
     link: LinkParams,
@@ -377,6 +379,7 @@ impl WormholeFabric {
             outs.push(OutPort {
                 owner,
                 peer_input: peer.map(|(end, _)| wiring.port(end) as u32),
+                peer_host: peer.is_some_and(|(end, _)| matches!(end.device, Device::Host(_))),
                 ring: match owner.device {
                     Device::Switch(_) => routes.ring(owner.port),
                     Device::Host(_) => None,
@@ -582,6 +585,10 @@ impl WormholeFabric {
     /// the adapter's memory) now. The buffer at the far end must have a slot free for
     /// it, two if the packet enters a ring there (from a host port or another dimension).
     fn admits(&self, port: u32, input: Option<u32>) -> bool {
+        if !self.params.bubble {
+            // No slots anywhere (and no far buffer to look at: a cache miss per request).
+            return true;
+        }
         let out = &self.outs[port as usize];
         let Some(far) = out.peer_input.map(|i| &self.ins[i as usize]) else {
             return true;
@@ -598,6 +605,9 @@ impl WormholeFabric {
     /// Bubble flow control: `port` was granted a packet, which holds a slot of the
     /// buffer at the far end until its tail has left that buffer.
     fn reserve(&mut self, port: u32) {
+        if !self.params.bubble {
+            return;
+        }
         if let Some(far) = self.outs[port as usize].peer_input {
             let far = &mut self.ins[far as usize];
             if far.slots > 0 {
