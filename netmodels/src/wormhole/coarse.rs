@@ -21,15 +21,16 @@
 //! event when the routing latency is at least a flit time), plus STOP/GO thresholds
 //! and stalls when flow control or contention acts. The arbitration is an event of its
 //! own only when other events share its instant (otherwise the routing does it at
-//! once), and a STOP that would be due after the head is routed is only computed and
-//! scheduled once routing and arbitration have not given the packet its output.
+//! once), and a STOP that would be due after the head is routed (or after the tail
+//! of the packet in front leaves) is only scheduled once that event has not made it
+//! stale.
 //! Requires every link to have the same flit time; traces use the fine path.
 
 use crate::ids::Device;
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 use crate::wormhole::runs::{Run, first_go, first_stop};
-use crate::wormhole::{Ctx, Entry, WormEvent, WormholeFabric};
+use crate::wormhole::{Ctx, Entry, Worm, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
     /// Recomputes `port`'s plan from now, and every plan downstream that depends on it:
@@ -454,12 +455,17 @@ impl WormholeFabric {
     }
 
     /// Whether the STOP that `input` sends at `at` may stay out of the queue: an event
-    /// before it decides whether its front packet gets its output first (and the STOP
-    /// goes stale). That event is the routing of the front packet's head, or the release
-    /// of the output it asked for (held by another worm whose tail leaves before `at`,
-    /// or arbitrating this instant), which arbitrates again and schedules the STOPs of
-    /// the requests it does not grant ([`Self::undefer`]). Whatever moves that release
-    /// (a new plan of the output) schedules them too.
+    /// before it decides whether it is still due (it goes stale for most packets). That
+    /// event is one of:
+    /// - the routing of the front packet's head;
+    /// - the release of the output the front packet asked for (held by another worm
+    ///   whose tail leaves before `at`, or arbitrating this instant), which arbitrates
+    ///   again and schedules the STOPs of the requests it does not grant
+    ///   ([`Self::undefer`]). Whatever moves that release (a new plan of the output)
+    ///   schedules them too;
+    /// - the departure of the front packet's own tail, when the packet holds its output
+    ///   and the STOP comes from the packets behind it, which have still to be routed.
+    ///   The tail's event checks the thresholds again, as does a new plan of the output.
     fn stop_waits(&self, input: u32, at: SimTime) -> bool {
         if let Some(routed) = self.routed_at(input) {
             return routed < at;
@@ -468,13 +474,27 @@ impl WormholeFabric {
             return false;
         };
         let out = &self.outs[wanted as usize];
-        match out.worm {
-            Some(worm) if worm.input != Some(input) => out
-                .run
+        let tail_run = |worm: Worm| {
+            out.run
                 .filter(|run| run.end == self.packets[worm.packet as usize].flits)
-                .is_some_and(|run| run.last(self.tau) + self.tau < at),
-            Some(_) => false,
+        };
+        match out.worm {
+            Some(worm) if worm.input != Some(input) => {
+                tail_run(worm).is_some_and(|run| run.last(self.tau) + self.tau < at)
+            }
+            Some(worm) => tail_run(worm).is_some_and(|run| self.tail_event_at(run) < at),
             None => out.arbitrating,
+        }
+    }
+
+    /// The time of the event at a run's tail: `TailDone`, or `TailLeaves` when the
+    /// routing latency is under a flit time. Both come after a STOP due at the same
+    /// instant, so only a STOP due later may wait for it.
+    fn tail_event_at(&self, run: Run) -> SimTime {
+        if self.routing_latency >= self.tau {
+            run.last(self.tau) + self.tau
+        } else {
+            run.last(self.tau)
         }
     }
 

@@ -276,11 +276,10 @@ struct InPort {
     version: u32,
     /// coarse path: the STOP (true) or GO due and scheduled under `version`
     pending: Option<(SimTime, bool)>,
-    /// coarse path: the STOP `pending` is due after the front packet's head is routed,
-    /// or after the output it waits for is released (at this time, with this reserved
-    /// place in the queue), and is not scheduled until the routing or the arbitration
-    /// has not granted the packet its output in time; most packets are granted it
-    /// first, and the STOP goes stale (see `stop_waits`)
+    /// coarse path: the STOP `pending` is due (at this time, with this reserved place in
+    /// the queue) after the front packet's head is routed, after the output it waits for
+    /// is released, or after its own tail leaves, and is not scheduled until that event
+    /// has not made it stale; for most packets it does (see `stop_waits`)
     stop_deferred: Option<(SimTime, u64)>,
 }
 

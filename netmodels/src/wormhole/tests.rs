@@ -422,6 +422,30 @@ fn coarse_path_matches_the_fine_path_under_contention_and_stop_go() {
 }
 
 #[test]
+fn coarse_path_matches_the_fine_path_behind_a_granted_packet() {
+    // On a two-level tree, hosts 0 and 1 (one leaf switch) each send a packet towards
+    // host 4, then one towards host 8, whose output host 12's long message holds. A
+    // second packet fills its input behind the first while the first streams on, so a
+    // STOP is due once the first one's tail has left. The coarse path keeps that STOP
+    // out of the queue until the tail's event, which a STOP further down (the two
+    // first packets share the up-link) may delay past the STOP.
+    let topology = crate::topology::Xgft::kary_ntree(4, 2)
+        .expect("valid")
+        .topology(LinkParams::default());
+    for long in (4_000..40_000).step_by(1_500) {
+        let traffic = [
+            (0, 12, 8, long),
+            (10, 0, 4, 4096),
+            (15, 1, 4, 4096),
+            (20, 0, 8, 4096),
+            (25, 1, 8, 4096),
+            (30, 0, 4, 2000),
+        ];
+        assert_same(&topology, WormholeParams::default(), &traffic);
+    }
+}
+
+#[test]
 fn coarse_path_matches_the_fine_path_on_random_traffic() {
     let tree = crate::topology::Xgft::kary_ntree(4, 2)
         .expect("valid")
