@@ -161,6 +161,9 @@ impl<S: TraceSink> MultiRail<S> {
         if at < self.now() {
             return Err(InjectError::InThePast { at, now: self.now() });
         }
+        if at > SimTime::LAST_INJECTION {
+            return Err(InjectError::TooLate { at });
+        }
         let n = self.rails.len() as u32;
         let rail = match self.policy {
             _ if n == 1 => 0,

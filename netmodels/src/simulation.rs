@@ -79,6 +79,15 @@ pub enum InjectError {
         /// the clock
         now: SimTime,
     },
+    /// a time after [`SimTime::LAST_INJECTION`]
+    #[error(
+        "injection at {at} leaves the message no room to arrive: messages must enter the network by {}",
+        SimTime::LAST_INJECTION
+    )]
+    TooLate {
+        /// the time asked for
+        at: SimTime,
+    },
 }
 
 /// Why a network cannot be built.
@@ -595,6 +604,9 @@ impl<S: TraceSink> Simulation<S> {
         }
         if at < self.now() {
             return Err(InjectError::InThePast { at, now: self.now() });
+        }
+        if at > SimTime::LAST_INJECTION {
+            return Err(InjectError::TooLate { at });
         }
         let route = match &mut self.fabric {
             Fabric::Switched(net) => net.routes.route(spec.src, spec.dst),

@@ -37,6 +37,9 @@ impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     /// The last representable instant; also "never".
     pub const MAX: SimTime = SimTime(u64::MAX);
+    /// The last instant a message may enter the network: half the clock's range (about
+    /// 106 simulated days), so that it still has room to arrive.
+    pub const LAST_INJECTION: SimTime = SimTime(u64::MAX / 2);
 
     /// A time of `ps` picoseconds.
     pub const fn from_ps(ps: u64) -> SimTime {

@@ -36,6 +36,7 @@ use vesper_netmodels::{Delivery, MessageSpec, MultiRail, Network, SimTime, Trace
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
 use crate::config::{RendezvousMode, ServerConfig};
+use crate::log_budget::LogBudget;
 use crate::rendezvous::{Ready, RendezvousId, RendezvousTable};
 use crate::report::{ClientReport, Report, SimulationReport, WallReport};
 use crate::translate;
@@ -128,6 +129,8 @@ struct Client {
     sequence: u64,
     report: ClientReport,
     warned_idle_wait: bool,
+    /// warnings about its lines
+    log: LogBudget,
 }
 
 /// A message the client sent, kept until its completion is reported.
@@ -216,6 +219,13 @@ impl Coordinator {
             && self.clients.values().all(|c| c.state == ClientState::Gone)
     }
 
+    /// Whether `client` waits for the reply to its last batch.
+    pub fn is_waiting(&self, client: ClientId) -> bool {
+        self.clients
+            .get(&client)
+            .is_some_and(|c| matches!(c.state, ClientState::Waiting { .. }))
+    }
+
     /// Replies to write, in order, each in one write; empties the outbox.
     pub fn take_replies(&mut self) -> std::vec::Drain<'_, (ClientId, Bytes)> {
         self.outbox.drain(..)
@@ -253,6 +263,7 @@ impl Coordinator {
                         sequence: 0,
                         report,
                         warned_idle_wait: false,
+                        log: LogBudget::default(),
                     },
                 );
             }
@@ -289,11 +300,13 @@ impl Coordinator {
     }
 
     fn batch(&mut self, id: ClientId, items: Vec<BatchItem>, stop: Option<(u64, WireTime)>, received: Instant) {
-        let Some(client) = self.clients.get(&id) else {
+        let Some(client) = self.clients.get_mut(&id) else {
             return;
         };
         if client.state == ClientState::Gone {
-            warn!("{}: batch after FINISH ignored", client.name);
+            client
+                .log
+                .warn(&client.name, format_args!(": batch after FINISH ignored"));
             return;
         }
         for item in items {
@@ -311,16 +324,19 @@ impl Coordinator {
         };
         let stop = match stop {
             None => {
-                warn!(
-                    "{}: batch ended without a STOP; answering at its last time",
-                    client.name
+                client.log.warn(
+                    &client.name,
+                    format_args!(": batch ended without a valid STOP line; answering at its last time"),
                 );
                 client.promise
             }
             Some((line, t)) => match translate::stop_time(t) {
                 Ok(s) => s,
                 Err(e) => {
-                    warn!("{} line {line}: {e}; answering at its last time", client.name);
+                    client.log.warn(
+                        &client.name,
+                        format_args!(" line {line}: {e}; answering at its last time"),
+                    );
                     client.report.bad_lines += 1;
                     client.promise
                 }
@@ -338,20 +354,36 @@ impl Coordinator {
         let limit = network.placement.nodes(self.sim.hosts());
         let client = self.clients.get_mut(&id)?;
         if u64::from(nodes.0) >= limit || u64::from(nodes.1) >= limit {
-            warn!(
-                "{} line {line}: expected node ids below {limit} ({}), got {} → {}; line ignored",
-                client.name,
-                network.placement.describe(self.sim.hosts()),
-                nodes.0,
-                nodes.1
+            client.log.warn(
+                &client.name,
+                format_args!(
+                    " line {line}: expected node ids below {limit} ({}), got {} → {}; line ignored",
+                    network.placement.describe(self.sim.hosts()),
+                    nodes.0,
+                    nodes.1
+                ),
             );
             client.report.bad_lines += 1;
             return None;
         }
         let at = match translate::message_time(time) {
+            Ok(t) if t > SimTime::LAST_INJECTION => {
+                client.log.warn(
+                    &client.name,
+                    format_args!(
+                        " line {line}: time {} ns leaves the message no room to arrive: messages must be sent by {} ns; line ignored",
+                        time.0,
+                        SimTime::LAST_INJECTION.to_wire_ns()
+                    ),
+                );
+                client.report.bad_lines += 1;
+                return None;
+            }
             Ok(t) => t,
             Err(e) => {
-                warn!("{} line {line}: {e}; line ignored", client.name);
+                client
+                    .log
+                    .warn(&client.name, format_args!(" line {line}: {e}; line ignored"));
                 client.report.bad_lines += 1;
                 return None;
             }
@@ -374,17 +406,20 @@ impl Coordinator {
             return;
         };
         if client.in_flight >= max_in_flight {
-            warn!(
-                "{} line {line}: more than {max_in_flight} messages in flight; message ignored",
-                client.name
+            client.log.warn(
+                &client.name,
+                format_args!(" line {line}: more than {max_in_flight} messages in flight; message ignored"),
             );
             client.report.bad_lines += 1;
             return;
         }
         if message.src_repeat != message.src || message.dst_repeat != message.dst {
-            warn!(
-                "{} line {line}: repeated node pair {} {} differs from {} {}; using the first",
-                client.name, message.src_repeat, message.dst_repeat, message.src, message.dst
+            client.log.warn(
+                &client.name,
+                format_args!(
+                    " line {line}: repeated node pair {} {} differs from {} {}; using the first",
+                    message.src_repeat, message.dst_repeat, message.src, message.dst
+                ),
             );
         }
         client.in_flight += 1;
@@ -421,10 +456,12 @@ impl Coordinator {
                 }
                 Ready::AwaitRequest => return,
                 Ready::Unmatched => {
-                    if let Some(client) = self.clients.get(&id) {
-                        warn!(
-                            "{} line {line}: READY_TO_RECV without a matching OK_TO_SEND; the data starts now",
-                            client.name
+                    if let Some(client) = self.clients.get_mut(&id) {
+                        client.log.warn(
+                            &client.name,
+                            format_args!(
+                                " line {line}: READY_TO_RECV without a matching OK_TO_SEND; the data starts now"
+                            ),
                         );
                     }
                 }
@@ -446,9 +483,11 @@ impl Coordinator {
             // A request waits in the table until its READY_TO_RECV: bound them too.
             let max_in_flight = self.config.max_in_flight;
             if client.in_flight + client.open_requests >= max_in_flight {
-                warn!(
-                    "{} line {line}: more than {max_in_flight} messages and requests in flight; request ignored",
-                    client.name
+                client.log.warn(
+                    &client.name,
+                    format_args!(
+                        " line {line}: more than {max_in_flight} messages and requests in flight; request ignored"
+                    ),
                 );
                 client.report.bad_lines += 1;
                 return;

@@ -14,8 +14,20 @@
 //! piece of work the thread keeps polling without sleeping for a short while (`spin`),
 //! because the client usually answers within microseconds; then it sleeps in the poller
 //! until a socket or the listener wakes it.
+//!
+//! No client can starve the others or make the server allocate without bound:
+//! - each client gets at most [`READ_BUDGET`] bytes read per turn, then the others;
+//! - a client's commands are applied in order, and a batch waits while the client's
+//!   previous batch is unanswered (a client that sends ahead is served one batch at a
+//!   time, as if it had waited); while commands wait, its socket is not read;
+//! - while more than [`OUTPUT_LIMIT`] bytes of replies wait for a client to read them,
+//!   its socket is not read either, so TCP holds the client back;
+//! - a client whose socket fails on a write is dropped, as on a disconnect.
+//!
+//! A connection counts as a client from its first byte: one that closes without a
+//! word (a port check) is not a client that left.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -33,6 +45,12 @@ use crate::session::{Session, SessionLimits};
 
 /// How often a long run logs where it is.
 const STATUS_EVERY: Duration = Duration::from_secs(10);
+
+/// Bytes read from one client before the others get their turn.
+pub const READ_BUDGET: usize = 64 * 1024;
+
+/// Reply bytes a client may leave unread before its socket is no longer read.
+pub const OUTPUT_LIMIT: usize = 64 * 1024;
 
 /// The poller token of the listener's wake-ups.
 pub const WAKER: Token = Token(usize::MAX);
@@ -56,10 +74,27 @@ pub enum Control {
 struct Connection {
     stream: TcpStream,
     session: Session,
+    peer: String,
     input: BytesMut,
     /// reply bytes the socket did not take yet
     output: Vec<u8>,
-    open: bool,
+    /// commands read and not yet applied, in order (a batch waits here while the
+    /// client's previous batch is unanswered)
+    pending: VecDeque<Command>,
+    /// the socket may hold bytes not read yet (the read budget ran out, or reading
+    /// was held back)
+    unread: bool,
+    /// the client has sent something: it counts as a client
+    spoke: bool,
+    /// a write failed: the connection is dropped
+    failed: bool,
+}
+
+impl Connection {
+    /// Whether its socket is left unread for now: commands wait, or replies pile up.
+    fn held_back(&self) -> bool {
+        !self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT
+    }
 }
 
 /// Runs the simulation thread until the run is complete or a shutdown.
@@ -73,6 +108,8 @@ pub struct Driver {
     open_connections: Arc<AtomicUsize>,
     shutdown: Arc<AtomicBool>,
     commands: Vec<Command>,
+    /// connections whose socket failed on a write, to drop
+    failed: Vec<ClientId>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -105,6 +142,7 @@ impl Driver {
             open_connections,
             shutdown,
             commands: Vec::new(),
+            failed: Vec::new(),
         };
         Ok((driver, waker))
     }
@@ -127,8 +165,9 @@ impl Driver {
                 break;
             }
             let spinning = last_work.elapsed() < self.spin;
+            let more = self.connections.values().any(|c| c.unread && !c.held_back());
             // Sleep until a socket wakes us, but wake for the status line on long runs.
-            let timeout = if spinning {
+            let timeout = if spinning || more {
                 Some(Duration::ZERO)
             } else {
                 Some(STATUS_EVERY)
@@ -139,7 +178,6 @@ impl Driver {
                 }
                 continue;
             }
-            let mut worked = false;
             for event in events.iter() {
                 if event.token() == WAKER {
                     continue;
@@ -148,10 +186,20 @@ impl Driver {
                 if event.is_writable() {
                     self.flush(client);
                 }
-                if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    worked |= self.read(client);
+                if (event.is_readable() || event.is_read_closed() || event.is_error())
+                    && let Some(conn) = self.connections.get_mut(&client)
+                {
+                    conn.unread = true;
                 }
             }
+            // One turn each, in client order.
+            let mut worked = false;
+            let mut next = 0;
+            while let Some(client) = self.next_unread(next) {
+                next = client + 1;
+                worked |= self.read(client);
+            }
+            self.drop_failed();
             match self.take_control() {
                 Ok(got) => worked |= got,
                 Err(()) => break,
@@ -199,35 +247,53 @@ impl Driver {
             Connection {
                 stream,
                 session,
+                peer,
                 input: BytesMut::with_capacity(4096),
                 output: Vec::new(),
-                open: true,
+                pending: VecDeque::new(),
+                // Its bytes may have arrived before it was registered.
+                unread: true,
+                spoke: false,
+                failed: false,
             },
         );
-        self.coordinator.apply(Command::Connect { client, peer });
-        // Its bytes may have arrived before it was registered.
-        self.read(client);
     }
 
-    /// Reads what the socket has, applies the commands it completes and writes the
-    /// replies. Returns whether anything was read.
+    /// The first client from `from` on whose socket may have bytes to read now.
+    fn next_unread(&self, from: ClientId) -> Option<ClientId> {
+        self.connections
+            .range(from..)
+            .find(|(_, c)| c.unread && !c.held_back())
+            .map(|(&id, _)| id)
+    }
+
+    /// Reads up to [`READ_BUDGET`] bytes from the socket, applies the commands they
+    /// complete and writes the replies. Returns whether anything was read.
     fn read(&mut self, client: ClientId) -> bool {
         let Some(conn) = self.connections.get_mut(&client) else {
             return false;
         };
+        conn.unread = false;
         let mut got = false;
         let mut closed = false;
         let mut buf = [0u8; 8192];
+        let mut budget = READ_BUDGET;
         loop {
-            match conn.stream.read(&mut buf) {
+            if budget == 0 {
+                // The others' turn; this socket is read again on the next one.
+                conn.unread = true;
+                break;
+            }
+            let want = budget.min(buf.len());
+            match conn.stream.read(&mut buf[..want]) {
                 Ok(0) => {
                     closed = true;
                     break;
                 }
                 Ok(n) => {
                     got = true;
+                    budget -= n;
                     conn.input.extend_from_slice(&buf[..n]);
-                    conn.session.feed(&mut conn.input, &mut self.commands);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -238,22 +304,81 @@ impl Driver {
                 }
             }
         }
-        if closed {
-            conn.session.close(&mut conn.input, &mut self.commands);
-            conn.open = false;
-            let _ = self.poll.registry().deregister(&mut conn.stream);
+        if got && !conn.spoke {
+            conn.spoke = true;
+            conn.pending.push_back(Command::Connect {
+                client,
+                peer: conn.peer.clone(),
+            });
         }
-        let mut commands = std::mem::take(&mut self.commands);
-        for command in commands.drain(..) {
+        conn.session.feed(&mut conn.input, &mut self.commands);
+        conn.pending.extend(self.commands.drain(..));
+        if closed {
+            self.close(client);
+        } else {
+            self.apply_pending();
+        }
+        got || closed
+    }
+
+    /// Applies every command that may go now, for every client, writing the replies:
+    /// a batch goes once its client's previous one is answered, which another client's
+    /// command may bring about.
+    fn apply_pending(&mut self) {
+        loop {
+            let mut applied = false;
+            let mut next = 0;
+            while let Some((&client, _)) = self.connections.range(next..).find(|(_, c)| !c.pending.is_empty()) {
+                next = client + 1;
+                while let Some(conn) = self.connections.get_mut(&client)
+                    && let Some(command) = conn.pending.front()
+                {
+                    if matches!(command, Command::Batch { .. }) && self.coordinator.is_waiting(client) {
+                        break;
+                    }
+                    let command = conn.pending.pop_front().expect("a front command");
+                    self.coordinator.apply(command);
+                    self.write_replies();
+                    applied = true;
+                }
+            }
+            if !applied {
+                return;
+            }
+        }
+    }
+
+    /// The connection ended (closed by the client, or failed): a last line without its
+    /// newline still counts; every command it sent is applied, a batch sent ahead
+    /// included (no one waits for its reply), then the client is gone.
+    fn close(&mut self, client: ClientId) {
+        let Some(mut conn) = self.connections.remove(&client) else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        self.open_connections.fetch_sub(1, Ordering::AcqRel);
+        if !conn.spoke && conn.input.is_empty() {
+            info!(
+                "connection from {} closed without a word; not counted as a client",
+                conn.peer
+            );
+            return;
+        }
+        conn.session.close(&mut conn.input, &mut self.commands);
+        conn.pending.extend(self.commands.drain(..));
+        for command in conn.pending.drain(..) {
             self.coordinator.apply(command);
             self.write_replies();
         }
-        self.commands = commands;
-        if closed {
-            self.connections.remove(&client);
-            self.open_connections.fetch_sub(1, Ordering::AcqRel);
+        // Others may have waited for this client.
+        self.apply_pending();
+    }
+
+    /// Drops the connections whose socket failed on a write.
+    fn drop_failed(&mut self) {
+        while let Some(client) = self.failed.pop() {
+            self.close(client);
         }
-        got || closed
     }
 
     fn write_replies(&mut self) {
@@ -262,7 +387,7 @@ impl Driver {
             let Some(conn) = self.connections.get_mut(&client) else {
                 continue;
             };
-            if !conn.open {
+            if conn.failed {
                 continue;
             }
             if !conn.output.is_empty() {
@@ -275,9 +400,21 @@ impl Driver {
                 Ok(n) if n == reply.len() => {}
                 Ok(n) => self.keep(client, &reply[n..]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.keep(client, &reply),
-                Err(e) => warn!("{}: write failed: {e}", conn.session.name()),
+                Err(e) => self.write_failed(client, &e),
             }
         }
+    }
+
+    /// A write failed: the client is dropped (after this round of work), and nothing
+    /// more is written to it.
+    fn write_failed(&mut self, client: ClientId, e: &io::Error) {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return;
+        };
+        warn!("{}: write failed: {e}; connection dropped", conn.session.name());
+        conn.failed = true;
+        conn.output.clear();
+        self.failed.push(client);
     }
 
     /// Keeps unwritten reply bytes and asks to be told when the socket takes more.
@@ -307,8 +444,8 @@ impl Driver {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) => {
-                    warn!("{}: write failed: {e}", conn.session.name());
-                    conn.output.clear();
+                    self.write_failed(client, &e);
+                    return;
                 }
             }
         }

@@ -17,6 +17,7 @@ pub mod bench;
 pub mod config;
 pub mod coordinator;
 pub mod driver;
+pub mod log_budget;
 pub mod network_file;
 pub mod network_trace;
 pub mod preset;

@@ -19,6 +19,7 @@ use vesper_protocol::ClientMessage;
 use vesper_protocol::codec::{ClientLines, Line, LineCodec};
 
 use crate::coordinator::{BatchItem, ClientId, Command};
+use crate::log_budget::LogBudget;
 
 /// Limits a session enforces on its own.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +41,7 @@ pub struct Session {
     stop: Option<(u64, vesper_protocol::WireTime)>,
     finished: bool,
     overflow_warned: bool,
+    log: LogBudget,
 }
 
 impl Session {
@@ -54,6 +56,7 @@ impl Session {
             stop: None,
             finished: false,
             overflow_warned: false,
+            log: LogBudget::default(),
         }
     }
 
@@ -83,13 +86,17 @@ impl Session {
         let message = match line.message {
             Ok(message) => message,
             Err(e) => {
-                warn!("{} line {number}: {e}; line ignored", self.name);
+                self.log
+                    .warn(&self.name, format_args!(" line {number}: {e}; line ignored"));
                 commands.push(Command::Rejected { client: self.client });
                 return;
             }
         };
         if self.finished {
-            warn!("{} line {number}: `{message}` after FINISH ignored", self.name);
+            self.log.warn(
+                &self.name,
+                format_args!(" line {number}: `{message}` after FINISH ignored"),
+            );
             return;
         }
         let item = match message {
@@ -132,9 +139,12 @@ impl Session {
         };
         if self.items.len() >= self.max_batch {
             if !self.overflow_warned {
-                warn!(
-                    "{} line {number}: more than {} messages in one batch; the rest of the batch is ignored",
-                    self.name, self.max_batch
+                self.log.warn(
+                    &self.name,
+                    format_args!(
+                        " line {number}: more than {} messages in one batch; the rest of the batch is ignored",
+                        self.max_batch
+                    ),
                 );
                 self.overflow_warned = true;
             }

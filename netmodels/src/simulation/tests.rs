@@ -217,6 +217,17 @@ fn bad_injections_are_refused() {
         sim.inject(SimTime::ZERO, ok),
         Err(InjectError::InThePast { .. })
     ));
+    // A message must leave itself room to arrive before the clock runs out.
+    let late = SimTime::from_ps(SimTime::LAST_INJECTION.as_ps() + 1);
+    assert!(matches!(sim.inject(late, ok), Err(InjectError::TooLate { .. })));
+    sim.inject(SimTime::LAST_INJECTION, ok)
+        .expect("the last instant is allowed");
+    let d = run(&mut sim);
+    assert!(
+        d.iter()
+            .all(|d| d.arrived > SimTime::LAST_INJECTION && d.arrived < SimTime::MAX)
+    );
+    assert_eq!(d.len(), 1);
 }
 
 #[test]

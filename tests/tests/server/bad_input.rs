@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vesper_protocol::{ClientMessage, DataMessage};
 use vesper_server::Report;
-use vesper_tests::{Client, HUGE_STOP_NS, TestServer, config, message, send, stop};
+use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_only_completion, config, message, send, stop};
 
 /// Lines the parser must reject (the bad tokens `0x1`/`0x2` would show up in a reply
 /// if one were wrongly accepted as a message).
@@ -130,6 +130,23 @@ fn unknown_node_ids_are_counted_as_bad_lines() {
     let client = &report.simulation.clients[0];
     assert_eq!(client.bad_lines, UNKNOWN_NODES.len() as u64);
     assert_eq!((client.messages, client.rendezvous_messages), (0, 0));
+}
+
+#[test]
+fn a_message_too_late_to_arrive_is_refused_and_time_goes_on() {
+    // Within the clock's range, but with no room left to arrive: refused, and the
+    // model's clock is not pushed to its end by it.
+    let server = TestServer::start(config(4, 1));
+    let mut c = server.client();
+    c.send_raw(b"SEND 1.8446744073709e16 0 1 7 100 0x1 0x2 0 1 0 0\n");
+    assert_eq!(c.stop(1e9).text(), "END\n");
+    let m = message(2e9, 2, 3, 1024, 1);
+    assert_eq!(c.exchange(&[send(m), stop(2e9), ClientMessage::End]).text(), "END\n");
+    assert_only_completion(&c.stop(HUGE_STOP_NS), &m, 2e9 + 4246.0, 2e9);
+    c.finish();
+    let report = server.wait();
+    let client = &report.simulation.clients[0];
+    assert_eq!((client.bad_lines, client.messages), (1, 1));
 }
 
 #[test]

@@ -37,8 +37,10 @@ fn a_client_vanishes_with_messages_in_flight() {
 #[test]
 fn a_client_vanishes_before_its_first_batch() {
     let server = TestServer::start(config(4, 2));
-    let a = server.client();
+    let mut a = server.client();
     let mut b = server.client();
+    // One bad line makes it a client (a connection that says nothing is not one).
+    a.send_raw(b"HELLO\n");
     a.vanish();
     let m = message(6500.0, 0, 1, 1024, 1);
     assert_eq!(b.exchange(&[send(m), stop(6500.0), ClientMessage::End]).text(), "END\n");
@@ -49,6 +51,22 @@ fn a_client_vanishes_before_its_first_batch() {
     let clients = &report.simulation.clients;
     assert_eq!(clients.len(), 2);
     assert!(!clients[0].finished && clients[1].finished);
+}
+
+#[test]
+fn a_connection_that_closes_without_a_word_is_not_a_client() {
+    // A port check (a health check, `nc -z`) before the real client: the run goes on.
+    let server = TestServer::start(config(4, 1));
+    server.client().vanish();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut c = server.client();
+    let m = message(6500.0, 0, 1, 1024, 1);
+    assert_eq!(c.exchange(&[send(m), stop(6500.0), ClientMessage::End]).text(), "END\n");
+    assert_only_completion(&c.stop(1e9), &m, 10746.0, 6500.0);
+    c.finish();
+    let report = server.wait();
+    assert_eq!(report.simulation.clients.len(), 1);
+    assert!(report.simulation.clients[0].finished);
 }
 
 #[test]

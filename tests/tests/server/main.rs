@@ -8,6 +8,7 @@
 mod bad_input;
 mod determinism;
 mod eager;
+mod flood;
 mod ideal;
 mod lifecycle;
 mod maps;
