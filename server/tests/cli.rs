@@ -453,6 +453,34 @@ fn run_replays_a_dimemas_trace() {
 }
 
 #[test]
+fn run_replays_a_trace_longer_than_seven_simulated_hours() {
+    // Task 0 computes 30,000 s, then sends 1024 bytes to task 1: the replay's "until the
+    // next completion" STOP must reach past any time the trace gets to.
+    let trace = std::env::temp_dir().join(format!("vesper-long-{}.dim", std::process::id()));
+    std::fs::write(
+        &trace,
+        "#DIMEMAS:\"long\":0:2(1,1),0\n1:0:0:30000.0\n2:0:0:1:-1:1024:7:1:0\n3:1:0:0:-1:1024:7:1:0\n",
+    )
+    .expect("written");
+    let trace = trace.to_str().expect("a UTF-8 path").to_string();
+    let mut ends = Vec::new();
+    for local in [&[][..], &["--no-server"]] {
+        let mut args = vec!["run", &trace, "--network", "ideal", "--bandwidth", "250", "--json"];
+        args.extend_from_slice(local);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let rows = json["tasks"].as_array().expect("rows");
+        ends.push(rows[1]["end_ns"].as_f64().expect("an end"));
+    }
+    // 30,000 s, then 1024 bytes at 250 MBps (2^20 bytes/s): 3906.25 ns (to a few ps:
+    // the JSON's nanoseconds are a double).
+    for end in ends {
+        assert!((end - (30_000e9 + 3906.25)).abs() < 0.01, "{end}");
+    }
+}
+
+#[test]
 fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
     // Task 0 sends 1000 bytes with the synchronous bit set (sync 1), then computes 1 µs;
     // task 1 computes 5 µs, then receives. 1000 bytes at 1000 MBps take 953.674316 ns,

@@ -8,8 +8,9 @@ use vesper_protocol::{ClientMessage, DataMessage, RendezvousRequest, Token, Wire
 use super::Ps;
 use crate::connection::{ClientError, LegacyConnection};
 
-/// The client's "run until the next completion" STOP [ns].
-pub const UNTIL_NEXT_COMPLETION_NS: f64 = 2.52e13;
+/// The client's "run until the next completion" STOP [ns]: the value the Dimemas client
+/// sends, beyond the model's last instant (`shared/spec/protocol.md`).
+pub const UNTIL_NEXT_COMPLETION_NS: f64 = 2.52e17;
 
 /// Why the fabric failed.
 #[derive(Debug, thiserror::Error)]
