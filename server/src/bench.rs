@@ -148,6 +148,18 @@ pub struct ModelBenchPoint {
     pub peak_memory_mib: Option<f64>,
 }
 
+/// Whether the model benchmark can run at `offered_load`, a fraction of a host link's
+/// rate: above 0 and at most 4 (beyond, the source queues only grow, and memory with
+/// them).
+pub fn check_load(offered_load: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        offered_load.is_finite() && offered_load > 0.0 && offered_load <= 4.0,
+        "offered load {offered_load}: give a fraction of a host link's rate above 0 and at most 4 \
+         (beyond, the source queues only grow, and with them the memory)"
+    );
+    Ok(())
+}
+
 /// Drives the model without sockets: every host sends single-packet messages
 /// (`payload` bytes) to uniformly random other hosts, with Poisson arrivals at
 /// `offered_load` of its link rate, for `duration` of simulated time. A packet-hop is
@@ -174,7 +186,7 @@ pub fn model(
         anyhow::bail!("the model benchmark needs a switched network");
     };
     anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");
-    anyhow::ensure!(offered_load > 0.0, "the offered load must be positive");
+    check_load(offered_load)?;
     // Peak memory per point: reset the kernel's high-water mark (Linux; ignored elsewhere).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let mut sim = network.build()?;

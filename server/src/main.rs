@@ -621,6 +621,11 @@ fn main() -> anyhow::Result<()> {
                 buffer_bytes,
                 flit_bytes,
             };
+            // Checked before the crossbar is built: its cables alone could exhaust memory.
+            anyhow::ensure!(
+                u64::from(hosts) <= vesper_netmodels::topology::MAX_PORTS / 2,
+                "--hosts {hosts}: vesper models at most 2^25 = 33,554,432 hosts"
+            );
             let network = match &preset {
                 Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,
                 None => NetworkConfig {
@@ -1158,6 +1163,9 @@ fn bench_model(
     }
     let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
     let scale = saturation.unwrap_or(1.0);
+    for &load in loads {
+        vesper_server::bench::check_load(load * scale)?;
+    }
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());

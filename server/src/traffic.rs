@@ -270,14 +270,14 @@ pub fn parse_sweep(text: &str) -> Result<Vec<f64>, String> {
     if !(from.is_finite() && to.is_finite() && step.is_finite() && from > 0.0 && to >= from && step > 0.0) {
         return Err(bad());
     }
-    let count = ((to - from) / step + 1e-9).floor() as u64 + 1;
-    if count > 1000 {
-        return Err(format!("--sweep {text}: {count} points; at most 1000"));
+    // Counted as a float first: a tiny step would overflow any integer.
+    let steps = ((to - from) / step + 1e-9).floor();
+    if steps >= 1000.0 {
+        return Err(format!("--sweep {text}: more than 1000 points; at most 1000"));
     }
-    // Rounded to 12 digits so that 0.1 + 0.2 prints (and seeds) as 0.3.
-    Ok((0..count)
-        .map(|i| ((from + step * i as f64) * 1e12).round() / 1e12)
-        .collect())
+    // Rounded to 12 significant digits so that 0.1 + 0.2 prints (and seeds) as 0.3.
+    let round = |x: f64| format!("{x:.11e}").parse::<f64>().unwrap_or(x);
+    Ok((0..=steps as u64).map(|i| round(from + step * i as f64)).collect())
 }
 
 /// The curves as a text table.
@@ -570,6 +570,10 @@ mod tests {
                 .expect_err("too many")
                 .contains("at most 1000")
         );
+        // A step so small that the count overflows an integer (it used to wrap to an
+        // empty sweep), and loads too small for 12 decimal places (they became 0).
+        assert!(parse_sweep("0.1:0.5:1e-300").is_err());
+        assert_eq!(parse_sweep("1e-17:3e-17:1e-17"), Ok(vec![1e-17, 2e-17, 3e-17]));
     }
 
     #[test]

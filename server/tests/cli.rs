@@ -1056,6 +1056,24 @@ fn the_model_benchmark_offers_fractions_of_the_measured_saturation() {
 }
 
 #[test]
+fn the_model_benchmark_refuses_what_would_exhaust_memory() {
+    // An overload's source queues grow without bound; a crossbar of 10^8 hosts would
+    // allocate gigabytes of cables before the network's size check. Both are refused
+    // before anything runs.
+    for (args, expected) in [
+        (&["--loads", "1e9"][..], "at most 4"),
+        (&["--loads", "inf"][..], "at most 4"),
+        (&["--loads", "0.5,5"][..], "offered load 5"),
+        (&["--hosts", "100000000"][..], "at most 2^25"),
+    ] {
+        let out = vesper(&[&["bench", "model", "--duration-us", "200"], args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing measured first");
+    }
+}
+
+#[test]
 fn the_model_benchmark_sets_the_wormhole_buffers() {
     let run = |args: &[&str]| vesper(&[&["bench", "model", "--hosts", "8", "--duration-us", "200"], args].concat());
     // Too small for the cable's round trip: the model refuses it, so the flag took effect.

@@ -388,7 +388,9 @@ impl Generator {
                 let slots = if self.probability >= 1.0 {
                     1.0
                 } else {
-                    (u.ln() / (1.0 - self.probability).ln()).ceil().max(1.0)
+                    // ln(1 − p) as ln_1p(−p): `1.0 - p` is exactly 1 for p below
+                    // 1e-16, whose logarithm 0 made every slot a success.
+                    (u.ln() / (-self.probability).ln_1p()).ceil().max(1.0)
                 };
                 let slot = self.slot.as_ps();
                 // Slots are aligned on multiples of the slot length.

@@ -224,3 +224,17 @@ fn zero_load_latency_is_the_closed_form() {
     assert_eq!(network.p50, 662_000, "{network:?}");
     assert_eq!(r.hops.map(|h| (h.min, h.max)), Some((2, 2)));
 }
+
+#[test]
+fn a_bernoulli_source_at_a_tiny_load_is_nearly_silent() {
+    // A probability per slot below 1e-16 once made every slot a success: the network
+    // was flooded at a load of 1e-16. At 1e-12, 64 hosts over a millisecond of 32 ns
+    // slots expect 2e-3 packets.
+    for load in [1e-12, 1e-17, 5e-324] {
+        let (_, link) = tree(SwitchKind::OutputQueued, 112);
+        let s = spec(load, 112, 1000);
+        let mut g = Generator::new(64, link, &s).expect("a generator");
+        let created = std::iter::from_fn(|| g.next_before(SimTime::from_ns(1_000_000))).count();
+        assert!(created <= 1, "load {load}: {created} packets");
+    }
+}
