@@ -193,9 +193,17 @@ impl WormholeFabric {
         }
     }
 
-    /// Keeps the arrival list of an entry gone from its buffer for a new entry.
-    fn recycle(&mut self, gone: Option<Entry>) {
+    /// An entry left `input`: its flits no longer count in the buffer's `held`, and its
+    /// arrival list is kept for a new entry.
+    fn recycle(&mut self, input: u32, gone: Option<Entry>) {
         if let Some(mut entry) = gone {
+            let flits = self.packets[entry.packet as usize].flits;
+            let inp = &mut self.ins[input as usize];
+            if inp.entries.is_empty() {
+                inp.held = 0;
+            } else if inp.held != u32::MAX {
+                inp.held -= flits;
+            }
             entry.arrivals.clear();
             self.spare_runs.push(entry.arrivals);
         }
@@ -237,6 +245,7 @@ impl WormholeFabric {
         if !at_back {
             // Nothing planned for a packet not in the buffer: nothing to do.
             run?;
+            inp.held = inp.held.saturating_add(flits);
             inp.entries.push_back(Entry {
                 packet,
                 head_arrived: SimTime::MAX,
@@ -258,7 +267,7 @@ impl WormholeFabric {
         }
         if entry.arrivals.is_empty() {
             let gone = inp.entries.pop_back();
-            self.recycle(gone);
+            self.recycle(input, gone);
             return None;
         }
         if position != 0 {
@@ -305,7 +314,7 @@ impl WormholeFabric {
         self.go_if_drained(input, ctx);
         let inp = &mut self.ins[input as usize];
         let gone = inp.entries.pop_front();
-        self.recycle(gone);
+        self.recycle(input, gone);
         let inp = &mut self.ins[input as usize];
         inp.front_since = now;
         if let Some(head) = inp
@@ -335,7 +344,7 @@ impl WormholeFabric {
         if let Some(input) = worm.input {
             let inp = &mut self.ins[input as usize];
             let gone = inp.entries.pop_front();
-            self.recycle(gone);
+            self.recycle(input, gone);
             let inp = &mut self.ins[input as usize];
             inp.front_since = tail_sent;
             if let Some(head) = inp
@@ -397,6 +406,12 @@ impl WormholeFabric {
                     first_stop(arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
                 }
             };
+            if !inp.stop_sent && inp.held != u32::MAX && inp.held - front.departed < thresholds.high {
+                // Even if every flit of every packet in the buffer were in, and none but
+                // the front's left, the buffer would stay below the mark: no search
+                // (large buffers hold many packets).
+                return None;
+            }
             // Every entry's arrival runs, in order: the front entry's own list when it is
             // alone (usually), else a copy of them all end to end.
             if inp.entries.len() == 1 {

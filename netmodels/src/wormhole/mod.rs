@@ -262,6 +262,10 @@ struct InPort {
     thresholds: Option<Thresholds>,
     entries: VecDeque<Entry>,
     occupancy: u32,
+    /// coarse path: the flits of every packet `entries` holds, arrived or not (a bound
+    /// on the occupancy the plans can reach); `u32::MAX` once that overflowed, until the
+    /// buffer empties (no bound then)
+    held: u32,
     stop_sent: bool,
     hol: bool,
     /// bubble flow control: packets this buffer holds below its STOP threshold, each
@@ -423,6 +427,7 @@ impl WormholeFabric {
                 thresholds,
                 entries: VecDeque::new(),
                 occupancy: 0,
+                held: 0,
                 stop_sent: false,
                 hol: false,
                 slots: 0,
