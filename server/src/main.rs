@@ -1252,9 +1252,10 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
     anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
+    // Bounded so that the replay's clock (picoseconds in 64 bits) cannot overflow.
     anyhow::ensure!(
-        args.intra_latency.is_finite() && args.intra_latency >= 0.0,
-        "--intra-latency must be a non-negative number of ns, not {}",
+        args.intra_latency.is_finite() && (0.0..=1e12).contains(&args.intra_latency),
+        "--intra-latency must be a number of ns from 0 to 10^12 (1,000 s), not {}",
         args.intra_latency
     );
     let bandwidth = match args.intra_bandwidth {
@@ -1360,8 +1361,28 @@ fn paraver_date(text: &str) -> Result<String, String> {
 }
 
 /// The synthetic workload `--workload` names, with its options.
+/// Synthetic workloads are built in memory, every message of every task: at most this
+/// many messages (about 2 GB of operations).
+const MAX_SYNTHETIC_MESSAGES: u64 = 1 << 25;
+
 fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::Workload> {
     use vesper_client_dimemas_adapter::replay::Workload;
+    // Checked before anything is built: the allocator would abort first.
+    let (tasks, iterations) = (u64::from(args.tasks), u64::from(args.iterations));
+    let (messages, from) = match args.workload {
+        WorkloadArg::PingPong => (2 * iterations, "--iterations"),
+        WorkloadArg::Ring => (tasks * iterations, "--tasks × --iterations"),
+        WorkloadArg::AllToAll => (tasks * tasks.saturating_sub(1), "--tasks²"),
+        WorkloadArg::Random => (u64::from(args.messages), "--messages"),
+        // A handful per task (two per dimension, log2 of the tasks at most).
+        _ => (tasks * 32, "--tasks"),
+    };
+    anyhow::ensure!(
+        messages <= MAX_SYNTHETIC_MESSAGES,
+        "the {} workload would hold {messages} messages ({from}); synthetic workloads are built in memory, \
+         at most {MAX_SYNTHETIC_MESSAGES} messages",
+        value_name(&args.workload)
+    );
     let workload = match args.workload {
         WorkloadArg::PingPong => Workload::ping_pong(args.size, args.iterations),
         WorkloadArg::Ring => Workload::ring(

@@ -1056,6 +1056,50 @@ fn the_model_benchmark_offers_fractions_of_the_measured_saturation() {
 }
 
 #[test]
+fn run_refuses_synthetic_workloads_too_large_to_build() {
+    // An all-to-all of 100,000 tasks is 10^10 messages: refused before it is built
+    // (it used to grow until the allocator aborted), as is a random workload of 10^8.
+    for args in [
+        &["--tasks", "100000"][..],
+        &["--workload", "random", "--messages", "100000000"],
+    ] {
+        let out = vesper(
+            &[
+                &["run", "--no-server", "--network", "ideal", "--bandwidth", "250"],
+                args,
+            ]
+            .concat(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("at most 33554432 messages"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn run_refuses_an_intra_node_latency_beyond_its_clock() {
+    // 10^30 ns used to come out as a run of exactly 2^64 ps.
+    let out = vesper(&[
+        "run",
+        "--no-server",
+        "--network",
+        "ideal",
+        "--bandwidth",
+        "250",
+        "--workload",
+        "ping-pong",
+        "--tasks-per-node",
+        "2",
+        "--intra-latency",
+        "1e30",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("from 0 to 10^12"), "{stderr}");
+}
+
+#[test]
 fn the_model_benchmark_refuses_what_would_exhaust_memory() {
     // An overload's source queues grow without bound; a crossbar of 10^8 hosts would
     // allocate gigabytes of cables before the network's size check. Both are refused

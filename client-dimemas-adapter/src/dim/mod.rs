@@ -1029,6 +1029,14 @@ mod tests {
             header("#DIMEMAS:\"t\":0:3(1,1),1\n"),
             "h.dim:1: the header lists 2 thread counts for 3 tasks"
         );
+        // Refused before a thread's state is allocated (a billion threads aborted).
+        for counts in ["1(1000000000)", "2(4294967295,1)", "2(1048576,1)"] {
+            let refused = header(&format!("#DIMEMAS:\"t\":0:{counts},0\n1:0:0:0.1\n"));
+            assert!(
+                refused.contains("more than 1048576 threads in all"),
+                "{counts}: {refused}"
+            );
+        }
         assert_eq!(
             read(Path::new("/nonexistent/x.dim")).expect_err("missing").to_string(),
             "/nonexistent/x.dim:0: cannot read it: No such file or directory (os error 2)"

@@ -9,6 +9,11 @@ use crate::input::clip;
 use crate::replay::collective::{self, Algorithm, Methods, Treatment};
 use crate::replay::{Op, Ps, THREAD, UNWAITED};
 
+/// The most threads a trace may have, over all its tasks: each keeps its replay state
+/// in memory (about 2 KB), and the thread numbers must stay below [`THREAD`].
+pub const MAX_THREADS: u32 = 1 << 20;
+const _: () = assert!(MAX_THREADS < THREAD);
+
 use super::{DimError, LABEL_EVENT, WAIT_RECEIVE_EVENT, WAIT_SEND_EVENT};
 
 /// Requests of decomposed collectives: above the trace's own (which count from 0), and
@@ -228,12 +233,18 @@ impl Reader {
         let mut first = 0u32;
         for (task, n) in threads.iter().enumerate() {
             match n.parse::<u32>() {
-                Ok(n) if n > 0 && first.checked_add(n).is_some_and(|end| end < THREAD) => {
+                Ok(0) => return Err(self.error(format!("task {task} has 0 threads; expected 1 or more"))),
+                Ok(n) if first.checked_add(n).is_some_and(|end| end <= MAX_THREADS) => {
                     self.threads.push(n);
                     self.first_program.push(first);
                     first += n;
                 }
-                Ok(n) => return Err(self.error(format!("task {task} has {n} threads; expected 1 or more"))),
+                Ok(n) => {
+                    return Err(self.error(format!(
+                        "task {task} has {n} threads, which makes more than {MAX_THREADS} threads in all; \
+                         vesper replays at most that many (each keeps its own state in memory)"
+                    )));
+                }
                 Err(_) => return Err(self.error(format!("task {task}'s thread count: expected a number, found '{n}'"))),
             }
         }
