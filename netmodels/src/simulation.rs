@@ -100,7 +100,7 @@ pub enum BuildError {
     #[error("adapter.payload_bytes: a packet must carry at least one byte")]
     EmptyPayload,
     /// the wormhole switches' parameters do not work
-    #[error("switch.wormhole.{0}")]
+    #[error("wormhole switches: {0}")]
     Wormhole(String),
     /// the rails of a multi-rail network do not fit together
     #[error("rails: {0}")]

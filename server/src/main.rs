@@ -1878,8 +1878,13 @@ fn traffic_spec(
         let wire = u64::from(flits) * u64::from(link.flit_bytes);
         let header = u64::from(link.adapter.header_bytes);
         anyhow::ensure!(
-            wire > header && wire - header <= u64::from(u32::MAX),
+            wire > header,
             "--size-flits {flits}: {flits} flits of {} bytes must hold the {header}-byte header and some payload",
+            link.flit_bytes
+        );
+        anyhow::ensure!(
+            wire - header <= u64::from(u32::MAX),
+            "--size-flits {flits}: {flits} flits of {} bytes make a payload over 4 GiB, the largest message",
             link.flit_bytes
         );
         Sizes::Fixed((wire - header) as u32)

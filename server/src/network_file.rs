@@ -1309,7 +1309,7 @@ fn deadlock_free(net: &vesper_map2topo::NamedTopology, routing: &RoutingPolicy) 
             Err(field(
                 "routing",
                 format!(
-                    "{} routes can deadlock wormhole switches: channels {} wait on each other in a cycle; use \
+                    "routing \"{}\" can deadlock wormhole switches: channels {} wait on each other in a cycle; use \
                      routing = \"up-down\"",
                     routing.name(),
                     named.join(" → ")

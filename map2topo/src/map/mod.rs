@@ -206,7 +206,7 @@ pub enum MapErrorKind {
         first_line: usize,
     },
     /// a port line beyond the node's port count
-    #[error("port beyond nports: \"{name}\" has {ports} ports (0 to {}), no port {port}", ports.saturating_sub(1))]
+    #[error("port beyond nports: \"{name}\" {}, no port {port}", port_range(*ports))]
     PortBeyondCount {
         /// the node
         name: String,
@@ -361,6 +361,14 @@ pub enum MapErrorKind {
         /// the switch
         name: String,
     },
+}
+
+/// A node's ports, for an error: "has 8 ports (0 to 7)", or "has no ports".
+fn port_range(ports: u32) -> String {
+    match ports {
+        0 => "has no ports".to_string(),
+        n => format!("has {n} ports (0 to {})", n - 1),
+    }
 }
 
 /// Why topologies cannot be written as one map.

@@ -299,7 +299,7 @@ fn buffers_too_small_for_the_cable_are_refused() {
         .build();
     let message = built.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(
-        message.starts_with("switch.wormhole.buffer_bytes: 32 bytes cannot cover"),
+        message.starts_with("wormhole switches: buffer_bytes: 32 bytes cannot cover"),
         "{message}"
     );
 }
@@ -801,7 +801,7 @@ fn a_torus_needs_bubble_flow_control() {
     assert_eq!(
         build(torus(), WormholeParams::default()).as_deref(),
         Some(
-            "switch.wormhole.bubble: dimension-order routing around the rings of a torus deadlocks wormhole \
+            "wormhole switches: bubble: dimension-order routing around the rings of a torus deadlocks wormhole \
              switches, which have no virtual channels; turn bubble flow control on (or use a mesh)"
         )
     );
@@ -822,7 +822,7 @@ fn a_torus_needs_bubble_flow_control() {
     assert_eq!(
         build(torus(), one_flit_short).as_deref(),
         Some(
-            "switch.wormhole.buffer_bytes: bubble flow control needs room for two packets of 272 bytes \
+            "wormhole switches: buffer_bytes: bubble flow control needs room for two packets of 272 bytes \
              (the adapter's payload and header, in whole flits) below the STOP threshold; 568 bytes leave \
              room for 1, at least 576 bytes are needed"
         )

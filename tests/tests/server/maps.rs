@@ -81,7 +81,7 @@ fn up_down_routes_keep_a_wormhole_ring_out_of_deadlock() {
         .expect_err("deadlock-prone")
         .to_string();
     assert!(
-        refused.contains("network.routing: shortest-path routes can deadlock wormhole switches: channels sw")
+        refused.contains("network.routing: routing \"shortest-path\" can deadlock wormhole switches: channels sw")
             && refused.ends_with("wait on each other in a cycle; use routing = \"up-down\""),
         "{refused}"
     );
