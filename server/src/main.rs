@@ -889,6 +889,12 @@ fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
             println!("rail {i}:\n  {}", rail.to_string().replace('\n', "\n  "));
         }
     }
+    // What `serve`, `run` and `traffic` would refuse (buffers too small for the cables,
+    // routes that miss a pair), refused here too: the description alone does not build
+    // the switches and routes.
+    network
+        .build()
+        .map_err(|e| anyhow::anyhow!("this network cannot be simulated: {e}"))?;
     if args.write_map.is_some() || args.write_routes.is_some() {
         write_map_files(&network, args.write_map.as_deref(), args.write_routes.as_deref())?;
     }

@@ -674,6 +674,25 @@ fn run_writes_its_result_and_an_application_trace_into_an_output_folder() {
 }
 
 #[test]
+fn topo_refuses_a_network_that_cannot_be_simulated() {
+    // It describes the shape, then says why `serve` or `run` would refuse it.
+    let file = std::env::temp_dir().join(format!("vesper-topo-b0-{}.toml", std::process::id()));
+    std::fs::write(
+        &file,
+        "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nswitch = \"wormhole\"\nbuffer_bytes = 0\n",
+    )
+    .expect("written");
+    let out = vesper(&["topo", file.to_str().expect("a UTF-8 path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot be simulated") && stderr.contains("buffer_bytes"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hosts: 16"));
+}
+
+#[test]
 fn topo_describes_presets_files_and_draws_them() {
     let out = vesper(&["topo", "--preset", "kary-ntree"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
