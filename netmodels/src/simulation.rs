@@ -108,6 +108,31 @@ pub enum BuildError {
     /// wormhole switches mixed with packet switches
     #[error("switch.kind: wormhole switches cannot share a network with output-queued or CIOQ switches")]
     MixedKinds,
+    /// the network's records do not fit in memory
+    #[error(
+        "the network does not fit in memory: its {count} {what} take {:.1} GiB, which could not be allocated",
+        *bytes as f64 / f64::from(1u32 << 30)
+    )]
+    TooLarge {
+        /// what did not fit
+        what: &'static str,
+        /// how many of them
+        count: usize,
+        /// their size [bytes]
+        bytes: u128,
+    },
+}
+
+/// An empty vector with room for `count` records, or [`BuildError::TooLarge`] instead of
+/// the allocator's abort: a network just under the size limits may still not fit.
+pub(crate) fn room_for<T>(count: usize, what: &'static str) -> Result<Vec<T>, BuildError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(count).map_err(|_| BuildError::TooLarge {
+        what,
+        count,
+        bytes: count as u128 * size_of::<T>() as u128,
+    })?;
+    Ok(v)
 }
 
 /// The ideal network: every message arrives `latency + size / bandwidth` after it is
@@ -279,22 +304,18 @@ impl NetworkBuilder {
                         sink,
                     });
                 }
-                let ports = wiring
-                    .owner
-                    .iter()
-                    .zip(&wiring.peer)
-                    .map(|(owner, peer)| OutPort {
-                        owner: *owner,
-                        peer: *peer,
-                        busy: false,
-                        current: None,
-                        free_at: SimTime::ZERO,
-                        release_scheduled: false,
-                        release_sequence: 0,
-                        queue: VecDeque::new(),
-                        queued_bytes: 0,
-                    })
-                    .collect();
+                let mut ports = room_for(wiring.owner.len(), "ports")?;
+                ports.extend(wiring.owner.iter().zip(&wiring.peer).map(|(owner, peer)| OutPort {
+                    owner: *owner,
+                    peer: *peer,
+                    busy: false,
+                    current: None,
+                    free_at: SimTime::ZERO,
+                    release_scheduled: false,
+                    release_sequence: 0,
+                    queue: VecDeque::new(),
+                    queued_bytes: 0,
+                }));
                 let senders = (0..topology.hosts).map(|_| Sender::default()).collect();
                 let crossbars = topology
                     .switch_ports

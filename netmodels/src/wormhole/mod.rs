@@ -360,8 +360,8 @@ impl WormholeFabric {
             } => Some(Rng::new(seed)),
             _ => None,
         };
-        let mut outs = Vec::with_capacity(wiring.owner.len());
-        let mut ins = Vec::with_capacity(wiring.owner.len());
+        let mut outs = crate::simulation::room_for(wiring.owner.len(), "output ports")?;
+        let mut ins = crate::simulation::room_for(wiring.owner.len(), "input ports")?;
         for (&owner, peer) in wiring.owner.iter().zip(&wiring.peer) {
             let link = peer.map(|(_, link)| link).unwrap_or_default();
             let flit_time = link.bandwidth.serialization_time(u64::from(params.flit_bytes));
