@@ -257,6 +257,25 @@ fn vesper(args: &[&str]) -> std::process::Output {
         .expect("vesper runs")
 }
 
+/// Writes `text` to a file of this name (made unique per process) in the temporary
+/// directory; returns its path.
+fn temp_file(name: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("vesper-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("written");
+    path.to_str().expect("a UTF-8 path").to_string()
+}
+
+/// `vesper ARGS`, which must succeed, and the JSON it prints.
+fn vesper_json(args: &[&str]) -> serde_json::Value {
+    let out = vesper(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 #[test]
 fn run_replays_a_workload_against_an_in_process_server() {
     let out = vesper(&[
@@ -456,22 +475,18 @@ fn run_replays_a_dimemas_trace() {
 fn run_replays_a_trace_longer_than_seven_simulated_hours() {
     // Task 0 computes 30,000 s, then sends 1024 bytes to task 1: the replay's "until the
     // next completion" STOP must reach past any time the trace gets to.
-    let trace = std::env::temp_dir().join(format!("vesper-long-{}.dim", std::process::id()));
-    std::fs::write(
-        &trace,
+    let trace = temp_file(
+        "long.dim",
         "#DIMEMAS:\"long\":0:2(1,1),0\n1:0:0:30000.0\n2:0:0:1:-1:1024:7:1:0\n3:1:0:0:-1:1024:7:1:0\n",
-    )
-    .expect("written");
-    let trace = trace.to_str().expect("a UTF-8 path").to_string();
+    );
     let mut ends = Vec::new();
     for local in [&[][..], &["--no-server"]] {
-        let mut args = vec!["run", &trace, "--network", "ideal", "--bandwidth", "250", "--json"];
-        args.extend_from_slice(local);
-        let out = vesper(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        let rows = json["tasks"].as_array().expect("rows");
-        ends.push(rows[1]["end_ns"].as_f64().expect("an end"));
+        let args = [
+            &["run", &trace, "--network", "ideal", "--bandwidth", "250", "--json"],
+            local,
+        ]
+        .concat();
+        ends.push(vesper_json(&args)["tasks"][1]["end_ns"].as_f64().expect("an end"));
     }
     // 30,000 s, then 1024 bytes at 250 MBps (2^20 bytes/s): 3906.25 ns (to a few ps:
     // the JSON's nanoseconds are a double).
@@ -485,22 +500,17 @@ fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
     // Task 0 sends 1000 bytes with the synchronous bit set (sync 1), then computes 1 µs;
     // task 1 computes 5 µs, then receives. 1000 bytes at 1000 MBps take 953.674316 ns,
     // rounded up to the picosecond: 953.675 ns.
-    let trace = std::env::temp_dir().join(format!("vesper-sync-{}.dim", std::process::id()));
-    std::fs::write(
-        &trace,
+    let trace = temp_file(
+        "sync.dim",
         "#DIMEMAS:\"sync\":0:2(1,1),1\n2:0:0:1:-1:1000:0:1:1\n1:0:0:0.000001\n1:1:0:0.000005\n3:1:0:0:-1:1000:0:1:0\n",
-    )
-    .expect("written");
-    let trace = trace.to_str().expect("a UTF-8 path").to_string();
+    );
     let ends = |extra: &[&str]| {
         let mut served = None;
         for local in [&[][..], &["--no-server"]] {
             let mut args = vec!["run", &trace, "--network", "ideal", "--bandwidth", "1000", "--json"];
             args.extend_from_slice(extra);
             args.extend_from_slice(local);
-            let out = vesper(&args);
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let json = vesper_json(&args);
             let rows = json["tasks"].as_array().expect("rows");
             let ps = |r: &serde_json::Value, k: &str| (r[k].as_f64().expect("a time") * 1e3).round() as u64;
             for r in rows {
@@ -676,13 +686,11 @@ fn run_writes_its_result_and_an_application_trace_into_an_output_folder() {
 #[test]
 fn topo_refuses_a_network_that_cannot_be_simulated() {
     // It describes the shape, then says why `serve` or `run` would refuse it.
-    let file = std::env::temp_dir().join(format!("vesper-topo-b0-{}.toml", std::process::id()));
-    std::fs::write(
-        &file,
+    let file = temp_file(
+        "topo-b0.toml",
         "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nswitch = \"wormhole\"\nbuffer_bytes = 0\n",
-    )
-    .expect("written");
-    let out = vesper(&["topo", file.to_str().expect("a UTF-8 path")]);
+    );
+    let out = vesper(&["topo", &file]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(

@@ -450,6 +450,9 @@ fn records_that_cannot_be_allocated_are_an_error_not_an_abort() {
     // More than the address space: refused by the allocator's bookkeeping at once.
     let refused = room_for::<[u64; 1024]>(usize::MAX / 1024, "ports").expect_err("too large");
     assert!(matches!(refused, BuildError::TooLarge { what: "ports", .. }));
-    assert!(refused.to_string().starts_with("the network does not fit in memory"), "{refused}");
+    assert!(
+        refused.to_string().starts_with("the network does not fit in memory"),
+        "{refused}"
+    );
     assert_eq!(room_for::<u64>(16, "ports").map(|v| v.capacity()), Ok(16));
 }
