@@ -199,7 +199,13 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 config.comm_tuning_line = Some(line);
             }
             "multi node information" if config.cpus_per_node.is_none() => {
-                config.cpus_per_node = Some(count(3, "cpus_per_node")?);
+                let cpus = count(3, "cpus_per_node")?;
+                if cpus == 0 {
+                    return Err(fail(format!(
+                        "\"{name}\": field 4 (cpus_per_node): a node needs at least one CPU, found 0"
+                    )));
+                }
+                config.cpus_per_node = Some(cpus);
                 config.cpu_ratio = Some(at_least_zero(4, "cpu_speed_ratio", true)?);
                 config.intra_latency_s = Some(at_least_zero(5, "intra_latency_s", false)?);
                 config.intra_bandwidth_mbps = Some(at_least_zero(6, "intra_bw_MBps", false)?);
@@ -228,10 +234,9 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
             "mapping information" => {
                 let tasks = count(1, "n_tasks")? as usize;
                 let list = field(2, "nodes")?;
-                let nodes = list
+                let (announced, nodes) = list
                     .split_once('{')
-                    .and_then(|(_, rest)| rest.rsplit_once('}'))
-                    .map(|(inside, _)| inside)
+                    .and_then(|(before, rest)| Some((before, rest.rsplit_once('}')?.0)))
                     .ok_or_else(|| fail(format!("expected [n] {{node, ...}}, found '{list}'")))?;
                 let nodes: Vec<u32> = nodes
                     .split(',')
@@ -245,11 +250,35 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 if nodes.len() != tasks {
                     return Err(fail(format!("{tasks} tasks but {} nodes listed", nodes.len())));
                 }
+                // The list's own count, `[n]`, when given, must agree too.
+                let announced = announced.trim();
+                if let Some(n) = announced.strip_prefix('[').and_then(|a| a.strip_suffix(']'))
+                    && n.trim().parse::<usize>().ok() != Some(nodes.len())
+                {
+                    return Err(fail(format!(
+                        "the list says {announced} but holds {} nodes",
+                        nodes.len()
+                    )));
+                }
                 explicit = Some(Mapping::Explicit(nodes));
                 config.mapping_tasks = Some((line, tasks as u32));
             }
             _ => {}
         }
+    }
+    // Checked once every record is read: the machine may be declared after the mapping.
+    if let (Some(Mapping::Explicit(nodes)), Some(machine), Some((line, _))) =
+        (&explicit, config.nodes.filter(|&n| n > 0), config.mapping_tasks)
+        && let Some((task, node)) = nodes.iter().enumerate().find(|&(_, &node)| node >= machine)
+    {
+        return Err(error(
+            line,
+            format!(
+                "\"mapping information\": task {task} is mapped to node {node}, but \"environment information\" \
+                 declares {machine} node(s), 0 to {}",
+                machine - 1
+            ),
+        ));
     }
     config.mapping = explicit.or(match predefined {
         // FILL_NODES: as many tasks per node as it has CPUs.
@@ -464,6 +493,21 @@ mod tests {
         assert_eq!(
             bad(r#""mapping information" {"app.dim", 3, [2] {0,1}};;"#),
             "b.cfg:10: 3 tasks but 2 nodes listed"
+        );
+        assert_eq!(
+            bad(r#""mapping information" {"app.dim", 3, [2] {0,1,2}};;"#),
+            "b.cfg:10: the list says [2] but holds 3 nodes"
+        );
+        // The machine of CONFIG has 4 nodes.
+        assert_eq!(
+            bad(r#""mapping information" {"app.dim", 3, [3] {0,1,4}};;"#),
+            "b.cfg:10: \"mapping information\": task 2 is mapped to node 4, but \"environment information\" \
+             declares 4 node(s), 0 to 3"
+        );
+        let no_cpus = CONFIG.replace("{0, 4, \"\", 2, 2.5", "{0, 4, \"\", 0, 2.5");
+        assert_eq!(
+            parse(&no_cpus, "c.cfg").expect_err("refused").to_string(),
+            "c.cfg:7: \"multi node information\": field 4 (cpus_per_node): a node needs at least one CPU, found 0"
         );
         assert_eq!(
             bad(r#""predefined mapping information" {"SOMEWHERE"};;"#),
