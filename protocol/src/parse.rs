@@ -74,7 +74,7 @@ pub struct ParseError {
     pub column: usize,
     /// what the grammar wanted there
     pub expected: Expected,
-    /// the text found there, cut to at most 40 bytes
+    /// the field found there (up to the next blank), cut to at most 40 bytes
     pub found: String,
 }
 
@@ -127,7 +127,9 @@ fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, ParseError> {
             let found = if e.at.is_empty() {
                 "end of line".to_string()
             } else {
-                let mut end = e.at.len().min(40);
+                // The field that failed (up to the next blank), cut to 40 bytes.
+                let field = e.at.find([' ', '\t']).filter(|&i| i > 0).unwrap_or(e.at.len());
+                let mut end = field.min(40);
                 while !e.at.is_char_boundary(end) {
                     end -= 1;
                 }

@@ -42,6 +42,8 @@ pub struct Session {
     finished: bool,
     overflow_warned: bool,
     log: LogBudget,
+    /// the connection closed: a line being read now had no newline
+    closed: bool,
 }
 
 impl Session {
@@ -57,6 +59,7 @@ impl Session {
             finished: false,
             overflow_warned: false,
             log: LogBudget::default(),
+            closed: false,
         }
     }
 
@@ -75,6 +78,7 @@ impl Session {
 
     /// The connection closed: a last line without its newline still counts.
     pub fn close(&mut self, buf: &mut BytesMut, commands: &mut Vec<Command>) {
+        self.closed = true;
         while let Ok(Some(line)) = self.codec.decode_eof(buf) {
             self.line(line, commands);
         }
@@ -86,8 +90,13 @@ impl Session {
         let message = match line.message {
             Ok(message) => message,
             Err(e) => {
+                let cut = if self.closed {
+                    " (the connection closed before its newline)"
+                } else {
+                    ""
+                };
                 self.log
-                    .warn(&self.name, format_args!(" line {number}: {e}; line ignored"));
+                    .warn(&self.name, format_args!(" line {number}: {e}; line ignored{cut}"));
                 commands.push(Command::Rejected { client: self.client });
                 return;
             }
