@@ -367,18 +367,6 @@ impl Coordinator {
             return None;
         }
         let at = match translate::message_time(time) {
-            Ok(t) if t > SimTime::LAST_INJECTION => {
-                client.log.warn(
-                    &client.name,
-                    format_args!(
-                        " line {line}: time {} ns leaves the message no room to arrive: messages must be sent by {} ns; line ignored",
-                        time.0,
-                        SimTime::LAST_INJECTION.to_wire_ns()
-                    ),
-                );
-                client.report.bad_lines += 1;
-                return None;
-            }
             Ok(t) => t,
             Err(e) => {
                 client
@@ -388,10 +376,28 @@ impl Coordinator {
                 return None;
             }
         };
-        if at < client.promise {
+        // Never before the client's last reply (nor the model's clock, which does not
+        // pass it).
+        let floor = client.promise.max(self.sim.now());
+        let at = if at < floor {
             self.clamped += 1;
             client.report.clamped_times += 1;
-            return Some(client.promise);
+            floor
+        } else {
+            at
+        };
+        if at > SimTime::LAST_INJECTION {
+            client.log.warn(
+                &client.name,
+                format_args!(
+                    " line {line}: sent at {} ns, the message has no room to arrive: messages must be sent by {} ns; \
+                     line ignored",
+                    at.to_wire_ns(),
+                    SimTime::LAST_INJECTION.to_wire_ns()
+                ),
+            );
+            client.report.bad_lines += 1;
+            return None;
         }
         Some(at)
     }
@@ -565,14 +571,33 @@ impl Coordinator {
                 if entry.key().0 > e {
                     break;
                 }
-                let ((at, ..), spec) = entry.remove_entry();
+                let ((at, .., id), spec) = entry.remove_entry();
                 // `at ≥ now` holds: the model never passes a time a client may still use.
                 if let Err(err) = self.sim.inject(at, spec) {
-                    warn!("message from node {} dropped: {err}", spec.src);
+                    self.dropped(id, spec, &err);
                 }
             }
             self.sim.run_until(e, &mut self.deliveries);
             self.take_deliveries();
+        }
+    }
+
+    /// A message the model refused (it should not happen: its time was checked):
+    /// logged and counted against its client, and no longer in flight, so that no one
+    /// waits for it.
+    fn dropped(&mut self, id: ClientId, spec: MessageSpec, err: &vesper_netmodels::InjectError) {
+        let slot = spec.cookie as usize;
+        let record = self.records.get_mut(slot).and_then(Option::take);
+        if record.is_some() {
+            self.records.release(slot as u32);
+        }
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        warn!("{}: message from node {} dropped: {err}", client.name, spec.src);
+        client.report.bad_lines += 1;
+        if let Some(Record::Data(_)) = record {
+            client.in_flight = client.in_flight.saturating_sub(1);
         }
     }
 

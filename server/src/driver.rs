@@ -17,9 +17,11 @@
 //!
 //! No client can starve the others or make the server allocate without bound:
 //! - each client gets at most [`READ_BUDGET`] bytes read per turn, then the others;
-//! - a client's commands are applied in order, and a batch waits while the client's
-//!   previous batch is unanswered (a client that sends ahead is served one batch at a
-//!   time, as if it had waited); while commands wait, its socket is not read;
+//! - a client's commands are applied in order, and none while the client's last batch
+//!   is unanswered: a client that sends ahead (batches, `FINISH`, or its close) is
+//!   served as if it had waited for each reply; while commands wait, its socket is not
+//!   read, unless the client has closed its side (then the rest is read, and applied
+//!   in turn);
 //! - while more than [`OUTPUT_LIMIT`] bytes of replies wait for a client to read them,
 //!   its socket is not read either, so TCP holds the client back;
 //! - a client whose socket fails on a write is dropped, as on a disconnect.
@@ -78,8 +80,8 @@ struct Connection {
     input: BytesMut,
     /// reply bytes the socket did not take yet
     output: Vec<u8>,
-    /// commands read and not yet applied, in order (a batch waits here while the
-    /// client's previous batch is unanswered)
+    /// commands read and not yet applied, in order: none is applied while the client's
+    /// last batch is unanswered
     pending: VecDeque<Command>,
     /// the socket may hold bytes not read yet (the read budget ran out, or reading
     /// was held back)
@@ -88,12 +90,22 @@ struct Connection {
     spoke: bool,
     /// a write failed: the connection is dropped
     failed: bool,
+    /// the client closed its side (or the socket failed): what it sent is read to the
+    /// end whatever waits
+    hangup: bool,
+    /// the socket is closed; the commands it sent are still applied in turn, as if the
+    /// client had waited for each reply
+    gone: bool,
 }
 
 impl Connection {
-    /// Whether its socket is left unread for now: commands wait, or replies pile up.
+    /// Whether its socket is left unread for now: commands wait, or replies pile up
+    /// (unless the client has hung up: then its last bytes and the close are read).
     fn held_back(&self) -> bool {
-        !self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT
+        if self.gone {
+            return true;
+        }
+        !self.hangup && (!self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT)
     }
 }
 
@@ -186,10 +198,13 @@ impl Driver {
                 if event.is_writable() {
                     self.flush(client);
                 }
-                if (event.is_readable() || event.is_read_closed() || event.is_error())
-                    && let Some(conn) = self.connections.get_mut(&client)
-                {
-                    conn.unread = true;
+                if let Some(conn) = self.connections.get_mut(&client) {
+                    if event.is_readable() || event.is_read_closed() || event.is_error() {
+                        conn.unread = true;
+                    }
+                    if event.is_read_closed() || event.is_error() {
+                        conn.hangup = true;
+                    }
                 }
             }
             // One turn each, in client order.
@@ -255,6 +270,8 @@ impl Driver {
                 unread: true,
                 spoke: false,
                 failed: false,
+                hangup: false,
+                gone: false,
             },
         );
     }
@@ -298,7 +315,12 @@ impl Driver {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    warn!("{}: read failed: {e}", conn.session.name());
+                    // A reset after FINISH, or from a port check, is no news.
+                    if conn.spoke && !conn.session.finished() {
+                        warn!("{}: read failed: {e}", conn.session.name());
+                    } else {
+                        info!("{}: connection closed: {e}", conn.session.name());
+                    }
                     closed = true;
                     break;
                 }
@@ -322,8 +344,8 @@ impl Driver {
     }
 
     /// Applies every command that may go now, for every client, writing the replies:
-    /// a batch goes once its client's previous one is answered, which another client's
-    /// command may bring about.
+    /// a client's commands go once its last batch is answered, which another client's
+    /// command may bring about. A closed connection goes once its commands have.
     fn apply_pending(&mut self) {
         loop {
             let mut applied = false;
@@ -331,15 +353,20 @@ impl Driver {
             while let Some((&client, _)) = self.connections.range(next..).find(|(_, c)| !c.pending.is_empty()) {
                 next = client + 1;
                 while let Some(conn) = self.connections.get_mut(&client)
-                    && let Some(command) = conn.pending.front()
+                    && !conn.pending.is_empty()
+                    && !self.coordinator.is_waiting(client)
                 {
-                    if matches!(command, Command::Batch { .. }) && self.coordinator.is_waiting(client) {
-                        break;
-                    }
                     let command = conn.pending.pop_front().expect("a front command");
                     self.coordinator.apply(command);
                     self.write_replies();
                     applied = true;
+                }
+                if self
+                    .connections
+                    .get(&client)
+                    .is_some_and(|c| c.gone && c.pending.is_empty())
+                {
+                    self.connections.remove(&client);
                 }
             }
             if !applied {
@@ -349,12 +376,17 @@ impl Driver {
     }
 
     /// The connection ended (closed by the client, or failed): a last line without its
-    /// newline still counts; every command it sent is applied, a batch sent ahead
-    /// included (no one waits for its reply), then the client is gone.
+    /// newline still counts, and every command it sent is applied in its turn, batches
+    /// sent ahead included (each as if the client had waited for the reply before), then
+    /// the client is gone.
     fn close(&mut self, client: ClientId) {
-        let Some(mut conn) = self.connections.remove(&client) else {
+        let Some(conn) = self.connections.get_mut(&client) else {
             return;
         };
+        if conn.gone {
+            return;
+        }
+        conn.gone = true;
         let _ = self.poll.registry().deregister(&mut conn.stream);
         self.open_connections.fetch_sub(1, Ordering::AcqRel);
         if !conn.spoke && conn.input.is_empty() {
@@ -362,15 +394,18 @@ impl Driver {
                 "connection from {} closed without a word; not counted as a client",
                 conn.peer
             );
+            self.connections.remove(&client);
             return;
+        }
+        if !conn.pending.is_empty() {
+            info!(
+                "{}: closed with {} commands still to apply; they are applied in turn",
+                conn.session.name(),
+                conn.pending.len()
+            );
         }
         conn.session.close(&mut conn.input, &mut self.commands);
         conn.pending.extend(self.commands.drain(..));
-        for command in conn.pending.drain(..) {
-            self.coordinator.apply(command);
-            self.write_replies();
-        }
-        // Others may have waited for this client.
         self.apply_pending();
     }
 
@@ -387,7 +422,7 @@ impl Driver {
             let Some(conn) = self.connections.get_mut(&client) else {
                 continue;
             };
-            if conn.failed {
+            if conn.failed || conn.gone {
                 continue;
             }
             if !conn.output.is_empty() {

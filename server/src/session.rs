@@ -63,6 +63,11 @@ impl Session {
         }
     }
 
+    /// Whether the client has sent `FINISH`.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
     /// The name used in log lines.
     pub fn name(&self) -> &str {
         &self.name

@@ -150,6 +150,25 @@ fn a_message_too_late_to_arrive_is_refused_and_time_goes_on() {
 }
 
 #[test]
+fn a_message_moved_past_the_last_instant_by_a_late_stop_is_refused() {
+    // A STOP beyond the last instant for messages, answered there; a message stamped
+    // earlier moves up to that reply, past the last instant: refused as a bad line (it
+    // was accepted, then dropped by the model, and the client waited for it forever).
+    let server = TestServer::start(config(4, 1));
+    let mut c = server.client();
+    assert_eq!(c.stop(9.3e15).text(), "END\n");
+    let m = message(1000.0, 0, 1, 100, 1);
+    assert_eq!(
+        c.exchange(&[send(m), stop(HUGE_STOP_NS), ClientMessage::End]).text(),
+        "END\n"
+    );
+    c.finish();
+    let report = server.wait();
+    let client = &report.simulation.clients[0];
+    assert_eq!((client.bad_lines, client.messages), (1, 0));
+}
+
+#[test]
 fn malformed_lines_are_counted_in_the_report() {
     let (report, bad) = exchange_with_bad_lines();
     let clients = &report.simulation.clients;

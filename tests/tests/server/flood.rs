@@ -67,6 +67,57 @@ fn a_batch_sent_ahead_is_answered_after_the_one_before() {
 }
 
 #[test]
+fn a_finish_sent_ahead_waits_for_the_reply_to_the_batch_before() {
+    let server = TestServer::start(config(4, 2));
+    let mut a = server.client();
+    let mut b = TcpStream::connect(server.addr()).expect("connect");
+    // B's second batch waits for A to let time reach 2000 ns; its FINISH, sent with it,
+    // must not drop the message still in flight.
+    let m = message(2000.0, 0, 1, 1000, 1);
+    let ahead = lines_text(&[stop(1000.0), ClientMessage::End, send(m), stop(1e6), ClientMessage::End]);
+    b.write_all(format!("{ahead}FINISH\n").as_bytes()).expect("write");
+    assert_eq!(a.stop(2000.0).text(), "END\n");
+    assert_eq!(a.stop(1e6).text(), "END\n");
+    let text = read_replies(&mut b, 2);
+    assert!(text.starts_with("END\nCOMPLETED SEND 6150 0 1 1000 "), "{text:?}");
+    a.finish();
+    let report = server.wait();
+    let b = &report.simulation.clients[1];
+    assert!(b.finished && b.messages == 1 && b.bad_lines == 0, "{b:?}");
+}
+
+#[test]
+fn batches_sent_ahead_of_a_close_are_applied_in_turn() {
+    let server = TestServer::start(config(4, 2));
+    let mut a = server.client();
+    let mut b = TcpStream::connect(server.addr()).expect("connect");
+    // A's long message moves the clock far past 200 ns before B's first reply (at 1 ms).
+    let long = message(1000.0, 2, 3, 100_000, 1);
+    a.send(&[send(long), stop(400_000.0), ClientMessage::End]);
+    // B closes with its second batch, stamped 200 ns, sent ahead: it is applied after
+    // the reply to the first, at B's clock then (not at 200 ns, long past), and B's
+    // message is carried, not dropped.
+    let early = message(200.0, 0, 1, 1, 2);
+    let ahead = lines_text(&[
+        stop(1e6),
+        ClientMessage::End,
+        send(early),
+        stop(2e6),
+        ClientMessage::End,
+    ]);
+    b.write_all(ahead.as_bytes()).expect("write");
+    drop(b);
+    assert_eq!(a.read_reply().text(), "END\n");
+    assert!(a.stop(HUGE_STOP_NS).text().starts_with("COMPLETED SEND"));
+    a.finish();
+    let report = server.wait();
+    let b = &report.simulation.clients[1];
+    assert_eq!((b.messages, b.bad_lines, b.finished), (1, 0, false), "{b:?}");
+    // B's message left after B's first reply, at 1 ms: 1 byte and the cables later.
+    assert_eq!(report.simulation.simulated_end_ns, 1e6 + 154.0);
+}
+
+#[test]
 fn a_client_that_floods_does_not_starve_another() {
     let server = TestServer::start(config(4, 2));
     let mut b = server.client();
