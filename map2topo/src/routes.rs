@@ -117,6 +117,7 @@ fn host_ids(net: &NamedTopology) -> BTreeMap<&str, HostId> {
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
 pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let hosts = host_ids(net);
+    let peers = Peers::of(&net.topology);
     let mut routes = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let error = |rule: String| RouteFileError {
@@ -145,6 +146,7 @@ pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<Rou
                     .map_err(|_| error(format!("expected a port number, got `{p}`")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
         routes.push((pair, ports));
     }
     Ok(routes)
@@ -158,10 +160,28 @@ pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList
         let w = words(l).ok()?;
         (!w.is_empty()).then_some((l.trim_start().starts_with('"'), w.len()))
     });
-    match first {
-        Some((true, words)) if words <= 2 => read_myrinet(file, text, net),
-        _ => read_canonical(file, text, net),
+    let routes = match first {
+        Some((true, words)) if words <= 2 => read_myrinet(file, text, net)?,
+        _ => read_canonical(file, text, net)?,
+    };
+    // Every pair of hosts needs a route: a truncated file is refused here, by name.
+    let listed: std::collections::BTreeSet<(HostId, HostId)> = routes.iter().map(|(pair, _)| *pair).collect();
+    let hosts = net.topology.hosts;
+    let missing = (0..hosts)
+        .flat_map(|s| (0..hosts).map(move |d| (HostId(s), HostId(d))))
+        .find(|&(s, d)| s != d && !listed.contains(&(s, d)));
+    if let Some((s, d)) = missing {
+        return Err(RouteFileError {
+            file: file.to_string(),
+            line: text.lines().count(),
+            rule: format!(
+                "the file ends without a route from `{}` to `{}`; every pair of hosts needs one",
+                net.name(Device::Host(s)),
+                net.name(Device::Host(d))
+            ),
+        });
     }
+    Ok(routes)
 }
 
 /// Writes `routes` of `net` in the canonical format.
@@ -261,6 +281,37 @@ impl Peers {
         .ok_or_else(|| format!("{}: {here}.p{out} has no cable", hop()))
     }
 
+    /// Whether `ports` lead from host `src` to host `dst`, hop by hop; or where they go
+    /// wrong, naming the devices as the map does.
+    pub fn check_route(&self, net: &NamedTopology, src: HostId, dst: HostId, ports: &[u32]) -> Result<(), String> {
+        let mut at = self.first(src)?;
+        for (hop, &out) in ports.iter().enumerate() {
+            let here = at.device;
+            if let Device::Host(_) = here {
+                return Err(format!(
+                    "hop {hop} arrives at host `{}` before the route ends",
+                    net.name(here)
+                ));
+            }
+            let limit = net.topology.ports_of(here);
+            if out >= limit {
+                return Err(format!(
+                    "hop {hop}: switch `{}` has {limit} ports, no port {out}",
+                    net.name(here)
+                ));
+            }
+            at = self.cross(at, out, || format!("hop {hop}"))?;
+        }
+        if at.device != Device::Host(dst) {
+            return Err(format!(
+                "the route ends at `{}`, not at `{}`",
+                net.name(at.device),
+                net.name(Device::Host(dst))
+            ));
+        }
+        Ok(())
+    }
+
     /// Myrinet turns of a route given as absolute output ports from host `src`.
     pub fn ports_to_turns(&self, src: HostId, ports: &[u32]) -> Result<Vec<i32>, String> {
         let mut at = self.first(src)?;
@@ -307,6 +358,7 @@ pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<Route
                     .map(|t| turn(t).ok_or_else(|| error(format!("expected a route byte or a turn, got `{t}`"))))
                     .collect::<Result<Vec<_>, _>>()?;
                 let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
+                peers.check_route(net, src, dst, &ports).map_err(&error)?;
                 routes.push(((src, dst), ports));
             }
             _ if words.len() <= 2 => source = Some(host(name)?),
@@ -440,6 +492,40 @@ mod tests {
         assert_eq!(
             err(read_myrinet, "\"host0\"\n\"host1\" 1 0x10\n"),
             "r.txt:2: expected a route byte or a turn, got `0x10`"
+        );
+        // Routes are walked on the map as they are read: a missing port, a route that
+        // ends elsewhere, one that runs into a host (2-ary 2-tree: host0 on sw0.p0).
+        assert_eq!(
+            err(read_canonical, "host0 host1 9\n"),
+            "r.txt:1: hop 0: switch `sw0` has 4 ports, no port 9"
+        );
+        assert_eq!(
+            err(read_canonical, "host0 host1 0\n"),
+            "r.txt:1: the route ends at `host0`, not at `host1`"
+        );
+        assert_eq!(
+            err(read_canonical, "host0 host1 1 3\n"),
+            "r.txt:1: hop 1 arrives at host `host1` before the route ends"
+        );
+        assert_eq!(
+            err(read_myrinet, "\"host0\"\n\"host3\" 1 0x81\n"),
+            "r.txt:2: the route ends at `host1`, not at `host3`"
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_route_for_every_pair_is_refused() {
+        let net = tree();
+        let mut text = write_canonical(&d_mod_k_routes(), &net);
+        assert_eq!(read_any("r", &text, &net).map(|r| r.len()), Ok(12));
+        // Truncated after its first line of routes.
+        text.truncate(text.find("host0 host2").expect("a route"));
+        let refused = read_any("r", &text, &net).expect_err("truncated");
+        assert!(
+            refused
+                .to_string()
+                .ends_with("the file ends without a route from `host0` to `host2`; every pair of hosts needs one"),
+            "{refused}"
         );
     }
 }
