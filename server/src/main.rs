@@ -1017,10 +1017,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let report = runtime.block_on(async {
+        // Before anyone can connect: a signal that came earlier would kill the process
+        // without its report.
+        let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        let report = vesper_server::run(listener, config, shutdown_signal()).await?;
+        let report = vesper_server::run(listener, config, shutdown).await?;
         anyhow::Ok(report)
     })?;
     let json = serde_json::to_string_pretty(&report)?;
@@ -1034,26 +1037,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// A future that resolves on Ctrl-C or SIGTERM; the handlers are installed at once (a
+/// future that installed them when first polled would leave the process to die of a
+/// signal that came before).
+#[cfg(unix)]
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch for Ctrl-C")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot watch for SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
+    })
+}
+
+/// A future that resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 fn bench_sync(
