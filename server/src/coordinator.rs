@@ -379,27 +379,30 @@ impl Coordinator {
         // Never before the client's last reply (nor the model's clock, which does not
         // pass it).
         let floor = client.promise.max(self.sim.now());
-        let at = if at < floor {
-            self.clamped += 1;
-            client.report.clamped_times += 1;
-            floor
-        } else {
-            at
-        };
-        if at > SimTime::LAST_INJECTION {
+        let sent = at.max(floor);
+        if sent > SimTime::LAST_INJECTION {
+            let moved = if sent > at {
+                format!(" (stamped {} ns, moved up to its last reply)", time.0)
+            } else {
+                String::new()
+            };
             client.log.warn(
                 &client.name,
                 format_args!(
-                    " line {line}: sent at {} ns, the message has no room to arrive: messages must be sent by {} ns; \
-                     line ignored",
-                    at.to_wire_ns(),
+                    " line {line}: sent at {} ns{moved}, the message has no room to arrive: messages must be \
+                     sent by {} ns; line ignored",
+                    sent.to_wire_ns(),
                     SimTime::LAST_INJECTION.to_wire_ns()
                 ),
             );
             client.report.bad_lines += 1;
             return None;
         }
-        Some(at)
+        if sent > at {
+            self.clamped += 1;
+            client.report.clamped_times += 1;
+        }
+        Some(sent)
     }
 
     /// `SEND` or `PROTO READY_TO_RECV`: a data message to report when it completes.

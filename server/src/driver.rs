@@ -205,6 +205,14 @@ impl Driver {
                     if event.is_read_closed() || event.is_error() {
                         conn.hangup = true;
                     }
+                    if conn.gone && (event.is_error() || event.is_write_closed()) {
+                        // Gone for good: its last replies cannot be written.
+                        conn.failed = true;
+                        conn.output.clear();
+                        if conn.pending.is_empty() {
+                            self.connections.remove(&client);
+                        }
+                    }
                 }
             }
             // One turn each, in client order.
@@ -310,7 +318,17 @@ impl Driver {
                 Ok(n) => {
                     got = true;
                     budget -= n;
+                    if !conn.spoke {
+                        conn.spoke = true;
+                        conn.pending.push_back(Command::Connect {
+                            client,
+                            peer: conn.peer.clone(),
+                        });
+                    }
                     conn.input.extend_from_slice(&buf[..n]);
+                    // Parsed as read: a FINISH just read is known if a reset follows.
+                    conn.session.feed(&mut conn.input, &mut self.commands);
+                    conn.pending.extend(self.commands.drain(..));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -326,15 +344,6 @@ impl Driver {
                 }
             }
         }
-        if got && !conn.spoke {
-            conn.spoke = true;
-            conn.pending.push_back(Command::Connect {
-                client,
-                peer: conn.peer.clone(),
-            });
-        }
-        conn.session.feed(&mut conn.input, &mut self.commands);
-        conn.pending.extend(self.commands.drain(..));
         if closed {
             self.close(client);
         } else {
@@ -364,8 +373,10 @@ impl Driver {
                 if self
                     .connections
                     .get(&client)
-                    .is_some_and(|c| c.gone && c.pending.is_empty())
+                    .is_some_and(|c| c.gone && c.pending.is_empty() && (c.output.is_empty() || c.failed))
                 {
+                    // A closed connection goes once its commands are applied and its
+                    // replies written (or refused).
                     self.connections.remove(&client);
                 }
             }
@@ -387,7 +398,12 @@ impl Driver {
             return;
         }
         conn.gone = true;
-        let _ = self.poll.registry().deregister(&mut conn.stream);
+        // Nothing more is read; the replies still owed are written if it still reads
+        // (a client that only closed its sending side).
+        let _ = self
+            .poll
+            .registry()
+            .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
         self.open_connections.fetch_sub(1, Ordering::AcqRel);
         if !conn.spoke && conn.input.is_empty() {
             info!(
@@ -399,7 +415,7 @@ impl Driver {
         }
         if !conn.pending.is_empty() {
             info!(
-                "{}: closed with {} commands still to apply; they are applied in turn",
+                "{}: closed with {} command(s) still to apply; they are applied in turn",
                 conn.session.name(),
                 conn.pending.len()
             );
@@ -422,7 +438,7 @@ impl Driver {
             let Some(conn) = self.connections.get_mut(&client) else {
                 continue;
             };
-            if conn.failed || conn.gone {
+            if conn.failed {
                 continue;
             }
             if !conn.output.is_empty() {
@@ -440,15 +456,20 @@ impl Driver {
         }
     }
 
-    /// A write failed: the client is dropped (after this round of work), and nothing
-    /// more is written to it.
+    /// A write failed: nothing more is written to the client, and it is dropped (after
+    /// this round of work) unless it is gone already.
     fn write_failed(&mut self, client: ClientId, e: &io::Error) {
         let Some(conn) = self.connections.get_mut(&client) else {
             return;
         };
-        warn!("{}: write failed: {e}; connection dropped", conn.session.name());
         conn.failed = true;
         conn.output.clear();
+        if conn.gone {
+            // It closed its side and went away without reading its last replies.
+            info!("{}: its last replies were not read: {e}", conn.session.name());
+            return;
+        }
+        warn!("{}: write failed: {e}; connection dropped", conn.session.name());
         self.failed.push(client);
     }
 
@@ -458,7 +479,11 @@ impl Driver {
             return;
         };
         conn.output.extend_from_slice(rest);
-        let interest = Interest::READABLE | Interest::WRITABLE;
+        let interest = if conn.gone {
+            Interest::WRITABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
         if let Err(e) = self
             .poll
             .registry()
@@ -483,6 +508,13 @@ impl Driver {
                     return;
                 }
             }
+        }
+        if conn.gone {
+            // Its replies are all out: done with it, unless commands of it still wait.
+            if conn.pending.is_empty() {
+                self.connections.remove(&client);
+            }
+            return;
         }
         let _ = self
             .poll

@@ -165,7 +165,7 @@ fn a_message_moved_past_the_last_instant_by_a_late_stop_is_refused() {
     c.finish();
     let report = server.wait();
     let client = &report.simulation.clients[0];
-    assert_eq!((client.bad_lines, client.messages), (1, 0));
+    assert_eq!((client.bad_lines, client.messages, client.clamped_times), (1, 0, 0));
 }
 
 #[test]

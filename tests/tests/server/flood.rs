@@ -118,6 +118,21 @@ fn batches_sent_ahead_of_a_close_are_applied_in_turn() {
 }
 
 #[test]
+fn a_client_that_closes_its_sending_side_still_gets_its_replies() {
+    // As `nc -N` does: everything written, the sending side shut, then the replies read.
+    let server = TestServer::start(config(4, 1));
+    let mut c = TcpStream::connect(server.addr()).expect("connect");
+    let m = message(100.0, 2, 3, 1000, 1);
+    let all = lines_text(&[send(m), stop(HUGE_STOP_NS), ClientMessage::End]);
+    c.write_all(format!("{all}FINISH\n").as_bytes()).expect("write");
+    c.shutdown(std::net::Shutdown::Write).expect("half-close");
+    let text = read_replies(&mut c, 1);
+    assert!(text.starts_with("COMPLETED SEND 4250 2 3 1000 "), "{text:?}");
+    let report = server.wait();
+    assert!(report.simulation.clients[0].finished);
+}
+
+#[test]
 fn a_client_that_floods_does_not_starve_another() {
     let server = TestServer::start(config(4, 2));
     let mut b = server.client();
