@@ -167,7 +167,7 @@ pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList
     // Every pair of hosts needs a route: a truncated file is refused here, by name. One
     // bit per pair (8 MiB for the 8,192 hosts explicit routes allow).
     let hosts = net.topology.hosts as usize;
-    if hosts * hosts > 1 << 26 {
+    if (hosts * hosts) as u64 > vesper_netmodels::topology::explicit::MAX_PAIRS {
         // More pairs than explicit routes are kept for: the network's build says so.
         return Ok(routes);
     }
