@@ -228,24 +228,56 @@ fn turn(token: &str) -> Option<i32> {
     Some(i32::from((byte << 2) as i8) >> 2)
 }
 
-/// The far end of every port's cable, for walking routes.
+/// The far end of every port's cable, for walking routes: one slot per port, hosts'
+/// first, then each switch's (a walk looks up every hop of every route).
 #[derive(Debug)]
-pub struct Peers(BTreeMap<Endpoint, Endpoint>);
+pub struct Peers {
+    hosts: u32,
+    /// each switch's first slot
+    switch_base: Vec<usize>,
+    peer: Vec<Option<Endpoint>>,
+}
 
 impl Peers {
     /// The cables of `topology`, both ways.
     pub fn of(topology: &Topology) -> Peers {
-        let mut peers = BTreeMap::new();
-        for c in &topology.cables {
-            peers.insert(c.a, c.b);
-            peers.insert(c.b, c.a);
+        let mut switch_base = Vec::with_capacity(topology.switch_ports.len());
+        let mut slots = topology.hosts as usize;
+        for &ports in &topology.switch_ports {
+            switch_base.push(slots);
+            slots += ports as usize;
         }
-        Peers(peers)
+        let mut peers = Peers {
+            hosts: topology.hosts,
+            switch_base,
+            peer: vec![None; slots],
+        };
+        for c in &topology.cables {
+            for (from, to) in [(c.a, c.b), (c.b, c.a)] {
+                if let Some(slot) = peers.slot(from) {
+                    peers.peer[slot] = Some(to);
+                }
+            }
+        }
+        peers
+    }
+
+    /// The slot of a port that exists.
+    fn slot(&self, end: Endpoint) -> Option<usize> {
+        match end.device {
+            Device::Host(h) => (h.0 < self.hosts && end.port == 0).then_some(h.index()),
+            Device::Switch(s) => {
+                let base = *self.switch_base.get(s.index())?;
+                let next = self.switch_base.get(s.index() + 1).copied().unwrap_or(self.peer.len());
+                let slot = base + end.port as usize;
+                (slot < next).then_some(slot)
+            }
+        }
     }
 
     /// Where the cable from `end` leads.
     pub fn get(&self, end: Endpoint) -> Option<Endpoint> {
-        self.0.get(&end).copied()
+        self.peer[self.slot(end)?]
     }
 
     /// The switch port host `h` is cabled to.
