@@ -589,11 +589,7 @@ impl Coordinator {
     /// logged and counted against its client, and no longer in flight, so that no one
     /// waits for it.
     fn dropped(&mut self, id: ClientId, spec: MessageSpec, err: &vesper_netmodels::InjectError) {
-        let slot = spec.cookie as usize;
-        let record = self.records.get_mut(slot).and_then(Option::take);
-        if record.is_some() {
-            self.records.release(slot as u32);
-        }
+        let record = self.take_record(spec.cookie as usize);
         let Some(client) = self.clients.get_mut(&id) else {
             return;
         };
@@ -604,14 +600,20 @@ impl Coordinator {
         }
     }
 
+    /// The record in `slot`, taken out and its slot freed.
+    fn take_record(&mut self, slot: usize) -> Option<Record> {
+        let record = self.records.get_mut(slot).and_then(Option::take)?;
+        self.records.release(slot as u32);
+        Some(record)
+    }
+
     fn take_deliveries(&mut self) {
         let mut deliveries = std::mem::take(&mut self.deliveries);
         for delivery in deliveries.drain(..) {
             let slot = delivery.cookie as usize;
-            let Some(record) = self.records.get_mut(slot).and_then(Option::take) else {
+            let Some(record) = self.take_record(slot) else {
                 continue;
             };
-            self.records.release(slot as u32);
             match record {
                 Record::Data(record) => self.completed(&record, &delivery),
                 Record::Request { client, rendezvous } => {

@@ -209,9 +209,7 @@ impl Driver {
                         // Gone for good: its last replies cannot be written.
                         conn.failed = true;
                         conn.output.clear();
-                        if conn.pending.is_empty() {
-                            self.connections.remove(&client);
-                        }
+                        self.forget_if_done(client);
                     }
                 }
             }
@@ -370,15 +368,7 @@ impl Driver {
                     self.write_replies();
                     applied = true;
                 }
-                if self
-                    .connections
-                    .get(&client)
-                    .is_some_and(|c| c.gone && c.pending.is_empty() && (c.output.is_empty() || c.failed))
-                {
-                    // A closed connection goes once its commands are applied and its
-                    // replies written (or refused).
-                    self.connections.remove(&client);
-                }
+                self.forget_if_done(client);
             }
             if !applied {
                 return;
@@ -423,6 +413,18 @@ impl Driver {
         conn.session.close(&mut conn.input, &mut self.commands);
         conn.pending.extend(self.commands.drain(..));
         self.apply_pending();
+    }
+
+    /// Forgets a closed connection once its commands are applied and its replies
+    /// written (or refused).
+    fn forget_if_done(&mut self, client: ClientId) {
+        if self
+            .connections
+            .get(&client)
+            .is_some_and(|c| c.gone && c.pending.is_empty() && (c.output.is_empty() || c.failed))
+        {
+            self.connections.remove(&client);
+        }
     }
 
     /// Drops the connections whose socket failed on a write.
@@ -510,10 +512,8 @@ impl Driver {
             }
         }
         if conn.gone {
-            // Its replies are all out: done with it, unless commands of it still wait.
-            if conn.pending.is_empty() {
-                self.connections.remove(&client);
-            }
+            // Its replies are all out.
+            self.forget_if_done(client);
             return;
         }
         let _ = self
