@@ -391,8 +391,7 @@ impl WormholeFabric {
                 let out = &self.outs[o as usize];
                 out.worm.filter(|w| w.input == Some(input)).and(out.run)
             });
-            let base = -i64::from(front.departed);
-            let due = |arrivals: &[Run]| {
+            let due = |arrivals: &[Run], base: i64| {
                 if inp.stop_sent {
                     first_go(arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
                 } else {
@@ -412,17 +411,48 @@ impl WormholeFabric {
                 // (large buffers hold many packets).
                 return None;
             }
+            let base = -i64::from(front.departed);
             // Every entry's arrival runs, in order: the front entry's own list when it is
-            // alone (usually), else a copy of them all end to end.
+            // alone (usually), else a copy of them end to end.
             if inp.entries.len() == 1 {
-                return due(&front.arrivals);
+                return due(&front.arrivals, base);
             }
+            // One upstream output fills the buffer, a packet after the other, so the
+            // entries whose flits have all arrived before now are at the front, and a
+            // search counts each of their flits and nothing else of them: they add
+            // their flits (`held`, less the others') to the base, and only the runs
+            // of the others are copied. The back entry is always copied: its flits may
+            // not all be planned yet. Large buffers hold many packets.
+            let searched = if inp.held == u32::MAX {
+                inp.entries.len()
+            } else {
+                let arriving = |e: &Entry| e.arrivals.last().is_some_and(|r| r.last(tau) >= ctx.now);
+                1 + inp.entries.iter().rev().skip(1).take_while(|e| arriving(e)).count()
+            };
+            let settled = inp.entries.len() - searched;
+            let base = if settled == 0 {
+                base
+            } else {
+                let searched_flits: u32 = inp
+                    .entries
+                    .range(settled..)
+                    .map(|e| self.packets[e.packet as usize].flits)
+                    .sum();
+                base + i64::from(inp.held - searched_flits)
+            };
             let mut scratch = std::mem::take(&mut self.scratch_runs);
             scratch.clear();
-            scratch.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
-            let due = due(&scratch);
+            scratch.extend(inp.entries.range(settled..).flat_map(|e| e.arrivals.iter().copied()));
+            let due_at = due(&scratch, base);
+            #[cfg(debug_assertions)]
+            {
+                scratch.clear();
+                scratch.extend(inp.entries.iter().flat_map(|e| e.arrivals.iter().copied()));
+                let whole = due(&scratch, -i64::from(front.departed));
+                debug_assert_eq!(due_at, whole, "a search over the arriving entries only differs");
+            }
             self.scratch_runs = scratch;
-            due
+            due_at
         });
         let waits = match due {
             Some((at, true)) => self.stop_waits(input, at),

@@ -446,6 +446,46 @@ fn coarse_path_matches_the_fine_path_behind_a_granted_packet() {
 }
 
 #[test]
+fn coarse_path_matches_the_fine_path_with_buffers_full_of_small_packets() {
+    // Packets of one payload byte (three flits) from many hosts towards two: buffers of
+    // 1 KB hold dozens of them, fill up and STOP, and the search for the GO runs over
+    // the packets that are still arriving only (the others count as a whole).
+    let tree = crate::topology::Xgft::kary_ntree(4, 2)
+        .expect("valid")
+        .topology(LinkParams::default());
+    let tiny = AdapterParams {
+        payload_bytes: 1,
+        ..AdapterParams::default()
+    };
+    for seed in 1..=3u64 {
+        let mut rng = Rng::new(seed);
+        let traffic: Vec<_> = (0..40)
+            .map(|i| {
+                (
+                    i * rng.below(200),
+                    rng.below(16) as u32,
+                    [5, 10][i as usize % 2],
+                    20 + rng.below(120) as u32,
+                )
+            })
+            .collect();
+        let params = WormholeParams {
+            buffer_bytes: 1024,
+            arbitration: Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed },
+            },
+            ..WormholeParams::default()
+        };
+        let [(_, _, signals), _] = fine_and_coarse(&tree, params, tiny, &traffic);
+        assert!(
+            signals.iter().any(|&(_, _, stop)| stop),
+            "seed {seed}: the buffers must fill"
+        );
+        assert_same_with(&tree, params, tiny, &traffic);
+    }
+}
+
+#[test]
 fn coarse_path_matches_the_fine_path_on_random_traffic() {
     let tree = crate::topology::Xgft::kary_ntree(4, 2)
         .expect("valid")
