@@ -29,7 +29,7 @@
 use crate::ids::Device;
 use crate::time::SimTime;
 use crate::trace::TraceSink;
-use crate::wormhole::runs::{Run, first_go, first_stop};
+use crate::wormhole::runs::{Run, Runs, first_go, first_stop};
 use crate::wormhole::{Ctx, Entry, Worm, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
@@ -193,10 +193,9 @@ impl WormholeFabric {
         }
     }
 
-    /// An entry left `input`: its flits no longer count in the buffer's `held`, and its
-    /// arrival list is kept for a new entry.
+    /// An entry left `input`: its flits no longer count in the buffer's `held`.
     fn recycle(&mut self, input: u32, gone: Option<Entry>) {
-        if let Some(mut entry) = gone {
+        if let Some(entry) = gone {
             let flits = self.packets[entry.packet as usize].flits;
             let inp = &mut self.ins[input as usize];
             if inp.entries.is_empty() {
@@ -204,8 +203,6 @@ impl WormholeFabric {
             } else if inp.held != u32::MAX {
                 inp.held -= flits;
             }
-            entry.arrivals.clear();
-            self.spare_runs.push(entry.arrivals);
         }
     }
 
@@ -253,15 +250,12 @@ impl WormholeFabric {
                 departed: 0,
                 route: None,
                 hop,
-                arrivals: self.spare_runs.pop().unwrap_or_default(),
+                arrivals: Runs::default(),
             });
         }
         let position = inp.entries.len() - 1;
         let entry = inp.entries.back_mut()?;
-        entry.arrivals.retain(|r| r.first < committed);
-        if let Some(last) = entry.arrivals.last_mut() {
-            last.end = last.end.min(committed);
-        }
+        entry.arrivals.truncate_at(committed);
         if let Some(r) = run {
             entry.arrivals.push(r);
         }

@@ -76,7 +76,7 @@ use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, ro
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
-use runs::Run;
+use runs::{Run, Runs};
 
 /// Where the stop/go thresholds of an input buffer sit, in flits.
 ///
@@ -250,7 +250,7 @@ struct Entry {
     /// this switch's position on the packet's path (0: the first switch)
     hop: u16,
     /// coarse path: when its flits arrive (runs, in flit order)
-    arrivals: Vec<Run>,
+    arrivals: Runs,
 }
 
 #[derive(Debug)]
@@ -309,9 +309,6 @@ pub(crate) struct WormholeFabric {
     /// coarse path: work lists reused between events
     scratch_inputs: Vec<u32>,
     scratch_runs: Vec<Run>,
-    /// coarse path: the arrival lists of entries gone, for new entries (no allocation
-    /// per packet and hop)
-    spare_runs: Vec<Vec<Run>>,
     /// flow-control signals sent, for comparing the paths in tests
     #[cfg(test)]
     pub(crate) signals: Vec<(SimTime, u32, bool)>,
@@ -456,7 +453,6 @@ impl WormholeFabric {
             signals: Vec::new(),
             scratch_inputs: Vec::new(),
             scratch_runs: Vec::new(),
-            spare_runs: Vec::new(),
             coarse: uniform && params.granularity == Granularity::Coarse,
             tau,
             params,
@@ -869,7 +865,7 @@ impl WormholeFabric {
                 departed: 0,
                 route: None,
                 hop,
-                arrivals: Vec::new(),
+                arrivals: Runs::default(),
             });
             if inp.entries.len() == 1 {
                 let at = now + self.routing_latency;

@@ -51,6 +51,72 @@ impl Run {
     }
 }
 
+/// The arrival runs of a packet in an input buffer, in flit order: one for nearly every
+/// packet (more only when the flits upstream were stopped), so the first two are held
+/// in place and only longer lists go to the heap. A buffer's runs are then read from
+/// its entry, not from another allocation (a cache miss on large networks).
+#[derive(Debug, Clone)]
+pub(crate) enum Runs {
+    Inline(u8, [Run; 2]),
+    Spilled(Vec<Run>),
+}
+
+const NO_RUN: Run = Run {
+    first: 0,
+    end: 0,
+    start: SimTime::ZERO,
+};
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs::Inline(0, [NO_RUN; 2])
+    }
+}
+
+impl std::ops::Deref for Runs {
+    type Target = [Run];
+    fn deref(&self) -> &[Run] {
+        match self {
+            Runs::Inline(len, runs) => &runs[..usize::from(*len)],
+            Runs::Spilled(runs) => runs,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Runs {
+    fn deref_mut(&mut self) -> &mut [Run] {
+        match self {
+            Runs::Inline(len, runs) => &mut runs[..usize::from(*len)],
+            Runs::Spilled(runs) => runs,
+        }
+    }
+}
+
+impl Runs {
+    pub(crate) fn push(&mut self, run: Run) {
+        match self {
+            Runs::Inline(len, runs) if usize::from(*len) < runs.len() => {
+                runs[usize::from(*len)] = run;
+                *len += 1;
+            }
+            Runs::Inline(_, runs) => *self = Runs::Spilled(vec![runs[0], runs[1], run]),
+            Runs::Spilled(runs) => runs.push(run),
+        }
+    }
+
+    /// Keeps the runs of flits before `end`, cutting the one that spans it.
+    pub(crate) fn truncate_at(&mut self, end: u32) {
+        let keep = self.iter().take_while(|r| r.first < end).count();
+        match self {
+            Runs::Inline(len, _) => *len = keep as u8,
+            Runs::Spilled(runs) => runs.truncate(keep),
+        }
+        if let Some(last) = self.last_mut() {
+            last.end = last.end.min(end);
+        }
+    }
+}
+
 /// The first arrival instant `a ≥ from` at which the occupancy (arrivals up to and
 /// including `a`, less departures strictly before `a`) is at least `high`.
 ///
@@ -231,6 +297,38 @@ mod tests {
             }
         }
         (stop, go)
+    }
+
+    #[test]
+    fn run_lists_spill_to_the_heap_and_truncate_like_a_vector() {
+        let run = |first: u32, end: u32| Run {
+            first,
+            end,
+            start: SimTime::from_ns(u64::from(first)),
+        };
+        let mut runs = Runs::default();
+        let mut reference: Vec<Run> = Vec::new();
+        for k in 0..5 {
+            runs.push(run(10 * k, 10 * k + 5));
+            reference.push(run(10 * k, 10 * k + 5));
+            assert_eq!(&runs[..], &reference[..]);
+        }
+        assert!(matches!(runs, Runs::Spilled(_)));
+        // Cut inside the third run, then between runs, then before the first.
+        for end in [23, 12, 5, 0] {
+            runs.truncate_at(end);
+            reference.retain(|r| r.first < end);
+            if let Some(last) = reference.last_mut() {
+                last.end = last.end.min(end);
+            }
+            assert_eq!(&runs[..], &reference[..], "cut at {end}");
+        }
+        let mut inline = Runs::default();
+        inline.push(run(0, 8));
+        inline.push(run(8, 16));
+        inline.truncate_at(4);
+        assert_eq!(&inline[..], &[run(0, 4)]);
+        assert!(matches!(inline, Runs::Inline(1, _)));
     }
 
     #[test]
