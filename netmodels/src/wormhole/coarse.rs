@@ -268,7 +268,7 @@ impl WormholeFabric {
             return None;
         }
         // The front packet: route its head, or let its output follow the new arrivals.
-        let entry = &inp.entries[0];
+        let entry = inp.entries.front()?;
         match entry.route {
             None => {
                 if let Some(head) = run.filter(|r| r.first == 0) {
@@ -429,14 +429,14 @@ impl WormholeFabric {
             } else {
                 let searched_flits: u32 = inp
                     .entries
-                    .range(settled..)
+                    .from(settled)
                     .map(|e| self.packets[e.packet as usize].flits)
                     .sum();
                 base + i64::from(inp.held - searched_flits)
             };
             let mut scratch = std::mem::take(&mut self.scratch_runs);
             scratch.clear();
-            scratch.extend(inp.entries.range(settled..).flat_map(|e| e.arrivals.iter().copied()));
+            scratch.extend(inp.entries.from(settled).flat_map(|e| e.arrivals.iter().copied()));
             let due_at = due(&scratch, base);
             #[cfg(debug_assertions)]
             {

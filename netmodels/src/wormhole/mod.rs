@@ -60,9 +60,10 @@
 //! a coarse path that computes unobstructed flit runs in closed form must give the
 //! same times.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 mod coarse;
+mod entries;
 mod runs;
 
 use crate::adapter::{AdapterParams, Sender};
@@ -76,6 +77,7 @@ use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, ro
 use crate::time::SimTime;
 use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
+use entries::Entries;
 use runs::{Run, Runs};
 
 /// Where the stop/go thresholds of an input buffer sit, in flits.
@@ -260,7 +262,7 @@ struct InPort {
     upstream: Option<u32>,
     propagation: SimTime,
     thresholds: Option<Thresholds>,
-    entries: VecDeque<Entry>,
+    entries: Entries,
     occupancy: u32,
     /// coarse path: the flits of every packet `entries` holds, arrived or not (a bound
     /// on the occupancy the plans can reach); `u32::MAX` once that overflowed, until the
@@ -422,7 +424,7 @@ impl WormholeFabric {
                 upstream: peer.map(|(end, _)| wiring.port(end) as u32),
                 propagation: link.propagation,
                 thresholds,
-                entries: VecDeque::new(),
+                entries: Entries::default(),
                 occupancy: 0,
                 held: 0,
                 stop_sent: false,
