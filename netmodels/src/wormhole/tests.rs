@@ -445,6 +445,17 @@ fn coarse_path_matches_the_fine_path_behind_a_granted_packet() {
     }
 }
 
+/// Buffers of `buffer_bytes`, round-robin pointers drawn from `seed`.
+fn random_pointers(buffer_bytes: u32, seed: u64) -> WormholeParams {
+    WormholeParams {
+        buffer_bytes,
+        arbitration: Arbitration::RoundRobin {
+            initial: InitialPointer::Random { seed },
+        },
+        ..WormholeParams::default()
+    }
+}
+
 #[test]
 fn coarse_path_matches_the_fine_path_with_buffers_full_of_small_packets() {
     // Packets of one payload byte (three flits) from many hosts towards two: buffers of
@@ -469,13 +480,7 @@ fn coarse_path_matches_the_fine_path_with_buffers_full_of_small_packets() {
                 )
             })
             .collect();
-        let params = WormholeParams {
-            buffer_bytes: 1024,
-            arbitration: Arbitration::RoundRobin {
-                initial: InitialPointer::Random { seed },
-            },
-            ..WormholeParams::default()
-        };
+        let params = random_pointers(1024, seed);
         let [(_, _, signals), _] = fine_and_coarse(&tree, params, tiny, &traffic);
         assert!(
             signals.iter().any(|&(_, _, stop)| stop),
@@ -514,13 +519,7 @@ fn coarse_path_matches_the_fine_path_on_random_traffic() {
                 )
             })
             .collect();
-        let small_buffers = WormholeParams {
-            buffer_bytes: 128,
-            arbitration: Arbitration::RoundRobin {
-                initial: InitialPointer::Random { seed },
-            },
-            ..WormholeParams::default()
-        };
+        let small_buffers = random_pointers(128, seed);
         assert_same(topology, small_buffers, &traffic);
         assert_same(topology, WormholeParams::default(), &traffic);
     }
