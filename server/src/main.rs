@@ -621,10 +621,12 @@ fn main() -> anyhow::Result<()> {
                 buffer_bytes,
                 flit_bytes,
             };
-            // Checked before the crossbar is built: its cables alone could exhaust memory.
+            // Checked before the crossbar is built (its cables alone could exhaust memory)
+            // and before anything is printed.
+            network_file::host_count(hosts).map_err(|rule| anyhow::anyhow!("--hosts {hosts}: {rule}"))?;
             anyhow::ensure!(
-                u64::from(hosts) <= vesper_netmodels::topology::MAX_PORTS / 2,
-                "--hosts {hosts}: vesper models at most 2^25 = 33,554,432 hosts"
+                preset.is_some() || hosts >= 2,
+                "--hosts {hosts}: the model benchmark needs two hosts or more"
             );
             let network = match &preset {
                 Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,

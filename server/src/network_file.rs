@@ -106,6 +106,18 @@ pub enum SpecError {
     Mapping(String),
 }
 
+/// `hosts`, if a network may have that many: at least one, and at most 2^25, so that
+/// their ports (two each at the least) stay within `MAX_PORTS`.
+pub fn host_count(hosts: u32) -> Result<u32, &'static str> {
+    if hosts == 0 {
+        return Err("a network needs at least one host");
+    }
+    if u64::from(hosts) > vesper_netmodels::topology::MAX_PORTS / 2 {
+        return Err("vesper models at most 2^25 = 33,554,432 hosts");
+    }
+    Ok(hosts)
+}
+
 fn field(field: impl Into<String>, rule: impl Into<String>) -> SpecError {
     SpecError::Field {
         field: field.into(),
@@ -597,14 +609,7 @@ impl NetworkSpec {
             )?;
         }
         let hosts = |given: Option<u32>| {
-            let hosts = given.unwrap_or(NetworkConfig::default().hosts);
-            if hosts == 0 {
-                return Err(field("hosts", "a network needs at least one host"));
-            }
-            if u64::from(hosts) > vesper_netmodels::topology::MAX_PORTS / 2 {
-                return Err(field("hosts", "vesper models at most 2^25 = 33,554,432 hosts"));
-            }
-            Ok(hosts)
+            host_count(given.unwrap_or(NetworkConfig::default().hosts)).map_err(|rule| field("hosts", rule))
         };
         match kind {
             KindName::Ideal => {

@@ -1130,12 +1130,17 @@ fn run_refuses_an_intra_node_latency_beyond_its_clock() {
 fn the_model_benchmark_refuses_what_would_exhaust_memory() {
     // An overload's source queues grow without bound; a crossbar of 10^8 hosts would
     // allocate gigabytes of cables before the network's size check. Both are refused
-    // before anything runs.
+    // before anything runs, as are networks too small to measure.
     for (args, expected) in [
         (&["--loads", "1e9"][..], "at most 4"),
         (&["--loads", "inf"][..], "at most 4"),
         (&["--loads", "0.5,5"][..], "offered load 5"),
         (&["--hosts", "100000000"][..], "at most 2^25"),
+        (&["--hosts", "0"][..], "--hosts 0: a network needs at least one host"),
+        (
+            &["--hosts", "1"][..],
+            "--hosts 1: the model benchmark needs two hosts or more",
+        ),
     ] {
         let out = vesper(&[&["bench", "model", "--duration-us", "200"], args].concat());
         let stderr = String::from_utf8_lossy(&out.stderr);
