@@ -27,10 +27,11 @@
 //! Requires every link to have the same flit time; traces use the fine path.
 
 use crate::ids::Device;
+use crate::slab::Slab;
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 use crate::wormhole::runs::{Run, Runs, first_go, first_stop};
-use crate::wormhole::{Ctx, Entry, Worm, WormEvent, WormholeFabric};
+use crate::wormhole::{Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
     /// Recomputes `port`'s plan from now, and every plan downstream that depends on it:
@@ -411,29 +412,10 @@ impl WormholeFabric {
             if inp.entries.len() == 1 {
                 return due(&front.arrivals, base);
             }
-            // One upstream output fills the buffer, a packet after the other, so the
-            // entries whose flits have all arrived before now are at the front, and a
-            // search counts each of their flits and nothing else of them: they add
-            // their flits (`held`, less the others') to the base, and only the runs
-            // of the others are copied. The back entry is always copied: its flits may
-            // not all be planned yet. Large buffers hold many packets.
-            let searched = if inp.held == u32::MAX {
-                inp.entries.len()
-            } else {
-                let arriving = |e: &Entry| e.arrivals.last().is_some_and(|r| r.last(tau) >= ctx.now);
-                1 + inp.entries.iter().rev().skip(1).take_while(|e| arriving(e)).count()
-            };
-            let settled = inp.entries.len() - searched;
-            let base = if settled == 0 {
-                base
-            } else {
-                let searched_flits: u32 = inp
-                    .entries
-                    .from(settled)
-                    .map(|e| self.packets[e.packet as usize].flits)
-                    .sum();
-                base + i64::from(inp.held - searched_flits)
-            };
+            // Only the runs of the packets still arriving are copied; those already in
+            // add their flits to the base (see `settled`).
+            let (settled, settled_flits) = settled(inp, &self.packets, tau, ctx.now);
+            let base = base + i64::from(settled_flits);
             let mut scratch = std::mem::take(&mut self.scratch_runs);
             scratch.clear();
             scratch.extend(inp.entries.from(settled).flat_map(|e| e.arrivals.iter().copied()));
@@ -573,13 +555,14 @@ impl WormholeFabric {
         let (Some(thresholds), true) = (inp.thresholds, inp.stop_sent) else {
             return;
         };
-        let arrived: i64 = inp
-            .entries
-            .iter()
-            .flat_map(|e| e.arrivals.iter())
-            .map(|r| i64::from(r.count_by(now, tau, false)))
-            .sum();
-        let departed: i64 = inp.entries.iter().map(|e| i64::from(e.departed)).sum();
+        let (settled, settled_flits) = settled(inp, &self.packets, tau, now);
+        let arrived_by_now =
+            |e: &Entry| -> i64 { e.arrivals.iter().map(|r| i64::from(r.count_by(now, tau, false))).sum() };
+        let arrived = i64::from(settled_flits) + inp.entries.from(settled).map(arrived_by_now).sum::<i64>();
+        debug_assert_eq!(arrived, inp.entries.iter().map(arrived_by_now).sum::<i64>());
+        // Only the front packet sends.
+        debug_assert!(inp.entries.from(1).all(|e| e.departed == 0));
+        let departed = inp.entries.front().map_or(0, |e| i64::from(e.departed));
         if arrived - departed <= i64::from(thresholds.low) {
             let version = inp.version;
             self.go_due(input, version, ctx);
@@ -617,6 +600,29 @@ impl WormholeFabric {
         }
         self.schedule_thresholds(input, ctx);
     }
+}
+
+/// The packets at the front of `inp` whose flits have all arrived before `now`, and the
+/// flits they hold. One upstream output fills a buffer a packet after the other, so they
+/// come first, and what a search needs of them is their number of flits: large buffers
+/// hold many packets, and only the others are walked. The back packet is never among
+/// them (its flits may not all be planned yet), nor is any once `held` has overflowed.
+fn settled(inp: &InPort, packets: &Slab<Packet>, tau: SimTime, now: SimTime) -> (usize, u32) {
+    if inp.entries.len() < 2 || inp.held == u32::MAX {
+        return (0, 0);
+    }
+    let arriving = |e: &Entry| e.arrivals.last().is_some_and(|r| r.last(tau) >= now);
+    let walked = 1 + inp.entries.iter().rev().skip(1).take_while(|e| arriving(e)).count();
+    let settled = inp.entries.len() - walked;
+    if settled == 0 {
+        return (0, 0);
+    }
+    let walked_flits: u32 = inp
+        .entries
+        .from(settled)
+        .map(|e| packets[e.packet as usize].flits)
+        .sum();
+    (settled, inp.held - walked_flits)
 }
 
 /// The run an output can send from flit `k` on, not before `earliest`, given when the

@@ -73,9 +73,10 @@ impl Entries {
         self.front.iter().chain(self.rest.iter())
     }
 
-    /// From the `start`-th packet to the back.
+    /// From the `start`-th packet to the back, without a walk over those before it.
     pub(super) fn from(&self, start: usize) -> impl Iterator<Item = &Entry> {
-        self.iter().skip(start)
+        let front = self.front.iter().take(usize::from(start == 0));
+        front.chain(self.rest.range(start.saturating_sub(1).min(self.rest.len())..))
     }
 }
 
@@ -118,7 +119,10 @@ mod tests {
             assert_eq!(entries.front().map(|e| e.packet), reference.front().copied());
             assert_eq!(entries.back().map(|e| e.packet), reference.back().copied());
             assert_eq!(entries.get(1).map(|e| e.packet), reference.get(1).copied());
-            assert_eq!(entries.from(1).count(), reference.len().saturating_sub(1));
+            for start in 0..4 {
+                let from: Vec<u32> = entries.from(start).map(|e| e.packet).collect();
+                assert_eq!(from, reference.iter().skip(start).copied().collect::<Vec<_>>());
+            }
             // The back is the one changed through `back_mut`.
             if let Some(back) = entries.back_mut() {
                 back.arrived = step;
