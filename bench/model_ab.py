@@ -7,7 +7,8 @@ Usage: bench/model_ab.py [--preset NAME] ROUNDS SWITCH LOADS DURATION_US BINARY.
 
 Runs `BINARY bench model [--preset NAME] --switch SWITCH --loads LOADS --duration-us DURATION_US --json`
 ROUNDS times per binary, alternating the order each round (the machine is noisy: compare
-ratios from one session). Prints the median and the best packet-hops/s per load, the
+ratios from one session; on the workplace's VM whole runs now and then go about 0.6x for a
+while, whatever the binary, so take five rounds or more and read the medians). Prints the median and the best packet-hops/s per load, the
 ratio of medians to the first binary, and the events per packet-hop. Fails if the
 binaries disagree on what they simulated (packets, accepted load, mean latency).
 """
