@@ -75,7 +75,7 @@ use crate::simulation::{BuildError, Cut, Event, Message};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
-use crate::topology::{Endpoint, RouteTable, Torus, Wiring};
+use crate::topology::{Endpoint, Route, RouteTable, Torus, Wiring};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
 use entries::Entries;
 use runs::{Run, Runs};
@@ -189,6 +189,10 @@ struct Packet {
     delivered: u32,
     /// coarse path: the plan of its arrival at the destination (stale events differ)
     version: u32,
+    /// its message's route and destination, copied here: routing a head then reads
+    /// the packet, not the message too (a cache miss per hop on large networks)
+    route: Route,
+    dst: HostId,
 }
 
 /// The packet an output is sending: its worm.
@@ -661,6 +665,8 @@ impl WormholeFabric {
             last,
             delivered: 0,
             version: 0,
+            route: m.route,
+            dst: m.spec.dst,
         };
         if S::ENABLED {
             ctx.sink.segment(
@@ -945,8 +951,8 @@ impl WormholeFabric {
                 return;
             }
         }
-        let m = &ctx.messages[self.packets[front.packet as usize].message.index()];
-        let port = self.routes.port(m.route, switch, usize::from(front.hop), m.spec.dst);
+        let p = &self.packets[front.packet as usize];
+        let port = self.routes.port(p.route, switch, usize::from(front.hop), p.dst);
         let out = self.wiring.port(Endpoint {
             device: inp.owner.device,
             port,
@@ -1080,10 +1086,10 @@ impl WormholeFabric {
                 return None;
             }
             let next = inp.entries.get(1)?;
-            let m = &ctx.messages[self.packets[next.packet as usize].message.index()];
+            let p = &self.packets[next.packet as usize];
             let other = self.wiring.port(Endpoint {
                 device: inp.owner.device,
-                port: self.routes.port(m.route, switch, usize::from(next.hop), m.spec.dst),
+                port: self.routes.port(p.route, switch, usize::from(next.hop), p.dst),
             }) as u32;
             (other != wanted && self.outs[other as usize].worm.is_none()).then_some(())
         })()
