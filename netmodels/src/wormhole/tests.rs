@@ -340,8 +340,32 @@ fn fine_and_coarse(
     adapter: AdapterParams,
     traffic: &[(u64, u32, u32, u32)],
 ) -> [PathRun; 2] {
+    fine_and_coarse_routed(
+        topology,
+        params,
+        SwitchParams::default().routing_latency,
+        adapter,
+        traffic,
+    )
+}
+
+/// [`fine_and_coarse`] with switches of `routing_latency`.
+fn fine_and_coarse_routed(
+    topology: &Topology,
+    params: WormholeParams,
+    routing_latency: SimTime,
+    adapter: AdapterParams,
+    traffic: &[(u64, u32, u32, u32)],
+) -> [PathRun; 2] {
     [Granularity::Fine, Granularity::Coarse].map(|g| {
-        let mut sim = build_with(topology.clone(), granular(params, g), adapter, crate::trace::NullSink);
+        let mut sim = NetworkBuilder::new(topology.clone())
+            .switch_params(SwitchParams {
+                routing_latency,
+                ..wormhole(granular(params, g))
+            })
+            .adapter_params(adapter)
+            .build()
+            .expect("valid network");
         for (i, &(at, src, dst, size)) in traffic.iter().enumerate() {
             send(&mut sim, at, src, dst, size, i as u64);
         }
@@ -525,9 +549,20 @@ fn coarse_path_matches_the_fine_path_on_random_traffic() {
     }
 }
 
-/// A random scenario of a shape the coarse path supports: topology, parameters and
-/// traffic (time ns, src, dst, size).
-type Scenario = (Topology, WormholeParams, Vec<(u64, u32, u32, u32)>);
+/// A random scenario of a shape the coarse path supports: topology, parameters, routing
+/// latency and traffic (time ns, src, dst, size).
+type Scenario = (Topology, WormholeParams, SimTime, Vec<(u64, u32, u32, u32)>);
+
+/// The switches' routing latency: mostly the default (100 ns, above the flit time of
+/// flits up to 16 bytes), else from zero to twice `flit_bytes`'s flit time at 250 MB/s,
+/// so that the routing latency falls below the flit time too.
+fn random_routing_latency(rng: &mut Rng, flit_bytes: u32) -> SimTime {
+    if rng.below(2) == 0 {
+        SwitchParams::default().routing_latency
+    } else {
+        SimTime::from_ns(rng.below(u64::from(8 * flit_bytes) + 1))
+    }
+}
 
 fn random_scenario(seed: u64) -> Scenario {
     let mut rng = Rng::new(seed);
@@ -550,7 +585,8 @@ fn random_scenario(seed: u64) -> Scenario {
     for cable in &mut topology.cables {
         cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
     }
-    let flit_bytes = [8, 16, 32][rng.below(3) as usize];
+    let flit_bytes = [8, 16, 32, 64][rng.below(4) as usize];
+    let routing = random_routing_latency(&mut rng, flit_bytes);
     let params = WormholeParams {
         flit_bytes,
         buffer_bytes: flit_bytes * (12 + rng.below(60) as u32),
@@ -565,7 +601,7 @@ fn random_scenario(seed: u64) -> Scenario {
         bubble: false,
     };
     let traffic = random_traffic(&mut rng, topology.hosts);
-    (topology, params, traffic)
+    (topology, params, routing, traffic)
 }
 
 /// 100 messages of mixed sizes between random hosts, at random gaps.
@@ -605,7 +641,8 @@ fn random_torus_scenario(seed: u64) -> Scenario {
     for cable in &mut topology.cables {
         cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
     }
-    let flit_bytes = [8, 16, 32][rng.below(3) as usize];
+    let flit_bytes = [8, 16, 32, 64][rng.below(4) as usize];
+    let routing = random_routing_latency(&mut rng, flit_bytes);
     // Two packets of 4096 + 16 bytes below the STOP mark of a 100 ns cable, and a margin.
     let largest = 4112u32.div_ceil(flit_bytes);
     let in_flight = 200u32.div_ceil(4 * flit_bytes) + 1;
@@ -623,13 +660,13 @@ fn random_torus_scenario(seed: u64) -> Scenario {
         bubble: true,
     };
     let traffic = random_traffic(&mut rng, topology.hosts);
-    (topology, params, traffic)
+    (topology, params, routing, traffic)
 }
 
 /// `None` if both paths agree on a random scenario, else a shrunk traffic that shows
 /// the difference.
 fn random_mismatch(seed: u64, scenario: fn(u64) -> Scenario) -> Option<String> {
-    let (topology, params, traffic) = scenario(seed);
+    let (topology, params, routing, traffic) = scenario(seed);
     let Ok(_) = NetworkBuilder::new(topology.clone())
         .switch_params(wormhole(params))
         .build()
@@ -637,7 +674,7 @@ fn random_mismatch(seed: u64, scenario: fn(u64) -> Scenario) -> Option<String> {
         return None; // buffers too small for the longest cable
     };
     let differs = |t: &[(u64, u32, u32, u32)]| {
-        let [(f, _, fs), (c, _, cs)] = fine_and_coarse(&topology, params, AdapterParams::default(), t);
+        let [(f, _, fs), (c, _, cs)] = fine_and_coarse_routed(&topology, params, routing, AdapterParams::default(), t);
         f != c || f.len() != t.len() || fs != cs
     };
     if !differs(&traffic) {
@@ -650,9 +687,9 @@ fn random_mismatch(seed: u64, scenario: fn(u64) -> Scenario) -> Option<String> {
         smaller.remove(i);
         if differs(&smaller) { t = smaller } else { i += 1 }
     }
-    let [(f, _, _), (c, _, _)] = fine_and_coarse(&topology, params, AdapterParams::default(), &t);
+    let [(f, _, _), (c, _, _)] = fine_and_coarse_routed(&topology, params, routing, AdapterParams::default(), &t);
     Some(format!(
-        "seed {seed} {params:?}\ntraffic {t:?}\nfine   {f:?}\ncoarse {c:?}"
+        "seed {seed} {params:?}, routing {routing}\ntraffic {t:?}\nfine   {f:?}\ncoarse {c:?}"
     ))
 }
 
@@ -677,7 +714,7 @@ fn coarse_path_matches_the_fine_path_on_random_tori_with_bubble_flow_control() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(6);
     for seed in 1..=seeds {
-        let (topology, params, _) = random_torus_scenario(seed);
+        let (topology, params, _, _) = random_torus_scenario(seed);
         // Every scenario must build: a refused one would be skipped unseen.
         NetworkBuilder::new(topology)
             .switch_params(wormhole(params))
