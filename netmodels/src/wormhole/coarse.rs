@@ -139,7 +139,7 @@ impl WormholeFabric {
                 Device::Host(host) => self.senders[host.index()].len() == 0,
                 Device::Switch(_) => false,
             };
-            if run.end == flits && self.routing_latency >= tau {
+            if run.end == flits && self.tail_done_fits(worm) {
                 let event = WormEvent::TailDone { port, version };
                 let sequence = ctx.queue.reserve();
                 if idle_adapter {
@@ -326,8 +326,8 @@ impl WormholeFabric {
 
     /// The tail of `port`'s worm left one flit time ago: the packet leaves its input
     /// (the next one there is routed from when the tail started), then the output is
-    /// released. Equivalent to `TailLeaves` then `Released`, when the routing latency
-    /// is at least a flit time.
+    /// released. Equivalent to `TailLeaves` then `Released` where
+    /// [`Self::tail_done_fits`].
     pub(super) fn tail_done<S: TraceSink>(&mut self, port: u32, version: u32, ctx: &mut Ctx<'_, S>) {
         let tail_sent = ctx.now - self.tau;
         let out = &mut self.outs[port as usize];
@@ -503,16 +503,24 @@ impl WormholeFabric {
             Some(worm) if worm.input != Some(input) => {
                 tail_run(worm).is_some_and(|run| run.last(self.tau) + self.tau < at)
             }
-            Some(worm) => tail_run(worm).is_some_and(|run| self.tail_event_at(run) < at),
+            Some(worm) => tail_run(worm).is_some_and(|run| self.tail_event_at(worm, run) < at),
             None => out.arbitrating,
         }
     }
 
-    /// The time of the event at a run's tail: `TailDone`, or `TailLeaves` when the
-    /// routing latency is under a flit time. Both come after a STOP due at the same
-    /// instant, so only a STOP due later may wait for it.
-    fn tail_event_at(&self, run: Run) -> SimTime {
-        if self.routing_latency >= self.tau {
+    /// Whether `worm`'s tail ends with one `TailDone` rather than `TailLeaves` then
+    /// `Released`: always at an adapter (its packet leaves no input), and at a switch
+    /// when the routing latency is at least a flit time, so that the next head of the
+    /// input, routed from when the tail started, is not routed in the past.
+    fn tail_done_fits(&self, worm: Worm) -> bool {
+        worm.input.is_none() || self.routing_latency >= self.tau
+    }
+
+    /// The time of the event at `worm`'s tail run: `TailDone`, or `TailLeaves` (see
+    /// [`Self::tail_done_fits`]). Both come after a STOP due at the same instant, so
+    /// only a STOP due later may wait for it.
+    fn tail_event_at(&self, worm: Worm, run: Run) -> SimTime {
+        if self.tail_done_fits(worm) {
             run.last(self.tau) + self.tau
         } else {
             run.last(self.tau)
