@@ -1179,6 +1179,9 @@ fn bench_model(
     for &load in loads {
         vesper_server::bench::check_load(load * scale)?;
     }
+    // A network the model refuses (buffers too small for their flits, say) is reported
+    // before the table's header, not under it.
+    network.build()?;
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());

@@ -1157,6 +1157,15 @@ fn the_model_benchmark_sets_the_wormhole_buffers() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("16 bytes cannot cover the round trip"), "{stderr}");
+    assert!(out.stdout.is_empty(), "refused before the table's header");
+    // The same for flits too large for the default buffers.
+    let out = run(&["--switch", "wormhole", "--flit-bytes", "256"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("at least 1024 bytes are needed"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "refused before the table's header");
     // Large enough for a whole packet: no STOP is ever sent, every packet still arrives.
     let points = bench_model(&[
         "--hosts",
