@@ -18,7 +18,8 @@
 //! past: a flit re-planned at `t ≥ now` arrives after `t + τ + p > now`.
 //!
 //! Events left per packet and hop: head routed, tail leaves and output released (one
-//! event when the routing latency is at least a flit time), plus STOP/GO thresholds
+//! event at adapters, and at switches when the routing latency is at least a flit
+//! time), plus STOP/GO thresholds
 //! and stalls when flow control or contention acts. The arbitration is an event of its
 //! own only when other events share its instant (otherwise the routing does it at
 //! once), and a STOP that would be due after the head is routed (or after the tail
