@@ -163,8 +163,18 @@ impl<E: Copy> EventQueue<E> {
     /// Whether every pending event comes after any event that could be scheduled now at
     /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
     pub fn nothing_before(&self, rank: u8) -> bool {
-        self.first_key()
-            .is_none_or(|key| key > Entry::<E>::key(self.now, rank, SEQUENCE_MASK))
+        // Written out, with an early exit: a search for the first key through iterator
+        // adapters cost about 110 instructions here, on every injection and arbitration.
+        let bound = Entry::<E>::key(self.now, rank, SEQUENCE_MASK);
+        if self.heap.peek().is_some_and(|e| e.key <= bound) {
+            return false;
+        }
+        for lane in &self.lanes {
+            if lane.front().is_some_and(|e| e.key <= bound) {
+                return false;
+            }
+        }
+        true
     }
 
     /// If an event scheduled now at `rank` would be the next one popped, takes its
@@ -187,8 +197,15 @@ impl<E: Copy> EventQueue<E> {
 
     /// The key of the earliest pending event.
     fn first_key(&self) -> Option<u128> {
-        let lanes = self.lanes.iter().filter_map(|l| l.front().map(|e| e.key));
-        lanes.chain(self.heap.peek().map(|e| e.key)).min()
+        let mut first = self.heap.peek().map(|e| e.key);
+        for lane in &self.lanes {
+            if let Some(e) = lane.front()
+                && first.is_none_or(|k| e.key < k)
+            {
+                first = Some(e.key);
+            }
+        }
+        first
     }
 
     /// Pops the earliest event if it is at or before `limit`, advancing the clock.
