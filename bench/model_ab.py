@@ -30,6 +30,7 @@ while args[:1] in (["--preset"], ["--args"]):
 rounds, switch, loads, duration = int(args[0]), args[1], args[2], args[3]
 binaries = args[4:]
 rates = {b: [] for b in binaries}
+model_rates = {}  # the same without the traffic generator (builds that report it)
 results, events = {}, {}
 env = dict(os.environ, VESPER_LOG="warn")
 for r in range(rounds):
@@ -37,6 +38,8 @@ for r in range(rounds):
         command = [b, "bench", "model", *preset, "--switch", switch, "--loads", loads, "--duration-us", duration, *extra, "--json"]
         points = json.loads(subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout)
         rates[b].append([p["packet_hops_per_second"] for p in points])
+        if all("packet_hops_per_model_second" in p for p in points):
+            model_rates.setdefault(b, []).append([p["packet_hops_per_model_second"] for p in points])
         events.setdefault(b, [p["events"] / p["packet_hops"] for p in points])
         simulated = [(p["packets"], p["accepted_load"], p["mean_latency_ns"]) for p in points]
         assert results.setdefault(b, simulated) == simulated, f"{b} is not deterministic"
@@ -53,4 +56,7 @@ for b in binaries:
         + ";  ratio " + " / ".join(f"{m / f:.2f}" for m, f in zip(medians, first))
         + ";  events per packet-hop " + " / ".join(f"{e:.2f}" for e in events[b])
     )
+    if b in model_rates:
+        model_medians = [statistics.median(c) for c in zip(*model_rates[b])]
+        print("      model only (no traffic generator): median " + " / ".join(f"{m / 1e6:.2f} M" for m in model_medians))
 sys.exit(0 if same else 1)

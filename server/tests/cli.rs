@@ -1192,6 +1192,17 @@ fn the_model_benchmark_counts_each_packets_links() {
     for p in bench_model(&["--hosts", "16", "--switch", "cioq", "--loads", "0.2,0.5"]) {
         assert!(field(&p, "packets") > 0, "{p}");
         assert_eq!(field(&p, "packet_hops"), 2 * field(&p, "packets"), "{p}");
+        // The model's own time is a part of the run's, and its speed follows from it.
+        let seconds = |f: &str| p[f].as_f64().expect(f);
+        assert!(
+            seconds("model_seconds") > 0.0 && seconds("model_seconds") <= seconds("wall_seconds"),
+            "{p}"
+        );
+        let speed = field(&p, "packet_hops") as f64 / seconds("model_seconds");
+        assert!(
+            (seconds("packet_hops_per_model_second") / speed - 1.0).abs() < 1e-9,
+            "{p}"
+        );
     }
     // The two-level fat tree: 2 links within a leaf switch (15 of a host's 255 peers),
     // 4 through a spine; uniform traffic averages 3.88.
