@@ -176,10 +176,10 @@ pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList
         let bit = s.index() * hosts + d.index();
         listed[bit / 64] |= 1 << (bit % 64);
     }
-    let missing = (0..hosts)
-        .flat_map(|s| (0..hosts).map(move |d| (s, d)))
-        .find(|&(s, d)| s != d && listed[(s * hosts + d) / 64] & (1 << ((s * hosts + d) % 64)) == 0)
-        .map(|(s, d)| (HostId(s as u32), HostId(d as u32)));
+    // The first unlisted bit off the diagonal, in pair order.
+    let missing = (0..hosts * hosts)
+        .find(|&bit| bit / hosts != bit % hosts && listed[bit / 64] & (1 << (bit % 64)) == 0)
+        .map(|bit| (HostId((bit / hosts) as u32), HostId((bit % hosts) as u32)));
     if let Some((s, d)) = missing {
         return Err(RouteFileError {
             file: file.to_string(),

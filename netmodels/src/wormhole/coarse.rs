@@ -19,12 +19,11 @@
 //!
 //! Events left per packet and hop: head routed, tail leaves and output released (one
 //! event at adapters, and at switches when the routing latency is at least a flit
-//! time), plus STOP/GO thresholds
-//! and stalls when flow control or contention acts. The arbitration is an event of its
-//! own only when other events share its instant (otherwise the routing does it at
-//! once), and a STOP that would be due after the head is routed (or after the tail
-//! of the packet in front leaves) is only scheduled once that event has not made it
-//! stale.
+//! time), plus STOP/GO thresholds and stalls when flow control or contention acts. The
+//! arbitration is an event of its own only when other events share its instant
+//! (otherwise the routing does it at once), and a STOP that would be due after the head
+//! is routed (or after the tail of the packet in front leaves) is only scheduled once
+//! that event has not made it stale.
 //! Requires every link to have the same flit time; traces use the fine path.
 
 use crate::ids::Device;
