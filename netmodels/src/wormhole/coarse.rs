@@ -9,13 +9,18 @@
 //!
 //! Each output holds a plan: the run of flits it will send back to back, as far as
 //! their arrival at its input is already planned upstream. The plan is recomputed
-//! (`replan`) when something it depends on changes: a grant, a STOP or GO arriving,
+//! (`replan`) when something it depends on changes: a grant, a STOP or GO sent to it,
 //! the upstream plan changing, the run running out. A recomputation keeps every flit
 //! sent before now and redoes the rest with the fine path's formula, so flits already
 //! planned keep their times unless what they waited for moved; a plan that did not
 //! change schedules nothing. Changes flow downstream along the worm (the next input's
 //! arrival runs, then the output that input's front packet holds, …), never into the
 //! past: a flit re-planned at `t ≥ now` arrives after `t + τ + p > now`.
+//!
+//! A STOP or GO is planned for when it is sent, not when it arrives: the cable's delay
+//! makes its arrival certain, so the output upstream keeps the signals on their way
+//! (`OutPort::signals`) and plans its runs around them at once; no event marks an
+//! arrival.
 //!
 //! Events left per packet and hop: head routed, tail leaves and output released (one
 //! event at adapters, and at switches when the routing latency is at least a flit
@@ -31,15 +36,22 @@ use crate::slab::Slab;
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 use crate::wormhole::runs::{Run, Runs, first_go, first_stop};
-use crate::wormhole::{Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
+use crate::wormhole::{Awaits, Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
     /// Recomputes `port`'s plan from now, and every plan downstream that depends on it:
     /// a chain along the worm, as each plan feeds one input, whose front packet holds at
     /// most one output.
     pub(super) fn replan<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        self.replan_and_check(port, None, ctx);
+    }
+
+    /// [`Self::replan`], and the thresholds of `input` checked with those of the inputs
+    /// the plans touch (once, if they touch it too).
+    fn replan_and_check<S: TraceSink>(&mut self, port: u32, input: Option<u32>, ctx: &mut Ctx<'_, S>) {
         // A work list kept between calls: no allocation per event.
         let mut inputs = std::mem::take(&mut self.scratch_inputs);
+        inputs.extend(input);
         let mut next = Some(port);
         while let Some(out) = next {
             next = self.replan_one(out, ctx, &mut inputs);
@@ -60,6 +72,13 @@ impl WormholeFabric {
         let now = ctx.now;
         let tau = self.tau;
         let out = &mut self.outs[port as usize];
+        // Signals that have arrived by now hold (or free) every send from now on.
+        while let Some(&(at, stop)) = out.signals.first()
+            && at <= now
+        {
+            out.stopped = stop;
+            out.signals.remove(0);
+        }
         let Some(mut worm) = out.worm else {
             out.run = None;
             return None;
@@ -90,24 +109,15 @@ impl WormholeFabric {
             }
             inputs.push(input);
         }
-        // Plan the next run: c = max(now, last send + τ, arrival of the next flit).
-        let out = &self.outs[port as usize];
-        let new = if out.stopped || worm.next >= flits {
-            None
+        // Plan the next run: c = max(now, last send + τ, arrival of the next flit), and
+        // no send once a STOP has arrived.
+        let (new, cut) = if worm.next >= flits {
+            (None, false)
         } else {
-            let k = worm.next;
+            let out = &self.outs[port as usize];
             let earliest = out.last_send.map_or(now, |t| now.max(t + tau));
-            match worm.input {
-                None => Some(Run {
-                    first: k,
-                    end: flits,
-                    start: earliest,
-                }),
-                Some(input) => self.ins[input as usize]
-                    .entries
-                    .front()
-                    .and_then(|front| plan_from_arrivals(&front.arrivals, k, earliest, tau)),
-            }
+            self.plan_run(port, worm, flits, earliest)
+                .map_or((None, false), |(run, cut)| (Some(run), cut))
         };
         let unchanged = match (old, new) {
             (None, None) => true,
@@ -117,13 +127,20 @@ impl WormholeFabric {
         if unchanged {
             let out = &mut self.outs[port as usize];
             out.run = new;
-            if let Some(run) = new.filter(|_| out.awaits_arrivals)
-                && self.arrivals_planned_from(worm.input, run.end)
-            {
-                // Arrivals planned since, after a gap: the run's end is now an event.
-                self.outs[port as usize].awaits_arrivals = false;
-                let version = self.outs[port as usize].version;
-                ctx.schedule(run.last(tau) + tau, WormEvent::RunEnd { port, version });
+            if let Some(run) = new {
+                let due = match out.awaits {
+                    Awaits::Nothing => false,
+                    // Arrivals planned since, after a gap: the run's end is now an event.
+                    Awaits::Arrivals => self.arrivals_planned_from(worm.input, run.end),
+                    // A GO sent since: the run's end is now an event, planning after it.
+                    Awaits::Go => self.resumes_after(port, run),
+                };
+                if due {
+                    let out = &mut self.outs[port as usize];
+                    out.awaits = Awaits::Nothing;
+                    let version = out.version;
+                    ctx.schedule(run.last(tau) + tau, WormEvent::RunEnd { port, version });
+                }
             }
             return None;
         }
@@ -131,7 +148,7 @@ impl WormholeFabric {
         out.run = new;
         out.version += 1;
         out.tail_deferred = None;
-        out.awaits_arrivals = false;
+        out.awaits = Awaits::Nothing;
         let version = out.version;
         if let Some(run) = new {
             let last = run.last(tau);
@@ -151,6 +168,13 @@ impl WormholeFabric {
                 }
             } else if run.end == flits {
                 ctx.schedule(last, WormEvent::TailLeaves { port, version });
+            } else if cut {
+                // A STOP ends the run: the GO after it, once sent, plans the rest.
+                if self.resumes_after(port, run) {
+                    ctx.schedule(last + tau, WormEvent::RunEnd { port, version });
+                } else {
+                    self.outs[port as usize].awaits = Awaits::Go;
+                }
             } else if self.arrivals_planned_from(worm.input, run.end) {
                 // Flits after the run arrive too late to follow it: plan them when it ends.
                 ctx.schedule(last + tau, WormEvent::RunEnd { port, version });
@@ -160,7 +184,7 @@ impl WormholeFabric {
                 // end would find nothing to do (it went stale for nearly every packet
                 // that met a STOP). If they join the run only after a gap, the plan is
                 // unchanged and that replan schedules the event then.
-                self.outs[port as usize].awaits_arrivals = true;
+                self.outs[port as usize].awaits = Awaits::Arrivals;
             }
         }
         if !self.outs[port as usize].requests.is_empty() {
@@ -181,6 +205,84 @@ impl WormholeFabric {
             return self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, inputs);
         }
         None
+    }
+
+    /// The run `port` can send from its worm's next flit on, not before `earliest`: back
+    /// to back while each flit has arrived by its turn, and only while no STOP holds the
+    /// output (`true`: a STOP's arrival cuts the run before the flits would end it).
+    #[inline(always)]
+    fn plan_run(&self, port: u32, worm: Worm, flits: u32, earliest: SimTime) -> Option<(Run, bool)> {
+        let out = &self.outs[port as usize];
+        if out.signals.is_empty() {
+            // No signal on its way (nearly always): the output's state now holds.
+            if out.stopped {
+                return None;
+            }
+            return self.plan_from(worm, flits, earliest).map(|run| (run, false));
+        }
+        let mut from = earliest;
+        loop {
+            let (start, stop) = sending_window(out.stopped, &out.signals, from)?;
+            let run = self.plan_from(worm, flits, start)?;
+            let Some(stop) = stop else {
+                return Some((run, false));
+            };
+            if run.start >= stop {
+                // Its first flit is due only once the STOP has arrived: after the GO.
+                from = stop;
+                continue;
+            }
+            let before = run.count_by(stop, self.tau, true);
+            return Some(if before < run.len() {
+                (
+                    Run {
+                        end: run.first + before,
+                        ..run
+                    },
+                    true,
+                )
+            } else {
+                (run, false)
+            });
+        }
+    }
+
+    /// The run `worm` can send from its next flit on, not before `earliest`: back to back
+    /// while each flit has arrived by its turn.
+    #[inline(always)]
+    fn plan_from(&self, worm: Worm, flits: u32, earliest: SimTime) -> Option<Run> {
+        match worm.input {
+            None => Some(Run {
+                first: worm.next,
+                end: flits,
+                start: earliest,
+            }),
+            Some(input) => {
+                let front = self.ins[input as usize].entries.front()?;
+                plan_from_arrivals(&front.arrivals, worm.next, earliest, self.tau)
+            }
+        }
+    }
+
+    /// Whether `port`, whose planned `run` a STOP cuts, may send again after it: a GO
+    /// following that STOP has been sent.
+    fn resumes_after(&self, port: u32, run: Run) -> bool {
+        let out = &self.outs[port as usize];
+        sending_window(out.stopped, &out.signals, run.last(self.tau) + self.tau).is_some()
+    }
+
+    /// `input` sends STOP (`stop`) or GO up its cable: the output at the other end plans
+    /// for the signal's arrival now, with the plans downstream of it, and `input` checks
+    /// its thresholds again.
+    fn send_signal<S: TraceSink>(&mut self, input: u32, stop: bool, ctx: &mut Ctx<'_, S>) {
+        let inp = &self.ins[input as usize];
+        let Some(upstream) = inp.upstream else {
+            self.schedule_thresholds(input, ctx);
+            return;
+        };
+        let at = ctx.now + inp.propagation;
+        self.outs[upstream as usize].signals.push((at, stop));
+        self.replan_and_check(upstream, Some(input), ctx);
     }
 
     /// The plan of `packet`'s flits arriving at its destination adapter changed: it is
@@ -258,7 +360,7 @@ impl WormholeFabric {
         let entry = inp.entries.back_mut()?;
         entry.arrivals.truncate_at(committed);
         if let Some(r) = run {
-            entry.arrivals.push(r);
+            entry.arrivals.append(r, self.tau);
         }
         if entry.arrivals.is_empty() {
             let gone = inp.entries.pop_back();
@@ -301,12 +403,6 @@ impl WormholeFabric {
         out.run = None;
         ctx.schedule(now + self.tau, WormEvent::Released { port });
         let Some(input) = worm.input else { return };
-        // The tail's departure is a departure like any other: a GO may be due at it
-        // (checked here, as the packet leaves the buffer's accounting).
-        if let Some(front) = self.ins[input as usize].entries.front_mut() {
-            front.departed = flits;
-        }
-        self.go_if_drained(input, ctx);
         let inp = &mut self.ins[input as usize];
         let gone = inp.entries.pop_front();
         self.recycle(input, gone);
@@ -321,7 +417,12 @@ impl WormholeFabric {
             let at = head.start.max(now) + self.routing_latency;
             ctx.schedule(at, WormEvent::Routed { input });
         }
-        self.schedule_thresholds(input, ctx);
+        // The tail's departure is a departure like any other: a GO may be due at it
+        // (checked here, as the packet has left the buffer's accounting). A GO sent
+        // checks the thresholds again.
+        if !self.go_if_drained(input, ctx) {
+            self.schedule_thresholds(input, ctx);
+        }
     }
 
     /// The tail of `port`'s worm left one flit time ago: the packet leaves its input
@@ -392,7 +493,9 @@ impl WormholeFabric {
                 } else {
                     // Arrivals of this instant had their STOP check already, unless we are
                     // ahead of them (a flow-control signal or an injection of this instant).
-                    let from = if ctx.rank < 2 {
+                    // A STOP due now and not yet sent is still ahead too (plans change at
+                    // a STOP sent, of the same rank, and check every input they reach).
+                    let from = if ctx.rank < 2 || inp.pending == Some((ctx.now, true)) {
                         ctx.now
                     } else {
                         ctx.now + SimTime::from_ps(1)
@@ -555,13 +658,13 @@ impl WormholeFabric {
     }
 
     /// Sends GO now if `input` is stopped and its occupancy, counting every arrival and
-    /// departure up to now, is at most the low-water mark.
-    fn go_if_drained<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
+    /// departure up to now, is at most the low-water mark; whether it did.
+    fn go_if_drained<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) -> bool {
         let tau = self.tau;
         let now = ctx.now;
         let inp = &self.ins[input as usize];
         let (Some(thresholds), true) = (inp.thresholds, inp.stop_sent) else {
-            return;
+            return false;
         };
         let (settled, settled_flits) = settled(inp, &self.packets, tau, now);
         let arrived_by_now =
@@ -571,10 +674,12 @@ impl WormholeFabric {
         // Only the front packet sends.
         debug_assert!(inp.entries.from(1).all(|e| e.departed == 0));
         let departed = inp.entries.front().map_or(0, |e| i64::from(e.departed));
-        if arrived - departed <= i64::from(thresholds.low) {
+        let drained = arrived - departed <= i64::from(thresholds.low);
+        if drained {
             let version = inp.version;
             self.go_due(input, version, ctx);
         }
+        drained
     }
 
     pub(super) fn stop_due<S: TraceSink>(&mut self, input: u32, version: u32, ctx: &mut Ctx<'_, S>) {
@@ -586,11 +691,7 @@ impl WormholeFabric {
         inp.stop_sent = true;
         #[cfg(test)]
         self.signals.push((ctx.now, input, true));
-        if let Some(upstream) = inp.upstream {
-            let at = ctx.now + inp.propagation;
-            ctx.schedule(at, WormEvent::StopArrives { port: upstream });
-        }
-        self.schedule_thresholds(input, ctx);
+        self.send_signal(input, true, ctx);
     }
 
     pub(super) fn go_due<S: TraceSink>(&mut self, input: u32, version: u32, ctx: &mut Ctx<'_, S>) {
@@ -602,12 +703,28 @@ impl WormholeFabric {
         inp.stop_sent = false;
         #[cfg(test)]
         self.signals.push((ctx.now, input, false));
-        if let Some(upstream) = inp.upstream {
-            let at = ctx.now + inp.propagation;
-            ctx.schedule(at, WormEvent::GoArrives { port: upstream });
-        }
-        self.schedule_thresholds(input, ctx);
+        self.send_signal(input, false, ctx);
     }
+}
+
+/// When an output under the flow-control `signals` on their way to it (after the state
+/// `stopped`) may send from `from` on: the first instant it is not held, and the arrival
+/// of the STOP that holds it next, if one is on its way; `None` if it stays held. A
+/// signal arriving at an instant takes effect before the sends of that instant.
+fn sending_window(stopped: bool, signals: &[(SimTime, bool)], from: SimTime) -> Option<(SimTime, Option<SimTime>)> {
+    let mut held = stopped;
+    let mut start = from;
+    for &(at, stop) in signals {
+        if at <= start {
+            held = stop;
+        } else if !held && stop {
+            return Some((start, Some(at)));
+        } else if held && !stop {
+            held = false;
+            start = at;
+        }
+    }
+    (!held).then_some((start, None))
 }
 
 /// The packets at the front of `inp` whose flits have all arrived before `now`, and the

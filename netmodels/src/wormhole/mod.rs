@@ -138,9 +138,10 @@ pub(crate) enum WormEvent {
     Arbitrate { port: u32 },
     /// an output finished sending a packet's tail
     Released { port: u32 },
-    /// a STOP reaches the sender `port`
+    /// a STOP reaches the sender `port` (fine path: the coarse path plans for a signal's
+    /// arrival when it is sent)
     StopArrives { port: u32 },
-    /// a GO reaches the sender `port`
+    /// a GO reaches the sender `port` (fine path)
     GoArrives { port: u32 },
     /// coarse path: `port`'s planned run ended before the packet's tail
     RunEnd { port: u32, version: u32 },
@@ -217,8 +218,13 @@ struct OutPort {
     link: LinkParams,
     flit_time: SimTime,
     worm: Option<Worm>,
-    /// a STOP from downstream holds this output
+    /// a STOP from downstream holds this output (coarse path: after the signals that
+    /// have arrived)
     stopped: bool,
+    /// coarse path: STOP (true) and GO signals on their way up the cable, by arrival
+    /// time, in the order sent. A signal is planned for when it is sent: its arrival is
+    /// then certain, and no event marks it
+    signals: Vec<(SimTime, bool)>,
     /// a Tick is scheduled
     ticking: bool,
     /// an Arbitrate is scheduled
@@ -238,9 +244,21 @@ struct OutPort {
     /// nothing else to send; the next message schedules it, or does its work if its
     /// place has passed
     tail_deferred: Option<u64>,
-    /// coarse path: the planned run ends where the planned arrivals of its flits do,
-    /// and its end is not an event (see `replan_one`)
-    awaits_arrivals: bool,
+    /// coarse path: the planned run ends before the tail with no event at its end,
+    /// waiting for this (see `replan_one`)
+    awaits: Awaits,
+}
+
+/// Coarse path: what an output's planned run, ending before the packet's tail, waits
+/// for when its end is not an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Awaits {
+    /// the run's end is an event, or the run reaches the tail
+    Nothing,
+    /// the planned arrivals of the flits after it, which replan the output
+    Arrivals,
+    /// a GO after the STOP that cuts it, whose sending replans the output
+    Go,
 }
 
 /// A packet (some of its flits) in an input buffer.
@@ -394,6 +412,7 @@ impl WormholeFabric {
                 flit_time,
                 worm: None,
                 stopped: false,
+                signals: Vec::new(),
                 ticking: false,
                 arbitrating: false,
                 requests: Vec::new(),
@@ -402,7 +421,7 @@ impl WormholeFabric {
                 last_send: None,
                 version: 0,
                 tail_deferred: None,
-                awaits_arrivals: false,
+                awaits: Awaits::Nothing,
             });
             // The input side of this port is fed by the peer's output.
             let thresholds = match (owner.device, peer) {

@@ -104,6 +104,21 @@ impl Runs {
         }
     }
 
+    /// Adds `run` after the others, as part of the last one if it goes on from it (its
+    /// next flit, one flit time on): a plan redone before its flits would change keeps
+    /// them in one run.
+    #[inline]
+    pub(crate) fn append(&mut self, run: Run, tau: SimTime) {
+        if let Some(last) = self.last_mut()
+            && last.end == run.first
+            && last.at(run.first - 1, tau) + tau == run.start
+        {
+            last.end = run.end;
+            return;
+        }
+        self.push(run);
+    }
+
     /// Keeps the runs of flits before `end`, cutting the one that spans it.
     pub(crate) fn truncate_at(&mut self, end: u32) {
         let keep = self.iter().take_while(|r| r.first < end).count();
@@ -323,6 +338,27 @@ mod tests {
             }
             assert_eq!(&runs[..], &reference[..], "cut at {end}");
         }
+        // A run going on from the last one joins it; one after a gap does not.
+        let mut joined = Runs::default();
+        joined.append(run(0, 4), TAU);
+        joined.append(
+            Run {
+                first: 4,
+                end: 9,
+                start: TAU * 4,
+            },
+            TAU,
+        );
+        assert_eq!(
+            &joined[..],
+            &[Run {
+                first: 0,
+                end: 9,
+                start: SimTime::ZERO
+            }]
+        );
+        joined.append(run(9, 12), TAU);
+        assert_eq!(joined.len(), 2);
         let mut inline = Runs::default();
         inline.push(run(0, 8));
         inline.push(run(8, 16));

@@ -520,10 +520,7 @@ fn coarse_path_matches_the_fine_path_on_random_traffic() {
         .expect("valid")
         .topology(LinkParams::default());
     let crossbar = Topology::crossbar(8, LinkParams::default());
-    let seeds: u64 = std::env::var("VESPER_EQUIVALENCE_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4);
+    let seeds = equivalence_seeds(4);
     for seed in 1..=seeds {
         let topology = if seed % 2 == 0 { &tree } else { &crossbar };
         let mut rng = Rng::new(seed);
@@ -624,6 +621,33 @@ fn random_traffic(rng: &mut Rng, hosts: u32) -> Vec<(u64, u32, u32, u32)> {
         .collect()
 }
 
+/// A random scenario of long cables and buffers barely above their round trip: the
+/// STOP and GO marks lie a flit or two apart, so an input sends its GO (and its next
+/// STOP) while the STOP before is still on its way up the cable.
+fn random_long_cable_scenario(seed: u64) -> Scenario {
+    let mut rng = Rng::new(seed);
+    let mut topology = match rng.below(2) {
+        0 => Topology::crossbar(4, LinkParams::default()),
+        _ => crate::topology::Xgft::kary_ntree(2, 3)
+            .expect("valid")
+            .topology(LinkParams::default()),
+    };
+    for cable in &mut topology.cables {
+        cable.link.propagation = SimTime::from_ns(150 + rng.below(451));
+    }
+    // 8-byte flits (32 ns): the longest cable (600 ns) has 39 flits in flight.
+    let params = WormholeParams {
+        buffer_bytes: 8 * (39 + 2 + rng.below(4) as u32),
+        arbitration: Arbitration::RoundRobin {
+            initial: InitialPointer::Random { seed },
+        },
+        ..WormholeParams::default()
+    };
+    let routing = random_routing_latency(&mut rng, params.flit_bytes);
+    let traffic = random_traffic(&mut rng, topology.hosts);
+    (topology, params, routing, traffic)
+}
+
 /// A random torus, mesh or hypercube with bubble flow control, buffers just large enough
 /// for two of the adapters' largest packets and a random margin, and random traffic.
 fn random_torus_scenario(seed: u64) -> Scenario {
@@ -693,37 +717,47 @@ fn random_mismatch(seed: u64, scenario: fn(u64) -> Scenario) -> Option<String> {
     ))
 }
 
-#[test]
-fn coarse_path_matches_the_fine_path_on_random_shapes() {
-    // More seeds: VESPER_EQUIVALENCE_SEEDS=1000 cargo test --release coarse_path.
-    let seeds: u64 = std::env::var("VESPER_EQUIVALENCE_SEEDS")
+/// How many random scenarios a comparison of the paths runs: `default`, or
+/// `VESPER_EQUIVALENCE_SEEDS`.
+fn equivalence_seeds(default: u64) -> u64 {
+    std::env::var("VESPER_EQUIVALENCE_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
-    for seed in 1..=seeds {
-        if let Some(report) = random_mismatch(seed, random_scenario) {
+        .unwrap_or(default)
+}
+
+/// Both paths agree on the random scenarios of seeds 1 to `seeds` (or
+/// `VESPER_EQUIVALENCE_SEEDS`); `all_build`: every scenario must build, as a refused one
+/// would be skipped unseen.
+fn paths_agree(seeds: u64, scenario: fn(u64) -> Scenario, all_build: bool) {
+    for seed in 1..=equivalence_seeds(seeds) {
+        if all_build {
+            let (topology, params, _, _) = scenario(seed);
+            NetworkBuilder::new(topology)
+                .switch_params(wormhole(params))
+                .build()
+                .expect("buffers large enough for the scenario");
+        }
+        if let Some(report) = random_mismatch(seed, scenario) {
             panic!("{report}");
         }
     }
 }
 
 #[test]
+fn coarse_path_matches_the_fine_path_on_random_shapes() {
+    // More seeds: VESPER_EQUIVALENCE_SEEDS=1000 cargo test --release coarse_path.
+    paths_agree(12, random_scenario, false);
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_with_signals_on_the_cable_together() {
+    paths_agree(8, random_long_cable_scenario, true);
+}
+
+#[test]
 fn coarse_path_matches_the_fine_path_on_random_tori_with_bubble_flow_control() {
-    let seeds: u64 = std::env::var("VESPER_EQUIVALENCE_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(6);
-    for seed in 1..=seeds {
-        let (topology, params, _, _) = random_torus_scenario(seed);
-        // Every scenario must build: a refused one would be skipped unseen.
-        NetworkBuilder::new(topology)
-            .switch_params(wormhole(params))
-            .build()
-            .expect("buffers large enough for bubble flow control");
-        if let Some(report) = random_mismatch(seed, random_torus_scenario) {
-            panic!("{report}");
-        }
-    }
+    paths_agree(6, random_torus_scenario, true);
 }
 
 // ------------------------------------------------------------ tori: bubble flow control
