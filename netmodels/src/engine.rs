@@ -313,6 +313,40 @@ impl<E: Copy> Heap<E> {
 mod tests {
     use super::*;
 
+    /// A queue checked against a sorted list at every step.
+    struct Checked {
+        q: EventQueue<u64>,
+        reference: std::collections::BTreeSet<(SimTime, u8, u64, u64)>,
+    }
+
+    impl Checked {
+        fn new() -> Self {
+            Checked {
+                q: EventQueue::new(),
+                reference: std::collections::BTreeSet::new(),
+            }
+        }
+
+        fn schedule(&mut self, time: SimTime, rank: u8, sequence: u64, step: u64) {
+            self.q.schedule_reserved(time, rank, sequence, step);
+            self.reference.insert((time, rank, sequence, step));
+            assert_eq!(self.q.len(), self.reference.len());
+        }
+
+        fn pop(&mut self, step: u64) {
+            let expected = self.reference.pop_first().map(|(time, _, _, event)| (time, event));
+            assert_eq!(self.q.pop_until(SimTime::MAX), expected, "step {step}");
+            assert_eq!(self.q.len(), self.reference.len());
+        }
+
+        fn drain(mut self) {
+            while !self.reference.is_empty() {
+                self.pop(u64::MAX);
+            }
+            assert!(self.q.is_empty());
+        }
+    }
+
     #[test]
     fn pops_in_time_order_and_fifo_on_ties() {
         let mut q = EventQueue::new();
@@ -391,8 +425,7 @@ mod tests {
     #[test]
     fn pops_like_a_sorted_list_under_random_pushes_and_pops() {
         let mut rng = crate::rng::Rng::new(5);
-        let mut q = EventQueue::new();
-        let mut reference = std::collections::BTreeSet::new();
+        let mut c = Checked::new();
         let mut reserved = Vec::new();
         for step in 0..20_000u64 {
             if rng.below(3) > 0 {
@@ -406,29 +439,23 @@ mod tests {
                         rng.below(1 << bits)
                     }
                 };
-                let time = q.now() + SimTime::from_ps(delay);
+                let time = c.q.now() + SimTime::from_ps(delay);
                 let rank = rng.below(3) as u8;
                 // A quarter in a place reserved earlier (each used once, never one
                 // already passed), the others in a new one.
                 if rng.below(4) == 0 {
-                    reserved.push(q.reserve());
+                    reserved.push(c.q.reserve());
                 }
                 let sequence = match reserved.first() {
-                    Some(&old) if rng.below(4) == 0 && !q.passed(time, rank, old) => reserved.swap_remove(0),
-                    _ => q.reserve(),
+                    Some(&old) if rng.below(4) == 0 && !c.q.passed(time, rank, old) => reserved.swap_remove(0),
+                    _ => c.q.reserve(),
                 };
-                q.schedule_reserved(time, rank, sequence, step);
-                reference.insert((time, rank, sequence, step));
+                c.schedule(time, rank, sequence, step);
             } else {
-                let expected = reference.pop_first().map(|(time, _, _, event)| (time, event));
-                assert_eq!(q.pop_until(SimTime::MAX), expected, "step {step}");
+                c.pop(step);
             }
-            assert_eq!(q.len(), reference.len());
         }
-        while let Some((time, _, _, event)) = reference.pop_first() {
-            assert_eq!(q.pop_until(SimTime::MAX), Some((time, event)));
-        }
-        assert!(q.is_empty());
+        c.drain();
     }
 
     #[test]
@@ -448,6 +475,35 @@ mod tests {
         .map(delay_class)
         .to_vec();
         assert_eq!(classes, [0, 1, 1, 2, 2, 3, 4, 4, 5, 5]);
+    }
+
+    #[test]
+    fn keeps_its_order_as_the_time_scale_and_the_length_change() {
+        // Phases of delays from picoseconds to milliseconds, with the queue growing and
+        // shrinking: each lane takes a phase's events in turn, the heap the others, and
+        // the order is a sorted list's throughout.
+        let mut rng = crate::rng::Rng::new(11);
+        let mut c = Checked::new();
+        let mut step = 0u64;
+        for (scale, pushes_in_4) in [(4, 3), (30, 3), (12, 1), (40, 3), (0, 2), (22, 1), (36, 2)] {
+            for _ in 0..6_000 {
+                step += 1;
+                if rng.below(4) < pushes_in_4 {
+                    // Mostly of the phase's scale, now and then far out or at once.
+                    let delay = match rng.below(16) {
+                        0 => 0,
+                        1 => rng.below(1 << 44),
+                        _ => rng.below(1 << scale),
+                    };
+                    let time = c.q.now() + SimTime::from_ps(delay);
+                    let sequence = c.q.reserve();
+                    c.schedule(time, rng.below(2) as u8, sequence, step);
+                } else {
+                    c.pop(step);
+                }
+            }
+        }
+        c.drain();
     }
 
     #[test]
