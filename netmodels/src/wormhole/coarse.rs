@@ -20,7 +20,9 @@
 //! A STOP or GO is planned for when it is sent, not when it arrives: the cable's delay
 //! makes its arrival certain, so the output upstream keeps the signals on their way
 //! (`OutPort::signals`) and plans its runs around them at once; no event marks an
-//! arrival.
+//! arrival. A GO that nothing before it can move (its input fed by a held output, and
+//! drained towards an adapter) is sent as soon as it is found, as of its time: no
+//! event marks its sending either.
 //!
 //! Events left per packet and hop: head routed, tail leaves and output released (one
 //! event at adapters, and at switches when the routing latency is at least a flit
@@ -50,7 +52,7 @@ impl WormholeFabric {
     /// the plans touch (once, if they touch it too).
     fn replan_and_check<S: TraceSink>(&mut self, port: u32, input: Option<u32>, ctx: &mut Ctx<'_, S>) {
         // A work list kept between calls: no allocation per event.
-        let mut inputs = std::mem::take(&mut self.scratch_inputs);
+        let mut inputs = self.scratch_inputs.pop().unwrap_or_default();
         inputs.extend(input);
         let mut next = Some(port);
         while let Some(out) = next {
@@ -64,7 +66,7 @@ impl WormholeFabric {
             self.schedule_thresholds(input, ctx);
         }
         inputs.clear();
-        self.scratch_inputs = inputs;
+        self.scratch_inputs.push(inputs);
     }
 
     /// Recomputes `port`'s plan; returns the output downstream to recompute next.
@@ -271,18 +273,50 @@ impl WormholeFabric {
         sending_window(out.stopped, &out.signals, run.last(self.tau) + self.tau).is_some()
     }
 
-    /// `input` sends STOP (`stop`) or GO up its cable: the output at the other end plans
+    /// `input` sends STOP (`stop`) or GO up its cable at `at` (now, or later when the
+    /// signal is certain, see [`Self::go_certain`]): the output at the other end plans
     /// for the signal's arrival now, with the plans downstream of it, and `input` checks
-    /// its thresholds again.
-    fn send_signal<S: TraceSink>(&mut self, input: u32, stop: bool, ctx: &mut Ctx<'_, S>) {
+    /// its thresholds again, from `at` on.
+    fn send_signal<S: TraceSink>(&mut self, input: u32, stop: bool, at: SimTime, ctx: &mut Ctx<'_, S>) {
+        let inp = &mut self.ins[input as usize];
+        inp.pending = None;
+        inp.stop_sent = stop;
+        // A GO may follow a STOP at its instant (once the occupancy is at most the
+        // low-water mark, which a STOP's instant may reach with a long departure run); a
+        // STOP follows a GO (the last rank of its instant) at a later instant.
+        inp.signal_from = if stop { at } else { at + SimTime::from_ps(1) };
+        #[cfg(test)]
+        self.signals.push((at, input, stop));
         let inp = &self.ins[input as usize];
         let Some(upstream) = inp.upstream else {
             self.schedule_thresholds(input, ctx);
             return;
         };
-        let at = ctx.now + inp.propagation;
-        self.outs[upstream as usize].signals.push((at, stop));
+        let arrival = at + inp.propagation;
+        self.outs[upstream as usize].signals.push((arrival, stop));
         self.replan_and_check(upstream, Some(input), ctx);
+    }
+
+    /// Whether the GO that `input` is due to send at a later instant is certain now, so
+    /// that it may be sent at once, as of that instant: no event between could move it.
+    /// Its output upstream is held (every signal to it has arrived, the last a STOP), so
+    /// no flit comes in until the GO; and the front packet, the only one leaving, holds
+    /// an output to an adapter, which nothing stops: the arrivals and departures that
+    /// set the GO's time are final. (On a crossbar, every GO.)
+    fn go_certain(&self, input: u32, now: SimTime) -> bool {
+        let inp = &self.ins[input as usize];
+        let (Some(upstream), Some(front)) = (inp.upstream, inp.entries.front()) else {
+            return false;
+        };
+        let upstream = &self.outs[upstream as usize];
+        let held = upstream
+            .signals
+            .last()
+            .map_or(upstream.stopped, |&(arrival, stop)| stop && arrival <= now);
+        held && front.route.is_some_and(|o| {
+            let out = &self.outs[o as usize];
+            out.peer_host && !out.stopped && out.signals.is_empty() && out.worm.is_some_and(|w| w.input == Some(input))
+        })
     }
 
     /// The plan of `packet`'s flits arriving at its destination adapter changed: it is
@@ -489,7 +523,8 @@ impl WormholeFabric {
             });
             let due = |arrivals: &[Run], base: i64| {
                 if inp.stop_sent {
-                    first_go(arrivals, base, departure, ctx.now, thresholds.low, tau).map(|at| (at, false))
+                    let from = ctx.now.max(inp.signal_from);
+                    first_go(arrivals, base, departure, from, thresholds.low, tau).map(|at| (at, false))
                 } else {
                     // Arrivals of this instant had their STOP check already, unless we are
                     // ahead of them (a flow-control signal or an injection of this instant).
@@ -500,6 +535,7 @@ impl WormholeFabric {
                     } else {
                         ctx.now + SimTime::from_ps(1)
                     };
+                    let from = from.max(inp.signal_from);
                     first_stop(arrivals, base, departure, from, thresholds.high, tau).map(|at| (at, true))
                 }
             };
@@ -564,7 +600,13 @@ impl WormholeFabric {
                     ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
                 }
             }
-            Some((at, false)) => ctx.schedule(at, WormEvent::GoDue { input, version }),
+            Some((at, false)) => {
+                if self.go_certain(input, ctx.now) {
+                    self.send_signal(input, false, at, ctx);
+                } else {
+                    ctx.schedule(at, WormEvent::GoDue { input, version });
+                }
+            }
             None => {}
         }
     }
@@ -663,7 +705,7 @@ impl WormholeFabric {
         let tau = self.tau;
         let now = ctx.now;
         let inp = &self.ins[input as usize];
-        let (Some(thresholds), true) = (inp.thresholds, inp.stop_sent) else {
+        let (Some(thresholds), true) = (inp.thresholds, inp.stop_sent && inp.signal_from <= now) else {
             return false;
         };
         let (settled, settled_flits) = settled(inp, &self.packets, tau, now);
@@ -687,11 +729,7 @@ impl WormholeFabric {
         if inp.version != version || inp.stop_sent {
             return;
         }
-        inp.pending = None;
-        inp.stop_sent = true;
-        #[cfg(test)]
-        self.signals.push((ctx.now, input, true));
-        self.send_signal(input, true, ctx);
+        self.send_signal(input, true, ctx.now, ctx);
     }
 
     pub(super) fn go_due<S: TraceSink>(&mut self, input: u32, version: u32, ctx: &mut Ctx<'_, S>) {
@@ -699,11 +737,7 @@ impl WormholeFabric {
         if inp.version != version || !inp.stop_sent {
             return;
         }
-        inp.pending = None;
-        inp.stop_sent = false;
-        #[cfg(test)]
-        self.signals.push((ctx.now, input, false));
-        self.send_signal(input, false, ctx);
+        self.send_signal(input, false, ctx.now, ctx);
     }
 }
 

@@ -309,6 +309,10 @@ struct InPort {
     /// is released, or after its own tail leaves, and is not scheduled until that event
     /// has not made it stale; for most packets it does (see `stop_waits`)
     stop_deferred: Option<(SimTime, u64)>,
+    /// coarse path: the next STOP or GO is due no earlier than this, as the last one
+    /// was sent then (or will be: one certain ahead of its time is sent early, see
+    /// `go_certain`)
+    signal_from: SimTime,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -331,7 +335,9 @@ pub(crate) struct WormholeFabric {
     /// the flit time of every link (the coarse path needs them equal)
     tau: SimTime,
     /// coarse path: work lists reused between events
-    scratch_inputs: Vec<u32>,
+    /// work lists of inputs for `replan_and_check`, which may nest (a signal sent early
+    /// replans upstream)
+    scratch_inputs: Vec<Vec<u32>>,
     scratch_runs: Vec<Run>,
     /// flow-control signals sent, for comparing the paths in tests
     #[cfg(test)]
@@ -458,6 +464,7 @@ impl WormholeFabric {
                 version: 0,
                 pending: None,
                 stop_deferred: None,
+                signal_from: SimTime::ZERO,
             });
         }
         if params.bubble {
