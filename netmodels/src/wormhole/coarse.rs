@@ -20,9 +20,9 @@
 //! A STOP or GO is planned for when it is sent, not when it arrives: the cable's delay
 //! makes its arrival certain, so the output upstream keeps the signals on their way
 //! (`OutPort::signals`) and plans its runs around them at once; no event marks an
-//! arrival. A GO that nothing before it can move (its input fed by a held output, and
-//! drained towards an adapter) is sent as soon as it is found, as of its time: no
-//! event marks its sending either.
+//! arrival. A STOP or GO that nothing before it can move (see `stop_certain` and
+//! `go_certain`) is sent as soon as it is found, as of its time: no event marks its
+//! sending either.
 //!
 //! Events left per packet and hop: head routed, tail leaves and output released (one
 //! event at adapters, and at switches when the routing latency is at least a flit
@@ -579,8 +579,7 @@ impl WormholeFabric {
             // an output's release, which no longer come before it, it is scheduled now.
             if let (Some((at, sequence)), false) = (inp.stop_deferred, waits) {
                 inp.stop_deferred = None;
-                let version = inp.version;
-                ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+                self.schedule_stop(input, at, sequence, ctx);
             }
             return;
         }
@@ -597,7 +596,7 @@ impl WormholeFabric {
                     // `InPort::stop_deferred`).
                     inp.stop_deferred = Some((at, sequence));
                 } else {
-                    ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+                    self.schedule_stop(input, at, sequence, ctx);
                 }
             }
             Some((at, false)) => {
@@ -683,10 +682,61 @@ impl WormholeFabric {
         if self.stop_waits(input, at) {
             return;
         }
-        let inp = &mut self.ins[input as usize];
-        inp.stop_deferred = None;
-        let version = inp.version;
-        ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+        self.ins[input as usize].stop_deferred = None;
+        self.schedule_stop(input, at, sequence, ctx);
+    }
+
+    /// `input`'s STOP is due at `at`, and no event it waits for comes before: it is
+    /// scheduled in its reserved place, or sent at once if certain.
+    fn schedule_stop<S: TraceSink>(&mut self, input: u32, at: SimTime, sequence: u64, ctx: &mut Ctx<'_, S>) {
+        if self.stop_certain(input, at) {
+            self.send_signal(input, true, at, ctx);
+        } else {
+            let version = self.ins[input as usize].version;
+            ctx.schedule_reserved(at, WormEvent::StopDue { input, version }, sequence);
+        }
+    }
+
+    /// Whether the STOP that `input` is due to send at `at` is certain now, so that it
+    /// may be sent at once, as of that instant (see [`Self::go_certain`]). The flits that
+    /// fill the buffer until then are final when they come from an adapter: `at` is the
+    /// arrival of a flit already planned, only this input's signals move an adapter's
+    /// plan, and its next packets come after. (A switch's output upstream may yet be
+    /// held up by the flow control further up.) The flits that leave until then are
+    /// final too:
+    /// - the front packet holds an output to an adapter, which nothing stops, until its
+    ///   tail's event at `at` or later;
+    /// - or it waits for an output that another worm holds until `at` or later (plans
+    ///   only ever move later);
+    /// - or its head is routed at `at` or later.
+    ///
+    /// The times in the last three follow from [`Self::stop_waits`] being false, which
+    /// every caller checked; they are checked again so that this stands alone.
+    fn stop_certain(&self, input: u32, at: SimTime) -> bool {
+        let tau = self.tau;
+        let inp = &self.ins[input as usize];
+        let (Some(upstream), Some(front)) = (inp.upstream, inp.entries.front()) else {
+            return false;
+        };
+        if !matches!(self.outs[upstream as usize].owner.device, Device::Host(_)) {
+            return false;
+        }
+        let Some(wanted) = front.route else {
+            return self.routed_at(input).is_some_and(|routed| routed >= at);
+        };
+        let out = &self.outs[wanted as usize];
+        let Some(worm) = out.worm else { return false };
+        let Some(run) = out
+            .run
+            .filter(|run| run.end == self.packets[worm.packet as usize].flits)
+        else {
+            return false;
+        };
+        if worm.input == Some(input) {
+            out.peer_host && !out.stopped && out.signals.is_empty() && self.tail_event_at(worm, run) >= at
+        } else {
+            run.last(tau) + tau >= at
+        }
     }
 
     /// `port` has a new plan: the STOPs its requests keep out of the queue while they
