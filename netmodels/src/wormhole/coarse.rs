@@ -274,7 +274,7 @@ impl WormholeFabric {
     }
 
     /// `input` sends STOP (`stop`) or GO up its cable at `at` (now, or later when the
-    /// signal is certain, see [`Self::go_certain`]): the output at the other end plans
+    /// signal is certain, see [`Self::stop_certain`] and [`Self::go_certain`]): the output at the other end plans
     /// for the signal's arrival now, with the plans downstream of it, and `input` checks
     /// its thresholds again, from `at` on.
     fn send_signal<S: TraceSink>(&mut self, input: u32, stop: bool, at: SimTime, ctx: &mut Ctx<'_, S>) {
@@ -313,10 +313,16 @@ impl WormholeFabric {
             .signals
             .last()
             .map_or(upstream.stopped, |&(arrival, stop)| stop && arrival <= now);
-        held && front.route.is_some_and(|o| {
-            let out = &self.outs[o as usize];
-            out.peer_host && !out.stopped && out.signals.is_empty() && out.worm.is_some_and(|w| w.input == Some(input))
-        })
+        held && front
+            .route
+            .is_some_and(|o| self.unstoppable(o) && self.outs[o as usize].worm.is_some_and(|w| w.input == Some(input)))
+    }
+
+    /// Whether `port` leads to an adapter and no STOP holds it or is on its way: nothing
+    /// can cut or delay its plan but its own arrivals.
+    fn unstoppable(&self, port: u32) -> bool {
+        let out = &self.outs[port as usize];
+        out.peer_host && !out.stopped && out.signals.is_empty()
     }
 
     /// The plan of `packet`'s flits arriving at its destination adapter changed: it is
@@ -733,7 +739,7 @@ impl WormholeFabric {
             return false;
         };
         if worm.input == Some(input) {
-            out.peer_host && !out.stopped && out.signals.is_empty() && self.tail_event_at(worm, run) >= at
+            self.unstoppable(wanted) && self.tail_event_at(worm, run) >= at
         } else {
             run.last(tau) + tau >= at
         }

@@ -311,7 +311,7 @@ struct InPort {
     stop_deferred: Option<(SimTime, u64)>,
     /// coarse path: the next STOP or GO is due no earlier than this, as the last one
     /// was sent then (or will be: one certain ahead of its time is sent early, see
-    /// `go_certain`)
+    /// `stop_certain` and `go_certain`)
     signal_from: SimTime,
 }
 
@@ -334,9 +334,9 @@ pub(crate) struct WormholeFabric {
     coarse: bool,
     /// the flit time of every link (the coarse path needs them equal)
     tau: SimTime,
-    /// coarse path: work lists reused between events
-    /// work lists of inputs for `replan_and_check`, which may nest (a signal sent early
-    /// replans upstream)
+    /// coarse path: work lists reused between events. Those of inputs (for
+    /// `replan_and_check`) are a pool, as calls nest: a signal sent early replans
+    /// upstream.
     scratch_inputs: Vec<Vec<u32>>,
     scratch_runs: Vec<Run>,
     /// flow-control signals sent, for comparing the paths in tests
