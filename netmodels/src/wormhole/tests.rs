@@ -578,15 +578,31 @@ fn random_scenario(seed: u64) -> Scenario {
     {
         topology.routing = Routing::SModK(x.clone());
     }
-    // Cables of different lengths (the flit time stays the same everywhere).
+    let (params, routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16, 32, 64], 12..72, seed);
+    let traffic = random_traffic(&mut rng, topology.hosts);
+    (topology, params, routing, traffic)
+}
+
+/// Cables of random delays (5 to 100 ns; the flit time stays the same everywhere) on
+/// `topology`, switches with flits of one of `flit_sizes` and buffers of `buffer_flits`,
+/// round-robin from a random pointer or (a quarter of the time) oldest-first; and their
+/// routing latency.
+fn random_cables_and_switches(
+    rng: &mut Rng,
+    topology: &mut Topology,
+    flit_sizes: &[u32],
+    buffer_flits: std::ops::Range<u32>,
+    seed: u64,
+) -> (WormholeParams, SimTime) {
     for cable in &mut topology.cables {
         cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
     }
-    let flit_bytes = [8, 16, 32, 64][rng.below(4) as usize];
-    let routing = random_routing_latency(&mut rng, flit_bytes);
+    let flit_bytes = flit_sizes[rng.below(flit_sizes.len() as u64) as usize];
+    let routing = random_routing_latency(rng, flit_bytes);
+    let spread = u64::from(buffer_flits.end - buffer_flits.start);
     let params = WormholeParams {
         flit_bytes,
-        buffer_bytes: flit_bytes * (12 + rng.below(60) as u32),
+        buffer_bytes: flit_bytes * (buffer_flits.start + rng.below(spread) as u32),
         arbitration: if rng.below(4) == 0 {
             Arbitration::OldestFirst
         } else {
@@ -597,8 +613,7 @@ fn random_scenario(seed: u64) -> Scenario {
         granularity: Granularity::Coarse,
         bubble: false,
     };
-    let traffic = random_traffic(&mut rng, topology.hosts);
-    (topology, params, routing, traffic)
+    (params, routing)
 }
 
 /// 100 messages of mixed sizes between random hosts, at random gaps.
@@ -645,6 +660,48 @@ fn random_long_cable_scenario(seed: u64) -> Scenario {
     };
     let routing = random_routing_latency(&mut rng, params.flit_bytes);
     let traffic = random_traffic(&mut rng, topology.hosts);
+    (topology, params, routing, traffic)
+}
+
+/// A random scenario of deep or slimmed trees under bursts on the flit times: packets
+/// cross up to seven switches, many start at one instant, and half of them go to two
+/// hot hosts, so that worms stall behind worms several switches up and down, and
+/// events of one instant meet at many switches.
+fn random_deep_scenario(seed: u64) -> Scenario {
+    let mut rng = Rng::new(seed);
+    let shape = match rng.below(3) {
+        0 => crate::topology::Xgft::kary_ntree(2, 4),
+        1 => crate::topology::Xgft::kary_ntree(3, 3),
+        _ => crate::topology::Xgft::new(vec![4, 4], vec![1, 2]),
+    };
+    let mut topology = shape.expect("valid").topology(LinkParams::default());
+    // Buffers from barely above the round trip of a 100 ns cable (10 flits of 8 bytes),
+    // where an output drains its buffer dry before flits come after a GO, to roomy.
+    let (params, routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16], 10..60, seed);
+    let flit_bytes = params.flit_bytes;
+    // The flit time at 250 MB/s, in ns; bursts of up to eight messages per slot.
+    let slot = u64::from(4 * flit_bytes);
+    let hosts = u64::from(topology.hosts);
+    let hot = [rng.below(hosts) as u32, rng.below(hosts) as u32];
+    let mut at = 0;
+    let traffic = (0..100)
+        .map(|_| {
+            if rng.below(8) == 0 {
+                at += slot * rng.below(200);
+            }
+            let dst = if rng.below(2) == 0 {
+                hot[rng.below(2) as usize]
+            } else {
+                rng.below(hosts) as u32
+            };
+            let size = match rng.below(3) {
+                0 => rng.below(64) as u32,
+                1 => rng.below(4096) as u32,
+                _ => rng.below(20_000) as u32,
+            };
+            (at, rng.below(hosts) as u32, dst, size)
+        })
+        .collect();
     (topology, params, routing, traffic)
 }
 
@@ -753,6 +810,11 @@ fn coarse_path_matches_the_fine_path_on_random_shapes() {
 #[test]
 fn coarse_path_matches_the_fine_path_with_signals_on_the_cable_together() {
     paths_agree(8, random_long_cable_scenario, true);
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_on_deep_trees_under_bursts() {
+    paths_agree(8, random_deep_scenario, false);
 }
 
 #[test]
