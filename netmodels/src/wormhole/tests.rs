@@ -678,13 +678,19 @@ fn random_deep_scenario(seed: u64) -> Scenario {
     // Buffers from barely above the round trip of a 100 ns cable (10 flits of 8 bytes),
     // where an output drains its buffer dry before flits come after a GO, to roomy.
     let (params, routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16], 10..60, seed);
-    let flit_bytes = params.flit_bytes;
-    // The flit time at 250 MB/s, in ns; bursts of up to eight messages per slot.
+    let traffic = bursts_to_hot_hosts(&mut rng, topology.hosts, params.flit_bytes);
+    (topology, params, routing, traffic)
+}
+
+/// 100 messages in bursts on the flit times of `flit_bytes` (up to eight messages per
+/// slot), half of them to two hot hosts, of mixed sizes.
+fn bursts_to_hot_hosts(rng: &mut Rng, hosts: u32, flit_bytes: u32) -> Vec<(u64, u32, u32, u32)> {
+    // The flit time at 250 MB/s, in ns.
     let slot = u64::from(4 * flit_bytes);
-    let hosts = u64::from(topology.hosts);
+    let hosts = u64::from(hosts);
     let hot = [rng.below(hosts) as u32, rng.below(hosts) as u32];
     let mut at = 0;
-    let traffic = (0..100)
+    (0..100)
         .map(|_| {
             if rng.below(8) == 0 {
                 at += slot * rng.below(200);
@@ -701,7 +707,26 @@ fn random_deep_scenario(seed: u64) -> Scenario {
             };
             (at, rng.below(hosts) as u32, dst, size)
         })
-        .collect();
+        .collect()
+}
+
+/// A random mesh (a line or a grid of switches, dimension-order routing, no bubble flow
+/// control) under bursts: a worm crosses up to six switches in a row, each input but
+/// the first fed by a switch, and worms entering at every switch stall the ones going
+/// through, so STOPs and GOs travel up chains of switches (in a fat tree, at most the
+/// few of one path up and down).
+fn random_mesh_scenario(seed: u64) -> Scenario {
+    let mut rng = Rng::new(seed);
+    let shapes = [
+        Torus::new(vec![6], false, 1),
+        Torus::new(vec![4], false, 2),
+        Torus::new(vec![3, 3], false, 1),
+        Torus::new(vec![2, 4], false, 2),
+    ];
+    let shape = shapes[rng.below(shapes.len() as u64) as usize].clone().expect("valid");
+    let mut topology = shape.topology(LinkParams::default());
+    let (params, routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16], 10..40, seed);
+    let traffic = bursts_to_hot_hosts(&mut rng, topology.hosts, params.flit_bytes);
     (topology, params, routing, traffic)
 }
 
@@ -815,6 +840,11 @@ fn coarse_path_matches_the_fine_path_with_signals_on_the_cable_together() {
 #[test]
 fn coarse_path_matches_the_fine_path_on_deep_trees_under_bursts() {
     paths_agree(8, random_deep_scenario, false);
+}
+
+#[test]
+fn coarse_path_matches_the_fine_path_on_meshes_under_bursts() {
+    paths_agree(8, random_mesh_scenario, false);
 }
 
 #[test]
