@@ -274,9 +274,9 @@ impl WormholeFabric {
     }
 
     /// `input` sends STOP (`stop`) or GO up its cable at `at` (now, or later when the
-    /// signal is certain, see [`Self::stop_certain`] and [`Self::go_certain`]): the output at the other end plans
-    /// for the signal's arrival now, with the plans downstream of it, and `input` checks
-    /// its thresholds again, from `at` on.
+    /// signal is certain, see [`Self::stop_certain`] and [`Self::go_certain`]): the
+    /// output at the other end plans for the signal's arrival now, with the plans
+    /// downstream of it, and `input` checks its thresholds again, from `at` on.
     fn send_signal<S: TraceSink>(&mut self, input: u32, stop: bool, at: SimTime, ctx: &mut Ctx<'_, S>) {
         let inp = &mut self.ins[input as usize];
         inp.pending = None;

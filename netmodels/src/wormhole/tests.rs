@@ -594,26 +594,36 @@ fn random_cables_and_switches(
     buffer_flits: std::ops::Range<u32>,
     seed: u64,
 ) -> (WormholeParams, SimTime) {
-    for cable in &mut topology.cables {
-        cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
-    }
+    random_cable_delays(rng, topology);
     let flit_bytes = flit_sizes[rng.below(flit_sizes.len() as u64) as usize];
     let routing = random_routing_latency(rng, flit_bytes);
     let spread = u64::from(buffer_flits.end - buffer_flits.start);
     let params = WormholeParams {
         flit_bytes,
         buffer_bytes: flit_bytes * (buffer_flits.start + rng.below(spread) as u32),
-        arbitration: if rng.below(4) == 0 {
-            Arbitration::OldestFirst
-        } else {
-            Arbitration::RoundRobin {
-                initial: InitialPointer::Random { seed },
-            }
-        },
+        arbitration: random_arbitration(rng, seed),
         granularity: Granularity::Coarse,
         bubble: false,
     };
     (params, routing)
+}
+
+/// Cables of random delays, 5 to 100 ns (the flit time stays the same everywhere).
+fn random_cable_delays(rng: &mut Rng, topology: &mut Topology) {
+    for cable in &mut topology.cables {
+        cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
+    }
+}
+
+/// Round-robin from a pointer drawn with `seed`, or (a quarter of the time) oldest-first.
+fn random_arbitration(rng: &mut Rng, seed: u64) -> Arbitration {
+    if rng.below(4) == 0 {
+        Arbitration::OldestFirst
+    } else {
+        Arbitration::RoundRobin {
+            initial: InitialPointer::Random { seed },
+        }
+    }
 }
 
 /// 100 messages of mixed sizes between random hosts, at random gaps.
@@ -744,9 +754,7 @@ fn random_torus_scenario(seed: u64) -> Scenario {
     ];
     let shape = shapes[rng.below(shapes.len() as u64) as usize].clone().expect("valid");
     let mut topology = shape.topology(LinkParams::default());
-    for cable in &mut topology.cables {
-        cable.link.propagation = SimTime::from_ns(5 * (1 + rng.below(20)));
-    }
+    random_cable_delays(&mut rng, &mut topology);
     let flit_bytes = [8, 16, 32, 64][rng.below(4) as usize];
     let routing = random_routing_latency(&mut rng, flit_bytes);
     // Two packets of 4096 + 16 bytes below the STOP mark of a 100 ns cable, and a margin.
@@ -755,13 +763,7 @@ fn random_torus_scenario(seed: u64) -> Scenario {
     let params = WormholeParams {
         flit_bytes,
         buffer_bytes: flit_bytes * (2 * largest + 1 + in_flight + rng.below(3 * u64::from(largest)) as u32),
-        arbitration: if rng.below(4) == 0 {
-            Arbitration::OldestFirst
-        } else {
-            Arbitration::RoundRobin {
-                initial: InitialPointer::Random { seed },
-            }
-        },
+        arbitration: random_arbitration(&mut rng, seed),
         granularity: Granularity::Coarse,
         bubble: true,
     };
