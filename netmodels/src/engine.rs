@@ -139,8 +139,10 @@ impl<E: Copy> EventQueue<E> {
 
     /// Whether an event scheduled at `time` with `rank` and the reserved `sequence`
     /// would have been popped already: it must not be scheduled now, its work is due.
+    /// That is so if it comes before the last event popped, or before the clock, which
+    /// [`Self::advance_clock`] moves past instants that had no event.
     pub fn passed(&self, time: SimTime, rank: u8, sequence: u64) -> bool {
-        self.processed > 0 && Entry::<E>::key(time, rank, sequence) <= self.last_key
+        time < self.now || (self.processed > 0 && Entry::<E>::key(time, rank, sequence) <= self.last_key)
     }
 
     /// Schedules `event` at `time` with a `sequence` from [`Self::reserve`]; it must not

@@ -31,7 +31,8 @@
 //! (otherwise the routing does it at once), and a STOP that would be due after the head
 //! is routed (or after the tail of the packet in front leaves) is only scheduled once
 //! that event has not made it stale.
-//! Requires every link to have the same flit time; traces use the fine path.
+//! Requires every link to have the same flit time, and cables and routing that take
+//! time; traces use the fine path.
 
 use crate::ids::Device;
 use crate::slab::Slab;

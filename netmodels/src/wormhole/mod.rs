@@ -476,16 +476,24 @@ impl WormholeFabric {
                     .into(),
             ));
         }
-        // The coarse path needs one flit time everywhere.
+        // The coarse path needs one flit time everywhere, and cables and routing that take
+        // time: with a zero delay, a STOP holds its output at the instant it is sent, or a
+        // head is routed at the instant it arrives, and the coarse path then differs from
+        // the fine one (seen in arrival orders and send times); such networks step by flit.
         let mut flit_times = outs.iter().filter(|o| o.peer_input.is_some()).map(|o| o.flit_time);
         let tau = flit_times.next().unwrap_or(SimTime::from_ps(1));
         let uniform = flit_times.all(|t| t == tau);
+        let delays = routing_latency > SimTime::ZERO
+            && outs
+                .iter()
+                .filter(|o| o.peer_input.is_some())
+                .all(|o| o.link.propagation > SimTime::ZERO);
         Ok(WormholeFabric {
             #[cfg(test)]
             signals: Vec::new(),
             scratch_inputs: Vec::new(),
             scratch_runs: Vec::new(),
-            coarse: uniform && params.granularity == Granularity::Coarse,
+            coarse: uniform && delays && params.granularity == Granularity::Coarse,
             tau,
             params,
             routing_latency,
