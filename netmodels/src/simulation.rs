@@ -99,6 +99,17 @@ pub enum BuildError {
     /// the adapters cannot cut packets
     #[error("adapter.payload_bytes: a packet must carry at least one byte")]
     EmptyPayload,
+    /// a packet's payload and header together do not fit in 32 bits
+    #[error(
+        "adapter.payload_bytes {payload_bytes} + adapter.header_bytes {header_bytes}: a packet's payload and header must add up to at most {} bytes",
+        u32::MAX
+    )]
+    PacketTooLarge {
+        /// largest payload of one packet [bytes]
+        payload_bytes: u32,
+        /// header of every packet [bytes]
+        header_bytes: u32,
+    },
     /// the wormhole switches' parameters do not work
     #[error("wormhole switches: {0}")]
     Wormhole(String),
@@ -274,6 +285,16 @@ impl NetworkBuilder {
                     .collect();
                 if adapters.iter().any(|a| a.payload_bytes == 0) {
                     return Err(BuildError::EmptyPayload);
+                }
+                // Packet sizes on the wire are u32: a packet must fit in one.
+                if let Some(a) = adapters
+                    .iter()
+                    .find(|a| a.payload_bytes.checked_add(a.header_bytes).is_none())
+                {
+                    return Err(BuildError::PacketTooLarge {
+                        payload_bytes: a.payload_bytes,
+                        header_bytes: a.header_bytes,
+                    });
                 }
                 let kind_of = |s: usize| kinds.get(&SwitchId(s as u32)).copied().unwrap_or(switch.kind);
                 let wormholes = (0..topology.switch_ports.len())

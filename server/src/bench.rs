@@ -204,7 +204,7 @@ pub fn model(
     let payload = adapter.payload_bytes;
     let packet_time = link
         .bandwidth
-        .serialization_time(u64::from(payload + adapter.header_bytes));
+        .serialization_time(u64::from(payload) + u64::from(adapter.header_bytes));
     let mean_gap_ps = packet_time.as_ps() as f64 / offered_load;
     // Every host's arrivals are a Poisson process with this mean gap. Together they are
     // one Poisson process at `hosts` times the rate whose arrivals fall on hosts drawn
@@ -278,7 +278,7 @@ pub fn model(
     let link_bytes = link.bandwidth.bytes_per_second_f64() * duration.as_ps() as f64 * 1e-12;
     let flit_hops = match switch.kind {
         vesper_netmodels::SwitchKind::Wormhole(w) => {
-            Some(packet_hops * u64::from((payload + adapter.header_bytes).div_ceil(w.flit_bytes)))
+            Some(packet_hops * (u64::from(payload) + u64::from(adapter.header_bytes)).div_ceil(u64::from(w.flit_bytes)))
         }
         _ => None,
     };

@@ -1127,6 +1127,56 @@ fn run_refuses_an_intra_node_latency_beyond_its_clock() {
 }
 
 #[test]
+fn packets_too_large_for_32_bits_are_refused_not_overflowed() {
+    // A payload and header adding up to 2^32 bytes used to panic in the simulation
+    // (or wrap around in a release build); a file, or flags, that say so are refused.
+    let expected =
+        "adapter.header_bytes 4294967295: a packet's payload and header must add up to at most 4294967295 bytes";
+    let file = temp_file(
+        "huge-header.toml",
+        "[network]\nkind = \"crossbar\"\nhosts = 2\npacket_header_bytes = 4294967295\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args([
+            "run",
+            "--network",
+            &file,
+            "--workload",
+            "ping-pong",
+            "--size",
+            "1",
+            "--iterations",
+            "1",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("vesper runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("network: adapter.payload_bytes 4096 + {expected}")),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(&file);
+    let err = traffic(&[
+        "--network",
+        "crossbar",
+        "--hosts",
+        "4",
+        "--packet-payload",
+        "1",
+        "--packet-header",
+        "4294967295",
+        "--size",
+        "2",
+        "--load",
+        "0.3",
+    ])
+    .expect_err("refused");
+    assert!(err.contains(&format!("adapter.payload_bytes 1 + {expected}")), "{err}");
+}
+
+#[test]
 fn the_model_benchmark_refuses_what_would_exhaust_memory() {
     // An overload's source queues grow without bound; a crossbar of 10^8 hosts would
     // allocate gigabytes of cables before the network's size check. Both are refused

@@ -327,6 +327,52 @@ fn bad_adapters_are_refused() {
 }
 
 #[test]
+fn adapters_whose_packets_do_not_fit_in_32_bits_are_refused() {
+    // A payload and header that add up to 2^32 bytes used to overflow when the first
+    // packet was cut; on either switch, and for the network's or one host's adapter.
+    let huge = AdapterParams {
+        payload_bytes: 1,
+        header_bytes: u32::MAX,
+        ..AdapterParams::default()
+    };
+    let wormhole = SwitchParams {
+        kind: SwitchKind::Wormhole(crate::WormholeParams::default()),
+        ..SwitchParams::default()
+    };
+    let built = [
+        NetworkBuilder::crossbar(2, LinkParams::default()).adapter_params(huge),
+        NetworkBuilder::crossbar(2, LinkParams::default())
+            .adapter_params(huge)
+            .switch_params(wormhole),
+        NetworkBuilder::crossbar(2, LinkParams::default()).adapter_of(HostId(1), huge),
+    ];
+    for builder in built {
+        let refused = builder.build().expect_err("refused");
+        assert_eq!(
+            refused,
+            BuildError::PacketTooLarge {
+                payload_bytes: 1,
+                header_bytes: u32::MAX
+            }
+        );
+        assert_eq!(
+            refused.to_string(),
+            "adapter.payload_bytes 1 + adapter.header_bytes 4294967295: a packet's payload and header must add up to at most 4294967295 bytes"
+        );
+    }
+    // The largest packet that fits is built.
+    let largest = AdapterParams {
+        payload_bytes: 1,
+        header_bytes: u32::MAX - 1,
+        ..AdapterParams::default()
+    };
+    NetworkBuilder::crossbar(2, LinkParams::default())
+        .adapter_params(largest)
+        .build()
+        .expect("fits");
+}
+
+#[test]
 fn the_trace_sees_segments_backlogs_and_link_traversals() {
     let mut sim = NetworkBuilder::crossbar(3, LinkParams::default())
         .build_with_sink(RecordingSink::default())

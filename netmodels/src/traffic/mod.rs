@@ -100,7 +100,8 @@ impl Sizes {
 
     /// The mean wire size of a message: payload plus a header per packet [bytes].
     fn mean_wire_bytes(&self, adapter: &AdapterParams) -> f64 {
-        let wire = |payload: u32| f64::from(payload) + f64::from(adapter.packets(payload) * adapter.header_bytes);
+        let wire =
+            |payload: u32| f64::from(payload) + f64::from(adapter.packets(payload)) * f64::from(adapter.header_bytes);
         match *self {
             Sizes::Fixed(bytes) => wire(bytes),
             Sizes::Uniform { min, max } => {
@@ -482,7 +483,8 @@ impl Meter {
         let payload = self.adapter.payload_bytes.max(1);
         let packets = self.adapter.packets(size_bytes);
         let last = size_bytes - (packets - 1) * payload;
-        let per = |bytes: u32| u64::from((bytes + self.adapter.header_bytes).div_ceil(self.flit_bytes));
+        let per =
+            |bytes: u32| (u64::from(bytes) + u64::from(self.adapter.header_bytes)).div_ceil(u64::from(self.flit_bytes));
         u64::from(packets - 1) * per(payload) + per(last)
     }
 
