@@ -1157,11 +1157,14 @@ fn bench_model(
     let FabricConfig::Switched(s) = &mut network.fabric else {
         anyhow::bail!("the model benchmark needs a network of one rail of switches");
     };
-    s.switch.kind = match switch {
-        None => s.switch.kind,
-        Some(SwitchName::OutputQueued) => SwitchKind::OutputQueued,
-        Some(SwitchName::Cioq) => SwitchKind::Cioq(CioqParams::default()),
-        Some(SwitchName::Wormhole) => SwitchKind::Wormhole(WormholeParams::default()),
+    // A switch of the preset's kind keeps the preset's parameters (a torus's bubble flow
+    // control and buffers, say); another kind starts from its defaults.
+    s.switch.kind = match (switch, s.switch.kind) {
+        (None, kind) | (Some(SwitchName::Cioq), kind @ SwitchKind::Cioq(_)) => kind,
+        (Some(SwitchName::Wormhole), kind @ SwitchKind::Wormhole(_)) => kind,
+        (Some(SwitchName::OutputQueued), _) => SwitchKind::OutputQueued,
+        (Some(SwitchName::Cioq), _) => SwitchKind::Cioq(CioqParams::default()),
+        (Some(SwitchName::Wormhole), _) => SwitchKind::Wormhole(WormholeParams::default()),
     };
     match &mut s.switch.kind {
         SwitchKind::Wormhole(w) => {

@@ -1236,6 +1236,35 @@ fn the_model_benchmark_sets_the_wormhole_buffers() {
 }
 
 #[test]
+fn the_model_benchmark_keeps_a_wormhole_presets_switches() {
+    // `--switch wormhole` on the wormhole torus used to swap its bubble flow control and
+    // buffers for the defaults, which the model refuses on a torus's rings.
+    let preset = bench_model(&["--preset", "torus-3d", "--loads", "0.1"]);
+    let switched = bench_model(&["--preset", "torus-3d", "--switch", "wormhole", "--loads", "0.1"]);
+    assert!(switched[0]["packets"].as_u64().expect("packets") > 0, "{switched:?}");
+    assert_eq!(switched[0]["packets"], preset[0]["packets"], "the same network");
+    // A flag changes only its own parameter: buffers too small for the preset's
+    // 1 KiB packets are refused by bubble flow control, which is still on.
+    let out = vesper(&[
+        "bench",
+        "model",
+        "--preset",
+        "torus-3d",
+        "--switch",
+        "wormhole",
+        "--buffer-bytes",
+        "1024",
+        "--duration-us",
+        "100",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("bubble flow control needs room for two packets"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_model_benchmark_counts_each_packets_links() {
     let field = |p: &serde_json::Value, f: &str| p[f].as_u64().expect(f);
     // A crossbar: into the switch and out of it.
