@@ -191,6 +191,11 @@ pub fn model(
         anyhow::bail!("the model benchmark needs a switched network");
     };
     anyhow::ensure!(network.hosts >= 2, "the model benchmark needs two hosts or more");
+    // The accepted load is the bytes delivered over the time: none would be 0/0.
+    anyhow::ensure!(
+        duration > SimTime::ZERO,
+        "duration 0: the model benchmark needs some simulated time"
+    );
     check_load(offered_load)?;
     // Peak memory per point: reset the kernel's high-water mark (Linux; ignored elsewhere).
     let _ = std::fs::write("/proc/self/clear_refs", "5");

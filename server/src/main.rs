@@ -554,7 +554,7 @@ enum BenchCommand {
         /// Wormhole switches: the flow-control unit [bytes] [default: 8, or the preset's].
         #[arg(long, value_name = "BYTES")]
         flit_bytes: Option<u32>,
-        /// Simulated time per load [µs].
+        /// Simulated time per load [µs], at least 1.
         #[arg(long, default_value_t = 20_000)]
         duration_us: u64,
         /// Seed of the traffic generator.
@@ -631,6 +631,10 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!(
                 preset.is_some() || hosts >= 2,
                 "--hosts {hosts}: the model benchmark needs two hosts or more"
+            );
+            anyhow::ensure!(
+                duration_us > 0,
+                "--duration-us 0: the model benchmark needs at least 1 µs of simulated time per load"
             );
             let network = match &preset {
                 Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,

@@ -1200,6 +1200,19 @@ fn the_model_benchmark_refuses_what_would_exhaust_memory() {
 }
 
 #[test]
+fn the_model_benchmark_refuses_no_simulated_time() {
+    // No time used to report an accepted load of 0/0, printed as NaN.
+    let out = vesper(&["bench", "model", "--hosts", "4", "--duration-us", "0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--duration-us 0: the model benchmark needs at least 1 µs of simulated time per load"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "refused before the table's header");
+}
+
+#[test]
 fn the_model_benchmark_sets_the_wormhole_buffers() {
     let run = |args: &[&str]| vesper(&[&["bench", "model", "--hosts", "8", "--duration-us", "200"], args].concat());
     // Too small for the cable's round trip: the model refuses it, so the flag took effect.
