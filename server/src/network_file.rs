@@ -125,6 +125,31 @@ fn field(field: impl Into<String>, rule: impl Into<String>) -> SpecError {
     }
 }
 
+/// The packets an adapter cuts, in the file's words (the model checks them too, in its
+/// own): a payload of at least one byte, and a payload and header whose sum fits in 32
+/// bits. `at`: the table holding the fields, as a prefix (`""` for the network's own).
+fn check_packets(at: &str, adapter: AdapterParams) -> Result<(), SpecError> {
+    if adapter.payload_bytes == 0 {
+        return Err(field(
+            format!("{at}packet_payload_bytes"),
+            "a packet must carry at least one byte",
+        ));
+    }
+    if adapter.payload_bytes.checked_add(adapter.header_bytes).is_none() {
+        return Err(field(
+            format!("{at}packet_payload_bytes"),
+            format!(
+                "{} bytes of payload and a header of {} bytes add up to more than {} bytes, the most a packet \
+                 can hold",
+                adapter.payload_bytes,
+                adapter.header_bytes,
+                u32::MAX
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The error of rail `index`, its field named within the rail.
 fn in_rail(index: usize, error: SpecError) -> SpecError {
     match error {
@@ -1054,9 +1079,7 @@ impl NetworkSpec {
                 Some(InterleaveName::Fifo) => Interleave::Fifo,
             },
         };
-        if adapter.payload_bytes == 0 {
-            return Err(field("packet_payload_bytes", "a packet must carry at least one byte"));
-        }
+        check_packets("", adapter)?;
         if let (Shape::Map { net, .. }, SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
             deadlock_free(net, &routing)?;
         }
@@ -1169,12 +1192,7 @@ impl NetworkSpec {
                             Some(InterleaveName::Fifo) => Interleave::Fifo,
                         },
                     };
-                    if params.payload_bytes == 0 {
-                        return Err(field(
-                            format!("{at}.packet_payload_bytes"),
-                            "a packet must carry at least one byte",
-                        ));
-                    }
+                    check_packets(&format!("{at}."), params)?;
                     adapters.extend(hosts.into_iter().map(|h| (h, params)));
                 }
             }
@@ -1568,6 +1586,11 @@ mod tests {
         assert_eq!(
             err("[network]\nkind = \"crossbar\"\npacket_payload_bytes = 0\n"),
             "n.toml: network.packet_payload_bytes: a packet must carry at least one byte"
+        );
+        assert_eq!(
+            err("[network]\nkind = \"crossbar\"\npacket_payload_bytes = 4096\npacket_header_bytes = 4294967295\n"),
+            "n.toml: network.packet_payload_bytes: 4096 bytes of payload and a header of 4294967295 bytes add \
+             up to more than 4294967295 bytes, the most a packet can hold"
         );
         let kind = err("[network]\nkind = \"moebius\"\n");
         assert!(kind.contains("moebius") && kind.contains("kary-ntree"), "{kind}");

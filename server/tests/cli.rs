@@ -1130,8 +1130,7 @@ fn run_refuses_an_intra_node_latency_beyond_its_clock() {
 fn packets_too_large_for_32_bits_are_refused_not_overflowed() {
     // A payload and header adding up to 2^32 bytes used to panic in the simulation
     // (or wrap around in a release build); a file, or flags, that say so are refused.
-    let expected =
-        "adapter.header_bytes 4294967295: a packet's payload and header must add up to at most 4294967295 bytes";
+    let expected = "a header of 4294967295 bytes add up to more than 4294967295 bytes, the most a packet can hold";
     let file = temp_file(
         "huge-header.toml",
         "[network]\nkind = \"crossbar\"\nhosts = 2\npacket_header_bytes = 4294967295\n",
@@ -1153,8 +1152,11 @@ fn packets_too_large_for_32_bits_are_refused_not_overflowed() {
         .expect("vesper runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
+    // In the file's words, naming the file.
     assert!(
-        stderr.contains(&format!("network: adapter.payload_bytes 4096 + {expected}")),
+        stderr.contains(&format!(
+            "huge-header.toml: network.packet_payload_bytes: 4096 bytes of payload and {expected}"
+        )),
         "{stderr}"
     );
     let _ = std::fs::remove_file(&file);
@@ -1173,7 +1175,10 @@ fn packets_too_large_for_32_bits_are_refused_not_overflowed() {
         "0.3",
     ])
     .expect_err("refused");
-    assert!(err.contains(&format!("adapter.payload_bytes 1 + {expected}")), "{err}");
+    assert!(
+        err.contains(&format!("--packet-payload 1: 1 bytes of payload and {expected}")),
+        "{err}"
+    );
 }
 
 #[test]
