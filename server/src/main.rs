@@ -1164,8 +1164,9 @@ fn bench_model(
     // A switch of the preset's kind keeps the preset's parameters (a torus's bubble flow
     // control and buffers, say); another kind starts from its defaults.
     s.switch.kind = match (switch, s.switch.kind) {
-        (None, kind) | (Some(SwitchName::Cioq), kind @ SwitchKind::Cioq(_)) => kind,
-        (Some(SwitchName::Wormhole), kind @ SwitchKind::Wormhole(_)) => kind,
+        (None, kind)
+        | (Some(SwitchName::Cioq), kind @ SwitchKind::Cioq(_))
+        | (Some(SwitchName::Wormhole), kind @ SwitchKind::Wormhole(_)) => kind,
         (Some(SwitchName::OutputQueued), _) => SwitchKind::OutputQueued,
         (Some(SwitchName::Cioq), _) => SwitchKind::Cioq(CioqParams::default()),
         (Some(SwitchName::Wormhole), _) => SwitchKind::Wormhole(WormholeParams::default()),

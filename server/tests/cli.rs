@@ -1135,21 +1135,17 @@ fn packets_too_large_for_32_bits_are_refused_not_overflowed() {
         "huge-header.toml",
         "[network]\nkind = \"crossbar\"\nhosts = 2\npacket_header_bytes = 4294967295\n",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
-        .args([
-            "run",
-            "--network",
-            &file,
-            "--workload",
-            "ping-pong",
-            "--size",
-            "1",
-            "--iterations",
-            "1",
-        ])
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("vesper runs");
+    let out = vesper(&[
+        "run",
+        "--network",
+        &file,
+        "--workload",
+        "ping-pong",
+        "--size",
+        "1",
+        "--iterations",
+        "1",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     // In the file's words, naming the file.

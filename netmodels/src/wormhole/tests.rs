@@ -822,7 +822,7 @@ fn random_zero_delay_scenario(seed: u64) -> Scenario {
             .expect("valid")
             .topology(LinkParams::default()),
     };
-    let (mut params, mut routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16], 10..40, seed);
+    let (params, mut routing) = random_cables_and_switches(&mut rng, &mut topology, &[8, 16], 10..40, seed);
     let (zero_cables, zero_routing) = match rng.below(3) {
         0 => (true, false),
         1 => (false, true),
@@ -839,7 +839,6 @@ fn random_zero_delay_scenario(seed: u64) -> Scenario {
     if zero_routing {
         routing = SimTime::ZERO;
     }
-    params.buffer_bytes = params.buffer_bytes.max(params.flit_bytes * 10);
     let mut traffic = bursts_to_hot_hosts(&mut rng, topology.hosts, params.flit_bytes);
     for message in &mut traffic {
         if rng.below(2) == 0 {
