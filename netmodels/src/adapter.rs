@@ -25,6 +25,16 @@ pub enum Interleave {
     Fifo,
 }
 
+/// In the command line's words: `round-robin`, `fifo`.
+impl std::fmt::Display for Interleave {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Interleave::RoundRobin => "round-robin",
+            Interleave::Fifo => "fifo",
+        })
+    }
+}
+
 /// Default packet payload: 4 KiB.
 pub const DEFAULT_PAYLOAD_BYTES: u32 = 4096;
 

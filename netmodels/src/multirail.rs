@@ -42,6 +42,19 @@ pub enum RailPolicy {
     Striped,
 }
 
+/// In the command line's words: `round-robin`, `by-destination`,
+/// `size-threshold (4096 B)`, `striped`.
+impl std::fmt::Display for RailPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RailPolicy::RoundRobin => f.write_str("round-robin"),
+            RailPolicy::ByDestination => f.write_str("by-destination"),
+            RailPolicy::SizeThreshold { bytes } => write!(f, "size-threshold ({bytes} B)"),
+            RailPolicy::Striped => f.write_str("striped"),
+        }
+    }
+}
+
 /// A striped message: its parts still travelling.
 #[derive(Debug, Clone, Copy)]
 struct Stripe {

@@ -319,7 +319,7 @@ impl NetworkConfig {
             FabricConfig::Ideal(params) => format!(
                 "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",
                 self.hosts,
-                params.bandwidth.bytes_per_second_f64() / f64::from(1u32 << 20),
+                three_decimals(params.bandwidth.bytes_per_second_f64() / f64::from(1u32 << 20)),
                 params.latency
             ),
             FabricConfig::MultiRail { rails, policy } => {
@@ -328,7 +328,7 @@ impl NetworkConfig {
                     .enumerate()
                     .map(|(i, r)| format!("rail {i}: {}", r.describe(self.hosts)))
                     .collect();
-                format!("{} rails ({policy:?}); {}", rails.len(), each.join("; "))
+                format!("{} rails ({policy}); {}", rails.len(), each.join("; "))
             }
         }
     }
@@ -339,7 +339,7 @@ impl SwitchedConfig {
     pub fn describe(&self, hosts: u32) -> String {
         let s = self;
         format!(
-            "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({:?})",
+            "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({} interleaving)",
             match s.switch.kind {
                 SwitchKind::OutputQueued => "output-queued".to_string(),
                 SwitchKind::Cioq(c) => format!(
@@ -352,7 +352,7 @@ impl SwitchedConfig {
                     }
                 ),
                 SwitchKind::Wormhole(w) => format!(
-                    "wormhole ({} B flits, {} B buffers, {:?}{})",
+                    "wormhole ({} B flits, {} B buffers, {} arbitration{})",
                     w.flit_bytes,
                     w.buffer_bytes,
                     w.arbitration,
@@ -361,7 +361,7 @@ impl SwitchedConfig {
             },
             s.describe_shape(hosts),
             s.routing.name(),
-            s.link.bandwidth.bytes_per_second_f64() / 1e6,
+            three_decimals(s.link.bandwidth.bytes_per_second_f64() / 1e6),
             s.link.propagation,
             s.switch.routing_latency,
             s.adapter.payload_bytes,
@@ -369,6 +369,12 @@ impl SwitchedConfig {
             s.adapter.interleave
         )
     }
+}
+
+/// `x` with at most three decimals, and none that are zeros at the end: 250, 333.333, 0.5.
+fn three_decimals(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// How rendezvous (`PROTO`) lines are modelled.

@@ -308,6 +308,51 @@ fn run_replays_a_workload_against_an_in_process_server() {
     );
 }
 
+/// The `network: ` line `vesper run` prints for a one-message ping-pong on `network`.
+fn network_line(network: &[&str]) -> String {
+    let mut args = vec!["run", "--workload", "ping-pong", "--iterations", "1"];
+    args.extend_from_slice(network);
+    let out = vesper(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = stdout.lines().find(|l| l.starts_with("network: "));
+    line.unwrap_or_else(|| panic!("no network line in {stdout}"))
+        .to_string()
+}
+
+#[test]
+fn the_network_line_speaks_the_flags_words() {
+    let wormhole = |extra: &[&str]| {
+        let mut args = vec!["--network", "crossbar", "--switch", "wormhole"];
+        args.extend_from_slice(extra);
+        network_line(&args)
+    };
+    let line = wormhole(&["--link-bandwidth", "333.333333333333"]);
+    assert!(
+        line.contains("round-robin (pointers random, seed 1) arbitration"),
+        "{line}"
+    );
+    assert!(line.contains("links 333.333 MB/s"), "{line}");
+    assert!(line.contains("(round-robin interleaving)"), "{line}");
+    let line = wormhole(&["--arbitration", "oldest-first", "--interleave", "fifo"]);
+    assert!(line.contains("oldest-first arbitration"), "{line}");
+    assert!(line.contains("links 250 MB/s"), "{line}");
+    assert!(line.contains("(fifo interleaving)"), "{line}");
+    let line = wormhole(&["--initial-pointer", "3"]);
+    assert!(line.contains("round-robin (pointers at port 3) arbitration"), "{line}");
+    // No Rust debug text anywhere.
+    assert!(!line.contains('{') && !line.contains("RoundRobin"), "{line}");
+    let line = network_line(&[
+        "--preset",
+        "two-rail-fat-tree",
+        "--rail-policy",
+        "size-threshold",
+        "--rail-threshold",
+        "4096",
+    ]);
+    assert!(line.contains("2 rails (size-threshold (4096 B)); rail 0: "), "{line}");
+}
+
 #[test]
 fn run_without_server_predicts_what_the_ideal_server_does() {
     let predicted = |extra: &[&str]| {

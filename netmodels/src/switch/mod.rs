@@ -146,6 +146,21 @@ pub enum Arbitration {
     OldestFirst,
 }
 
+/// In the command line's words: `round-robin (pointers random, seed 1)`, `oldest-first`.
+impl std::fmt::Display for Arbitration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arbitration::RoundRobin {
+                initial: InitialPointer::Random { seed },
+            } => write!(f, "round-robin (pointers random, seed {seed})"),
+            Arbitration::RoundRobin {
+                initial: InitialPointer::Fixed(port),
+            } => write!(f, "round-robin (pointers at port {port})"),
+            Arbitration::OldestFirst => f.write_str("oldest-first"),
+        }
+    }
+}
+
 /// Where round-robin pointers start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum InitialPointer {
