@@ -67,13 +67,15 @@ enum Command {
     /// Run the co-simulation server.
     Serve(Box<ServeArgs>),
     /// Replay a Dimemas trace or a synthetic workload against an in-process server over loopback (or
-    /// locally with --no-server) and print the predicted execution time.
+    /// locally with --no-server) and print the predicted execution time; on the fat-tree
+    /// preset (256 hosts) unless --network, --preset or --map names another.
     Run(Box<RunArgs>),
     /// Describe a network: hosts, switches, cables, diameter, bisection; optionally
     /// draw it (Graphviz) or list the presets.
     Topo(Box<TopoArgs>),
     /// Open-loop synthetic traffic: one operating point (--load) or a latency–load curve
-    /// (--sweep), as a table, JSON or an SVG plot.
+    /// (--sweep), as a table, JSON or an SVG plot; on the kary-ntree preset (64 hosts)
+    /// unless --network, --preset or --map names another.
     Traffic(Box<TrafficArgs>),
     /// Measure the server's performance.
     #[command(subcommand)]
@@ -826,6 +828,11 @@ impl NetworkArgs {
         Ok((spec, origin))
     }
 
+    /// Whether the flags name no network (`spec` then takes its default).
+    fn names_no_base(&self) -> bool {
+        self.preset.is_none() && self.network.is_none() && self.map.is_none()
+    }
+
     /// Resolves `spec`, naming the flag of a field the flags gave.
     fn resolve(&self, spec: &NetworkSpec, origin: &str) -> anyhow::Result<NetworkConfig> {
         spec.resolve().map_err(|e| {
@@ -835,6 +842,11 @@ impl NetworkArgs {
                     .iter()
                     .find(|(f, _)| f == field || field.ends_with(&format!(".{f}")))
                 {
+                    // A default base the user did not name: say which it is.
+                    Some((_, flag)) if self.names_no_base() && origin.starts_with("preset ") => anyhow::anyhow!(
+                        "{flag}: {rule} (the network is {origin}, the default here; name another with --network \
+                         or --preset)"
+                    ),
                     Some((_, flag)) => anyhow::anyhow!("{flag}: {rule}"),
                     // A built-in base has no file to name: name the flag to give.
                     None if self.preset.is_none() && matches!(self.network.as_deref(), Some("ideal" | "crossbar")) => {

@@ -226,6 +226,33 @@ fn network_choices_are_checked() {
 }
 
 #[test]
+fn a_flag_that_does_not_fit_the_default_network_names_that_network() {
+    for (args, expected) in [
+        (
+            vec!["run", "--hosts", "4"],
+            "--hosts 4: this tree has 256 hosts (the product of its m), not 4; leave hosts out (the network is \
+             preset fat-tree, the default here; name another with --network or --preset)",
+        ),
+        (
+            vec!["traffic", "--hosts", "4", "--load", "0.1"],
+            "(the network is preset kary-ntree, the default here;",
+        ),
+    ] {
+        let out = vesper(&args);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // A network the user named is not called a default.
+    let out = vesper(&["run", "--preset", "fat-tree", "--hosts", "4"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not 4; leave hosts out") && !stderr.contains("default"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_ideal_network_serves_from_a_file() {
     let dir = std::env::temp_dir().join(format!("vesper-cli-ideal-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
