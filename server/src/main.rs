@@ -828,6 +828,21 @@ impl NetworkArgs {
         Ok((spec, origin))
     }
 
+    /// A network the model refused to build (an error of the server's), said in the
+    /// words of the flag that gave the field it names, or else of where the network came
+    /// from; any other error as it is.
+    fn name_build_error(&self, e: anyhow::Error, origin: &str) -> anyhow::Error {
+        let Some(vesper_server::ServerError::Network(build)) = e.downcast_ref() else {
+            return e;
+        };
+        let text = build.to_string();
+        let flags = self.overrides().1;
+        match flags.iter().find(|(field, _)| text.contains(&format!("{field}: "))) {
+            Some((_, flag)) => anyhow::anyhow!("{flag}: {text}"),
+            None => anyhow::anyhow!("{origin}: {text}"),
+        }
+    }
+
     /// Whether the flags name no network (`spec` then takes its default).
     fn names_no_base(&self) -> bool {
         self.preset.is_none() && self.network.is_none() && self.map.is_none()
@@ -1009,8 +1024,9 @@ fn write_map_files(
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.clients > 0, "--clients: at least one client");
+    let (spec, origin) = args.net.spec(None)?;
     let config = ServerConfig {
-        network: network(&args.net, None)?,
+        network: args.net.resolve(&spec, &origin)?,
         clients: args.clients,
         max_connections: args.max_connections.max(1),
         max_line: args.max_line.max(64),
@@ -1045,7 +1061,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        let report = vesper_server::run(listener, config, shutdown).await?;
+        let report = vesper_server::run(listener, config, shutdown)
+            .await
+            .map_err(|e| args.net.name_build_error(e.into(), &origin))?;
         anyhow::Ok(report)
     })?;
     let json = serde_json::to_string_pretty(&report)?;
@@ -1632,7 +1650,8 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                 bar.set_position(p.done);
                 bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
             },
-        )?;
+        )
+        .map_err(|e| args.net.name_build_error(e, &origin))?;
         (outcome, Some(report))
     };
     progress.finish_and_clear();

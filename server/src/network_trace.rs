@@ -38,6 +38,7 @@ use vesper_netmodels::{
 };
 
 use crate::config::NetworkConfig;
+use crate::server::ServerError;
 
 /// Bytes of records sent to the stream at once.
 pub const STREAM_CHUNK: usize = 64 * 1024;
@@ -240,18 +241,17 @@ fn sibling_names(file: &Path) -> Result<(PathBuf, PathBuf), TraceSetupError> {
 }
 
 /// The network `config` describes, writing the trace `trace` asks for, if any.
-pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<dyn Network + Send>, TraceSetupError> {
+pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<dyn Network + Send>, ServerError> {
     let Some(trace) = trace else {
-        let sim = config.build().map_err(|e| TraceSetupError(format!("network: {e}")))?;
-        return Ok(Box::new(sim));
+        return Ok(Box::new(config.build()?));
     };
     let (rails, policy) = config.rails();
     let target = TraceTarget::open(trace)?;
     let net = TracedNetwork::build(rails, policy, &trace.options, target).map_err(|e| match e {
-        vesper_netmodels::TraceError::Build(e) => TraceSetupError(format!("network: {e}")),
-        vesper_netmodels::TraceError::Options(e) if trace.options.devices.is_all() => TraceSetupError(e),
-        vesper_netmodels::TraceError::Options(e) => TraceSetupError(format!("--trace-devices: {e}")),
-        vesper_netmodels::TraceError::Io(e) => TraceSetupError(format!("trace: {e}")),
+        vesper_netmodels::TraceError::Build(e) => ServerError::Network(e),
+        vesper_netmodels::TraceError::Options(e) if trace.options.devices.is_all() => TraceSetupError(e).into(),
+        vesper_netmodels::TraceError::Options(e) => TraceSetupError(format!("--trace-devices: {e}")).into(),
+        vesper_netmodels::TraceError::Io(e) => TraceSetupError(format!("trace: {e}")).into(),
     })?;
     Ok(Box::new(net))
 }

@@ -37,11 +37,12 @@ fn start(extra: &[&str]) -> (Child, SocketAddr) {
 /// `vesper serve ARGS` exits with an error that says `expected`.
 #[track_caller]
 fn assert_serve_refuses(args: &[&str], expected: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
-        .arg("serve")
-        .args(args)
-        .output()
-        .expect("vesper runs");
+    assert_refuses(&[&["serve"], args].concat(), expected);
+}
+
+/// `vesper ARGS` fails, saying `expected`.
+fn assert_refuses(args: &[&str], expected: &str) {
+    let out = vesper(args);
     assert!(!out.status.success(), "{args:?} accepted");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(expected), "{args:?}: {stderr}");
@@ -238,10 +239,7 @@ fn a_flag_that_does_not_fit_the_default_network_names_that_network() {
             "(the network is preset kary-ntree, the default here;",
         ),
     ] {
-        let out = vesper(&args);
-        assert!(!out.status.success());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_refuses(&args, expected);
     }
     // A network the user named is not called a default.
     let out = vesper(&["run", "--preset", "fat-tree", "--hosts", "4"]);
@@ -250,6 +248,44 @@ fn a_flag_that_does_not_fit_the_default_network_names_that_network() {
         stderr.contains("not 4; leave hosts out") && !stderr.contains("default"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_network_the_model_refuses_is_named_by_its_file_or_flag() {
+    let file = temp_file(
+        "small-buffers.toml",
+        "[network]\nkind = \"crossbar\"\nhosts = 4\nswitch = \"wormhole\"\nbuffer_bytes = 16\n",
+    );
+    let refused = "wormhole switches: buffer_bytes: 16 bytes cannot cover the round trip";
+    // `run` with as many tasks as the network has hosts.
+    for command in [&["run", "--tasks", "4"][..], &["serve"]] {
+        assert_refuses(
+            &[command, &["--network", &file]].concat(),
+            &format!("Error: {file}: {refused}"),
+        );
+        let flags = [
+            "--network",
+            "crossbar",
+            "--hosts",
+            "4",
+            "--switch",
+            "wormhole",
+            "--buffer-bytes",
+            "16",
+        ];
+        assert_refuses(
+            &[command, &flags].concat(),
+            &format!("Error: --buffer-bytes 16: {refused}"),
+        );
+    }
+    // With a network trace too (the traced network is built on another path).
+    let trace = std::env::temp_dir().join(format!("vesper-{}-refused.prv", std::process::id()));
+    let trace = trace.to_str().expect("a UTF-8 path");
+    assert_refuses(
+        &["run", "--tasks", "4", "--network", &file, "--trace", trace],
+        &format!("Error: {file}: {refused}"),
+    );
+    let _ = std::fs::remove_file(&file);
 }
 
 #[test]
