@@ -380,6 +380,21 @@ impl WormholeFabric {
                 "flit_bytes: a flit must hold at least one byte".into(),
             ));
         }
+        // Links carry whole flits: a packet smaller than a flit is padded to it, which
+        // a small message's packet may be, but not every packet.
+        if let Some(a) = adapters
+            .iter()
+            .find(|a| u64::from(a.payload_bytes) + u64::from(a.header_bytes) < u64::from(params.flit_bytes))
+        {
+            return Err(BuildError::Wormhole(format!(
+                "flit_bytes: flits of {} bytes are larger than the largest packet ({} + {} bytes), which every \
+                 packet would be padded to; use flits of at most {} bytes",
+                params.flit_bytes,
+                a.payload_bytes,
+                a.header_bytes,
+                u64::from(a.payload_bytes) + u64::from(a.header_bytes)
+            )));
+        }
         let capacity = params.buffer_bytes / params.flit_bytes;
         let mut rng = match params.arbitration {
             Arbitration::RoundRobin {

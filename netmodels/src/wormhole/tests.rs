@@ -304,6 +304,29 @@ fn buffers_too_small_for_the_cable_are_refused() {
     );
 }
 
+#[test]
+fn flits_larger_than_the_largest_packet_are_refused() {
+    let built = |flit_bytes: u32| {
+        let params = WormholeParams {
+            flit_bytes,
+            buffer_bytes: 64 * flit_bytes,
+            ..WormholeParams::default()
+        };
+        NetworkBuilder::crossbar(2, LinkParams::default())
+            .switch_params(wormhole(params))
+            .adapter_params(small_packets())
+            .build()
+    };
+    // A flit of a whole packet (256 + 16 bytes) is a packet's own size: no padding.
+    assert!(built(272).is_ok());
+    let message = built(273).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        message,
+        "wormhole switches: flit_bytes: flits of 273 bytes are larger than the largest packet (256 + 16 bytes), \
+         which every packet would be padded to; use flits of at most 272 bytes"
+    );
+}
+
 /// A co-simulation moves the clock to each message of a client as it comes, with no
 /// event there. An idle adapter's last tail, whose event is kept out of the queue, left
 /// before that: the message goes at once, on either path (the coarse path once scheduled
