@@ -23,7 +23,7 @@ use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
 use crate::switch::{SwitchKind, SwitchParams};
-use crate::time::{Bandwidth, SimTime};
+use crate::time::{Bandwidth, SimTime, seconds_text};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
 use crate::trace::{BufferSide, LinkTraversal, NullSink, PortRef, TraceSink};
 use crate::wormhole::{Ctx, WormEvent, WormholeFabric};
@@ -110,6 +110,22 @@ pub enum BuildError {
         /// header of every packet [bytes]
         header_bytes: u32,
     },
+    /// a time the parameters give is longer than the model's clock allows for it
+    #[error(
+        "{what} takes {}{}, longer than the {} the model allows for it (its clock counts 64-bit picoseconds, about 213 days)",
+        if *took == SimTime::MAX { "more than " } else { "" },
+        seconds_text(took.as_secs_f64()),
+        seconds_text(limit.as_secs_f64())
+    )]
+    TooSlow {
+        /// the parameter, and what it times
+        what: String,
+        /// how long it takes (saturated at [`SimTime::MAX`])
+        took: SimTime,
+        /// the most it may take: [`SimTime::LONGEST_STEP`], or
+        /// [`IdealParams::LONGEST_DELAY`]
+        limit: SimTime,
+    },
     /// the wormhole switches' parameters do not work
     #[error("wormhole switches: {0}")]
     Wormhole(String),
@@ -132,6 +148,18 @@ pub enum BuildError {
         /// their size [bytes]
         bytes: u128,
     },
+}
+
+/// `took`, unless longer than `limit` ([`BuildError::TooSlow`], naming `what()`).
+fn within(took: SimTime, limit: SimTime, what: impl FnOnce() -> String) -> Result<(), BuildError> {
+    if took > limit {
+        return Err(BuildError::TooSlow {
+            what: what(),
+            took,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// An empty vector with room for `count` records, or [`BuildError::TooLarge`] instead of
@@ -159,6 +187,13 @@ pub struct IdealParams {
     pub bandwidth: Bandwidth,
     /// added to every transfer [ps]
     pub latency: SimTime,
+}
+
+impl IdealParams {
+    /// The longest the latency may be, and the transfer of the largest message
+    /// (`u32::MAX` bytes) take: 2^62 ps (about 53 days) each, so that a message that
+    /// enters by [`SimTime::LAST_INJECTION`] arrives before the clock ends.
+    pub const LONGEST_DELAY: SimTime = SimTime::from_ps(1 << 62);
 }
 
 #[derive(Debug, Clone)]
@@ -271,6 +306,12 @@ impl NetworkBuilder {
                 if hosts == 0 {
                     return Err(TopologyError::NoHosts.into());
                 }
+                let longest = IdealParams::LONGEST_DELAY;
+                within(params.latency, longest, || "ideal.latency".into())?;
+                let largest = params.bandwidth.serialization_time(u64::from(u32::MAX));
+                within(largest, longest, || {
+                    format!("ideal.bandwidth: a message of {} bytes", u32::MAX)
+                })?;
                 (hosts, Fabric::Ideal(params))
             }
             Kind::Switched {
@@ -295,6 +336,24 @@ impl NetworkBuilder {
                         payload_bytes: a.payload_bytes,
                         header_bytes: a.header_bytes,
                     });
+                }
+                // Times a path adds up stay far inside the clock (see `LONGEST_STEP`).
+                let packet = adapters
+                    .iter()
+                    .map(|a| u64::from(a.payload_bytes) + u64::from(a.header_bytes))
+                    .max()
+                    .unwrap_or(0);
+                within(switch.routing_latency, SimTime::LONGEST_STEP, || {
+                    "switch.routing_latency".into()
+                })?;
+                for (i, cable) in topology.cables.iter().enumerate() {
+                    within(cable.link.propagation, SimTime::LONGEST_STEP, || {
+                        format!("cables[{i}].link.propagation")
+                    })?;
+                    let wire = cable.link.bandwidth.serialization_time(packet);
+                    within(wire, SimTime::LONGEST_STEP, || {
+                        format!("cables[{i}].link.bandwidth: a packet of {packet} bytes")
+                    })?;
                 }
                 let kind_of = |s: usize| kinds.get(&SwitchId(s as u32)).copied().unwrap_or(switch.kind);
                 let wormholes = (0..topology.switch_ports.len())

@@ -40,6 +40,12 @@ impl SimTime {
     /// The last instant a message may enter the network: half the clock's range (about
     /// 106 simulated days), so that it still has room to arrive.
     pub const LAST_INJECTION: SimTime = SimTime(u64::MAX / 2);
+    /// The longest one step of a switched network may take: a packet's serialisation on
+    /// a link, a cable's propagation delay, a switch's routing decision. 2^44 ps (about
+    /// 17.6 s): a packet crossing 65,536 links (more than its 16-bit hop counter counts)
+    /// and taking all three at each needs under 3 × 2^60 ps, so that one entering the
+    /// network by [`SimTime::LAST_INJECTION`] still arrives before the clock ends.
+    pub const LONGEST_STEP: SimTime = SimTime(1 << 44);
 
     /// A time of `ps` picoseconds.
     pub const fn from_ps(ps: u64) -> SimTime {
@@ -54,6 +60,11 @@ impl SimTime {
     /// Picoseconds.
     pub const fn as_ps(self) -> u64 {
         self.0
+    }
+
+    /// Seconds, for messages.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e12
     }
 
     /// `self + d`, or `None` past [`SimTime::MAX`].
@@ -203,6 +214,16 @@ impl fmt::Display for SimTime {
             return f.write_str("never");
         }
         write!(f, "{}.{:03} ns", self.0 / PS_PER_NS, self.0 % PS_PER_NS)
+    }
+}
+
+/// `seconds` for messages: three decimals, or three significant digits and an exponent
+/// when large (`17.592 s`, `4.112e9 s`).
+pub fn seconds_text(seconds: f64) -> String {
+    if seconds < 1e6 {
+        format!("{seconds:.3} s")
+    } else {
+        format!("{seconds:.3e} s")
     }
 }
 

@@ -459,6 +459,16 @@ pub const MB: u64 = 1_000_000;
 /// Bytes in Dimemas's MBps unit (2^20).
 pub const DIMEMAS_MB: u64 = 1 << 20;
 
+/// `value` as Rust reads it back, shortest: `250`, `0.5`, and `1e-12` or `1e30` rather
+/// than a screenful of zeros.
+pub fn number_text(value: f64) -> String {
+    let text = format!("{value:?}");
+    match text.strip_suffix(".0") {
+        Some(whole) => whole.to_string(),
+        None => text,
+    }
+}
+
 /// A positive finite `value` as `digits / 10^scale`, from its shortest decimal form.
 fn decimal(value: f64) -> Option<(u64, u32)> {
     if !(value.is_finite() && value > 0.0) {
@@ -500,5 +510,11 @@ mod tests {
         assert_eq!(bandwidth(0.0, MB), None);
         assert_eq!(bandwidth(-1.0, MB), None);
         assert_eq!(bandwidth(f64::NAN, MB), None);
+    }
+
+    #[test]
+    fn numbers_are_written_shortest() {
+        let texts = [250.0, 0.5, 1e-12, 1e30, 0.000234, -1.0].map(number_text);
+        assert_eq!(texts, ["250", "0.5", "1e-12", "1e30", "0.000234", "-1"]);
     }
 }

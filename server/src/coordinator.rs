@@ -141,6 +141,23 @@ struct SendRecord {
     requested_at: SimTime,
 }
 
+/// Why the coordinator stopped a run before its clients finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Stopped {
+    /// the model has work at its clock's last instant: times that ran past the clock
+    /// stopped there, and nothing there can be reported as it happened
+    #[error(
+        "simulated time ran out: the network model has work at its last instant ({} ns, about 213 simulated \
+         days; its clock counts 64-bit picoseconds) with {in_flight} message(s) in flight: the network is too \
+         slow for this run (its bandwidth, latencies or load), or the run too long",
+        SimTime::MAX.as_ps() / vesper_netmodels::time::PS_PER_NS
+    )]
+    ClockRanOut {
+        /// messages in the model
+        in_flight: usize,
+    },
+}
+
 /// What a message inside the model is, by its cookie.
 #[derive(Debug, Clone, Copy)]
 enum Record {
@@ -180,6 +197,8 @@ pub struct Coordinator {
     shutdown: Arc<AtomicBool>,
     /// replies to write, in order; each is one write
     outbox: Vec<(ClientId, Bytes)>,
+    /// why the run cannot go on, if it cannot
+    stopped: Option<Stopped>,
 }
 
 impl Coordinator {
@@ -208,7 +227,13 @@ impl Coordinator {
             started: Instant::now(),
             shutdown,
             outbox: Vec::new(),
+            stopped: None,
         }
+    }
+
+    /// Why the run cannot go on, if it cannot: the clients cannot be answered.
+    pub fn stopped(&self) -> Option<Stopped> {
+        self.stopped
     }
 
     /// Whether the run is over: every expected client came and has gone (and the
@@ -563,10 +588,20 @@ impl Coordinator {
     /// Answers every client that can be answered and advances the model as far as the
     /// clients allow, until nothing more can happen without a client.
     fn progress(&mut self) {
-        loop {
+        while self.stopped.is_none() {
             self.answer_clients();
             let Some(e) = self.next_time() else { break };
             if !self.may_process(e) || self.shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+            if e == SimTime::MAX {
+                // Only a time that ran past the clock stops at its last instant (the
+                // network's parameters are checked so that none does on its own, but
+                // load can add up). Completions there would never be answered, as no
+                // instant comes after it: the clients would wait for ever.
+                self.stopped = Some(Stopped::ClockRanOut {
+                    in_flight: self.sim.in_flight(),
+                });
                 break;
             }
             // Injections due by `e` enter the model in their deterministic order.

@@ -39,9 +39,9 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
-use crate::coordinator::{ClientId, Command, Coordinator};
+use crate::coordinator::{ClientId, Command, Coordinator, Stopped};
 use crate::report::Report;
 use crate::session::{Session, SessionLimits};
 
@@ -160,8 +160,9 @@ impl Driver {
     }
 
     /// Serves until every expected client has finished (when configured so) or a
-    /// shutdown; returns the statistics.
-    pub fn run(mut self) -> Report {
+    /// shutdown; returns the statistics. If the coordinator stops the run, the clients'
+    /// connections are closed (the protocol has no error reply) and the reason returned.
+    pub fn run(mut self) -> Result<Report, Stopped> {
         let mut events = Events::with_capacity(256);
         let mut last_work = Instant::now();
         let mut last_status = Instant::now();
@@ -174,6 +175,10 @@ impl Driver {
             }
             if self.coordinator.is_complete() {
                 info!("every client has finished; the run is complete");
+                break;
+            }
+            if let Some(stopped) = self.coordinator.stopped() {
+                error!("{stopped}; the run stops and its clients are disconnected");
                 break;
             }
             let spinning = last_work.elapsed() < self.spin;
@@ -233,7 +238,10 @@ impl Driver {
             }
         }
         self.coordinator.finish_trace();
-        self.coordinator.report()
+        match self.coordinator.stopped() {
+            Some(stopped) => Err(stopped),
+            None => Ok(self.coordinator.report()),
+        }
     }
 
     /// New connections and shutdown from the listener; `Err` means stop.

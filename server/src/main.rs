@@ -37,7 +37,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
-use vesper_server::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig};
+use vesper_server::config::{FabricConfig, NetworkConfig, RendezvousMode, ServerConfig, number_text};
 use vesper_server::network_file::{
     self, ArbitrationName, InterleaveName, KindName, NetworkSpec, PointerSpec, RailPolicyName, RoutePolicyName,
     RoutingName, SpecError, SwitchName,
@@ -734,7 +734,7 @@ impl NetworkArgs {
                 flags.push((field, format!("{flag} {value}").trim_end().to_string()));
             }
         };
-        let text = |v: &Option<f64>| v.map(|v| v.to_string());
+        let text = |v: &Option<f64>| v.map(number_text);
         note("hosts", self.hosts.map(|v| v.to_string()));
         note("nodes_per_host", self.nodes_per_host.map(|v| v.to_string()));
         note("mapping", self.mapping.as_ref().map(|p| p.display().to_string()));
@@ -1867,7 +1867,8 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
                 .map(|c| f64::from(c) * flit_ns)
                 .or(spec.routing_latency_ns);
             spec.link_latency_ns = args.link_delay.map(|c| f64::from(c) * flit_ns).or(spec.link_latency_ns);
-            network = resolve(&spec, &origin)?;
+            network = resolve(&spec, &origin)
+                .with_context(|| format!("--router-delay and --link-delay: cycles of {flit_ns} ns ({label})"))?;
             link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         }
         let spec = traffic_spec(&args, &link, pattern, flit_ns)?;

@@ -51,14 +51,15 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use vesper_netmodels::time::seconds_text;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams, RailPolicy,
-    SimTime, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
+    AdapterParams, Arbitration, Bandwidth, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams,
+    RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
 };
 
 use crate::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, Placement, RoutingPolicy, Shape, SwitchedConfig, bandwidth,
-    time_from_ns,
+    number_text, time_from_ns,
 };
 
 /// Why a network file was refused.
@@ -649,9 +650,13 @@ impl NetworkSpec {
                     )
                 })?;
                 let params = IdealParams {
-                    bandwidth: bandwidth(mbps, DIMEMAS_MB)
-                        .ok_or_else(|| field("bandwidth_mbps", "expected a positive rate in MBps (2^20 bytes/s)"))?,
-                    latency: ns(self.latency_ns, SimTime::ZERO, "latency_ns")?,
+                    bandwidth: rate(
+                        mbps,
+                        ("bandwidth_mbps", DIMEMAS_MB, "MBps (2^20 bytes/s)"),
+                        (u64::from(u32::MAX), "the largest message"),
+                        &IDEAL,
+                    )?,
+                    latency: delay(self.latency_ns, SimTime::ZERO, "latency_ns", &IDEAL)?,
                 };
                 Ok((hosts(self.hosts)?, FabricConfig::Ideal(params)))
             }
@@ -1053,19 +1058,13 @@ impl NetworkSpec {
             }
         };
         let link_default = LinkParams::default();
-        let link = LinkParams {
-            bandwidth: match self.link_bandwidth_mbs {
-                None => link_default.bandwidth,
-                Some(v) => bandwidth(v, MB)
-                    .ok_or_else(|| field("link_bandwidth_mbs", "expected a positive rate in MB/s (10^6 bytes/s)"))?,
-            },
-            propagation: ns(self.link_latency_ns, link_default.propagation, "link_latency_ns")?,
-        };
+        let propagation = delay(self.link_latency_ns, link_default.propagation, "link_latency_ns", &STEP)?;
         let switch = SwitchParams {
-            routing_latency: ns(
+            routing_latency: delay(
                 self.routing_latency_ns,
                 SwitchParams::default().routing_latency,
                 "routing_latency_ns",
+                &STEP,
             )?,
             kind: self.switch_kind(matches!(&shape, Shape::Torus(t) if t.has_rings()))?,
         };
@@ -1085,6 +1084,26 @@ impl NetworkSpec {
         }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
         let (switch_kinds, host_adapters) = self.models(&shape, switch.kind, adapter)?;
+        // The largest packet any adapter cuts must cross a link within one step.
+        let packet = host_adapters
+            .iter()
+            .map(|(_, a)| a)
+            .chain([&adapter])
+            .map(|a| u64::from(a.payload_bytes) + u64::from(a.header_bytes))
+            .max()
+            .unwrap_or(0);
+        let link = LinkParams {
+            bandwidth: match self.link_bandwidth_mbs {
+                None => link_default.bandwidth,
+                Some(v) => rate(
+                    v,
+                    ("link_bandwidth_mbs", MB, "MB/s (10^6 bytes/s)"),
+                    (packet, "a packet"),
+                    &STEP,
+                )?,
+            },
+            propagation,
+        };
         Ok(SwitchedConfig {
             level_kinds,
             switch_kinds,
@@ -1342,12 +1361,108 @@ fn deadlock_free(net: &vesper_map2topo::NamedTopology, routing: &RoutingPolicy) 
     }
 }
 
-/// A delay in ns, or `default`.
-fn ns(value: Option<f64>, default: SimTime, name: &'static str) -> Result<SimTime, SpecError> {
-    match value {
-        None => Ok(default),
-        Some(v) => time_from_ns(v).ok_or_else(|| field(name, "expected a non-negative time in ns")),
+/// A bound the model's clock puts on a time of the network (the model checks it too, in
+/// its own words).
+struct TimeLimit {
+    /// the most the time may be
+    longest: SimTime,
+    /// what it bounds, and why
+    allows: &'static str,
+}
+
+/// Every step of a switched network (see `SimTime::LONGEST_STEP`).
+const STEP: TimeLimit = TimeLimit {
+    longest: SimTime::LONGEST_STEP,
+    allows: "one link, cable or routing decision (so that a packet crossing 65,536 of them stays within its clock: \
+             64-bit picoseconds, about 213 days)",
+};
+
+/// The ideal network's latency and transfers (see `IdealParams::LONGEST_DELAY`).
+const IDEAL: TimeLimit = TimeLimit {
+    longest: IdealParams::LONGEST_DELAY,
+    allows: "the ideal network's latency, and its transfer of a message, each (so that a message sent at the \
+             last instant a client may send at still arrives within its clock: 64-bit picoseconds, about 213 days)",
+};
+
+impl TimeLimit {
+    /// "more than the 17.592 s the model allows …"
+    fn exceeded(&self) -> String {
+        format!(
+            "more than the {} the model allows {}",
+            seconds_text(self.longest.as_secs_f64()),
+            self.allows
+        )
     }
+}
+
+/// A delay in ns within `limit`, or `default`.
+fn delay(value: Option<f64>, default: SimTime, name: &str, limit: &TimeLimit) -> Result<SimTime, SpecError> {
+    let Some(v) = value else {
+        return Ok(default);
+    };
+    if v.is_nan() || v < 0.0 {
+        return Err(field(name, "expected a non-negative time in ns"));
+    }
+    match time_from_ns(v) {
+        Some(t) if t <= limit.longest => Ok(t),
+        _ => Err(field(
+            name,
+            format!(
+                "{} ns is {}; expected at most {}",
+                number_text(v),
+                limit.exceeded(),
+                limit.longest
+            ),
+        )),
+    }
+}
+
+/// Field `name`'s rate of `value` in `unit` (`unit_bytes` bytes per second), fast enough
+/// to send `bytes` (`what`, for messages) within `limit`.
+fn rate(
+    value: f64,
+    (name, unit_bytes, unit): (&str, u64, &str),
+    (bytes, what): (u64, &str),
+    limit: &TimeLimit,
+) -> Result<Bandwidth, SpecError> {
+    if value.is_nan() || value <= 0.0 {
+        return Err(field(name, format!("expected a positive rate in {unit}")));
+    }
+    let short = unit.split(' ').next().unwrap_or(unit);
+    let exact = bandwidth(value, unit_bytes);
+    if let Some(b) = exact
+        && b.serialization_time(bytes) <= limit.longest
+    {
+        return Ok(b);
+    }
+    if exact.is_none() && value >= 1.0 {
+        return Err(field(
+            name,
+            format!(
+                "{} {short} is beyond the rates vesper represents; expected at most {} {short}",
+                number_text(value),
+                u64::MAX / unit_bytes
+            ),
+        ));
+    }
+    let least = bytes as f64 / limit.longest.as_secs_f64() / unit_bytes as f64;
+    Err(field(
+        name,
+        format!(
+            "{} {short} makes {what} ({bytes} bytes) take {}, {}; expected at least {} {short}",
+            number_text(value),
+            seconds_text(bytes as f64 / (value * unit_bytes as f64)),
+            limit.exceeded(),
+            rounded_up(least)
+        ),
+    ))
+}
+
+/// `x` rounded up to three significant digits, written out (`0.000234`).
+fn rounded_up(x: f64) -> String {
+    let decimals = (2 - x.log10().floor() as i32).max(0);
+    let scale = 10f64.powi(decimals);
+    format!("{:.*}", decimals as usize, (x * scale).ceil() / scale)
 }
 
 /// The host names of a network read from a map (`None`: vesper's own, `host<i>`).

@@ -13,6 +13,9 @@ use crate::report::Report;
 /// How long the in-process client polls for a reply before it blocks, by default.
 pub const CLIENT_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
 
+/// How long a failed client waits for the server to say why, if it stopped.
+const SERVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Replays `programs` (checked: every send has its receive) against a server on
 /// `network` (writing the network trace `trace` asks for), telling `progress` how far
 /// it has got; returns the prediction and the server's report. The client polls for
@@ -54,12 +57,16 @@ pub fn over_server(
         .map_err(|_| anyhow::anyhow!("the replay client panicked"))?;
     let outcome = match outcome {
         Ok(outcome) => outcome,
-        // A server that could not start refuses the client: its reason is the one to give.
-        Err(e) if server.is_finished() => {
-            runtime.block_on(server)??;
-            return Err(e);
+        // A server that could not start refuses the client, and one that stopped the run
+        // closes its connection: its reason is the one to give. (After a failure of the
+        // client's own, the server ends too: its client has gone.)
+        Err(e) => {
+            return match runtime.block_on(async { tokio::time::timeout(SERVER_GRACE, server).await }) {
+                Ok(Ok(Err(stopped))) => Err(stopped.into()),
+                Ok(Err(panicked)) => Err(panicked.into()),
+                _ => Err(e),
+            };
         }
-        Err(e) => return Err(e),
     };
     let report = runtime.block_on(server)??;
     Ok((outcome, report))

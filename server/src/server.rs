@@ -24,6 +24,9 @@ pub enum ServerError {
     /// the network or its trace cannot be set up
     #[error(transparent)]
     Trace(#[from] crate::network_trace::TraceSetupError),
+    /// the run could not go on
+    #[error(transparent)]
+    Stopped(#[from] crate::coordinator::Stopped),
     /// the simulation thread could not start or died
     #[error("simulation thread: {0}")]
     Thread(String),
@@ -118,6 +121,6 @@ pub async fn run(
     let report = tokio::task::spawn_blocking(move || thread.join())
         .await
         .map_err(|e| ServerError::Thread(e.to_string()))?
-        .map_err(|_| ServerError::Thread("the simulation thread panicked".into()))?;
+        .map_err(|_| ServerError::Thread("the simulation thread panicked".into()))??;
     Ok(report)
 }

@@ -65,14 +65,19 @@ fn send(time: f64, src: u32, dst: u32) -> ClientMessage {
 }
 
 fn wait(child: &mut Child) -> std::process::ExitStatus {
-    for _ in 0..500 {
+    wait_up_to(child, 5)
+}
+
+/// Its exit status, or a panic if it runs for more than `seconds` (then it is killed).
+fn wait_up_to(child: &mut Child, seconds: u64) -> std::process::ExitStatus {
+    for _ in 0..seconds * 100 {
         if let Some(status) = child.try_wait().expect("waitable") {
             return status;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     let _ = child.kill();
-    panic!("vesper did not exit");
+    panic!("vesper did not exit within {seconds} s");
 }
 
 #[test]
@@ -1427,4 +1432,107 @@ fn the_model_benchmark_counts_each_packets_links() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("one rail"), "{stderr}");
+}
+
+/// `vesper run ARGS` on two hosts: its error, or a panic if it succeeds or runs for
+/// more than `seconds`.
+fn run_error_within(args: &[&str], seconds: u64) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["run", "--hosts", "2", "--tasks", "2"])
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vesper starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).expect("readable"));
+    let status = wait_up_to(&mut child, seconds);
+    let stderr = reader.join().expect("read");
+    assert!(!status.success(), "{args:?} accepted");
+    stderr
+}
+
+#[test]
+fn times_the_clock_cannot_count_are_refused_instead_of_hanging() {
+    // Each used to make arrivals stop at the clock's last instant, after which no
+    // instant comes: the replay client waited for ever for its completions.
+    let step = "more than the 17.592 s the model allows one link, cable or routing decision";
+    for (args, expected) in [
+        (
+            &["--link-bandwidth", "1e-12"][..],
+            "--link-bandwidth 1e-12: 1e-12 MB/s makes a packet (4112 bytes) take 4.112e9 s, ",
+        ),
+        (&["--link-latency", "1e16"], "--link-latency 1e16: 1e16 ns is "),
+        (&["--routing-latency", "1e16"], "--routing-latency 1e16: 1e16 ns is "),
+        (
+            &["--switch", "wormhole", "--link-latency", "1e16"],
+            "--link-latency 1e16: 1e16 ns is ",
+        ),
+    ] {
+        let stderr = run_error_within(&[&["--network", "crossbar"], args].concat(), 20);
+        assert!(stderr.contains(expected) && stderr.contains(step), "{args:?}: {stderr}");
+    }
+    let stderr = run_error_within(&["--network", "crossbar", "--link-bandwidth", "1e-12"], 20);
+    assert!(stderr.contains("; expected at least 0.000234 MB/s"), "{stderr}");
+    let stderr = run_error_within(&["--network", "crossbar", "--link-latency", "1e30"], 20);
+    assert!(stderr.contains("; expected at most 17592186044.416 ns"), "{stderr}");
+    // The ideal network: its latency and its transfer of the largest message.
+    let stderr = run_error_within(&["--network", "ideal", "--bandwidth", "1e-12"], 20);
+    assert!(
+        stderr.contains("--bandwidth 1e-12: 1e-12 MBps makes the largest message (4294967295 bytes) take")
+            && stderr.contains("expected at least 0.000889 MBps"),
+        "{stderr}"
+    );
+    // A network file, in its words; and the traffic generator.
+    let file = temp_file(
+        "slow-link.toml",
+        "[network]\nkind = \"crossbar\"\nhosts = 2\nlink_bandwidth_mbs = 1e-12\n",
+    );
+    let stderr = run_error_within(&["--network", &file], 20);
+    assert!(
+        stderr.contains("slow-link.toml: network.link_bandwidth_mbs: 1e-12 MB/s makes a packet"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(&file);
+    let flags: Vec<&str> = "--network crossbar --hosts 2 --load 0.5 --link-latency 1e16"
+        .split(' ')
+        .collect();
+    let err = traffic(&flags).expect_err("refused");
+    assert!(err.contains(step), "{err}");
+    // Too large a rate is said to be so (it used to be "expected a positive rate").
+    let stderr = run_error_within(&["--network", "crossbar", "--link-bandwidth", "1e30"], 20);
+    assert!(
+        stderr.contains("1e30 MB/s is beyond the rates vesper represents; expected at most 18446744073709 MB/s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_whose_load_outlasts_the_clock_stops_with_the_reason() {
+    // Links as slow as allowed, and a message of a million packets from each host just
+    // before the last instant one may enter: the queue runs past the clock's end. The
+    // server stops the run, closing the connection, and `run` says why.
+    let stderr = run_error_within(
+        &[
+            "--network",
+            "crossbar",
+            "--workload",
+            "ring",
+            "--iterations",
+            "1",
+            "--compute-ns",
+            "9000000000000000",
+            "--size",
+            "2147483647",
+            "--packet-payload",
+            "2048",
+            "--link-bandwidth",
+            "0.000118",
+        ],
+        60,
+    );
+    assert!(
+        stderr.contains("Error: simulated time ran out: the network model has work at its last instant"),
+        "{stderr}"
+    );
 }

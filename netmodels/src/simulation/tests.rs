@@ -373,6 +373,59 @@ fn adapters_whose_packets_do_not_fit_in_32_bits_are_refused() {
 }
 
 #[test]
+fn times_the_clock_cannot_carry_are_refused() {
+    // A 1e-6 B/s link, or a cable of 10^19 ps, used to saturate arrival times at the
+    // clock's end, where no one could be told of them (a co-simulation hung).
+    let step = SimTime::LONGEST_STEP;
+    let slow = LinkParams {
+        bandwidth: Bandwidth::from_ratio(1, 1_000_000).expect("non-zero"),
+        ..LinkParams::default()
+    };
+    let long = LinkParams {
+        propagation: SimTime::from_ps(10_000_000_000_000_000_000),
+        ..LinkParams::default()
+    };
+    let deciding = SwitchParams {
+        routing_latency: step + SimTime::from_ps(1),
+        ..SwitchParams::default()
+    };
+    let refused = |builder: NetworkBuilder| builder.build().expect_err("refused").to_string();
+    assert_eq!(
+        refused(NetworkBuilder::crossbar(2, slow)),
+        "cables[0].link.bandwidth: a packet of 4112 bytes takes more than 1.845e7 s, longer than the 17.592 s the model \
+         allows for it (its clock counts 64-bit picoseconds, about 213 days)"
+    );
+    assert!(refused(NetworkBuilder::crossbar(2, long)).starts_with("cables[0].link.propagation takes 1.000e7 s,"));
+    assert!(
+        refused(NetworkBuilder::crossbar(2, LinkParams::default()).switch_params(deciding))
+            .starts_with("switch.routing_latency takes 17.592 s, longer than the 17.592 s")
+    );
+    let ideal = |bytes_per_second, latency| {
+        let bandwidth = Bandwidth::from_bytes_per_second(bytes_per_second).expect("non-zero");
+        NetworkBuilder::ideal(2, IdealParams { bandwidth, latency })
+    };
+    assert!(refused(ideal(1, SimTime::ZERO)).starts_with("ideal.bandwidth: a message of 4294967295 bytes takes"));
+    let late = IdealParams::LONGEST_DELAY + SimTime::from_ps(1);
+    assert!(refused(ideal(1 << 30, late)).starts_with("ideal.latency takes"));
+    // The limits themselves are allowed.
+    let at_limit = SwitchParams {
+        routing_latency: step,
+        ..SwitchParams::default()
+    };
+    let cable = LinkParams {
+        propagation: step,
+        ..LinkParams::default()
+    };
+    NetworkBuilder::crossbar(2, cable)
+        .switch_params(at_limit)
+        .build()
+        .expect("at the limit");
+    ideal(1 << 30, IdealParams::LONGEST_DELAY)
+        .build()
+        .expect("at the limit");
+}
+
+#[test]
 fn the_trace_sees_segments_backlogs_and_link_traversals() {
     let mut sim = NetworkBuilder::crossbar(3, LinkParams::default())
         .build_with_sink(RecordingSink::default())

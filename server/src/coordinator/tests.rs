@@ -176,6 +176,39 @@ fn until_next_completion_with_nothing_in_flight_does_not_hang() {
 }
 
 #[test]
+fn a_run_past_the_clocks_end_stops_with_its_reason_instead_of_hanging() {
+    // Links as slow as the model allows (a 4 KiB packet takes 17.5 s), and two of the
+    // largest messages from one host about when the last a message may enter: their
+    // million packets queue past the clock's end. Arrivals there used to stop at its
+    // last instant, after which no instant comes, so that no one was ever answered.
+    let mut network = network(2);
+    if let FabricConfig::Switched(s) = &mut network.fabric {
+        s.link.bandwidth = vesper_netmodels::Bandwidth::from_bytes_per_second(234).expect("non-zero");
+    }
+    let config = ServerConfig {
+        network,
+        ..ServerConfig::default()
+    };
+    let sim = config.network.build().expect("slow, but valid");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
+    connect(&mut c, 0);
+    let last = 9.2e15; // ns: just before SimTime::LAST_INJECTION
+    let size = i32::MAX as u32;
+    batch(
+        &mut c,
+        0,
+        vec![data(last, 0, 1, size, 0, 1), data(last, 0, 1, size, 0, 2)],
+        2.52e17,
+    );
+    assert_eq!(c.stopped(), Some(Stopped::ClockRanOut { in_flight: 2 }));
+    assert!(replies(&mut c).is_empty());
+    assert!(c.stopped().is_some_and(|s| s.to_string().starts_with(
+        "simulated time ran out: the network model has work at its \
+             last instant (18446744073709551 ns, about 213 simulated days;"
+    )));
+}
+
+#[test]
 fn a_batch_without_stop_is_answered_at_the_last_reply() {
     let mut c = coordinator(1);
     connect(&mut c, 0);
