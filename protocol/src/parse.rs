@@ -353,7 +353,7 @@ fn app(i: &str) -> Res<'_, u32> {
 // size = digits            ; 0 ..= 2147483647 (a C int on the client)
 fn size(i: &str) -> Res<'_, u32> {
     let (rest, value) = unsigned(i, Expected::Size)?;
-    if value > i32::MAX as u32 {
+    if value > crate::MAX_MESSAGE_BYTES {
         return fail(i, Expected::Size);
     }
     Ok((rest, value))

@@ -403,8 +403,8 @@ struct RunArgs {
     /// Tasks (one per node) of every workload but the ping-pong.
     #[arg(long, default_value_t = 32)]
     tasks: u32,
-    /// Message size [bytes].
-    #[arg(long, default_value_t = 32_679)]
+    /// Message size [bytes; at most 2147483647, the wire protocol's largest].
+    #[arg(long, default_value_t = 32_679, value_parser = message_size)]
     size: u32,
     /// Rounds of the ping-pong and the ring.
     #[arg(long, default_value_t = 10)]
@@ -693,6 +693,18 @@ fn main() -> anyhow::Result<()> {
             std::time::Duration::from_micros(spin_us),
         ),
     }
+}
+
+/// A message size the wire protocol carries.
+fn message_size(text: &str) -> Result<u32, String> {
+    let size: u32 = text.parse().map_err(|e| format!("expected a number of bytes: {e}"))?;
+    if size > vesper_protocol::MAX_MESSAGE_BYTES {
+        return Err(format!(
+            "expected at most {} bytes, the largest message the wire protocol carries (a C int on the client)",
+            vesper_protocol::MAX_MESSAGE_BYTES
+        ));
+    }
+    Ok(size)
 }
 
 /// The flag that sets each field of a network description.

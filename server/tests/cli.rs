@@ -1536,3 +1536,24 @@ fn a_run_whose_load_outlasts_the_clock_stops_with_the_reason() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_refuses_a_message_size_the_wire_protocol_cannot_carry() {
+    // 2^32 − 1 bytes used to be accepted, and every SEND line then refused by the
+    // server: "the server reported no completion", with no word of --size.
+    let ideal: Vec<&str> = "run --no-server --network ideal --bandwidth 250 --workload ping-pong"
+        .split(' ')
+        .collect();
+    for size in ["4294967295", "2147483648"] {
+        let out = vesper(&[&ideal[..], &["--size", size]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && stderr.contains(&format!("invalid value '{size}' for '--size <SIZE>'"))
+                && stderr.contains("expected at most 2147483647 bytes, the largest message the wire protocol carries"),
+            "{size}: {stderr}"
+        );
+    }
+    let largest = vesper(&[&ideal[..], &["--size", "2147483647", "--iterations", "1"]].concat());
+    assert!(largest.status.success(), "{}", String::from_utf8_lossy(&largest.stderr));
+}
