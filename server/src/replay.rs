@@ -60,6 +60,7 @@ pub fn over_server(
         // A server that could not start refuses the client, and one that stopped the run
         // closes its connection: its reason is the one to give. (After a failure of the
         // client's own, the server ends too: its client has gone.)
+        Err(e) if !server_may_be_why(&e) => return Err(e),
         Err(e) => {
             return match runtime.block_on(async { tokio::time::timeout(SERVER_GRACE, server).await }) {
                 Ok(Ok(Err(stopped))) => Err(stopped.into()),
@@ -70,4 +71,19 @@ pub fn over_server(
     };
     let report = runtime.block_on(server)??;
     Ok((outcome, report))
+}
+
+/// Whether the client's failure `e` may come from the server (a connection closed, a
+/// reply missing or unknown), whose own reason is then the one to give; not a failure
+/// of the client's own, such as a message the protocol cannot carry.
+fn server_may_be_why(e: &anyhow::Error) -> bool {
+    use vesper_client_dimemas_adapter::connection::ClientError;
+    use vesper_client_dimemas_adapter::replay::fabric::FabricError;
+    e.chain().any(|cause| {
+        cause.is::<ClientError>()
+            || matches!(
+                cause.downcast_ref::<FabricError>(),
+                Some(FabricError::NoCompletion(_) | FabricError::UnknownToken(_))
+            )
+    })
 }

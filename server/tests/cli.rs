@@ -585,6 +585,33 @@ fn run_replays_a_dimemas_trace() {
 }
 
 #[test]
+fn a_trace_message_larger_than_the_protocol_carries_is_refused_by_the_client() {
+    // 3 GB: a C int cannot carry it, so the server path refuses it by name; the local
+    // bus takes it.
+    let trace = temp_file(
+        "big.dim",
+        "#DIMEMAS:\"big\":0:2(1,1),0\n2:0:0:1:-1:3000000000:7:1:0\n3:1:0:0:-1:3000000000:7:1:0\n",
+    );
+    assert_refuses(
+        &["run", &trace, "--network", "ideal", "--bandwidth", "250"],
+        "Error: a message of 3000000000 bytes from node 0 to node 1: the wire protocol carries at most \
+         2147483647 bytes",
+    );
+    let local = [
+        "run",
+        &trace,
+        "--network",
+        "ideal",
+        "--bandwidth",
+        "250",
+        "--no-server",
+        "--json",
+    ];
+    assert!(vesper_json(&local)["predicted_ns"].as_f64().is_some_and(|t| t > 1e10));
+    let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
 fn run_replays_a_trace_longer_than_seven_simulated_hours() {
     // Task 0 computes 30,000 s, then sends 1024 bytes to task 1: the replay's "until the
     // next completion" STOP must reach past any time the trace gets to.

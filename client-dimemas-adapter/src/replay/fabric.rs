@@ -21,6 +21,20 @@ pub enum FabricError {
     /// the server reported a message this client did not send
     #[error("server reported an unknown message token {0}")]
     UnknownToken(String),
+    /// a message larger than the wire protocol carries
+    #[error(
+        "a message of {size} bytes from node {src} to node {dst}: the wire protocol carries at most {} bytes \
+         (a C int on the Dimemas client); --network ideal --no-server replays it locally",
+        vesper_protocol::MAX_MESSAGE_BYTES
+    )]
+    TooLarge {
+        /// its source node
+        src: u32,
+        /// its destination node
+        dst: u32,
+        /// its size [bytes]
+        size: u32,
+    },
     /// the server answered "until the next completion" with nothing
     #[error("the server reported no completion although {0} messages are in flight")]
     NoCompletion(usize),
@@ -195,6 +209,15 @@ impl ServerFabric {
     }
 }
 
+/// `message`, if the wire protocol can carry its size.
+fn carried(message: Transfer) -> Result<Transfer, FabricError> {
+    let Transfer { src, dst, size, .. } = message;
+    if size > vesper_protocol::MAX_MESSAGE_BYTES {
+        return Err(FabricError::TooLarge { src, dst, size });
+    }
+    Ok(message)
+}
+
 /// Picoseconds as the client's nanoseconds (a double).
 fn ns(ps: Ps) -> WireTime {
     WireTime(ps as f64 / 1000.0)
@@ -208,7 +231,7 @@ impl Fabric for ServerFabric {
             size,
             tag,
             rendezvous,
-        } = message;
+        } = carried(message)?;
         // Pointer-like tokens, distinct per message, as the real client's `%p`s are.
         let ev = Token::new(&format!("{:#x}", 0x5500_0000_0000u64 + id * 16))
             .map_err(|_| FabricError::UnknownToken(id.to_string()))?;
@@ -237,6 +260,7 @@ impl Fabric for ServerFabric {
     }
 
     fn request_to_send(&mut self, at: Ps, message: Transfer) -> Result<(), FabricError> {
+        let message = carried(message)?;
         self.batch.push(ClientMessage::OkToSend(RendezvousRequest {
             time: ns(at),
             src: message.src,
