@@ -718,7 +718,10 @@ impl WormholeFabric {
     /// - or its head is routed at `at` or later.
     ///
     /// The times in the last three follow from [`Self::stop_waits`] being false, which
-    /// every caller checked; they are checked again so that this stands alone.
+    /// every caller checked; they are checked again so that this stands alone. So is
+    /// `unstoppable(wanted)` for the first: with the arrivals final and the departures
+    /// only able to come later, a run the STOP would hold up cannot have raised the
+    /// occupancy to the mark, so it never decides alone (kept as a guard).
     fn stop_certain(&self, input: u32, at: SimTime) -> bool {
         let tau = self.tau;
         let inp = &self.ins[input as usize];

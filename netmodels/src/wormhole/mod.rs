@@ -742,6 +742,14 @@ impl WormholeFabric {
     fn start<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
         if self.coarse_now::<S>() {
             self.replan(port, ctx);
+        } else if ctx.rank == 0 {
+            // An injection (rank 0) sends with the other sends of its instant, after a
+            // STOP arriving then, as the coarse path plans it.
+            let out = &mut self.outs[port as usize];
+            if !out.ticking {
+                out.ticking = true;
+                ctx.schedule(ctx.now, WormEvent::Tick { port });
+            }
         } else {
             self.tick(port, ctx);
         }

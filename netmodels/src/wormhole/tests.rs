@@ -528,6 +528,26 @@ fn coarse_path_matches_the_fine_path_behind_a_granted_packet() {
     }
 }
 
+/// A message enters its idle adapter at the instant a STOP reaches the adapter: the
+/// STOP holds its first flit on both paths. (The fine path sent it at the injection,
+/// ahead of the STOP's arrival, and the coarse path held it: 132 ns apart.)
+#[test]
+fn coarse_path_matches_the_fine_path_when_a_stop_arrives_with_a_message() {
+    let mut topology = Topology::crossbar(3, LinkParams::default());
+    // Host 0's cable is long and the buffers barely cover its round trip: a short
+    // message fills the switch's input to the STOP mark while its head is routed.
+    topology.cables[0].link.propagation = SimTime::from_ns(371);
+    let params = WormholeParams {
+        buffer_bytes: 8 * 28,
+        ..WormholeParams::default()
+    };
+    let first = (0, 0, 1, 102);
+    let [(_, _, signals), _] = fine_and_coarse(&topology, params, AdapterParams::default(), &[first]);
+    let &(stop, _, _) = signals.iter().find(|s| s.2).expect("the first message fills the input");
+    let reaches_adapter = (stop + SimTime::from_ns(371)).as_ps() / 1000;
+    assert_same(&topology, params, &[first, (reaches_adapter, 0, 2, 85)]);
+}
+
 /// Buffers of `buffer_bytes`, round-robin pointers drawn from `seed`.
 fn random_pointers(buffer_bytes: u32, seed: u64) -> WormholeParams {
     WormholeParams {
