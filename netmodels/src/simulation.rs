@@ -1093,7 +1093,10 @@ impl Switched {
         let sent = *p;
         p.tail_at_next_input = tail_arrives;
         p.head_in = head_arrives;
-        p.hop += 1;
+        if let Device::Switch(_) = peer.device {
+            // Counts the switches of the route (at most `MAX_ROUTE_SWITCHES`, checked).
+            p.hop += 1;
+        }
         p.in_port = self.wiring.port(peer) as u32;
         let out = &mut self.ports[port.index()];
         out.free_at = tail_sent;

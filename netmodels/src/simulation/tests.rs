@@ -555,3 +555,50 @@ fn records_that_cannot_be_allocated_are_an_error_not_an_abort() {
     );
     assert_eq!(room_for::<u64>(16, "ports").map(|v| v.capacity()), Ok(16));
 }
+
+/// A message along the longest route a packet counts (65,535 switches, a mesh line) on
+/// every switch kind, traced and not: every hop is counted, none wraps.
+#[test]
+fn a_message_crosses_the_longest_route_packets_count() {
+    let switches = crate::topology::MAX_ROUTE_SWITCHES as u32;
+    let torus = crate::Torus::new(vec![switches], false, 1).expect("valid torus");
+    let link = LinkParams::default();
+    let topology = Topology {
+        routing: crate::Routing::DimensionOrder(torus.clone()),
+        ..torus.topology(link)
+    };
+    let wormhole = |granularity| {
+        SwitchKind::Wormhole(crate::WormholeParams {
+            granularity,
+            ..crate::WormholeParams::default()
+        })
+    };
+    let kinds = [
+        SwitchKind::OutputQueued,
+        SwitchKind::Cioq(crate::CioqParams::default()),
+        wormhole(crate::Granularity::Coarse),
+        wormhole(crate::Granularity::Fine),
+    ];
+    let last = switches - 1;
+    for kind in kinds {
+        let builder = || {
+            NetworkBuilder::new(topology.clone()).switch_params(SwitchParams {
+                kind,
+                ..SwitchParams::default()
+            })
+        };
+        let mut sim = builder().build().expect("valid network");
+        send(&mut sim, 0, 0, last, 1, 7);
+        let took = run(&mut sim)[0].arrived;
+        // Host to host: the host cables and every switch's latency and cable on.
+        let hops = u64::from(switches);
+        let floor = link.propagation * (hops + 1) + SwitchParams::default().routing_latency * hops;
+        assert!(took > floor, "{kind:?}: {took:?}");
+        let mut traced = builder()
+            .build_with_sink(RecordingSink::default())
+            .expect("valid network");
+        send(&mut traced, 0, 0, last, 1, 7);
+        assert_eq!(run(&mut traced)[0].arrived, took, "{kind:?}");
+        assert_eq!(traced.sink().traversals.len(), switches as usize + 1, "{kind:?}");
+    }
+}

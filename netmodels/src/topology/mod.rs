@@ -212,6 +212,14 @@ pub enum TopologyError {
     /// explicit routes that do not fit the network
     #[error("routes: {0}")]
     Routes(String),
+    /// a route through more switches than a packet counts
+    #[error("routing: {route} crosses {switches} switches; vesper counts at most 65,535 on a route")]
+    RouteTooLong {
+        /// which route (or which bound on every route)
+        route: String,
+        /// the switches it crosses
+        switches: u64,
+    },
     /// no path from a switch to a host
     #[error("no path from sw{switch} to host{host}: the network is not connected")]
     Unreachable {
@@ -226,6 +234,21 @@ pub enum TopologyError {
 /// largest machines (a 32,768-host three-level tree has about 3 million), and little
 /// enough that building never asks for more memory than a workstation has.
 pub const MAX_PORTS: u64 = 1 << 26;
+
+/// The most switches a route may cross: packets count their hops in 16 bits, which
+/// keeps the fabric's events small (a ring of 131,070 switches would need more).
+pub const MAX_ROUTE_SWITCHES: u64 = u16::MAX as u64;
+
+/// `route` crosses `switches` switches: refused if packets cannot count them.
+fn check_route_length(switches: u64, route: impl FnOnce() -> String) -> Result<(), TopologyError> {
+    if switches > MAX_ROUTE_SWITCHES {
+        return Err(TopologyError::RouteTooLong {
+            route: route(),
+            switches,
+        });
+    }
+    Ok(())
+}
 
 /// Where each port's cable leads, and the link behind it, after validation.
 #[derive(Debug, Clone)]
@@ -381,6 +404,14 @@ pub(crate) enum Route {
 impl RouteTable {
     /// The routes of `topology`'s routing.
     pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
+        let xgft = match &topology.routing {
+            Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => Some(x),
+            Routing::PatternAware(routes) => Some(routes.xgft()),
+            Routing::ShortestPath | Routing::DimensionOrder(_) | Routing::Explicit(_) => None,
+        };
+        if let Some(x) = xgft {
+            check_route_length(x.longest_route(), || "the longest route of the XGFT".into())?;
+        }
         match &topology.routing {
             Routing::ShortestPath => RouteTable::shortest_paths(topology, wiring),
             // Closed forms instead of switches × hosts tables: cheap to compute at every
@@ -400,6 +431,9 @@ impl RouteTable {
                         hosts,
                     });
                 }
+                check_route_length(u64::from(t.diameter()) + 1, || {
+                    "the longest dimension-order route".into()
+                })?;
                 Ok(RouteTable {
                     torus: Some(t.clone()),
                     closed: Some(ClosedForm::DimensionOrder(t.clone())),
@@ -453,6 +487,7 @@ impl RouteTable {
                 }
                 for (k, id) in alternatives.enumerate() {
                     let path = routes.path(id);
+                    check_route_length(path.len() as u64, || format!("route {k} from host{src} to host{dst}"))?;
                     let mut at = host_peer(src);
                     for (hop, &port) in path.iter().enumerate() {
                         let here = match at {
@@ -627,6 +662,20 @@ impl RouteTable {
         let mut out_port = vec![u32::MAX; switches * hosts as usize];
         let mut distance = vec![u32::MAX; switches];
         let mut queue = VecDeque::new();
+        // The switches routes start from: those with hosts.
+        let mut has_host = vec![false; switches];
+        for h in 0..hosts {
+            if let Some((
+                Endpoint {
+                    device: Device::Switch(s),
+                    ..
+                },
+                _,
+            )) = wiring.peer[wiring.port_base[h as usize] as usize]
+            {
+                has_host[s.index()] = true;
+            }
+        }
         for host in 0..hosts {
             distance.fill(u32::MAX);
             queue.clear();
@@ -657,6 +706,14 @@ impl RouteTable {
                         queue.push_back(n);
                     }
                 }
+            }
+            let farthest = (0..switches)
+                .filter(|&s| has_host[s] && distance[s] != u32::MAX)
+                .max_by_key(|&s| distance[s]);
+            if let Some(s) = farthest {
+                check_route_length(u64::from(distance[s]) + 1, || {
+                    format!("the shortest route from sw{s} to host{host}")
+                })?;
             }
             for s in 0..switches {
                 let here = SwitchId(s as u32);
@@ -725,6 +782,15 @@ mod tests {
         Endpoint {
             device: Device::Host(HostId(h)),
             port,
+        }
+    }
+
+    /// A default cable from `a` to `b`.
+    fn cable(a: Endpoint, b: Endpoint) -> Cable {
+        Cable {
+            a,
+            b,
+            link: LinkParams::default(),
         }
     }
 
@@ -804,28 +870,124 @@ mod tests {
 
     #[test]
     fn disconnected_networks_are_refused() {
-        let link = LinkParams::default();
         let t = Topology {
             routing: Routing::ShortestPath,
             hosts: 2,
             switch_ports: vec![1, 1],
-            cables: vec![
-                Cable {
-                    a: host(0, 0),
-                    b: switch(0, 0),
-                    link,
-                },
-                Cable {
-                    a: host(1, 0),
-                    b: switch(1, 0),
-                    link,
-                },
-            ],
+            cables: vec![cable(host(0, 0), switch(0, 0)), cable(host(1, 0), switch(1, 0))],
         };
         let w = wire(&t).expect("valid wiring");
         assert_eq!(
             RouteTable::shortest_paths(&t, &w).err(),
             Some(TopologyError::Unreachable { switch: 1, host: 0 })
+        );
+    }
+
+    /// `switches` switches in a line, a host at each end: host0 on sw0.p0, sw i.p1 to
+    /// sw i+1.p0, host1 on the last switch's p1.
+    fn chain(switches: u32, routing: Routing) -> Topology {
+        let last = switches - 1;
+        let mut cables = vec![cable(host(0, 0), switch(0, 0)), cable(host(1, 0), switch(last, 1))];
+        cables.extend((0..last).map(|s| cable(switch(s, 1), switch(s + 1, 0))));
+        Topology {
+            routing,
+            hosts: 2,
+            switch_ports: vec![2; switches as usize],
+            cables,
+        }
+    }
+
+    #[test]
+    fn routes_longer_than_packets_count_are_refused() {
+        let max = MAX_ROUTE_SWITCHES as u32;
+        let routes = |t: &Topology| {
+            wire(t)
+                .and_then(|w| RouteTable::build(t, &w))
+                .err()
+                .map(|e| e.to_string())
+        };
+        let too_long = |route: &str| {
+            Some(format!(
+                "routing: {route} crosses {} switches; vesper counts at most 65,535 on a route",
+                max + 1
+            ))
+        };
+        // Shortest paths.
+        assert_eq!(routes(&chain(max, Routing::ShortestPath)), None);
+        assert_eq!(
+            routes(&chain(max + 1, Routing::ShortestPath)),
+            too_long(&format!("the shortest route from sw{max} to host0"))
+        );
+        // Explicit routes: right along the chain, back left.
+        let explicit = |switches: u32| {
+            let n = switches as usize;
+            let paths = vec![
+                ((HostId(0), HostId(1)), vec![1; n]),
+                ((HostId(1), HostId(0)), vec![0; n]),
+            ];
+            Routing::Explicit(Arc::new(
+                ExplicitRoutes::new(2, MultipathPolicy::First, paths).expect("stored"),
+            ))
+        };
+        assert_eq!(routes(&chain(max, explicit(max))), None);
+        assert_eq!(
+            routes(&chain(max + 1, explicit(max + 1))),
+            too_long("route 0 from host0 to host1")
+        );
+        // Dimension order: a mesh line of k switches, a ring of k reaching k/2 + 1.
+        let torus = |k: u32, wrap: bool| {
+            let t = Torus::new(vec![k], wrap, 1).expect("valid torus");
+            Topology {
+                routing: Routing::DimensionOrder(t.clone()),
+                ..t.topology(LinkParams::default())
+            }
+        };
+        assert_eq!(routes(&torus(max, false)), None);
+        assert_eq!(
+            routes(&torus(max + 1, false)),
+            too_long("the longest dimension-order route")
+        );
+        assert_eq!(routes(&torus(2 * max - 2, true)), None);
+        assert_eq!(
+            routes(&torus(2 * max, true)),
+            too_long("the longest dimension-order route")
+        );
+        // XGFT: up to the top level with several children and down, 2L − 1; refused
+        // before its nodes are counted.
+        let tree = |levels: u32| {
+            let mut children = vec![1; levels as usize];
+            children[levels as usize - 1] = 2;
+            Xgft {
+                children,
+                parents: vec![1; levels as usize],
+            }
+        };
+        let top = max.div_ceil(2);
+        assert_eq!(tree(top).longest_route(), u64::from(max));
+        let Xgft { children, parents } = tree(top + 1);
+        assert_eq!(
+            Xgft::new(children, parents).err().map(|e| e.to_string()),
+            Some(format!(
+                "xgft: its longest route crosses {} switches (up to level {} and down); vesper counts at most 65,535 on a route",
+                max + 2,
+                top + 1
+            ))
+        );
+        // The tree's fields are public: the routes check it again.
+        let tall = Xgft {
+            children: vec![2; top as usize + 1],
+            parents: vec![1; top as usize + 1],
+        };
+        let crossbar = Topology {
+            routing: Routing::DModK(tall),
+            ..Topology::crossbar(2, LinkParams::default())
+        };
+        assert_eq!(
+            routes(&crossbar),
+            Some(format!(
+                "routing: the longest route of the XGFT crosses {} switches; vesper counts at most 65,535 on a route",
+                max + 2
+            ))
         );
     }
 }

@@ -62,6 +62,16 @@ pub enum XgftError {
     /// too many nodes
     #[error("xgft: the tree has more than 2^32 nodes at one level")]
     TooLarge,
+    /// routes through more switches than packets count
+    #[error(
+        "xgft: its longest route crosses {switches} switches (up to level {top} and down); vesper counts at most 65,535 on a route"
+    )]
+    TooTall {
+        /// the switches crossed
+        switches: u64,
+        /// the highest level whose nodes have several children
+        top: usize,
+    },
     /// a communication pattern names a host the tree does not have
     #[error("xgft pattern: phases[{phase}][{flow}] names host {host}, the tree has {hosts} hosts")]
     UnknownHost {
@@ -102,6 +112,14 @@ impl Xgft {
             return Err(XgftError::HostParents);
         }
         let x = Xgft { children, parents };
+        // Before counting nodes, which takes time growing with the height squared.
+        let switches = x.longest_route();
+        if switches > super::MAX_ROUTE_SWITCHES {
+            return Err(XgftError::TooTall {
+                switches,
+                top: switches.div_ceil(2) as usize,
+            });
+        }
         for level in 0..=x.height() {
             x.nodes_checked(level).ok_or(XgftError::TooLarge)?;
         }
@@ -121,6 +139,14 @@ impl Xgft {
     /// Height h (levels of switches).
     pub fn height(&self) -> usize {
         self.children.len()
+    }
+
+    /// The most switches a route crosses: up to the highest level whose nodes have
+    /// several children (two hosts' nearest common ancestor is at most there) and down,
+    /// 2L − 1; none with a single host.
+    pub fn longest_route(&self) -> u64 {
+        let top = self.children.iter().rposition(|&m| m > 1).map_or(0, |i| i as u64 + 1);
+        (2 * top).saturating_sub(1)
     }
 
     /// Radix of digit `j` (1-based) in a level-`level` label.
