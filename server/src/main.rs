@@ -1186,6 +1186,32 @@ impl WormholeBench {
         }
         flags
     }
+
+    /// A network the model refused, named by the flag that gave the field it names, or
+    /// else by the flags given (the networks built in are valid as they are: flits too
+    /// large for the default buffers show as a buffer error).
+    fn name_build_error(&self, e: impl std::fmt::Display) -> anyhow::Error {
+        let text = e.to_string();
+        let given: Vec<_> = [
+            ("buffer_bytes", "--buffer-bytes", self.buffer_bytes),
+            ("flit_bytes", "--flit-bytes", self.flit_bytes),
+        ]
+        .into_iter()
+        .filter_map(|(field, flag, value)| value.map(|v| (field, format!("{flag} {v}"))))
+        .collect();
+        let named = match given.iter().find(|(field, _)| text.contains(&format!("{field}: "))) {
+            Some((_, flag)) => flag.clone(),
+            None => given
+                .iter()
+                .map(|(_, flag)| flag.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        match named.as_str() {
+            "" => anyhow::anyhow!("{text}"),
+            flags => anyhow::anyhow!("{flags}: {text}"),
+        }
+    }
 }
 
 /// Runs the model benchmark at `loads`, as fractions of `saturation` when given.
@@ -1235,7 +1261,7 @@ fn bench_model(
     }
     // A network the model refuses (buffers too small for their flits, say) is reported
     // before the table's header, not under it.
-    network.build()?;
+    network.build().map_err(|e| wormhole.name_build_error(e))?;
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());

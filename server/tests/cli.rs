@@ -1360,16 +1360,34 @@ fn the_model_benchmark_sets_the_wormhole_buffers() {
     let out = run(&["--switch", "wormhole", "--buffer-bytes", "16"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("16 bytes cannot cover the round trip"), "{stderr}");
+    assert!(
+        stderr.contains("--buffer-bytes 16: wormhole switches: buffer_bytes: 16 bytes cannot cover the round trip"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty(), "refused before the table's header");
     // The same for flits too large for the default buffers.
     let out = run(&["--switch", "wormhole", "--flit-bytes", "256"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && stderr.contains("at least 1024 bytes are needed"),
+        !out.status.success()
+            && stderr.contains("--flit-bytes 256: wormhole switches: buffer_bytes: 512 bytes")
+            && stderr.contains("at least 1024 bytes are needed"),
         "{stderr}"
     );
     assert!(out.stdout.is_empty(), "refused before the table's header");
+    // Of two flags, the one whose field the model names.
+    let flags = [
+        "--switch",
+        "wormhole",
+        "--buffer-bytes",
+        "8192",
+        "--flit-bytes",
+        "100000",
+    ];
+    assert_refuses(
+        &[&["bench", "model", "--duration-us", "200"][..], &flags].concat(),
+        "Error: --flit-bytes 100000: wormhole switches: flit_bytes: flits of 100000 bytes",
+    );
     // Large enough for a whole packet: no STOP is ever sent, every packet still arrives.
     let points = bench_model(&[
         "--hosts",
