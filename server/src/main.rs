@@ -860,10 +860,17 @@ impl NetworkArgs {
         self.preset.is_none() && self.network.is_none() && self.map.is_none()
     }
 
-    /// Resolves `spec`, naming the flag of a field the flags gave.
-    fn resolve(&self, spec: &NetworkSpec, origin: &str) -> anyhow::Result<NetworkConfig> {
+    /// Resolves `spec`, naming the flag of a field the flags gave, or the source of a
+    /// field `elsewhere` gave (a Dimemas configuration's field, say).
+    fn resolve(
+        &self,
+        spec: &NetworkSpec,
+        origin: &str,
+        elsewhere: &[(&'static str, String)],
+    ) -> anyhow::Result<NetworkConfig> {
         spec.resolve().map_err(|e| {
-            let flags = self.overrides().1;
+            let mut flags = self.overrides().1;
+            flags.extend_from_slice(elsewhere);
             match &e {
                 SpecError::Field { field, rule } => match flags
                     .iter()
@@ -901,7 +908,7 @@ fn value_name<T: clap::ValueEnum>(value: &T) -> String {
 /// The network the flags describe (`default_preset` when they name no base).
 fn network(args: &NetworkArgs, default_preset: Option<&str>) -> anyhow::Result<NetworkConfig> {
     let (spec, origin) = args.spec(default_preset)?;
-    args.resolve(&spec, &origin)
+    args.resolve(&spec, &origin, &[])
 }
 
 fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
@@ -1038,7 +1045,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.clients > 0, "--clients: at least one client");
     let (spec, origin) = args.net.spec(None)?;
     let config = ServerConfig {
-        network: args.net.resolve(&spec, &origin)?,
+        network: args.net.resolve(&spec, &origin, &[])?,
         clients: args.clients,
         max_connections: args.max_connections.max(1),
         max_line: args.max_line.max(64),
@@ -1594,6 +1601,8 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let name = programs.name().to_string();
     let (mut spec, origin) = args.net.spec(Some(DEFAULT_PRESET))?;
+    // The network's fields the configuration gives, as it names them.
+    let mut from_config = Vec::new();
     let mut options = match &args.config {
         Some(path) => {
             let config = vesper_client_dimemas_adapter::cfg::read(path)?;
@@ -1605,11 +1614,20 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             // Calibration: the ideal network takes the configuration's inter-node
             // bandwidth and latency unless given.
             if spec.kind == Some(KindName::Ideal) {
-                if spec.bandwidth_mbps.is_none() {
-                    spec.bandwidth_mbps = config.bandwidth_mbps.filter(|&b| b > 0.0);
+                let name = |record: &str, field: &str, value: f64| {
+                    format!("{}: \"{record}\" {field} {}", path.display(), number_text(value))
+                };
+                if spec.bandwidth_mbps.is_none()
+                    && let Some(mbps) = config.bandwidth_mbps.filter(|&b| b > 0.0)
+                {
+                    spec.bandwidth_mbps = Some(mbps);
+                    from_config.push(("bandwidth_mbps", name("environment information", "bw_MBps", mbps)));
                 }
-                if spec.latency_ns.is_none() {
-                    spec.latency_ns = config.inter_latency_s.map(|s| s * 1e9);
+                if spec.latency_ns.is_none()
+                    && let Some(seconds) = config.inter_latency_s
+                {
+                    spec.latency_ns = Some(seconds * 1e9);
+                    from_config.push(("latency_ns", name("multi node information", "inter_latency_s", seconds)));
                 }
             }
             options_from_config(path, &config, &args)?
@@ -1635,7 +1653,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         spec.pattern_phases = Some(phases.into_iter().map(nodes).collect());
     }
     drop(whole);
-    let network = args.net.resolve(&spec, &origin)?;
+    let network = args.net.resolve(&spec, &origin, &from_config)?;
     if args.config.is_none() {
         // Collectives modelled analytically cross the network's links between nodes.
         let link = match &network.fabric {
@@ -1876,7 +1894,7 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
     // The network's --pattern is --routing-pattern here.
     let resolve = |spec: &NetworkSpec, origin: &str| {
         args.net
-            .resolve(spec, origin)
+            .resolve(spec, origin, &[])
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--pattern ", "--routing-pattern ")))
     };
     for (label, mut spec, origin) in specs {

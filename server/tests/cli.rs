@@ -256,6 +256,45 @@ fn a_flag_that_does_not_fit_the_default_network_names_that_network() {
 }
 
 #[test]
+fn an_ideal_networks_field_from_a_configuration_is_named_by_the_configuration() {
+    let trace = format!("{}/../examples/pingpong.dim", env!("CARGO_MANIFEST_DIR"));
+    let config = |bw_mbps: &str, inter_latency_s: &str| {
+        temp_file(
+            &format!("calibration-{bw_mbps}-{inter_latency_s}.cfg"),
+            &format!(
+                "#DIMEMAS_CONFIGURATION\n\
+                 \"environment information\" {{\"\", 0, \"\", 2, {bw_mbps}, 0, 1}};;\n\
+                 \"multi node information\" {{0, 2, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, {inter_latency_s}, 1, 1, 0.0}};;\n"
+            ),
+        )
+    };
+    let slow = config("1e-12", "0.000001");
+    assert_refuses(
+        &["run", &trace, "--config", &slow, "--network", "ideal"],
+        &format!("Error: {slow}: \"environment information\" bw_MBps 1e-12: 1e-12 MBps makes the largest message"),
+    );
+    let late = config("1000.0", "1e12");
+    assert_refuses(
+        &["run", &trace, "--config", &late, "--network", "ideal"],
+        &format!("Error: {late}: \"multi node information\" inter_latency_s 1000000000000: 1e21 ns is more than"),
+    );
+    // A flag given instead is named as the flag.
+    assert_refuses(
+        &[
+            "run",
+            &trace,
+            "--config",
+            &late,
+            "--network",
+            "ideal",
+            "--latency",
+            "1e21",
+        ],
+        "Error: --latency 1e21: 1e21 ns is more than",
+    );
+}
+
+#[test]
 fn a_network_the_model_refuses_is_named_by_its_file_or_flag() {
     let file = temp_file(
         "small-buffers.toml",
