@@ -65,7 +65,15 @@ pub fn over_server(
             return match runtime.block_on(async { tokio::time::timeout(SERVER_GRACE, server).await }) {
                 Ok(Ok(Err(stopped))) => Err(stopped.into()),
                 Ok(Err(panicked)) => Err(panicked.into()),
-                _ => Err(e),
+                // Lines the server ignored (a send too late to arrive, say) are why a
+                // completion never came; its warnings name each line and the reason.
+                Ok(Ok(Ok(report))) => match report.simulation.clients.first().map_or(0, |c| c.bad_lines) {
+                    0 => Err(e),
+                    n => Err(e.context(format!(
+                        "the server ignored {n} of the replay's lines (its warnings above say why)"
+                    ))),
+                },
+                Err(_late) => Err(e),
             };
         }
     };
@@ -78,12 +86,13 @@ pub fn over_server(
 /// of the client's own, such as a message the protocol cannot carry.
 fn server_may_be_why(e: &anyhow::Error) -> bool {
     use vesper_client_dimemas_adapter::connection::ClientError;
+    use vesper_client_dimemas_adapter::replay::ReplayError;
     use vesper_client_dimemas_adapter::replay::fabric::FabricError;
+    let from_server = |e: &FabricError| matches!(e, FabricError::NoCompletion(_) | FabricError::UnknownToken(_));
     e.chain().any(|cause| {
         cause.is::<ClientError>()
-            || matches!(
-                cause.downcast_ref::<FabricError>(),
-                Some(FabricError::NoCompletion(_) | FabricError::UnknownToken(_))
-            )
+            || cause.downcast_ref::<FabricError>().is_some_and(from_server)
+            // A transparent wrapper: the fabric's error is not a cause of its own.
+            || matches!(cause.downcast_ref::<ReplayError>(), Some(ReplayError::Fabric(f)) if from_server(f))
     })
 }

@@ -675,6 +675,27 @@ fn run_replays_a_trace_longer_than_seven_simulated_hours() {
 }
 
 #[test]
+fn a_send_too_late_to_arrive_is_named_as_the_reason_the_replay_got_no_completion() {
+    // Task 0 computes 10^7 s (about 116 days), then sends: past the 106 days by which
+    // the server takes a message, so it ignores the line and never completes it.
+    let trace = temp_file(
+        "late.dim",
+        "#DIMEMAS:\"late\":0:2(1,1),0\n1:0:0:10000000.0\n2:0:0:1:-1:1024:7:1:0\n3:1:0:0:-1:1024:7:1:0\n",
+    );
+    let out = vesper(&["run", &trace, "--network", "ideal", "--bandwidth", "250"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "line 1: sent at 10000000000000000 ns, the message has no room to arrive",
+        "Error: the server ignored 1 of the replay's lines (its warnings above say why)",
+        "the server reported no completion although 1 messages are in flight",
+    ] {
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
+    let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
 fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
     // Task 0 sends 1000 bytes with the synchronous bit set (sync 1), then computes 1 µs;
     // task 1 computes 5 µs, then receives. 1000 bytes at 1000 MBps take 953.674316 ns,
