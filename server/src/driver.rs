@@ -41,7 +41,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{error, info, warn};
 
-use crate::coordinator::{ClientId, Command, Coordinator, Stopped};
+use crate::coordinator::{ClientId, Command, Coordinator};
 use crate::report::Report;
 use crate::session::{Session, SessionLimits};
 
@@ -161,8 +161,9 @@ impl Driver {
 
     /// Serves until every expected client has finished (when configured so) or a
     /// shutdown; returns the statistics. If the coordinator stops the run, the clients'
-    /// connections are closed (the protocol has no error reply) and the reason returned.
-    pub fn run(mut self) -> Result<Report, Stopped> {
+    /// connections are closed (the protocol has no error reply) and the reason returned,
+    /// with the statistics up to then.
+    pub fn run(mut self) -> Result<Report, crate::ServerError> {
         let mut events = Events::with_capacity(256);
         let mut last_work = Instant::now();
         let mut last_status = Instant::now();
@@ -238,9 +239,13 @@ impl Driver {
             }
         }
         self.coordinator.finish_trace();
+        let report = self.coordinator.report();
         match self.coordinator.stopped() {
-            Some(stopped) => Err(stopped),
-            None => Ok(self.coordinator.report()),
+            Some(stopped) => Err(crate::ServerError::Stopped {
+                stopped,
+                report: Box::new(report),
+            }),
+            None => Ok(report),
         }
     }
 

@@ -1073,18 +1073,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let report = runtime.block_on(async {
+    let served = runtime.block_on(async {
         // Before anyone can connect: a signal that came earlier would kill the process
         // without its report.
         let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        let report = vesper_server::run(listener, config, shutdown)
-            .await
-            .map_err(|e| args.net.name_build_error(e.into(), &origin))?;
-        anyhow::Ok(report)
+        anyhow::Ok(vesper_server::run(listener, config, shutdown).await)
     })?;
+    // A run the model stopped still reports what it did until then, then fails.
+    let (report, stopped) = match served {
+        Ok(report) => (report, None),
+        Err(vesper_server::ServerError::Stopped { stopped, report }) => (*report, Some(stopped)),
+        Err(e) => return Err(args.net.name_build_error(e.into(), &origin)),
+    };
     let json = serde_json::to_string_pretty(&report)?;
     match &args.stats {
         Some(path) => {
@@ -1093,7 +1096,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => println!("{json}"),
     }
-    Ok(())
+    match stopped {
+        Some(stopped) => Err(stopped.into()),
+        None => Ok(()),
+    }
 }
 
 /// A future that resolves on Ctrl-C or SIGTERM; the handlers are installed at once (a

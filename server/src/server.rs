@@ -24,9 +24,14 @@ pub enum ServerError {
     /// the network or its trace cannot be set up
     #[error(transparent)]
     Trace(#[from] crate::network_trace::TraceSetupError),
-    /// the run could not go on
-    #[error(transparent)]
-    Stopped(#[from] crate::coordinator::Stopped),
+    /// the run could not go on; the report of what it did until then
+    #[error("{stopped}")]
+    Stopped {
+        /// why
+        stopped: crate::coordinator::Stopped,
+        /// the statistics up to the stop
+        report: Box<Report>,
+    },
     /// the simulation thread could not start or died
     #[error("simulation thread: {0}")]
     Thread(String),

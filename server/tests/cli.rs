@@ -80,6 +80,18 @@ fn wait_up_to(child: &mut Child, seconds: u64) -> std::process::ExitStatus {
     panic!("vesper did not exit within {seconds} s");
 }
 
+/// The JSON report `vesper serve` printed on its standard output, once it has exited.
+fn printed_report(child: &mut Child) -> serde_json::Value {
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("report");
+    serde_json::from_str(&stdout).expect("a JSON report")
+}
+
 #[test]
 fn serves_a_client_then_prints_the_report_and_exits() {
     let (mut child, addr) = start(&[]);
@@ -100,18 +112,44 @@ fn serves_a_client_then_prints_the_report_and_exits() {
     assert_eq!(reply.completions[0].time, WireTime(6500.0 + 4160.0 + 150.0));
     client.finish().expect("finish");
     assert!(wait(&mut child).success());
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout)
-        .expect("report");
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON report");
+    let report = printed_report(&mut child);
     assert_eq!(report["simulation"]["messages"], 1);
     assert_eq!(report["simulation"]["sync_round_trips"], 2);
     assert_eq!(report["simulation"]["latency_ns"]["max"], 4310.0);
     assert_eq!(report["simulation"]["simulated_end_ns"], 10810.0);
+}
+
+#[test]
+fn a_served_run_the_model_stops_still_prints_its_report() {
+    // As slow links as allowed: a message of a million packets sent just before the
+    // last instant one may enter runs past the clock's end, and the model stops the run.
+    let (mut child, addr) = start(&[
+        "--network",
+        "crossbar",
+        "--hosts",
+        "2",
+        "--link-bandwidth",
+        "0.000118",
+        "--packet-payload",
+        "2048",
+    ]);
+    let mut client = LegacyConnection::connect(addr).expect("connects");
+    let ClientMessage::Send(mut large) = send(9e15, 0, 1) else {
+        unreachable!("send makes a SEND")
+    };
+    large.size = vesper_protocol::MAX_MESSAGE_BYTES;
+    let reply = client.exchange(&[
+        ClientMessage::Send(large),
+        ClientMessage::Stop(WireTime(
+            vesper_client_dimemas_adapter::replay::fabric::UNTIL_NEXT_COMPLETION_NS,
+        )),
+        ClientMessage::End,
+    ]);
+    assert!(reply.is_err(), "the connection is closed: {reply:?}");
+    assert!(!wait_up_to(&mut child, 60).success(), "the run failed");
+    let report = printed_report(&mut child);
+    assert_eq!(report["simulation"]["messages"], 1);
+    assert_eq!(report["simulation"]["messages_in_flight_at_exit"], 1);
 }
 
 #[test]
