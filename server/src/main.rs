@@ -454,6 +454,9 @@ struct RunArgs {
     /// Seed of the workload's random draws (the random pairs, the start delays).
     #[arg(long, default_value_t = 1)]
     workload_seed: u64,
+    /// Which of the synthetic workloads' flags the command line gave.
+    #[arg(skip)]
+    workload_flags: Vec<&'static str>,
     /// Replay without a server, over the local bus model (needs --network ideal): the
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
@@ -482,7 +485,7 @@ struct RunArgs {
     network_trace: vesper_server::network_trace::TraceArgs,
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum WorkloadArg {
     PingPong,
     Ring,
@@ -591,7 +594,16 @@ enum BenchCommand {
 }
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Run(args), Some(run)) = (&mut cli.command, matches.subcommand_matches("run")) {
+        args.workload_flags = WORKLOAD_FLAGS
+            .iter()
+            .filter(|(id, _)| run.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+            .map(|&(_, flag)| flag)
+            .collect();
+    }
     // A server reports as it goes; `run` prints its result, and logs only problems.
     let default_level = match cli.command {
         Command::Run(_) | Command::Traffic(_) => "warn",
@@ -1476,6 +1488,58 @@ fn paraver_date(text: &str) -> Result<String, String> {
 /// many messages (about 2 GB of operations).
 const MAX_SYNTHETIC_MESSAGES: u64 = 1 << 25;
 
+/// The synthetic workloads' flags (clap's argument ids and the flags), which a run of a
+/// trace does not take.
+const WORKLOAD_FLAGS: [(&str, &str); 7] = [
+    ("workload", "--workload"),
+    ("tasks", "--tasks"),
+    ("size", "--size"),
+    ("iterations", "--iterations"),
+    ("compute_ns", "--compute-ns"),
+    ("messages", "--messages"),
+    ("wave", "--wave"),
+];
+
+/// Refuses a synthetic workload's flag given where it has no effect: with a trace, or
+/// with a workload that does not take it, so that it cannot be quietly ignored.
+fn check_workload_flags(args: &RunArgs) -> anyhow::Result<()> {
+    if let (Some(trace), Some(flag)) = (&args.trace, args.workload_flags.first()) {
+        anyhow::bail!(
+            "{flag} is for synthetic workloads; the trace {} brings its own tasks and messages",
+            trace.display()
+        );
+    }
+    let workload = args.workload;
+    let takes = |flag: &str| match flag {
+        "--tasks" => workload != WorkloadArg::PingPong,
+        "--iterations" => matches!(workload, WorkloadArg::PingPong | WorkloadArg::Ring),
+        "--compute-ns" => workload == WorkloadArg::Ring,
+        "--messages" | "--wave" => workload == WorkloadArg::Random,
+        _ => true,
+    };
+    if let Some(flag) = args.workload_flags.iter().find(|flag| !takes(flag)) {
+        let which = match args.workload_flags.contains(&"--workload") {
+            true => String::new(),
+            false => ", the default; name another with --workload".to_string(),
+        };
+        let for_whom = match *flag {
+            "--tasks" => "every workload but the ping-pong",
+            "--iterations" => "the ping-pong and ring workloads",
+            "--compute-ns" => "the ring workload",
+            _ => "the random workload",
+        };
+        anyhow::bail!(
+            "{flag} is for {for_whom}; the workload is {}{which}",
+            value_name(&workload)
+        );
+    }
+    anyhow::ensure!(
+        args.tasks > 0 || workload == WorkloadArg::PingPong,
+        "--tasks 0: a workload needs at least one task"
+    );
+    Ok(())
+}
+
 fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::Workload> {
     use vesper_client_dimemas_adapter::replay::Workload;
     // Checked before anything is built: the allocator would abort first.
@@ -1528,6 +1592,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     use vesper_client_dimemas_adapter::replay::collective::Methods;
     use vesper_client_dimemas_adapter::replay::{Cursor, IdealBus, Programs, StartDelays, Workload};
 
+    check_workload_flags(&args)?;
     let mut methods = Methods::default();
     for choice in &args.collective {
         methods

@@ -734,6 +734,67 @@ fn a_send_too_late_to_arrive_is_named_as_the_reason_the_replay_got_no_completion
 }
 
 #[test]
+fn run_refuses_workload_flags_that_would_be_ignored() {
+    let trace = format!("{}/../examples/pingpong.dim", env!("CARGO_MANIFEST_DIR"));
+    for (args, expected) in [
+        (
+            &["--iterations", "3"][..],
+            "Error: --iterations is for the ping-pong and ring workloads; the workload is all-to-all, the default; \
+             name another with --workload",
+        ),
+        (
+            &["--workload", "ring", "--messages", "5"][..],
+            "Error: --messages is for the random workload; the workload is ring",
+        ),
+        (
+            &["--workload", "ping-pong", "--tasks", "4"][..],
+            "Error: --tasks is for every workload but the ping-pong; the workload is ping-pong",
+        ),
+        (
+            &["--workload", "butterfly", "--compute-ns", "5"][..],
+            "Error: --compute-ns is for the ring workload; the workload is butterfly",
+        ),
+        (
+            &["--tasks", "0"][..],
+            "Error: --tasks 0: a workload needs at least one task",
+        ),
+        (
+            &[trace.as_str(), "--size", "5"][..],
+            "is for synthetic workloads; the trace",
+        ),
+    ] {
+        assert_refuses(&[&["run"][..], args].concat(), expected);
+    }
+    // Each flag where it applies.
+    let ring = [
+        "run",
+        "--workload",
+        "ring",
+        "--tasks",
+        "4",
+        "--iterations",
+        "1",
+        "--compute-ns",
+        "5",
+        "--json",
+    ];
+    assert_eq!(vesper_json(&ring)["messages"], 4);
+    let random = [
+        "run",
+        "--workload",
+        "random",
+        "--tasks",
+        "4",
+        "--messages",
+        "8",
+        "--wave",
+        "4",
+        "--json",
+    ];
+    assert_eq!(vesper_json(&random)["messages"], 8);
+}
+
+#[test]
 fn run_lets_the_eager_limit_or_all_eager_override_a_traces_synchronous_bit() {
     // Task 0 sends 1000 bytes with the synchronous bit set (sync 1), then computes 1 µs;
     // task 1 computes 5 µs, then receives. 1000 bytes at 1000 MBps take 953.674316 ns,
