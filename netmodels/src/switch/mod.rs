@@ -110,9 +110,10 @@ pub struct WormholeParams {
 pub enum Granularity {
     /// unobstructed runs of flits are computed in closed form, with events only at
     /// packet heads and tails, flow-control thresholds and stalls; used whenever every
-    /// link has the same rate, every cable and the routing take some time (with a zero
-    /// delay, events of one instant feed one another and the closed forms do not follow
-    /// them), and no trace is written (traces need every flit)
+    /// link has the same rate, the routing takes some time (with none, a head freed by
+    /// the tail before it is routed and granted at that instant in the order the fine
+    /// path's events happen to be queued, which the closed forms do not follow), and no
+    /// trace is written (traces need every flit)
     #[default]
     Coarse,
     /// one event per flit per hop

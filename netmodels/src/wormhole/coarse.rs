@@ -31,8 +31,8 @@
 //! (otherwise the routing does it at once), and a STOP that would be due after the head
 //! is routed (or after the tail of the packet in front leaves) is only scheduled once
 //! that event has not made it stale.
-//! Requires every link to have the same flit time, and cables and routing that take
-//! time; traces use the fine path.
+//! Requires every link to have the same flit time, and routing that takes time (cables
+//! may take none); traces use the fine path.
 
 use crate::ids::Device;
 use crate::slab::Slab;
@@ -339,14 +339,21 @@ impl WormholeFabric {
 
     /// An entry left `input`: its flits no longer count in the buffer's `held`.
     fn recycle(&mut self, input: u32, gone: Option<Entry>) {
-        if let Some(entry) = gone {
-            let flits = self.packets[entry.packet as usize].flits;
-            let inp = &mut self.ins[input as usize];
-            if inp.entries.is_empty() {
-                inp.held = 0;
-            } else if inp.held != u32::MAX {
-                inp.held -= flits;
-            }
+        let Some(entry) = gone else { return };
+        let inp = &mut self.ins[input as usize];
+        if inp.entries.is_empty() {
+            inp.held = 0;
+        } else if inp.held != u32::MAX {
+            // An entry leaves with its tail sent, every arrival planned (the last run ends
+            // at its flits), or with none planned. Its record is read only then: after its
+            // tail, over a cable of no delay to its destination, the record may be freed
+            // already, at the instant of the `TailDone` that removes the entry and ahead
+            // of it, and an adapter's `TailDone` may have cut its next packet into it.
+            let flits = match entry.arrivals.last() {
+                Some(last) => last.end,
+                None => self.packets[entry.packet as usize].flits,
+            };
+            self.ins[input as usize].held -= flits;
         }
     }
 
@@ -646,6 +653,9 @@ impl WormholeFabric {
             return false;
         };
         let out = &self.outs[wanted as usize];
+        // A worm whose record another packet took already (see `recycle`) may show no tail
+        // run here: the STOP is then scheduled rather than kept out of the queue, which
+        // only costs an event.
         let tail_run = |worm: Worm| {
             out.run
                 .filter(|run| run.end == self.packets[worm.packet as usize].flits)
@@ -736,6 +746,7 @@ impl WormholeFabric {
         };
         let out = &self.outs[wanted as usize];
         let Some(worm) = out.worm else { return false };
+        // (A worm whose record another packet took already, see `recycle`, is not certain.)
         let Some(run) = out
             .run
             .filter(|run| run.end == self.packets[worm.packet as usize].flits)

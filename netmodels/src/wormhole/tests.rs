@@ -7,6 +7,11 @@ use crate::time::Bandwidth;
 use crate::topology::{Cable, Routing, Topology, Torus};
 use crate::trace::RecordingSink;
 
+thread_local! {
+    /// Tests: the coarse path even where routing of no delay sends networks to the fine one.
+    pub(super) static FORCE_COARSE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 const TAU: u64 = 32; // ns per 8-byte flit at 250 MB/s
 const PROP: u64 = 25;
 const ROUTE: u64 = 100;
@@ -974,12 +979,124 @@ fn coarse_path_matches_the_fine_path_on_random_tori_with_bubble_flow_control() {
     paths_agree(6, random_torus_scenario, true);
 }
 
-/// With cables or routing of no delay, the coarse path differed from the fine one (within
-/// 30 seeds for cables, within 300 for the routing): such networks step by flit, asked
-/// for coarse steps or not, and so give the fine path's results.
+/// A random scenario of every shape above (bursts on crossbars and trees, deep trees,
+/// meshes, tori with bubble flow control) where some cables, or every one, take no time,
+/// and the routing some: a STOP or GO then reaches the output it holds or frees at the
+/// instant it is sent, and a tail reaches its destination at the instant its output is
+/// done with it.
+fn random_zero_cable_scenario(seed: u64) -> Scenario {
+    let shapes: [fn(u64) -> Scenario; 4] = [
+        random_zero_delay_scenario,
+        random_deep_scenario,
+        random_mesh_scenario,
+        random_torus_scenario,
+    ];
+    let (mut topology, params, routing, traffic) = shapes[(seed % 4) as usize](seed);
+    let mut rng = Rng::new(seed.wrapping_mul(31));
+    let every = rng.below(2) == 0;
+    for cable in &mut topology.cables {
+        if every || rng.below(2) == 0 {
+            cable.link.propagation = SimTime::ZERO;
+        }
+    }
+    let routing = if routing == SimTime::ZERO {
+        SimTime::from_ns(1 + rng.below(u64::from(8 * params.flit_bytes)))
+    } else {
+        routing
+    };
+    (topology, params, routing, traffic)
+}
+
 #[test]
-fn networks_with_cables_or_routing_of_no_delay_give_the_fine_paths_results() {
-    paths_agree(30, random_zero_delay_scenario, true);
+fn coarse_path_matches_the_fine_path_with_cables_of_no_delay() {
+    paths_agree(30, random_zero_cable_scenario, false);
+}
+
+/// A tail crossing a cable of no delay reaches its destination adapter at the instant
+/// its output's `TailDone` frees its input: the adapter frees the packet's record first,
+/// and an adapter's `TailDone` of that instant may cut its next packet into it. The
+/// coarse path then took the flits of that new packet off the input's `held` bound
+/// instead of those of the packet that left: the bound fell below the STOP mark and the
+/// STOP that the packet behind it was due to send was never searched for.
+#[test]
+fn coarse_path_matches_the_fine_path_when_a_tail_arrives_as_its_output_is_done() {
+    let mut topology = Topology::crossbar(3, LinkParams::default());
+    for cable in &mut topology.cables {
+        cable.link.propagation = SimTime::ZERO;
+    }
+    // 18 flits: STOP at 17.
+    let params = WormholeParams {
+        buffer_bytes: 8 * 18,
+        ..WormholeParams::default()
+    };
+    let traffic = [
+        // Host 1's output is busy for a long time...
+        (0, 2, 1, 4000),
+        // ... so host 0's second packet (20 flits) waits in the switch and fills its
+        // input, behind a header-only packet (2 flits, record 1) that goes through to
+        // host 2 and arrives there as its output is done with it (196 ns).
+        (0, 0, 2, 0),
+        (0, 0, 1, 144),
+        // Host 1's adapter sends its last flit of 6 at 164 ns: at 196 ns it cuts a packet
+        // of 20 flits into record 1.
+        (4, 1, 0, 32),
+        (4, 1, 0, 144),
+    ];
+    let [(_, _, signals), _] = fine_and_coarse(&topology, params, AdapterParams::default(), &traffic);
+    assert!(signals.iter().any(|s| s.2), "host 0's second packet fills its input");
+    assert_same(&topology, params, &traffic);
+}
+
+/// A random crossbar or tree whose routing takes no time: such networks step by flit,
+/// asked for coarse steps or not, and so give the fine path's results.
+fn random_zero_routing_scenario(seed: u64) -> Scenario {
+    let (topology, params, _, traffic) = random_zero_delay_scenario(seed);
+    (topology, params, SimTime::ZERO, traffic)
+}
+
+#[test]
+fn networks_with_routing_of_no_delay_give_the_fine_paths_results() {
+    paths_agree(30, random_zero_routing_scenario, true);
+}
+
+/// Why routing of no delay steps by flit. A head that comes to the front of its buffer
+/// when the tail before it is sent, at a send (rank 6) or at its grant (rank 5: a packet
+/// of one flit), is routed at that instant, after its arbitration; the fine path handles
+/// its `Routed` next, ahead of the events of the instant still queued. So it joins an
+/// arbitration of the instant still queued, or, when two heads freed at one instant want
+/// one idle output, the one whose tail's event was queued first takes it: the order the
+/// fine path's events happen to be queued in, which the coarse path's do not follow
+/// (there, the tail leaves at its `TailLeaves`, rank 6, after every arbitration). Here,
+/// host 2's one-flit message to itself is granted and sent at the instant host 2's leaf
+/// switch arbitrates its up-link: host 2's empty message to host 1, behind it, joins that
+/// arbitration and wins it (oldest-first, on its lower port) against the second packet
+/// of host 3's message to host 1, which wins on the coarse path.
+#[test]
+fn the_coarse_path_would_differ_with_routing_of_no_delay() {
+    let mut topology = crate::topology::Xgft::kary_ntree(2, 2)
+        .expect("valid")
+        .topology(LinkParams::default());
+    for (cable, ns) in topology.cables.iter_mut().zip([10, 5, 15, 20, 70, 25, 20, 45]) {
+        cable.link.propagation = SimTime::from_ns(ns);
+    }
+    let params = WormholeParams {
+        flit_bytes: 16,
+        buffer_bytes: 16 * 25,
+        arbitration: Arbitration::OldestFirst,
+        ..WormholeParams::default()
+    };
+    let traffic = [(0, 3, 1, 4542), (0, 3, 2, 2601), (22400, 2, 2, 0), (26816, 2, 1, 0)];
+    let paths = || fine_and_coarse_routed(&topology, params, SimTime::ZERO, AdapterParams::default(), &traffic);
+    let [(fine, _, _), (coarse, _, _)] = paths();
+    assert_eq!(fine, coarse, "the fine path, whichever was asked for");
+    FORCE_COARSE.with(|f| f.set(true));
+    let [(fine, _, _), (coarse, _, _)] = paths();
+    FORCE_COARSE.with(|f| f.set(false));
+    // Host 2's empty message to host 1 goes first on the fine path, host 3's message on
+    // the coarse one.
+    let arrival = |d: &[(SimTime, u64, SimTime)], cookie| d.iter().find(|d| d.1 == cookie).map(|d| d.0);
+    assert!(arrival(&fine, 3) < arrival(&fine, 0), "{fine:?}");
+    assert!(arrival(&coarse, 3) > arrival(&coarse, 0), "{coarse:?}");
 }
 
 // ------------------------------------------------------------ tori: bubble flow control
