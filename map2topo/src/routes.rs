@@ -29,13 +29,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use vesper_netmodels::{Device, Endpoint, HostId, Topology};
+use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 
 use crate::NamedTopology;
 
 /// Routes of a network: ((source, destination), output ports), pair by pair, the
 /// alternatives of a pair in order.
 pub type RouteList = Vec<((HostId, HostId), Vec<u32>)>;
+
+/// Takes each route read: (source, destination) and its output ports.
+type RouteSink<'a> = dyn FnMut((HostId, HostId), &[u32]) + 'a;
 
 /// Why a route file was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,9 +119,21 @@ fn host_ids(net: &NamedTopology) -> BTreeMap<&str, HostId> {
 
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
 pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let mut routes = Vec::new();
+    parse_canonical(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    Ok(routes)
+}
+
+/// Reads canonical routes of `net` from `text`, handing each to `route` in file order.
+fn parse_canonical(
+    file: &str,
+    text: &str,
+    net: &NamedTopology,
+    route: &mut RouteSink<'_>,
+) -> Result<(), RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
-    let mut routes = Vec::new();
+    let mut ports = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let error = |rule: String| RouteFileError {
             file: file.to_string(),
@@ -129,7 +144,7 @@ pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<Rou
         if words.is_empty() {
             continue;
         }
-        let [src, dst, ports @ ..] = words.as_slice() else {
+        let [src, dst, words_ports @ ..] = words.as_slice() else {
             return Err(error("expected SOURCE DESTINATION PORT...".into()));
         };
         let host = |name: &String| {
@@ -139,42 +154,62 @@ pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<Rou
                 .ok_or_else(|| error(format!("unknown host `{name}`")))
         };
         let pair = (host(src)?, host(dst)?);
-        let ports = ports
-            .iter()
-            .map(|p| {
+        ports.clear();
+        for p in words_ports {
+            ports.push(
                 p.parse::<u32>()
-                    .map_err(|_| error(format!("expected a port number, got `{p}`")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+                    .map_err(|_| error(format!("expected a port number, got `{p}`")))?,
+            );
+        }
         peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
-        routes.push((pair, ports));
+        route(pair, &ports);
     }
-    Ok(routes)
+    Ok(())
 }
 
 /// Reads routes in either format, telling them apart by the first line that holds
 /// something: a Myrinet file starts with a header, a quoted name alone (or with a
 /// count); a canonical file with a route of two names and ports.
 pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let mut routes = Vec::new();
+    parse_any(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    Ok(routes)
+}
+
+/// [`read_any`] into flat storage, for the simulator: a large file's routes take their
+/// ports and 16 bytes each, not an allocation each.
+pub fn read_any_flat(file: &str, text: &str, net: &NamedTopology) -> Result<PathList, RouteFileError> {
+    let mut paths = PathList::default();
+    parse_any(file, text, net, &mut |pair, ports| paths.push(pair, ports))?;
+    Ok(paths)
+}
+
+/// Hands every route of `text`, in either format, to `route`; refuses a file that
+/// leaves out a pair of hosts.
+fn parse_any(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<'_>) -> Result<(), RouteFileError> {
     let first = text.lines().find_map(|l| {
         let w = words(l).ok()?;
         (!w.is_empty()).then_some((l.trim_start().starts_with('"'), w.len()))
     });
-    let routes = match first {
-        Some((true, words)) if words <= 2 => read_myrinet(file, text, net)?,
-        _ => read_canonical(file, text, net)?,
-    };
     // Every pair of hosts needs a route: a truncated file is refused here, by name. One
-    // bit per pair (8 MiB for the 8,192 hosts explicit routes allow).
+    // bit per pair (8 MiB for the 8,192 hosts explicit routes allow); more pairs than
+    // explicit routes are kept for are left to the network's build, which says so.
     let hosts = net.topology.hosts as usize;
-    if (hosts * hosts) as u64 > vesper_netmodels::topology::explicit::MAX_PAIRS {
-        // More pairs than explicit routes are kept for: the network's build says so.
-        return Ok(routes);
+    let check = (hosts * hosts) as u64 <= vesper_netmodels::topology::explicit::MAX_PAIRS;
+    let mut listed = vec![0u64; if check { (hosts * hosts).div_ceil(64) } else { 0 }];
+    let mut listing = |pair: (HostId, HostId), ports: &[u32]| {
+        if check {
+            let bit = pair.0.index() * hosts + pair.1.index();
+            listed[bit / 64] |= 1 << (bit % 64);
+        }
+        route(pair, ports);
+    };
+    match first {
+        Some((true, words)) if words <= 2 => parse_myrinet(file, text, net, &mut listing)?,
+        _ => parse_canonical(file, text, net, &mut listing)?,
     }
-    let mut listed = vec![0u64; (hosts * hosts).div_ceil(64)];
-    for &((s, d), _) in &routes {
-        let bit = s.index() * hosts + d.index();
-        listed[bit / 64] |= 1 << (bit % 64);
+    if !check {
+        return Ok(());
     }
     // The first unlisted bit off the diagonal, in pair order.
     let missing = (0..hosts * hosts)
@@ -191,7 +226,7 @@ pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList
             ),
         });
     }
-    Ok(routes)
+    Ok(())
 }
 
 /// Writes `routes` of `net` in the canonical format.
@@ -372,9 +407,15 @@ impl Peers {
 
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
 pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
+    let mut routes = Vec::new();
+    parse_myrinet(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    Ok(routes)
+}
+
+/// Reads a Myrinet route file of `net`, handing each route to `route` in file order.
+fn parse_myrinet(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<'_>) -> Result<(), RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
-    let mut routes = Vec::new();
     let mut source = None;
     for (index, line) in text.lines().enumerate() {
         let error = |rule: String| RouteFileError {
@@ -401,7 +442,7 @@ pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<Route
                     .collect::<Result<Vec<_>, _>>()?;
                 let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
                 peers.check_route(net, src, dst, &ports).map_err(&error)?;
-                routes.push(((src, dst), ports));
+                route((src, dst), &ports);
             }
             _ if words.len() <= 2 => source = Some(host(name)?),
             _ => {
@@ -412,7 +453,7 @@ pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<Route
             }
         }
     }
-    Ok(routes)
+    Ok(())
 }
 
 /// Writes `routes` of `net` as a Myrinet route file (turns as route bytes), a section

@@ -38,8 +38,8 @@ pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::{
-    Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PatternRoutes, PhaseLoad, Routing, Topology,
-    TopologyError, Torus, TorusError, Xgft, XgftError,
+    Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList, PatternRoutes, PhaseLoad, Routing,
+    Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
 };
 pub use trace::paraver::{
     BacklogCount, MemoryOutput, ParaverOptions, TraceError, TraceOutput, TraceSummary, TracedNetwork,

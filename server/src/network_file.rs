@@ -959,7 +959,7 @@ impl NetworkSpec {
             ));
         }
         let explicit = |name, list| {
-            ExplicitRoutes::new(hosts, policy, list)
+            ExplicitRoutes::from_paths(hosts, policy, list)
                 .map(|routes| RoutingPolicy::Explicit {
                     name,
                     routes: std::sync::Arc::new(routes),
@@ -970,8 +970,10 @@ impl NetworkSpec {
             (Some(path), None) => {
                 let file = path.display().to_string();
                 let text = std::fs::read_to_string(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
-                let list = vesper_map2topo::routes::read_any(&file, &text, net)
+                let list = vesper_map2topo::routes::read_any_flat(&file, &text, net)
                     .map_err(|e| SpecError::Mapping(e.to_string()))?;
+                // The text (as large as the file) goes before the table is built.
+                drop(text);
                 explicit("routes", list)
             }
             (Some(_), Some(_)) => Err(field("routing", "a route file gives the routes: leave routing out")),
@@ -982,8 +984,8 @@ impl NetworkSpec {
                 Ok(RoutingPolicy::ShortestPath)
             }
             (None, Some(RoutingName::UpDown)) => {
-                let (_, list) = vesper_map2topo::generate::up_down(&net.topology).map_err(|e| field("routing", e))?;
-                explicit("up-down", list)
+                let (_, routes) = vesper_map2topo::generate::up_down(&net.topology).map_err(|e| field("routing", e))?;
+                explicit("up-down", routes.into_iter().collect())
             }
             (None, Some(_)) => Err(field(
                 "routing",

@@ -69,23 +69,83 @@ pub enum ExplicitError {
     },
 }
 
+/// Paths as they are read, one after the other, stored flat: a large route file (67
+/// million paths for 8,192 hosts) costs its ports and 16 bytes a path, not an
+/// allocation a path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathList {
+    /// (source, destination) of each path
+    pairs: Vec<(HostId, HostId)>,
+    /// where each path's ports end in `ports`
+    ends: Vec<usize>,
+    /// every path's output ports, one path after the other
+    ports: Vec<u32>,
+}
+
+impl PathList {
+    /// Adds the path of `ports` from `pair.0` to `pair.1`, after the others.
+    pub fn push(&mut self, pair: (HostId, HostId), ports: &[u32]) {
+        self.pairs.push(pair);
+        self.ports.extend_from_slice(ports);
+        self.ends.push(self.ports.len());
+    }
+
+    /// Paths held.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// No path at all.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Path `i`: its pair and its ports.
+    pub fn get(&self, i: usize) -> ((HostId, HostId), &[u32]) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        (self.pairs[i], &self.ports[start..self.ends[i]])
+    }
+
+    /// Every path, in the order added.
+    pub fn iter(&self) -> impl Iterator<Item = ((HostId, HostId), &[u32])> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl FromIterator<((HostId, HostId), Vec<u32>)> for PathList {
+    fn from_iter<I: IntoIterator<Item = ((HostId, HostId), Vec<u32>)>>(paths: I) -> PathList {
+        let mut list = PathList::default();
+        for (pair, ports) in paths {
+            list.push(pair, &ports);
+        }
+        list
+    }
+}
+
 impl ExplicitRoutes {
     /// Routes of a network of `hosts` hosts from `paths`: ((source, destination),
     /// output ports), several per pair in the order given.
     pub fn new(
         hosts: u32,
         policy: MultipathPolicy,
-        mut paths: Vec<((HostId, HostId), Vec<u32>)>,
+        paths: Vec<((HostId, HostId), Vec<u32>)>,
     ) -> Result<ExplicitRoutes, ExplicitError> {
+        ExplicitRoutes::from_paths(hosts, policy, paths.into_iter().collect())
+    }
+
+    /// Routes of a network of `hosts` hosts from `paths`, several per pair in the order
+    /// given. Paths listed pair by pair (as route files are) are stored as they are,
+    /// without a copy of their ports.
+    pub fn from_paths(hosts: u32, policy: MultipathPolicy, paths: PathList) -> Result<ExplicitRoutes, ExplicitError> {
         let pairs = u64::from(hosts) * u64::from(hosts);
         if pairs > MAX_PAIRS {
             return Err(ExplicitError::TooManyPairs { hosts, pairs });
         }
-        if let Some(host) = paths.iter().flat_map(|((s, d), _)| [s.0, d.0]).find(|&h| h >= hosts) {
+        if let Some(host) = paths.pairs.iter().flat_map(|(s, d)| [s.0, d.0]).find(|&h| h >= hosts) {
             return Err(ExplicitError::UnknownHost { host, hosts });
         }
-        // Stable: a pair's paths keep their order.
-        paths.sort_by_key(|((s, d), _)| (s.0, d.0));
+        u32::try_from(paths.ports.len()).map_err(|_| ExplicitError::TooMany)?;
+        let key = |(s, d): (HostId, HostId)| (s.0, d.0);
         let mut routes = ExplicitRoutes {
             hosts,
             policy,
@@ -93,20 +153,33 @@ impl ExplicitRoutes {
             starts: Vec::with_capacity(paths.len() + 1),
             ports: Vec::new(),
         };
-        for (index, ((s, d), path)) in paths.into_iter().enumerate() {
+        let mut count = |index: usize, (s, d): (HostId, HostId)| {
             let pair = &mut routes.pairs[s.index() * hosts as usize + d.index()];
             if pair.1 == 0 {
                 pair.0 = index as u32;
             }
             pair.1 += 1;
-            routes
-                .starts
-                .push(u32::try_from(routes.ports.len()).map_err(|_| ExplicitError::TooMany)?);
-            routes.ports.extend(path);
+        };
+        if paths.pairs.is_sorted_by_key(|&p| key(p)) {
+            for (index, &pair) in paths.pairs.iter().enumerate() {
+                count(index, pair);
+            }
+            routes.starts.push(0);
+            routes.starts.extend(paths.ends.iter().map(|&end| end as u32));
+            routes.ports = paths.ports;
+        } else {
+            // Stable: a pair's paths keep their order.
+            let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+            order.sort_by_key(|&i| key(paths.pairs[i as usize]));
+            routes.ports.reserve_exact(paths.ports.len());
+            routes.starts.push(0);
+            for (index, &i) in order.iter().enumerate() {
+                let (pair, ports) = paths.get(i as usize);
+                count(index, pair);
+                routes.ports.extend_from_slice(ports);
+                routes.starts.push(routes.ports.len() as u32);
+            }
         }
-        routes
-            .starts
-            .push(u32::try_from(routes.ports.len()).map_err(|_| ExplicitError::TooMany)?);
         Ok(routes)
     }
 
@@ -161,6 +234,26 @@ impl ExplicitRoutes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_listed_pair_by_pair_or_not_are_stored_alike() {
+        let paths = [
+            ((HostId(0), HostId(1)), vec![7]),
+            ((HostId(1), HostId(0)), vec![4, 2]),
+            ((HostId(1), HostId(0)), vec![5, 3, 1]),
+        ];
+        let sorted: PathList = paths.iter().cloned().collect();
+        assert_eq!(sorted.len(), 3);
+        assert_eq!(sorted.get(2), ((HostId(1), HostId(0)), &[5, 3, 1][..]));
+        let shuffled: PathList = [&paths[1], &paths[0], &paths[2]].into_iter().cloned().collect();
+        let stored = |list| ExplicitRoutes::from_paths(2, MultipathPolicy::First, list).expect("valid");
+        assert_eq!(stored(shuffled), stored(sorted.clone()));
+        let routes = stored(sorted);
+        assert_eq!(
+            routes.iter().map(|(pair, p)| (pair, p.to_vec())).collect::<Vec<_>>(),
+            paths.to_vec()
+        );
+    }
 
     #[test]
     fn paths_are_kept_per_pair_in_order() {

@@ -19,7 +19,7 @@ pub mod explicit;
 pub mod torus;
 pub mod xgft;
 
-pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy};
+pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy, PathList};
 
 pub use torus::{Torus, TorusError};
 pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
