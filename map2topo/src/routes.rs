@@ -40,6 +40,59 @@ pub type RouteList = Vec<((HostId, HostId), Vec<u32>)>;
 /// Takes each route read: (source, destination) and its output ports.
 type RouteSink<'a> = dyn FnMut((HostId, HostId), &[u32]) + 'a;
 
+/// Where a route file's lines come from: fills `line` with the next one (without its
+/// line end) and says whether there was one. A file is read a line at a time, so that
+/// its text (2 GB for 8,192 hosts) is never held whole.
+type LineSource<'a> = dyn FnMut(&mut String) -> std::io::Result<bool> + 'a;
+
+/// The lines of `text`.
+fn text_lines(text: &str) -> impl FnMut(&mut String) -> std::io::Result<bool> + '_ {
+    let mut lines = text.lines();
+    move |line| {
+        line.clear();
+        Ok(lines.next().map(|l| line.push_str(l)).is_some())
+    }
+}
+
+/// The lines of `reader`, line ends (`\n` or `\r\n`) left out as `str::lines` does.
+fn reader_lines(mut reader: impl std::io::BufRead) -> impl FnMut(&mut String) -> std::io::Result<bool> {
+    move |line| {
+        line.clear();
+        let more = reader.read_line(line)? > 0;
+        if line.ends_with('\n') {
+            line.pop();
+            if line.ends_with('\r') {
+                line.pop();
+            }
+        }
+        Ok(more)
+    }
+}
+
+/// Runs `each` on every line of `source` with its number (from 1); the lines read.
+fn for_each_line(
+    file: &str,
+    source: &mut LineSource<'_>,
+    mut each: impl FnMut(usize, &str) -> Result<(), RouteFileError>,
+) -> Result<usize, RouteFileError> {
+    let mut line = String::new();
+    let mut number = 0;
+    while source(&mut line).map_err(|e| read_error(file, number + 1, &e))? {
+        number += 1;
+        each(number, &line)?;
+    }
+    Ok(number)
+}
+
+/// A line of `file` that could not be read.
+fn read_error(file: &str, line: usize, e: &std::io::Error) -> RouteFileError {
+    RouteFileError {
+        file: file.to_string(),
+        line,
+        rule: format!("cannot read: {e}"),
+    }
+}
+
 /// Why a route file was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}: {rule}")]
@@ -120,29 +173,32 @@ fn host_ids(net: &NamedTopology) -> BTreeMap<&str, HostId> {
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
 pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = Vec::new();
-    parse_canonical(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    parse_canonical(file, &mut text_lines(text), net, &mut |pair, ports| {
+        routes.push((pair, ports.to_vec()))
+    })?;
     Ok(routes)
 }
 
-/// Reads canonical routes of `net` from `text`, handing each to `route` in file order.
+/// Reads canonical routes of `net` from `lines`, handing each to `route` in file order;
+/// the lines read.
 fn parse_canonical(
     file: &str,
-    text: &str,
+    lines: &mut LineSource<'_>,
     net: &NamedTopology,
     route: &mut RouteSink<'_>,
-) -> Result<(), RouteFileError> {
+) -> Result<usize, RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
     let mut ports = Vec::new();
-    for (index, line) in text.lines().enumerate() {
+    for_each_line(file, lines, |number, line| {
         let error = |rule: String| RouteFileError {
             file: file.to_string(),
-            line: index + 1,
+            line: number,
             rule,
         };
         let words = words(line).map_err(error)?;
         if words.is_empty() {
-            continue;
+            return Ok(());
         }
         let [src, dst, words_ports @ ..] = words.as_slice() else {
             return Err(error("expected SOURCE DESTINATION PORT...".into()));
@@ -163,8 +219,8 @@ fn parse_canonical(
         }
         peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
         route(pair, &ports);
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Reads routes in either format, telling them apart by the first line that holds
@@ -172,25 +228,60 @@ fn parse_canonical(
 /// count); a canonical file with a route of two names and ports.
 pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = Vec::new();
-    parse_any(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    parse_any(file, &mut text_lines(text), net, &mut |pair, ports| {
+        routes.push((pair, ports.to_vec()))
+    })?;
     Ok(routes)
 }
 
-/// [`read_any`] into flat storage, for the simulator: a large file's routes take their
-/// ports and 16 bytes each, not an allocation each.
-pub fn read_any_flat(file: &str, text: &str, net: &NamedTopology) -> Result<PathList, RouteFileError> {
+/// [`read_any`] from `reader`, a line at a time, into flat storage, for the simulator:
+/// a large file's routes take their ports and 16 bytes each, not an allocation each,
+/// and its text is never held whole.
+pub fn read_any_flat(
+    file: &str,
+    reader: impl std::io::BufRead,
+    net: &NamedTopology,
+) -> Result<PathList, RouteFileError> {
     let mut paths = PathList::default();
-    parse_any(file, text, net, &mut |pair, ports| paths.push(pair, ports))?;
+    parse_any(file, &mut reader_lines(reader), net, &mut |pair, ports| {
+        paths.push(pair, ports)
+    })?;
     Ok(paths)
 }
 
-/// Hands every route of `text`, in either format, to `route`; refuses a file that
+/// Hands every route of `lines`, in either format, to `route`; refuses a file that
 /// leaves out a pair of hosts.
-fn parse_any(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<'_>) -> Result<(), RouteFileError> {
-    let first = text.lines().find_map(|l| {
-        let w = words(l).ok()?;
-        (!w.is_empty()).then_some((l.trim_start().starts_with('"'), w.len()))
-    });
+fn parse_any(
+    file: &str,
+    lines: &mut LineSource<'_>,
+    net: &NamedTopology,
+    route: &mut RouteSink<'_>,
+) -> Result<(), RouteFileError> {
+    // The format: read up to the first line that holds something, then put those lines
+    // back in front of the rest.
+    let mut head = Vec::new();
+    let first = loop {
+        let mut line = String::new();
+        if !lines(&mut line).map_err(|e| read_error(file, head.len() + 1, &e))? {
+            break None;
+        }
+        let found = words(&line)
+            .ok()
+            .filter(|w| !w.is_empty())
+            .map(|w| (line.trim_start().starts_with('"'), w.len()));
+        head.push(line);
+        if found.is_some() {
+            break found;
+        }
+    };
+    let mut head = head.into_iter();
+    let mut lines = |line: &mut String| match head.next() {
+        Some(read) => {
+            *line = read;
+            Ok(true)
+        }
+        None => lines(line),
+    };
     // Every pair of hosts needs a route: a truncated file is refused here, by name. One
     // bit per pair (8 MiB for the 8,192 hosts explicit routes allow); more pairs than
     // explicit routes are kept for are left to the network's build, which says so.
@@ -204,10 +295,10 @@ fn parse_any(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<
         }
         route(pair, ports);
     };
-    match first {
-        Some((true, words)) if words <= 2 => parse_myrinet(file, text, net, &mut listing)?,
-        _ => parse_canonical(file, text, net, &mut listing)?,
-    }
+    let count = match first {
+        Some((true, words)) if words <= 2 => parse_myrinet(file, &mut lines, net, &mut listing)?,
+        _ => parse_canonical(file, &mut lines, net, &mut listing)?,
+    };
     if !check {
         return Ok(());
     }
@@ -218,7 +309,7 @@ fn parse_any(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<
     if let Some((s, d)) = missing {
         return Err(RouteFileError {
             file: file.to_string(),
-            line: text.lines().count(),
+            line: count,
             rule: format!(
                 "the file ends without a route from `{}` to `{}`; every pair of hosts needs one",
                 net.name(Device::Host(s)),
@@ -408,23 +499,30 @@ impl Peers {
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
 pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = Vec::new();
-    parse_myrinet(file, text, net, &mut |pair, ports| routes.push((pair, ports.to_vec())))?;
+    parse_myrinet(file, &mut text_lines(text), net, &mut |pair, ports| {
+        routes.push((pair, ports.to_vec()))
+    })?;
     Ok(routes)
 }
 
 /// Reads a Myrinet route file of `net`, handing each route to `route` in file order.
-fn parse_myrinet(file: &str, text: &str, net: &NamedTopology, route: &mut RouteSink<'_>) -> Result<(), RouteFileError> {
+fn parse_myrinet(
+    file: &str,
+    lines: &mut LineSource<'_>,
+    net: &NamedTopology,
+    route: &mut RouteSink<'_>,
+) -> Result<usize, RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
     let mut source = None;
-    for (index, line) in text.lines().enumerate() {
+    for_each_line(file, lines, |number, line| {
         let error = |rule: String| RouteFileError {
             file: file.to_string(),
-            line: index + 1,
+            line: number,
             rule,
         };
         let words = words(line).map_err(error)?;
-        let Some(name) = words.first() else { continue };
+        let Some(name) = words.first() else { return Ok(()) };
         let host = |name: &String| {
             hosts
                 .get(name.as_str())
@@ -452,8 +550,8 @@ fn parse_myrinet(file: &str, text: &str, net: &NamedTopology, route: &mut RouteS
                 )));
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Writes `routes` of `net` as a Myrinet route file (turns as route bytes), a section
@@ -594,6 +692,34 @@ mod tests {
             err(read_myrinet, "\"host0\"\n\"host3\" 1 0x81\n"),
             "r.txt:2: the route ends at `host1`, not at `host3`"
         );
+    }
+
+    #[test]
+    fn a_file_read_a_line_at_a_time_gives_the_same_routes() {
+        let net = tree();
+        let routes = d_mod_k_routes();
+        let flat = |text: String| read_any_flat("r", std::io::Cursor::new(text.into_bytes()), &net);
+        let expected: PathList = routes.iter().cloned().collect();
+        for text in [
+            write_canonical(&routes, &net),
+            write_myrinet(&routes, &net).expect("turns fit"),
+        ] {
+            // Blank lines first (the format is told by the first that holds something),
+            // and Windows line ends.
+            assert_eq!(flat(format!("\n# routes\n{text}")), Ok(expected.clone()));
+            assert_eq!(flat(text.replace('\n', "\r\n")), Ok(expected.clone()));
+        }
+        // A truncated file names its last line; a file that cannot be read, the line.
+        let text = write_canonical(&routes, &net);
+        let cut = text.find("host0 host2").expect("a route");
+        let lines = text[..cut].lines().count();
+        let refused = flat(text[..cut].to_string()).expect_err("truncated");
+        assert_eq!(refused.line, lines, "{refused}");
+        let mut bytes = text.into_bytes();
+        bytes[cut] = 0xff;
+        let refused = read_any_flat("r", std::io::Cursor::new(bytes), &net).expect_err("not UTF-8");
+        assert_eq!(refused.line, lines + 1);
+        assert!(refused.rule.starts_with("cannot read: "), "{refused}");
     }
 
     #[test]

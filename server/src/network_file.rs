@@ -969,11 +969,10 @@ impl NetworkSpec {
         match (self.routes.as_ref().and_then(|r| r.first()), self.routing) {
             (Some(path), None) => {
                 let file = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
-                let list = vesper_map2topo::routes::read_any_flat(&file, &text, net)
+                let opened = std::fs::File::open(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
+                let reader = std::io::BufReader::with_capacity(1 << 20, opened);
+                let list = vesper_map2topo::routes::read_any_flat(&file, reader, net)
                     .map_err(|e| SpecError::Mapping(e.to_string()))?;
-                // The text (as large as the file) goes before the table is built.
-                drop(text);
                 explicit("routes", list)
             }
             (Some(_), Some(_)) => Err(field("routing", "a route file gives the routes: leave routing out")),
