@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use vesper_map2topo::generate::{
     conflicts, deadlock_cycle, forwarding_routes, read_phases, routes_of, shortest_paths, table_deadlock_cycle, up_down,
 };
-use vesper_map2topo::routes::{RouteList, read_any, write_canonical, write_myrinet};
+use vesper_map2topo::routes::{RouteList, read_any, write_canonical_to, write_myrinet_to};
 use vesper_map2topo::{NamedTopology, WriteOptions, read_map, write_map};
 use vesper_netmodels::{Device, HostId, LinkParams, Routing, Topology, Torus, Xgft};
 
@@ -220,12 +220,12 @@ fn main() -> anyhow::Result<()> {
                     let parsed = vesper_map2topo::read_forwarding_tables(&file, &text)?;
                     fabric.attach_forwarding(&file, &parsed)?;
                     let routes = forwarding_routes(&fabric).map_err(anyhow::Error::msg)?;
-                    emit(Some(path), &routes_text(&routes, &fabric.topology, out.format)?)?;
+                    emit_routes(Some(path), &routes, &fabric.topology, out.format)?;
                 }
                 (Some(path), None) => {
                     eprintln!("no --tables: routes by shortest paths");
                     let routes = shortest_paths(&fabric.topology.topology, 1).map_err(anyhow::Error::msg)?;
-                    emit(Some(path), &routes_text(&routes, &fabric.topology, out.format)?)?;
+                    emit_routes(Some(path), &routes, &fabric.topology, out.format)?;
                 }
                 (None, Some(_)) => anyhow::bail!("--tables: give --routes FILE to write the routes they give"),
                 (None, None) => {}
@@ -248,7 +248,7 @@ fn main() -> anyhow::Result<()> {
                     routes
                 }
             };
-            emit(output.as_deref(), &routes_text(&routes, &net, format)?)
+            emit_routes(output.as_deref(), &routes, &net, format)
         }
         Command::Convert {
             map,
@@ -258,7 +258,7 @@ fn main() -> anyhow::Result<()> {
         } => {
             let net = single_rail(&map)?;
             let routes = read_routes(&routes, &net)?;
-            emit(output.as_deref(), &routes_text(&routes, &net, to)?)
+            emit_routes(output.as_deref(), &routes, &net, to)
         }
         Command::Conflicts { map, routes, pattern } => {
             let net = single_rail(&map)?;
@@ -291,7 +291,7 @@ fn export(topology: Topology, out: &Output) -> anyhow::Result<()> {
     emit(out.output.as_deref(), &write_map(&net, WriteOptions::default())?)?;
     if let Some(path) = &out.routes {
         let routes = routes_of(&net.topology).map_err(anyhow::Error::msg)?;
-        emit(Some(path), &routes_text(&routes, &net, out.format)?)?;
+        emit_routes(Some(path), &routes, &net, out.format)?;
     }
     Ok(())
 }
@@ -391,11 +391,38 @@ fn read_pattern(path: &Path, net: &NamedTopology) -> anyhow::Result<Vec<Vec<(Hos
     read_phases(&file, &text, id, "two host names of the map").map_err(anyhow::Error::msg)
 }
 
-fn routes_text(routes: &RouteList, net: &NamedTopology, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Canonical => write_canonical(routes, net),
-        Format::Myrinet => write_myrinet(routes, net).map_err(anyhow::Error::msg)?,
-    })
+/// Writes `routes` of `net` in `format` to `path`, or to standard output, route by
+/// route (a route file for 8,192 hosts is 2 GB); a file left unfinished by an error is
+/// removed.
+fn emit_routes(path: Option<&Path>, routes: &RouteList, net: &NamedTopology, format: Format) -> anyhow::Result<()> {
+    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        match format {
+            Format::Canonical => write_canonical_to(routes, net, out)?,
+            Format::Myrinet => write_myrinet_to(routes, net, out)?,
+        }
+        out.flush()
+    };
+    match path {
+        Some(p) => {
+            let file = std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            let written = write(&mut std::io::BufWriter::new(file));
+            match written {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = std::fs::remove_file(p);
+                    match e.kind() {
+                        // A route the format cannot write: the error names it.
+                        std::io::ErrorKind::Other => Err(anyhow::anyhow!("{e}")),
+                        _ => Err(e).with_context(|| format!("cannot write {}", p.display())),
+                    }
+                }
+            }
+        }
+        None => match write(&mut std::io::BufWriter::new(std::io::stdout().lock())) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Writes `text` to `path`, or to standard output.

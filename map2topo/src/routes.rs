@@ -27,7 +27,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 
@@ -322,21 +321,36 @@ fn parse_any(
 
 /// Writes `routes` of `net` in the canonical format.
 pub fn write_canonical(routes: &RouteList, net: &NamedTopology) -> String {
-    let mut out =
-        String::from("# vesper routes: SOURCE DESTINATION PORT... (absolute output ports, switch by switch)\n");
+    let mut out = Vec::new();
+    // Writing to memory cannot fail, and every piece written is text.
+    let _ = write_canonical_to(routes, net, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `routes` of `net` in the canonical format to `out`, route by route (a file
+/// for 8,192 hosts is 2 GB: it is never held whole).
+pub fn write_canonical_to(
+    routes: &RouteList,
+    net: &NamedTopology,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "# vesper routes: SOURCE DESTINATION PORT... (absolute output ports, switch by switch)"
+    )?;
     for ((src, dst), ports) in routes {
-        let _ = write!(
+        write!(
             out,
             "{} {}",
             quote(net.name(Device::Host(*src))),
             quote(net.name(Device::Host(*dst)))
-        );
+        )?;
         for p in ports {
-            let _ = write!(out, " {p}");
+            write!(out, " {p}")?;
         }
-        out.push('\n');
+        writeln!(out)?;
     }
-    out
+    Ok(())
 }
 
 /// A turn from its written form: a route byte in hex (high bit set, 6-bit signed δ)
@@ -557,30 +571,37 @@ fn parse_myrinet(
 /// Writes `routes` of `net` as a Myrinet route file (turns as route bytes), a section
 /// per run of routes from one source.
 pub fn write_myrinet(routes: &RouteList, net: &NamedTopology) -> Result<String, String> {
+    let mut out = Vec::new();
+    write_myrinet_to(routes, net, &mut out).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// [`write_myrinet`] to `out`, route by route; a route whose turns a route byte cannot
+/// hold is an error of kind `Other`, naming it.
+pub fn write_myrinet_to(routes: &RouteList, net: &NamedTopology, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let peers = Peers::of(&net.topology);
-    let mut out = String::new();
     for (index, section) in routes.chunk_by(|a, b| a.0.0 == b.0.0).enumerate() {
         let src = section[0].0.0;
         if index > 0 {
-            out.push('\n');
+            writeln!(out)?;
         }
-        let _ = writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), section.len());
+        writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), section.len())?;
         for ((_, dst), ports) in section {
             let turns = peers.ports_to_turns(src, ports).map_err(|e| {
-                format!(
+                std::io::Error::other(format!(
                     "{} to {}: {e}",
                     net.name(Device::Host(src)),
                     net.name(Device::Host(*dst))
-                )
+                ))
             })?;
-            let _ = write!(out, "{} {}", quote_always(net.name(Device::Host(*dst))), turns.len());
+            write!(out, "{} {}", quote_always(net.name(Device::Host(*dst))), turns.len())?;
             for t in turns {
-                let _ = write!(out, " 0x{:02x}", 0x80 | (t as u8 & 0x3f));
+                write!(out, " 0x{:02x}", 0x80 | (t as u8 & 0x3f))?;
             }
-            out.push('\n');
+            writeln!(out)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `name` quoted, as Myrinet files write names.

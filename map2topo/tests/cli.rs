@@ -121,3 +121,25 @@ fn an_infiniband_fabric_becomes_a_map_with_the_routes_of_its_tables() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn routes_the_myrinet_format_cannot_hold_leave_no_file_behind() {
+    let dir = std::env::temp_dir().join(format!("map2topo-cli-turns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // One switch of 100 ports: host0 to host32 is a turn of 32, beyond a route byte's.
+    let args = ["xgft", "1", "100", "1", "-o", "x.map", "--routes", "x.routes"];
+    let (ok, _, err) = map2topo(&dir, &[&args[..], &["--format", "myrinet"]].concat());
+    assert!(!ok);
+    assert!(
+        err.contains("Error: host0 to host32: hop 0: a turn of 32 does not fit a route byte"),
+        "{err}"
+    );
+    assert!(!dir.join("x.routes").exists(), "the unfinished file is removed");
+    // The canonical format holds them, written route by route.
+    let (ok, _, err) = map2topo(&dir, &args);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(dir.join("x.routes")).expect("written");
+    assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 100 * 99);
+    assert!(text.contains("\nhost0 host32 32\n"), "{}", &text[..200]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
