@@ -371,10 +371,11 @@ fn read_routes(path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
     let routes = read_any(&file, &text, net)?;
     let mut topology = net.topology.clone();
-    let explicit = vesper_netmodels::ExplicitRoutes::new(
+    // Flat, beside the list (not a second list of its own allocations).
+    let explicit = vesper_netmodels::ExplicitRoutes::from_paths(
         topology.hosts,
         vesper_netmodels::MultipathPolicy::First,
-        routes.clone(),
+        routes.iter().map(|(pair, ports)| (*pair, ports.as_slice())).collect(),
     )?;
     topology.routing = Routing::Explicit(std::sync::Arc::new(explicit));
     vesper_netmodels::NetworkBuilder::new(topology)

@@ -122,6 +122,16 @@ impl FromIterator<((HostId, HostId), Vec<u32>)> for PathList {
     }
 }
 
+impl<'a> FromIterator<((HostId, HostId), &'a [u32])> for PathList {
+    fn from_iter<I: IntoIterator<Item = ((HostId, HostId), &'a [u32])>>(paths: I) -> PathList {
+        let mut list = PathList::default();
+        for (pair, ports) in paths {
+            list.push(pair, ports);
+        }
+        list
+    }
+}
+
 impl ExplicitRoutes {
     /// Routes of a network of `hosts` hosts from `paths`: ((source, destination),
     /// output ports), several per pair in the order given.
