@@ -106,7 +106,16 @@ pub struct RouteFileError {
 
 /// The words of a line: bare tokens or quoted names (`"n 0"`, with `\"` and `\\`);
 /// `#` outside quotes starts a comment.
-fn words(line: &str) -> Result<Vec<String>, String> {
+fn words(line: &str) -> Result<Vec<std::borrow::Cow<'_, str>>, String> {
+    // Most lines (every line map2topo writes for numbered hosts) quote nothing: their
+    // words are slices of the line, with no allocation each.
+    if !line.contains('"') {
+        return Ok(line
+            .split_whitespace()
+            .take_while(|w| !w.starts_with('#'))
+            .map(std::borrow::Cow::Borrowed)
+            .collect());
+    }
     let mut out = Vec::new();
     let mut chars = line.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -125,7 +134,7 @@ fn words(line: &str) -> Result<Vec<String>, String> {
                     None => return Err("a quoted name is not closed".into()),
                 }
             }
-            out.push(word);
+            out.push(word.into());
         } else {
             let mut word = String::new();
             while let Some(&c) = chars.peek() {
@@ -135,7 +144,7 @@ fn words(line: &str) -> Result<Vec<String>, String> {
                 word.push(c);
                 chars.next();
             }
-            out.push(word);
+            out.push(word.into());
         }
     }
     Ok(out)
@@ -202,9 +211,9 @@ fn parse_canonical(
         let [src, dst, words_ports @ ..] = words.as_slice() else {
             return Err(error("expected SOURCE DESTINATION PORT...".into()));
         };
-        let host = |name: &String| {
+        let host = |name: &str| {
             hosts
-                .get(name.as_str())
+                .get(name)
                 .copied()
                 .ok_or_else(|| error(format!("unknown host `{name}`")))
         };
@@ -537,9 +546,9 @@ fn parse_myrinet(
         };
         let words = words(line).map_err(error)?;
         let Some(name) = words.first() else { return Ok(()) };
-        let host = |name: &String| {
+        let host = |name: &str| {
             hosts
-                .get(name.as_str())
+                .get(name)
                 .copied()
                 .ok_or_else(|| error(format!("unknown host `{name}`")))
         };
