@@ -163,9 +163,9 @@ struct TrafficArgs {
     /// Points simulated at once [default: the machine's cores].
     #[arg(long)]
     threads: Option<usize>,
-    /// Points kept after the first saturated one.
-    #[arg(long, default_value_t = 1)]
-    past_saturation: usize,
+    /// Points of a --sweep kept after the first saturated one [default: 1].
+    #[arg(long)]
+    past_saturation: Option<usize>,
     /// Print the curves as JSON.
     #[arg(long)]
     json: bool,
@@ -1886,6 +1886,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
 fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
     use vesper_server::traffic::{self, Configuration};
 
+    // (clap's `requires` would let --load, which conflicts with --sweep, stand in.)
+    anyhow::ensure!(
+        args.past_saturation.is_none() || args.sweep.is_some(),
+        "--past-saturation is for a --sweep (a single --load has no points past saturation)"
+    );
     let (base, origin) = args.net.spec(Some("kary-ntree"))?;
     let overrides = args.net.overrides().0;
     // (label, description, where it came from)
@@ -2009,7 +2014,13 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
-    let curves = traffic::sweep(&configurations, &loads, threads, args.past_saturation, args.cycles)?;
+    let curves = traffic::sweep(
+        &configurations,
+        &loads,
+        threads,
+        args.past_saturation.unwrap_or(1),
+        args.cycles,
+    )?;
     if let Some(path) = &args.svg {
         std::fs::write(path, traffic::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;

@@ -1227,6 +1227,10 @@ fn traffic_refuses_what_it_cannot_run() {
         "the ideal network has no links",
     );
     refused(&["--load", "0.3", "--router-delay", "2"], "--cycles");
+    refused(
+        &["--load", "0.3", "--past-saturation", "3"],
+        "--past-saturation is for a --sweep",
+    );
     refused(&["--load", "0.3", "--routing-pattern", "x"], "--routing-pattern x");
 }
 
