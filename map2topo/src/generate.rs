@@ -85,7 +85,7 @@ pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String
     let graph = Graph::of(topology);
     let hosts = topology.hosts;
     let mut by_switch: Vec<Option<Vec<u32>>> = vec![None; graph.links.len()];
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     for src in 0..hosts {
         let (first, _) = graph.attach(HostId(src))?;
         for dst in (0..hosts).filter(|&d| d != src) {
@@ -102,7 +102,7 @@ pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String
             while let Some((at, mut path)) = stack.pop() {
                 if at == last {
                     path.push(down);
-                    routes.push(((HostId(src), HostId(dst)), path));
+                    routes.push((HostId(src), HostId(dst)), &path);
                     found += 1;
                     if found == k.max(1) {
                         break;
@@ -154,7 +154,7 @@ pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
         let (s, port) = graph.attach(HostId(h))?;
         host_of_switch[s as usize].push((h, port));
     }
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     let mut parent: Vec<Option<(u32, u32)>> = vec![None; 2 * switches as usize];
     let mut seen = vec![false; 2 * switches as usize];
     for start in 0..switches {
@@ -196,12 +196,11 @@ pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
                     at = from as usize;
                 }
                 path.reverse();
-                routes.push(((HostId(src), HostId(dst)), path));
+                routes.push((HostId(src), HostId(dst)), &path);
             }
         }
     }
-    routes.sort_by_key(|((s, d), _)| (s.0, d.0));
-    Ok((SwitchId(root), routes))
+    Ok((SwitchId(root), routes.sorted_by_pair()))
 }
 
 fn path_length(parent: &[Option<(u32, u32)>], mut at: usize) -> usize {
@@ -238,10 +237,10 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
         || (0..hosts).flat_map(move |s| (0..hosts).filter(move |&d| d != s).map(move |d| (HostId(s), HostId(d))));
     match &topology.routing {
         Routing::ShortestPath => shortest_paths(topology, 1),
-        Routing::Explicit(routes) => Ok(routes.iter().map(|(pair, path)| (pair, path.to_vec())).collect()),
+        Routing::Explicit(routes) => Ok(routes.iter().collect()),
         Routing::DimensionOrder(t) => {
             let graph = Graph::of(topology);
-            let mut routes = Vec::new();
+            let mut routes = RouteList::default();
             for (s, d) in pairs() {
                 let (mut at, _) = graph.attach(s)?;
                 let mut path = Vec::new();
@@ -254,7 +253,7 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
                         None => break,
                     }
                 }
-                routes.push(((s, d), path));
+                routes.push((s, d), &path);
             }
             Ok(routes)
         }
@@ -276,7 +275,7 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
     let graph = Graph::of(topology);
     let name = |d| fabric.topology.name(d).to_string();
     let hosts = topology.hosts;
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     for s in 0..hosts {
         for d in (0..hosts).filter(|&d| d != s) {
             let (src, dst) = (HostId(s), HostId(d));
@@ -309,7 +308,7 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
                     }
                 }
             }
-            routes.push(((src, dst), path));
+            routes.push((src, dst), &path);
         }
     }
     Ok(routes)
@@ -345,7 +344,7 @@ impl Channels {
 /// A cycle of channels (switch, output port) in the routes' dependency graph, or
 /// `None` when the routes cannot deadlock wormhole switches.
 pub fn deadlock_cycle(topology: &Topology, routes: &RouteList) -> Option<Vec<(SwitchId, u32)>> {
-    deadlock_cycle_of(topology, routes.iter().map(|((src, _), path)| (*src, path.as_slice())))
+    deadlock_cycle_of(topology, routes.iter().map(|((src, _), path)| (src, path)))
 }
 
 /// The same for paths given as (source, output ports), without collecting them first.
@@ -531,7 +530,7 @@ pub fn conflicts(
                 })
                 .or_default() += 1;
             let (mut at, _) = graph.attach(s)?;
-            for &port in &routes[i].1 {
+            for &port in routes.get(i).1 {
                 *load
                     .entry(Endpoint {
                         device: Device::Switch(SwitchId(at)),
@@ -568,7 +567,7 @@ mod tests {
     /// destination), and a message per pair arrives.
     fn runs(mut topology: Topology, routes: RouteList) {
         let hosts = topology.hosts;
-        let explicit = ExplicitRoutes::new(hosts, MultipathPolicy::RoundRobin, routes).expect("stored");
+        let explicit = ExplicitRoutes::from_paths(hosts, MultipathPolicy::RoundRobin, routes).expect("stored");
         topology.routing = Routing::Explicit(Arc::new(explicit));
         let mut sim = NetworkBuilder::new(topology).build().expect("valid routes");
         let mut n = 0;
@@ -595,8 +594,8 @@ mod tests {
         let topology = x.topology(LinkParams::default());
         let one = shortest_paths(&topology, 1).expect("connected");
         assert_eq!(one.len(), 8 * 7);
-        for ((s, d), path) in &one {
-            assert_eq!(path.len(), x.d_mod_k_path(*s, *d).len(), "{s:?} → {d:?}");
+        for ((s, d), path) in one.iter() {
+            assert_eq!(path.len(), x.d_mod_k_path(s, d).len(), "{s:?} → {d:?}");
         }
         // Host 0 to host 7 climbs to the top: 2 × 2 minimal paths.
         let four = shortest_paths(&topology, 4).expect("connected");
@@ -642,7 +641,7 @@ mod tests {
         let tree = x.topology(LinkParams::default());
         let listed = routes_of(&tree).expect("paths");
         assert_eq!(listed.len(), 16 * 15);
-        assert!(listed.iter().all(|((s, d), p)| *p == x.d_mod_k_path(*s, *d)));
+        assert!(listed.iter().all(|((s, d), p)| p == x.d_mod_k_path(s, d)));
         runs(tree, listed);
         let torus = Torus::new(vec![3, 4], true, 1)
             .expect("valid")

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use vesper_map2topo::generate::{
     conflicts, deadlock_cycle, forwarding_routes, read_phases, routes_of, shortest_paths, table_deadlock_cycle, up_down,
 };
-use vesper_map2topo::routes::{RouteList, read_any, write_canonical_to, write_myrinet_to};
+use vesper_map2topo::routes::{RouteList, read_any_from, write_canonical_to, write_myrinet_to};
 use vesper_map2topo::{NamedTopology, WriteOptions, read_map, write_map};
 use vesper_netmodels::{Device, HostId, LinkParams, Routing, Topology, Torus, Xgft};
 
@@ -368,14 +368,13 @@ fn single_rail(map: &Path) -> anyhow::Result<NamedTopology> {
 /// Reads routes in either format and checks that each reaches its destination.
 fn read_routes(path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
-    let routes = read_any(&file, &text, net)?;
+    let opened = std::fs::File::open(path).with_context(|| format!("cannot read {file}"))?;
+    let routes = read_any_from(&file, std::io::BufReader::with_capacity(1 << 20, opened), net)?;
     let mut topology = net.topology.clone();
-    // Flat, beside the list (not a second list of its own allocations).
     let explicit = vesper_netmodels::ExplicitRoutes::from_paths(
         topology.hosts,
         vesper_netmodels::MultipathPolicy::First,
-        routes.iter().map(|(pair, ports)| (*pair, ports.as_slice())).collect(),
+        routes.clone(),
     )?;
     topology.routing = Routing::Explicit(std::sync::Arc::new(explicit));
     vesper_netmodels::NetworkBuilder::new(topology)

@@ -33,8 +33,9 @@ use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 use crate::NamedTopology;
 
 /// Routes of a network: ((source, destination), output ports), pair by pair, the
-/// alternatives of a pair in order.
-pub type RouteList = Vec<((HostId, HostId), Vec<u32>)>;
+/// alternatives of a pair in order; stored flat (a route file for 8,192 hosts holds 67
+/// million routes: one allocation each would double its size).
+pub type RouteList = PathList;
 
 /// Takes each route read: (source, destination) and its output ports.
 type RouteSink<'a> = dyn FnMut((HostId, HostId), &[u32]) + 'a;
@@ -181,9 +182,9 @@ fn host_ids(net: &NamedTopology) -> HashMap<&str, HostId> {
 
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
 pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     parse_canonical(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push((pair, ports.to_vec()))
+        routes.push(pair, ports)
     })?;
     Ok(routes)
 }
@@ -236,26 +237,25 @@ fn parse_canonical(
 /// something: a Myrinet file starts with a header, a quoted name alone (or with a
 /// count); a canonical file with a route of two names and ports.
 pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     parse_any(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push((pair, ports.to_vec()))
+        routes.push(pair, ports)
     })?;
     Ok(routes)
 }
 
-/// [`read_any`] from `reader`, a line at a time, into flat storage, for the simulator:
-/// a large file's routes take their ports and 16 bytes each, not an allocation each,
-/// and its text is never held whole.
-pub fn read_any_flat(
+/// [`read_any`] from `reader`, a line at a time: a large file's text (2 GB for 8,192
+/// hosts) is never held whole.
+pub fn read_any_from(
     file: &str,
     reader: impl std::io::BufRead,
     net: &NamedTopology,
-) -> Result<PathList, RouteFileError> {
-    let mut paths = PathList::default();
+) -> Result<RouteList, RouteFileError> {
+    let mut routes = RouteList::default();
     parse_any(file, &mut reader_lines(reader), net, &mut |pair, ports| {
-        paths.push(pair, ports)
+        routes.push(pair, ports)
     })?;
-    Ok(paths)
+    Ok(routes)
 }
 
 /// Hands every route of `lines`, in either format, to `route`; refuses a file that
@@ -348,12 +348,12 @@ pub fn write_canonical_to(
         out,
         "# vesper routes: SOURCE DESTINATION PORT... (absolute output ports, switch by switch)"
     )?;
-    for ((src, dst), ports) in routes {
+    for ((src, dst), ports) in routes.iter() {
         write!(
             out,
             "{} {}",
-            quote(net.name(Device::Host(*src))),
-            quote(net.name(Device::Host(*dst)))
+            quote(net.name(Device::Host(src))),
+            quote(net.name(Device::Host(dst)))
         )?;
         for p in ports {
             write!(out, " {p}")?;
@@ -522,9 +522,9 @@ impl Peers {
 
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
 pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
-    let mut routes = Vec::new();
+    let mut routes = RouteList::default();
     parse_myrinet(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push((pair, ports.to_vec()))
+        routes.push(pair, ports)
     })?;
     Ok(routes)
 }
@@ -590,26 +590,32 @@ pub fn write_myrinet(routes: &RouteList, net: &NamedTopology) -> Result<String, 
 /// hold is an error of kind `Other`, naming it.
 pub fn write_myrinet_to(routes: &RouteList, net: &NamedTopology, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let peers = Peers::of(&net.topology);
-    for (index, section) in routes.chunk_by(|a, b| a.0.0 == b.0.0).enumerate() {
-        let src = section[0].0.0;
-        if index > 0 {
+    // Sections: runs of routes from one source.
+    let mut start = 0;
+    while start < routes.len() {
+        let src = routes.get(start).0.0;
+        let end = (start..routes.len())
+            .find(|&i| routes.get(i).0.0 != src)
+            .unwrap_or(routes.len());
+        if start > 0 {
             writeln!(out)?;
         }
-        writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), section.len())?;
-        for ((_, dst), ports) in section {
+        writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), end - start)?;
+        for ((_, dst), ports) in (start..end).map(|i| routes.get(i)) {
             let turns = peers.ports_to_turns(src, ports).map_err(|e| {
                 std::io::Error::other(format!(
                     "{} to {}: {e}",
                     net.name(Device::Host(src)),
-                    net.name(Device::Host(*dst))
+                    net.name(Device::Host(dst))
                 ))
             })?;
-            write!(out, "{} {}", quote_always(net.name(Device::Host(*dst))), turns.len())?;
+            write!(out, "{} {}", quote_always(net.name(Device::Host(dst))), turns.len())?;
             for t in turns {
                 write!(out, " 0x{:02x}", 0x80 | (t as u8 & 0x3f))?;
             }
             writeln!(out)?;
         }
+        start = end;
     }
     Ok(())
 }
@@ -668,7 +674,7 @@ mod tests {
     fn quoted_names_survive() {
         let mut net = tree();
         net.host_names[0] = "n \"0\"".into();
-        let routes = vec![((HostId(0), HostId(1)), vec![1])];
+        let routes: RouteList = [((HostId(0), HostId(1)), vec![1])].into_iter().collect();
         let text = write_canonical(&routes, &net);
         assert!(text.contains("\"n \\\"0\\\"\" host1 1"), "{text}");
         assert_eq!(read_canonical("r", &text, &net), Ok(routes));
@@ -729,8 +735,8 @@ mod tests {
     fn a_file_read_a_line_at_a_time_gives_the_same_routes() {
         let net = tree();
         let routes = d_mod_k_routes();
-        let flat = |text: String| read_any_flat("r", std::io::Cursor::new(text.into_bytes()), &net);
-        let expected: PathList = routes.iter().cloned().collect();
+        let flat = |text: String| read_any_from("r", std::io::Cursor::new(text.into_bytes()), &net);
+        let expected = routes.clone();
         for text in [
             write_canonical(&routes, &net),
             write_myrinet(&routes, &net).expect("turns fit"),
@@ -748,7 +754,7 @@ mod tests {
         assert_eq!(refused.line, lines, "{refused}");
         let mut bytes = text.into_bytes();
         bytes[cut] = 0xff;
-        let refused = read_any_flat("r", std::io::Cursor::new(bytes), &net).expect_err("not UTF-8");
+        let refused = read_any_from("r", std::io::Cursor::new(bytes), &net).expect_err("not UTF-8");
         assert_eq!(refused.line, lines + 1);
         assert!(refused.rule.starts_with("cannot read: "), "{refused}");
     }

@@ -971,7 +971,7 @@ impl NetworkSpec {
                 let file = path.display().to_string();
                 let opened = std::fs::File::open(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
                 let reader = std::io::BufReader::with_capacity(1 << 20, opened);
-                let list = vesper_map2topo::routes::read_any_flat(&file, reader, net)
+                let list = vesper_map2topo::routes::read_any_from(&file, reader, net)
                     .map_err(|e| SpecError::Mapping(e.to_string()))?;
                 explicit("routes", list)
             }
@@ -984,7 +984,7 @@ impl NetworkSpec {
             }
             (None, Some(RoutingName::UpDown)) => {
                 let (_, routes) = vesper_map2topo::generate::up_down(&net.topology).map_err(|e| field("routing", e))?;
-                explicit("up-down", routes.into_iter().collect())
+                explicit("up-down", routes)
             }
             (None, Some(_)) => Err(field(
                 "routing",

@@ -110,6 +110,36 @@ impl PathList {
     pub fn iter(&self) -> impl Iterator<Item = ((HostId, HostId), &[u32])> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
+
+    /// Whether the paths are listed pair by pair, (source, destination) in order.
+    pub fn is_sorted_by_pair(&self) -> bool {
+        self.pairs.is_sorted_by_key(|&p| pair_key(p))
+    }
+
+    /// The paths listed pair by pair, (source, destination) in order; a pair's paths
+    /// keep their order.
+    pub fn sorted_by_pair(self) -> PathList {
+        if self.is_sorted_by_pair() {
+            return self;
+        }
+        let mut order: Vec<u32> = (0..self.len() as u32).collect();
+        order.sort_by_key(|&i| pair_key(self.pairs[i as usize]));
+        let mut sorted = PathList {
+            pairs: Vec::with_capacity(self.len()),
+            ends: Vec::with_capacity(self.len()),
+            ports: Vec::with_capacity(self.ports.len()),
+        };
+        for i in order {
+            let (pair, ports) = self.get(i as usize);
+            sorted.push(pair, ports);
+        }
+        sorted
+    }
+}
+
+/// The order of pairs in a table: by source, then destination.
+fn pair_key((s, d): (HostId, HostId)) -> (u32, u32) {
+    (s.0, d.0)
 }
 
 impl FromIterator<((HostId, HostId), Vec<u32>)> for PathList {
@@ -144,8 +174,8 @@ impl ExplicitRoutes {
     }
 
     /// Routes of a network of `hosts` hosts from `paths`, several per pair in the order
-    /// given. Paths listed pair by pair (as route files are) are stored as they are,
-    /// without a copy of their ports.
+    /// given. Paths listed pair by pair (as route files are) keep their storage: their
+    /// ports are not copied.
     pub fn from_paths(hosts: u32, policy: MultipathPolicy, paths: PathList) -> Result<ExplicitRoutes, ExplicitError> {
         let pairs = u64::from(hosts) * u64::from(hosts);
         if pairs > MAX_PAIRS {
@@ -155,7 +185,7 @@ impl ExplicitRoutes {
             return Err(ExplicitError::UnknownHost { host, hosts });
         }
         u32::try_from(paths.ports.len()).map_err(|_| ExplicitError::TooMany)?;
-        let key = |(s, d): (HostId, HostId)| (s.0, d.0);
+        let paths = paths.sorted_by_pair();
         let mut routes = ExplicitRoutes {
             hosts,
             policy,
@@ -163,33 +193,16 @@ impl ExplicitRoutes {
             starts: Vec::with_capacity(paths.len() + 1),
             ports: Vec::new(),
         };
-        let mut count = |index: usize, (s, d): (HostId, HostId)| {
+        for (index, &(s, d)) in paths.pairs.iter().enumerate() {
             let pair = &mut routes.pairs[s.index() * hosts as usize + d.index()];
             if pair.1 == 0 {
                 pair.0 = index as u32;
             }
             pair.1 += 1;
-        };
-        if paths.pairs.is_sorted_by_key(|&p| key(p)) {
-            for (index, &pair) in paths.pairs.iter().enumerate() {
-                count(index, pair);
-            }
-            routes.starts.push(0);
-            routes.starts.extend(paths.ends.iter().map(|&end| end as u32));
-            routes.ports = paths.ports;
-        } else {
-            // Stable: a pair's paths keep their order.
-            let mut order: Vec<u32> = (0..paths.len() as u32).collect();
-            order.sort_by_key(|&i| key(paths.pairs[i as usize]));
-            routes.ports.reserve_exact(paths.ports.len());
-            routes.starts.push(0);
-            for (index, &i) in order.iter().enumerate() {
-                let (pair, ports) = paths.get(i as usize);
-                count(index, pair);
-                routes.ports.extend_from_slice(ports);
-                routes.starts.push(routes.ports.len() as u32);
-            }
         }
+        routes.starts.push(0);
+        routes.starts.extend(paths.ends.iter().map(|&end| end as u32));
+        routes.ports = paths.ports;
         Ok(routes)
     }
 
