@@ -3,7 +3,7 @@
 //! reader accepts builds (or is refused by) the simulator without a panic.
 
 use proptest::prelude::*;
-use vesper_map2topo::routes::{read_canonical, read_myrinet};
+use vesper_map2topo::routes::{read_any, read_any_from, read_canonical, read_myrinet};
 use vesper_map2topo::{NamedTopology, read_forwarding_tables, read_ibnetdiscover, read_map};
 use vesper_netmodels::{LinkParams, NetworkBuilder, Xgft};
 
@@ -73,5 +73,18 @@ proptest! {
         let net = tree();
         let _ = read_canonical("p.routes", &text, &net);
         let _ = read_myrinet("p.routes", &text, &net);
+        // A line at a time, as the simulator reads a file, gives what the text gives.
+        let from_reader = read_any_from("p.routes", text.as_bytes(), &net);
+        prop_assert_eq!(from_reader, read_any("p.routes", &text, &net));
+    }
+
+    #[test]
+    fn route_files_of_any_bytes_are_refused_by_a_line_of_theirs(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let net = tree();
+        // (Not UTF-8, say: the line that is not is named.)
+        if let Err(e) = read_any_from("p.routes", bytes.as_slice(), &net) {
+            let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+            prop_assert!(e.line <= lines, "{} of {} lines", e.line, lines);
+        }
     }
 }
