@@ -405,17 +405,14 @@ fn emit_routes(path: Option<&Path>, routes: &RouteList, net: &NamedTopology, for
     match path {
         Some(p) => {
             let file = std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            let written = write(&mut std::io::BufWriter::new(file));
-            match written {
-                Ok(()) => Ok(()),
-                Err(e) => {
-                    let _ = std::fs::remove_file(p);
-                    match e.kind() {
-                        // A route the format cannot write: the error names it.
-                        std::io::ErrorKind::Other => Err(anyhow::anyhow!("{e}")),
-                        _ => Err(e).with_context(|| format!("cannot write {}", p.display())),
-                    }
-                }
+            let Err(e) = write(&mut std::io::BufWriter::new(file)) else {
+                return Ok(());
+            };
+            let _ = std::fs::remove_file(p);
+            match e.kind() {
+                // A route the format cannot write: the error names it.
+                std::io::ErrorKind::Other => Err(anyhow::anyhow!("{e}")),
+                _ => Err(e).with_context(|| format!("cannot write {}", p.display())),
             }
         }
         None => match write(&mut std::io::BufWriter::new(std::io::stdout().lock())) {

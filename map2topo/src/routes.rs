@@ -37,9 +37,6 @@ use crate::NamedTopology;
 /// million routes: one allocation each would double its size).
 pub type RouteList = PathList;
 
-/// Takes each route read: (source, destination) and its output ports.
-type RouteSink<'a> = dyn FnMut((HostId, HostId), &[u32]) + 'a;
-
 /// Where a route file's lines come from: fills `line` with the next one (without its
 /// line end) and says whether there was one. A file is read a line at a time, so that
 /// its text (2 GB for 8,192 hosts) is never held whole.
@@ -86,10 +83,15 @@ fn for_each_line(
 
 /// A line of `file` that could not be read.
 fn read_error(file: &str, line: usize, e: &std::io::Error) -> RouteFileError {
-    RouteFileError {
+    at_line(file, line)(format!("cannot read: {e}"))
+}
+
+/// The error a rule broken at `line` of `file` makes.
+fn at_line(file: &str, line: usize) -> impl Fn(String) -> RouteFileError + '_ {
+    move |rule| RouteFileError {
         file: file.to_string(),
         line,
-        rule: format!("cannot read: {e}"),
+        rule,
     }
 }
 
@@ -180,45 +182,39 @@ fn host_ids(net: &NamedTopology) -> HashMap<&str, HostId> {
         .collect()
 }
 
+/// The host called `name`, or the rule it breaks.
+fn host_named(hosts: &HashMap<&str, HostId>, name: &str) -> Result<HostId, String> {
+    hosts.get(name).copied().ok_or_else(|| format!("unknown host `{name}`"))
+}
+
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
 pub fn read_canonical(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = RouteList::default();
-    parse_canonical(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push(pair, ports)
-    })?;
+    parse_canonical(file, &mut text_lines(text), net, &mut routes)?;
     Ok(routes)
 }
 
-/// Reads canonical routes of `net` from `lines`, handing each to `route` in file order;
-/// the lines read.
+/// Reads canonical routes of `net` from `lines` into `routes`, in file order; the lines
+/// read.
 fn parse_canonical(
     file: &str,
     lines: &mut LineSource<'_>,
     net: &NamedTopology,
-    route: &mut RouteSink<'_>,
+    routes: &mut RouteList,
 ) -> Result<usize, RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
     let mut ports = Vec::new();
     for_each_line(file, lines, |number, line| {
-        let error = |rule: String| RouteFileError {
-            file: file.to_string(),
-            line: number,
-            rule,
-        };
-        let words = words(line).map_err(error)?;
+        let error = at_line(file, number);
+        let words = words(line).map_err(&error)?;
         if words.is_empty() {
             return Ok(());
         }
         let [src, dst, words_ports @ ..] = words.as_slice() else {
             return Err(error("expected SOURCE DESTINATION PORT...".into()));
         };
-        let host = |name: &str| {
-            hosts
-                .get(name)
-                .copied()
-                .ok_or_else(|| error(format!("unknown host `{name}`")))
-        };
+        let host = |name: &str| host_named(&hosts, name).map_err(&error);
         let pair = (host(src)?, host(dst)?);
         ports.clear();
         for p in words_ports {
@@ -228,7 +224,7 @@ fn parse_canonical(
             );
         }
         peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
-        route(pair, &ports);
+        routes.push(pair, &ports);
         Ok(())
     })
 }
@@ -237,11 +233,7 @@ fn parse_canonical(
 /// something: a Myrinet file starts with a header, a quoted name alone (or with a
 /// count); a canonical file with a route of two names and ports.
 pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
-    let mut routes = RouteList::default();
-    parse_any(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push(pair, ports)
-    })?;
-    Ok(routes)
+    parse_any(file, &mut text_lines(text), net)
 }
 
 /// [`read_any`] from `reader`, a line at a time: a large file's text (2 GB for 8,192
@@ -251,21 +243,12 @@ pub fn read_any_from(
     reader: impl std::io::BufRead,
     net: &NamedTopology,
 ) -> Result<RouteList, RouteFileError> {
-    let mut routes = RouteList::default();
-    parse_any(file, &mut reader_lines(reader), net, &mut |pair, ports| {
-        routes.push(pair, ports)
-    })?;
-    Ok(routes)
+    parse_any(file, &mut reader_lines(reader), net)
 }
 
-/// Hands every route of `lines`, in either format, to `route`; refuses a file that
-/// leaves out a pair of hosts.
-fn parse_any(
-    file: &str,
-    lines: &mut LineSource<'_>,
-    net: &NamedTopology,
-    route: &mut RouteSink<'_>,
-) -> Result<(), RouteFileError> {
+/// Reads every route of `lines`, in either format; refuses a file that leaves out a
+/// pair of hosts.
+fn parse_any(file: &str, lines: &mut LineSource<'_>, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     // The format: read up to the first line that holds something, then put those lines
     // back in front of the rest.
     let mut head = Vec::new();
@@ -291,42 +274,35 @@ fn parse_any(
         }
         None => lines(line),
     };
-    // Every pair of hosts needs a route: a truncated file is refused here, by name. One
-    // bit per pair (8 MiB for the 8,192 hosts explicit routes allow); more pairs than
-    // explicit routes are kept for are left to the network's build, which says so.
-    let hosts = net.topology.hosts as usize;
-    let check = (hosts * hosts) as u64 <= vesper_netmodels::topology::explicit::MAX_PAIRS;
-    let mut listed = vec![0u64; if check { (hosts * hosts).div_ceil(64) } else { 0 }];
-    let mut listing = |pair: (HostId, HostId), ports: &[u32]| {
-        if check {
-            let bit = pair.0.index() * hosts + pair.1.index();
-            listed[bit / 64] |= 1 << (bit % 64);
-        }
-        route(pair, ports);
-    };
+    let mut routes = RouteList::default();
     let count = match first {
-        Some((true, words)) if words <= 2 => parse_myrinet(file, &mut lines, net, &mut listing)?,
-        _ => parse_canonical(file, &mut lines, net, &mut listing)?,
+        Some((true, words)) if words <= 2 => parse_myrinet(file, &mut lines, net, &mut routes)?,
+        _ => parse_canonical(file, &mut lines, net, &mut routes)?,
     };
-    if !check {
-        return Ok(());
+    // Every pair of hosts needs a route: a truncated file is refused here, by name. One
+    // bit per pair (8 MiB for the 8,192 hosts explicit routes allow).
+    let hosts = net.topology.hosts as usize;
+    if (hosts * hosts) as u64 > vesper_netmodels::topology::explicit::MAX_PAIRS {
+        // More pairs than explicit routes are kept for: the network's build says so.
+        return Ok(routes);
+    }
+    let mut listed = vec![0u64; (hosts * hosts).div_ceil(64)];
+    for ((s, d), _) in routes.iter() {
+        let bit = s.index() * hosts + d.index();
+        listed[bit / 64] |= 1 << (bit % 64);
     }
     // The first unlisted bit off the diagonal, in pair order.
     let missing = (0..hosts * hosts)
         .find(|&bit| bit / hosts != bit % hosts && listed[bit / 64] & (1 << (bit % 64)) == 0)
         .map(|bit| (HostId((bit / hosts) as u32), HostId((bit % hosts) as u32)));
     if let Some((s, d)) = missing {
-        return Err(RouteFileError {
-            file: file.to_string(),
-            line: count,
-            rule: format!(
-                "the file ends without a route from `{}` to `{}`; every pair of hosts needs one",
-                net.name(Device::Host(s)),
-                net.name(Device::Host(d))
-            ),
-        });
+        return Err(at_line(file, count)(format!(
+            "the file ends without a route from `{}` to `{}`; every pair of hosts needs one",
+            net.name(Device::Host(s)),
+            net.name(Device::Host(d))
+        )));
     }
-    Ok(())
+    Ok(routes)
 }
 
 /// Writes `routes` of `net` in the canonical format.
@@ -523,36 +499,26 @@ impl Peers {
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
 pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = RouteList::default();
-    parse_myrinet(file, &mut text_lines(text), net, &mut |pair, ports| {
-        routes.push(pair, ports)
-    })?;
+    parse_myrinet(file, &mut text_lines(text), net, &mut routes)?;
     Ok(routes)
 }
 
-/// Reads a Myrinet route file of `net`, handing each route to `route` in file order.
+/// Reads a Myrinet route file of `net` from `lines` into `routes`, in file order; the
+/// lines read.
 fn parse_myrinet(
     file: &str,
     lines: &mut LineSource<'_>,
     net: &NamedTopology,
-    route: &mut RouteSink<'_>,
+    routes: &mut RouteList,
 ) -> Result<usize, RouteFileError> {
     let hosts = host_ids(net);
     let peers = Peers::of(&net.topology);
     let mut source = None;
     for_each_line(file, lines, |number, line| {
-        let error = |rule: String| RouteFileError {
-            file: file.to_string(),
-            line: number,
-            rule,
-        };
-        let words = words(line).map_err(error)?;
+        let error = at_line(file, number);
+        let words = words(line).map_err(&error)?;
         let Some(name) = words.first() else { return Ok(()) };
-        let host = |name: &str| {
-            hosts
-                .get(name)
-                .copied()
-                .ok_or_else(|| error(format!("unknown host `{name}`")))
-        };
+        let host = |name: &str| host_named(&hosts, name).map_err(&error);
         let length = words.get(1).and_then(|w| w.parse::<usize>().ok());
         match length {
             Some(l) if l >= 1 && words.len() == l + 2 => {
@@ -564,7 +530,7 @@ fn parse_myrinet(
                     .collect::<Result<Vec<_>, _>>()?;
                 let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
                 peers.check_route(net, src, dst, &ports).map_err(&error)?;
-                route((src, dst), &ports);
+                routes.push((src, dst), &ports);
             }
             _ if words.len() <= 2 => source = Some(host(name)?),
             _ => {

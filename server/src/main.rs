@@ -860,9 +860,8 @@ impl NetworkArgs {
             return e;
         };
         let text = build.to_string();
-        let flags = self.overrides().1;
-        match flags.iter().find(|(field, _)| text.contains(&format!("{field}: "))) {
-            Some((_, flag)) => anyhow::anyhow!("{flag}: {text}"),
+        match flag_of_field_named(&text, &self.overrides().1) {
+            Some(flag) => anyhow::anyhow!("{flag}: {text}"),
             None => anyhow::anyhow!("{origin}: {text}"),
         }
     }
@@ -908,6 +907,15 @@ impl NetworkArgs {
             }
         })
     }
+}
+
+/// Of `flags` ((field, flag as given) pairs), the flag whose field the model's error
+/// `text` names (`buffer_bytes: ...`).
+fn flag_of_field_named<'a>(text: &str, flags: &'a [(&str, String)]) -> Option<&'a str> {
+    flags
+        .iter()
+        .find(|(field, _)| text.contains(&format!("{field}: ")))
+        .map(|(_, flag)| flag.as_str())
 }
 
 /// How a value is written on the command line.
@@ -1224,8 +1232,8 @@ impl WormholeBench {
         .into_iter()
         .filter_map(|(field, flag, value)| value.map(|v| (field, format!("{flag} {v}"))))
         .collect();
-        let named = match given.iter().find(|(field, _)| text.contains(&format!("{field}: "))) {
-            Some((_, flag)) => flag.clone(),
+        let named = match flag_of_field_named(&text, &given) {
+            Some(flag) => flag.to_string(),
             None => given
                 .iter()
                 .map(|(_, flag)| flag.as_str())
@@ -1510,23 +1518,21 @@ fn check_workload_flags(args: &RunArgs) -> anyhow::Result<()> {
         );
     }
     let workload = args.workload;
-    let takes = |flag: &str| match flag {
-        "--tasks" => workload != WorkloadArg::PingPong,
-        "--iterations" => matches!(workload, WorkloadArg::PingPong | WorkloadArg::Ring),
-        "--compute-ns" => workload == WorkloadArg::Ring,
-        "--messages" | "--wave" => workload == WorkloadArg::Random,
-        _ => true,
+    // The workloads a flag is for, if this one is not among them.
+    let not_for_this = |flag: &str| match flag {
+        "--tasks" if workload == WorkloadArg::PingPong => Some("every workload but the ping-pong"),
+        "--iterations" if !matches!(workload, WorkloadArg::PingPong | WorkloadArg::Ring) => {
+            Some("the ping-pong and ring workloads")
+        }
+        "--compute-ns" if workload != WorkloadArg::Ring => Some("the ring workload"),
+        "--messages" | "--wave" if workload != WorkloadArg::Random => Some("the random workload"),
+        _ => None,
     };
-    if let Some(flag) = args.workload_flags.iter().find(|flag| !takes(flag)) {
-        let which = match args.workload_flags.contains(&"--workload") {
-            true => String::new(),
-            false => ", the default; name another with --workload".to_string(),
-        };
-        let for_whom = match *flag {
-            "--tasks" => "every workload but the ping-pong",
-            "--iterations" => "the ping-pong and ring workloads",
-            "--compute-ns" => "the ring workload",
-            _ => "the random workload",
+    if let Some((flag, for_whom)) = args.workload_flags.iter().find_map(|f| not_for_this(f).map(|w| (f, w))) {
+        let which = if args.workload_flags.contains(&"--workload") {
+            ""
+        } else {
+            ", the default; name another with --workload"
         };
         anyhow::bail!(
             "{flag} is for {for_whom}; the workload is {}{which}",

@@ -111,15 +111,10 @@ impl PathList {
         (0..self.len()).map(|i| self.get(i))
     }
 
-    /// Whether the paths are listed pair by pair, (source, destination) in order.
-    pub fn is_sorted_by_pair(&self) -> bool {
-        self.pairs.is_sorted_by_key(|&p| pair_key(p))
-    }
-
     /// The paths listed pair by pair, (source, destination) in order; a pair's paths
-    /// keep their order.
+    /// keep their order (and a list already in order its storage).
     pub fn sorted_by_pair(self) -> PathList {
-        if self.is_sorted_by_pair() {
+        if self.pairs.is_sorted_by_key(|&p| pair_key(p)) {
             return self;
         }
         let mut order: Vec<u32> = (0..self.len() as u32).collect();

@@ -281,6 +281,20 @@ impl Wiring {
         end - self.port_base[index]
     }
 
+    /// The switch host `h`'s cable leads to, if it leads to one.
+    pub(crate) fn host_switch(&self, h: u32) -> Option<SwitchId> {
+        match self.peer[self.port_base[h as usize] as usize] {
+            Some((
+                Endpoint {
+                    device: Device::Switch(s),
+                    ..
+                },
+                _,
+            )) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Global port index of `endpoint`.
     pub(crate) fn port(&self, endpoint: Endpoint) -> usize {
         self.port_base[self.device_index(endpoint.device)] as usize + endpoint.port as usize
@@ -665,14 +679,7 @@ impl RouteTable {
         // The switches routes start from: those with hosts.
         let mut has_host = vec![false; switches];
         for h in 0..hosts {
-            if let Some((
-                Endpoint {
-                    device: Device::Switch(s),
-                    ..
-                },
-                _,
-            )) = wiring.peer[wiring.port_base[h as usize] as usize]
-            {
+            if let Some(s) = wiring.host_switch(h) {
                 has_host[s.index()] = true;
             }
         }
@@ -680,15 +687,7 @@ impl RouteTable {
             distance.fill(u32::MAX);
             queue.clear();
             // Seed: the switch (if any) the destination host hangs off.
-            let host_port = wiring.port_base[host as usize] as usize;
-            if let Some((
-                Endpoint {
-                    device: Device::Switch(s),
-                    ..
-                },
-                _,
-            )) = wiring.peer[host_port]
-            {
+            if let Some(s) = wiring.host_switch(host) {
                 distance[s.index()] = 0;
                 queue.push_back(s);
             }
