@@ -391,6 +391,26 @@ pub enum RendezvousMode {
     },
 }
 
+/// How long a client may stall part way through a line or a batch, or leave its
+/// replies unread (the legacy client writes each batch with one `send()` and reads
+/// every reply at once, so a live one never comes near it).
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a connection may stay without sending a well-formed line (a replayer
+/// sends its first batch when its replay first puts a message on the network).
+pub const DEFAULT_SILENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `path` for run `run` of a server: `{run}` in it becomes the run's number.
+pub fn per_run(path: &std::path::Path, run: u64) -> std::path::PathBuf {
+    match path.to_str() {
+        Some(text) if text.contains(RUN_PLACEHOLDER) => text.replace(RUN_PLACEHOLDER, &run.to_string()).into(),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// What stands for the run's number in an output's file name.
+pub const RUN_PLACEHOLDER: &str = "{run}";
+
 /// Everything the server needs to run.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -408,8 +428,15 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// `SEND`/`PROTO` lines one batch may hold; the rest of a longer batch is dropped
     pub max_batch: usize,
-    /// after the last client finished, stop (true) or wait for new clients (false)
+    /// after the first run (every expected client finished), stop (true) or start the
+    /// next run on a fresh network (false)
     pub exit_when_done: bool,
+    /// a client that started a line or a batch and sends nothing more for this long, or
+    /// leaves its replies unread this long, is dropped
+    pub client_timeout: Duration,
+    /// a connection that sends no well-formed line for this long after connecting is
+    /// closed
+    pub silent_timeout: Duration,
     /// how long to wait before retrying after a failed accept
     pub accept_backoff: Duration,
     /// how long the simulation thread keeps polling without sleeping after work
@@ -431,6 +458,8 @@ impl Default for ServerConfig {
             max_in_flight: 1 << 20,
             max_batch: 1 << 16,
             exit_when_done: true,
+            client_timeout: DEFAULT_CLIENT_TIMEOUT,
+            silent_timeout: DEFAULT_SILENT_TIMEOUT,
             accept_backoff: Duration::from_millis(100),
             spin: Duration::from_micros(200),
             rendezvous: RendezvousMode::Dimemas,

@@ -91,10 +91,12 @@ pub enum Command {
         /// who
         client: ClientId,
     },
-    /// the session dropped a line (malformed, too long, beyond the batch limit)
+    /// the session dropped lines (malformed, too long, beyond the batch limit)
     Rejected {
-        /// whose line
+        /// whose lines
         client: ClientId,
+        /// how many
+        lines: u64,
     },
     /// the connection closed (after `FINISH` or not)
     Disconnect {
@@ -236,12 +238,14 @@ impl Coordinator {
         self.stopped
     }
 
-    /// Whether the run is over: every expected client came and has gone (and the
-    /// configuration says to stop then).
+    /// Whether the run is over: every expected client came and has gone.
     pub fn is_complete(&self) -> bool {
-        self.config.exit_when_done
-            && self.connected >= self.config.clients
-            && self.clients.values().all(|c| c.state == ClientState::Gone)
+        self.connected >= self.config.clients && self.clients.values().all(|c| c.state == ClientState::Gone)
+    }
+
+    /// Clients that joined this run.
+    pub fn joined(&self) -> usize {
+        self.connected
     }
 
     /// Whether `client` waits for the reply to its last batch.
@@ -308,9 +312,9 @@ impl Coordinator {
                     c.report.finished = true;
                 }
             }
-            Command::Rejected { client } => {
+            Command::Rejected { client, lines } => {
                 if let Some(c) = self.clients.get_mut(&client) {
-                    c.report.bad_lines += 1;
+                    c.report.bad_lines += lines;
                 }
             }
             Command::Disconnect { client } => {
@@ -805,6 +809,8 @@ impl Coordinator {
         let events = self.sim.events_processed();
         let ns = |h: &Histogram| h.summary();
         Report {
+            run: 1,
+            stopped: self.stopped.map(|s| s.to_string()),
             simulation: SimulationReport {
                 network: self.config.network.describe(),
                 clients: self.clients.values().map(|c| c.report.clone()).collect(),

@@ -1,9 +1,9 @@
-//! The simulation thread's loop: it owns the coordinator (and so the simulation) and
-//! the client sockets the listener hands over, reads and writes them without blocking,
-//! and applies each command as soon as its bytes are in.
+//! The simulation thread's loop: it owns the current run's coordinator (and so the
+//! simulation) and the client sockets the listener hands over, reads and writes them
+//! without blocking, and applies each command as soon as its bytes are in.
 //!
 //! ```text
-//!  tokio listener ──(accepted socket)──▶ driver thread: poll sockets ─▶ Session ─▶ Coordinator
+//!  tokio listener ──(accepted socket)──▶ driver thread: poll sockets ─▶ Session ─▶ Coordinator (run n)
 //!                                                        ◀── one write per reply ───┘
 //! ```
 //!
@@ -15,6 +15,13 @@
 //! because the client usually answers within microseconds; then it sleeps in the poller
 //! until a socket or the listener wakes it.
 //!
+//! Runs: a run is the group of `clients` clients the server waits for. A connection
+//! joins the run under way with its first well-formed line if the run still has room;
+//! otherwise it waits, unread past that first piece, for the next run. When every
+//! client of a run has finished (or left), its report goes out, its connections are
+//! closed, and the next run starts on a fresh network at time zero with the clients
+//! that wait, in the order they spoke; nothing of a run outlives it.
+//!
 //! No client can starve the others or make the server allocate without bound:
 //! - each client gets at most [`READ_BUDGET`] bytes read per turn, then the others;
 //! - a client's commands are applied in order, and none while the client's last batch
@@ -24,10 +31,19 @@
 //!   in turn);
 //! - while more than [`OUTPUT_LIMIT`] bytes of replies wait for a client to read them,
 //!   its socket is not read either, so TCP holds the client back;
-//! - a client whose socket fails on a write is dropped, as on a disconnect.
+//! - a client whose socket fails on a write is dropped, as on a disconnect;
+//! - a client that stops part way through a line or a batch, or leaves replies unread,
+//!   for `client_timeout` is dropped; a connection that sends no well-formed line within
+//!   `silent_timeout` is closed, and the oldest such connection makes room for a new
+//!   one when `max_connections` are open.
 //!
-//! A connection counts as a client from its first byte: one that closes without a
-//! word (a port check) is not a client that left.
+//! The one wait with no limit is the one the synchronisation needs: a client that has
+//! its last reply and sends nothing is computing, as far as the server can tell (a
+//! replayer does not synchronise while it has no message in flight), and the run waits
+//! for its next batch or `FINISH`.
+//!
+//! A connection counts as a client from its first well-formed line: one that closes
+//! before (a port check) is not a client that left.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -41,6 +57,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{error, info, warn};
 
+use crate::config::ServerConfig;
 use crate::coordinator::{ClientId, Command, Coordinator};
 use crate::report::Report;
 use crate::session::{Session, SessionLimits};
@@ -73,6 +90,31 @@ pub enum Control {
     Shutdown,
 }
 
+/// Makes the coordinator of run `n` (from 1): a fresh network at time zero.
+pub type NewRun = Box<dyn FnMut(u64) -> Result<Coordinator, crate::ServerError> + Send>;
+
+/// Takes each run's report as the run ends.
+pub type RunReports = Box<dyn FnMut(Report) + Send>;
+
+/// How the serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// runs reported
+    pub runs: u64,
+    /// a shutdown came while a client had not finished (a run under way, or a client
+    /// waiting for the next one), or before a one-run server's run was complete
+    pub interrupted: bool,
+}
+
+/// Counts the driver shares with the listener.
+#[derive(Debug, Default)]
+pub struct Occupancy {
+    /// connections open
+    pub open: AtomicUsize,
+    /// of which have not sent a well-formed line yet (they make room for new ones)
+    pub silent: AtomicUsize,
+}
+
 struct Connection {
     stream: TcpStream,
     session: Session,
@@ -86,8 +128,12 @@ struct Connection {
     /// the socket may hold bytes not read yet (the read budget ran out, or reading
     /// was held back)
     unread: bool,
-    /// the client has sent something: it counts as a client
+    /// it sent a well-formed line: it is a client
     spoke: bool,
+    /// lines dropped before it spoke (counted against it once it joins a run)
+    early_rejects: u64,
+    /// it spoke while the run was full: it waits, unread, for the next run
+    waiting: bool,
     /// a write failed: the connection is dropped
     failed: bool,
     /// the client closed its side (or the socket failed): what it sent is read to the
@@ -96,28 +142,110 @@ struct Connection {
     /// the socket is closed; the commands it sent are still applied in turn, as if the
     /// client had waited for each reply
     gone: bool,
+    /// when it connected
+    accepted: Instant,
+    /// since when it has owed us the rest of a line or a batch: the last bytes read, or
+    /// the moment it was read again after being held back
+    quiet_since: Instant,
+    /// since when its replies have waited unread: the last write the socket took
+    unread_since: Instant,
 }
 
 impl Connection {
-    /// Whether its socket is left unread for now: commands wait, or replies pile up
-    /// (unless the client has hung up: then its last bytes and the close are read).
+    /// Takes the commands its session made: lines dropped before the first good one
+    /// are only counted until the connection is a client.
+    fn queue(&mut self, commands: &mut Vec<Command>) {
+        if !self.spoke {
+            let before = commands.len();
+            commands.retain(|c| !matches!(c, Command::Rejected { .. }));
+            self.early_rejects += (before - commands.len()) as u64;
+        }
+        self.pending.extend(commands.drain(..));
+    }
+
+    /// It joins the run under way: its commands so far follow its `Connect`.
+    fn join(&mut self, client: ClientId) {
+        self.waiting = false;
+        self.unread = true;
+        self.quiet_since = Instant::now();
+        let rejected = std::mem::take(&mut self.early_rejects);
+        if rejected > 0 {
+            self.pending.push_front(Command::Rejected {
+                client,
+                lines: rejected,
+            });
+        }
+        self.pending.push_front(Command::Connect {
+            client,
+            peer: self.peer.clone(),
+        });
+    }
+
+    /// Whether its socket is left unread for now: it waits for the next run, its
+    /// commands wait, or replies pile up (unless the client has hung up: then its last
+    /// bytes and the close are read).
     fn held_back(&self) -> bool {
-        if self.gone {
+        if self.gone || self.waiting {
             return true;
         }
         !self.hangup && (!self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT)
+    }
+
+    /// Why it should be dropped now, if it should.
+    fn timed_out(&self, now: Instant, config: &ServerConfig) -> Option<String> {
+        if self.gone || self.failed {
+            return None;
+        }
+        if !self.spoke {
+            let silent = now.duration_since(self.accepted);
+            return (silent >= config.silent_timeout).then(|| {
+                format!(
+                    "sent no well-formed line in {} s (--silent-timeout)",
+                    config.silent_timeout.as_secs_f64()
+                )
+            });
+        }
+        if self.waiting {
+            return None;
+        }
+        if !self.output.is_empty() && now.duration_since(self.unread_since) >= config.client_timeout {
+            return Some(format!(
+                "left {} bytes of replies unread for {} s (--client-timeout)",
+                self.output.len(),
+                config.client_timeout.as_secs_f64()
+            ));
+        }
+        let part_way = !self.input.is_empty() || self.session.in_batch();
+        if part_way && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
+            let what = if self.input.is_empty() { "a batch" } else { "a line" };
+            return Some(format!(
+                "started {what} and sent nothing more for {} s (--client-timeout)",
+                config.client_timeout.as_secs_f64()
+            ));
+        }
+        None
     }
 }
 
 /// Runs the simulation thread until the run is complete or a shutdown.
 pub struct Driver {
+    config: ServerConfig,
     coordinator: Coordinator,
+    new_run: NewRun,
+    reports: RunReports,
+    /// the run under way, from 1
+    run: u64,
+    /// runs reported
+    reported: u64,
+    /// clients that joined the run under way
+    members: usize,
+    /// connections that spoke while the run was full, in the order they spoke
+    lobby: VecDeque<ClientId>,
     poll: Poll,
     control: Receiver<Control>,
     connections: BTreeMap<ClientId, Connection>,
     limits: SessionLimits,
-    spin: Duration,
-    open_connections: Arc<AtomicUsize>,
+    occupancy: Arc<Occupancy>,
     shutdown: Arc<AtomicBool>,
     commands: Vec<Command>,
     /// connections whose socket failed on a write, to drop
@@ -127,31 +255,44 @@ pub struct Driver {
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
+            .field("run", &self.run)
             .field("connections", &self.connections.len())
             .finish()
     }
 }
 
 impl Driver {
-    /// A driver and the waker the listener uses to get its attention.
+    /// A driver and the waker the listener uses to get its attention; `new_run` makes
+    /// the first run's coordinator at once.
     pub fn new(
-        coordinator: Coordinator,
+        config: ServerConfig,
+        mut new_run: NewRun,
+        reports: RunReports,
         control: Receiver<Control>,
-        limits: SessionLimits,
-        spin: Duration,
-        open_connections: Arc<AtomicUsize>,
+        occupancy: Arc<Occupancy>,
         shutdown: Arc<AtomicBool>,
-    ) -> io::Result<(Driver, Arc<Waker>)> {
-        let poll = Poll::new()?;
-        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+    ) -> Result<(Driver, Arc<Waker>), crate::ServerError> {
+        let thread = |e: io::Error| crate::ServerError::Thread(e.to_string());
+        let coordinator = new_run(1)?;
+        let poll = Poll::new().map_err(thread)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(thread)?);
         let driver = Driver {
+            limits: SessionLimits {
+                max_line: config.max_line,
+                max_batch: config.max_batch,
+            },
+            config,
             coordinator,
+            new_run,
+            reports,
+            run: 1,
+            reported: 0,
+            members: 0,
+            lobby: VecDeque::new(),
             poll,
             control,
             connections: BTreeMap::new(),
-            limits,
-            spin,
-            open_connections,
+            occupancy,
             shutdown,
             commands: Vec::new(),
             failed: Vec::new(),
@@ -159,38 +300,67 @@ impl Driver {
         Ok((driver, waker))
     }
 
-    /// Serves until every expected client has finished (when configured so) or a
-    /// shutdown; returns the statistics. If the coordinator stops the run, the clients'
-    /// connections are closed (the protocol has no error reply) and the reason returned,
-    /// with the statistics up to then.
-    pub fn run(mut self) -> Result<Report, crate::ServerError> {
+    /// Serves runs until the first is complete (when configured so) or a shutdown;
+    /// hands each run's report to the report sink as the run ends. If the coordinator
+    /// stops a run, its clients' connections are closed (the protocol has no error
+    /// reply): a one-run server returns the reason with the report, a server that keeps
+    /// serving reports the reason and starts the next run.
+    pub fn run(mut self) -> Result<Served, crate::ServerError> {
         let mut events = Events::with_capacity(256);
         let mut last_work = Instant::now();
         let mut last_status = Instant::now();
+        let mut last_timeouts = Instant::now();
+        let tick = self.config.client_timeout.min(self.config.silent_timeout) / 4;
+        let tick = tick.clamp(Duration::from_millis(10), Duration::from_secs(1));
         loop {
             if last_status.elapsed() >= STATUS_EVERY {
                 last_status = Instant::now();
                 if !self.connections.is_empty() {
-                    info!("{}", self.coordinator.status());
+                    info!("run {}: {}", self.run, self.coordinator.status());
                 }
             }
             if self.coordinator.is_complete() {
-                info!("every client has finished; the run is complete");
-                break;
+                info!("run {}: every client has finished; the run is complete", self.run);
+                if self.config.exit_when_done {
+                    self.end_run();
+                    return Ok(self.served(false));
+                }
+                self.next_run()?;
+                continue;
             }
             if let Some(stopped) = self.coordinator.stopped() {
-                error!("{stopped}; the run stops and its clients are disconnected");
-                break;
+                error!(
+                    "run {}: {stopped}; the run stops and its clients are disconnected",
+                    self.run
+                );
+                if self.config.exit_when_done {
+                    self.coordinator.finish_trace();
+                    let mut report = self.coordinator.report();
+                    report.run = self.run;
+                    return Err(crate::ServerError::Stopped {
+                        stopped,
+                        report: Box::new(report),
+                    });
+                }
+                self.next_run()?;
+                continue;
             }
-            let spinning = last_work.elapsed() < self.spin;
+            if last_timeouts.elapsed() >= tick {
+                last_timeouts = Instant::now();
+                self.drop_timed_out();
+            }
+            let spinning = last_work.elapsed() < self.config.spin;
             let more = self.connections.values().any(|c| c.unread && !c.held_back());
-            // Sleep until a socket wakes us, but wake for the status line on long runs.
+            // Sleep until a socket wakes us, but wake for the time limits and the status
+            // line.
             let timeout = if spinning || more {
-                Some(Duration::ZERO)
+                Duration::ZERO
+            } else if self.connections.is_empty() {
+                STATUS_EVERY
             } else {
-                Some(STATUS_EVERY)
+                tick
             };
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     warn!("poll failed: {e}");
                 }
@@ -238,15 +408,123 @@ impl Driver {
                 last_work = Instant::now();
             }
         }
-        self.coordinator.finish_trace();
-        let report = self.coordinator.report();
-        match self.coordinator.stopped() {
-            Some(stopped) => Err(crate::ServerError::Stopped {
-                stopped,
-                report: Box::new(report),
-            }),
-            None => Ok(report),
+        // Shut down: the run under way is reported if anyone took part in it (or if no
+        // run was reported at all).
+        let under_way = self.members > 0 || !self.lobby.is_empty();
+        let interrupted = if self.config.exit_when_done {
+            !self.coordinator.is_complete()
+        } else {
+            under_way
+        };
+        if under_way || self.reported == 0 {
+            self.end_run();
         }
+        Ok(self.served(interrupted))
+    }
+
+    fn served(&self, interrupted: bool) -> Served {
+        Served {
+            runs: self.reported,
+            interrupted,
+        }
+    }
+
+    /// Ends the run under way: finishes its trace and hands out its report.
+    fn end_run(&mut self) {
+        self.coordinator.finish_trace();
+        let mut report = self.coordinator.report();
+        report.run = self.run;
+        self.reported += 1;
+        (self.reports)(report);
+    }
+
+    /// Ends the run under way, closes its clients' connections and starts the next run
+    /// on a fresh network with the clients that wait for it.
+    fn next_run(&mut self) -> Result<(), crate::ServerError> {
+        self.end_run();
+        let members: Vec<ClientId> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.spoke && !c.waiting)
+            .map(|(&id, _)| id)
+            .collect();
+        for client in members {
+            self.retire(client);
+        }
+        self.run += 1;
+        self.members = 0;
+        self.coordinator = (self.new_run)(self.run)?;
+        info!("run {} starts", self.run);
+        while self.members < self.config.clients
+            && let Some(client) = self.lobby.pop_front()
+        {
+            self.join(client);
+        }
+        self.apply_pending();
+        Ok(())
+    }
+
+    /// Closes the connection of a client whose run has ended: nothing more is read, and
+    /// it is forgotten once its last replies are written.
+    fn retire(&mut self, client: ClientId) {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return;
+        };
+        conn.pending.clear();
+        if !conn.gone {
+            conn.gone = true;
+            self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+            let _ = self
+                .poll
+                .registry()
+                .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
+        }
+        self.forget_if_done(client);
+    }
+
+    /// A client that waited joins the run under way.
+    fn join(&mut self, client: ClientId) {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return;
+        };
+        info!("{}: joins run {}", conn.session.name(), self.run);
+        conn.join(client);
+        self.members += 1;
+    }
+
+    /// Drops the connections that ran out of time.
+    fn drop_timed_out(&mut self) {
+        let now = Instant::now();
+        let late: Vec<(ClientId, String)> = self
+            .connections
+            .iter()
+            .filter_map(|(&id, c)| c.timed_out(now, &self.config).map(|why| (id, why)))
+            .collect();
+        for (client, why) in late {
+            let Some(conn) = self.connections.get_mut(&client) else {
+                continue;
+            };
+            if conn.spoke {
+                warn!("{}: {why}; dropped, the others continue", conn.session.name());
+            } else {
+                info!("connection from {}: {why}; closed", conn.peer);
+            }
+            self.drop_connection(client);
+        }
+    }
+
+    /// Drops a connection now: what it sent part way (a line, a batch) is forgotten,
+    /// what it owes nothing more, and its client is gone from the run.
+    fn drop_connection(&mut self, client: ClientId) {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return;
+        };
+        conn.input.clear();
+        conn.session.abandon();
+        conn.failed = true;
+        conn.output.clear();
+        let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+        self.close(client);
     }
 
     /// New connections and shutdown from the listener; `Err` means stop.
@@ -272,10 +550,22 @@ impl Driver {
             .register(&mut stream, Token(client as usize), Interest::READABLE)
         {
             warn!("client {client} ({peer}): cannot watch the socket: {e}; connection dropped");
-            self.open_connections.fetch_sub(1, Ordering::AcqRel);
+            self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+            self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
             return;
         }
+        // Full: the oldest connection that has not spoken makes room.
+        if self.occupancy.open.load(Ordering::Acquire) > self.config.max_connections
+            && let Some((&oldest, conn)) = self.connections.iter().find(|(_, c)| !c.spoke && !c.gone)
+        {
+            info!(
+                "connection from {}: closed, it sent no well-formed line and a new connection needs its place (--max-connections {})",
+                conn.peer, self.config.max_connections
+            );
+            self.drop_connection(oldest);
+        }
         let session = Session::new(client, &peer, self.limits);
+        let now = Instant::now();
         self.connections.insert(
             client,
             Connection {
@@ -288,9 +578,14 @@ impl Driver {
                 // Its bytes may have arrived before it was registered.
                 unread: true,
                 spoke: false,
+                early_rejects: 0,
+                waiting: false,
                 failed: false,
                 hangup: false,
                 gone: false,
+                accepted: now,
+                quiet_since: now,
+                unread_since: now,
             },
         );
     }
@@ -314,6 +609,7 @@ impl Driver {
         let mut closed = false;
         let mut buf = [0u8; 8192];
         let mut budget = READ_BUDGET;
+        let mut newly_spoke = false;
         loop {
             if budget == 0 {
                 // The others' turn; this socket is read again on the next one.
@@ -329,17 +625,17 @@ impl Driver {
                 Ok(n) => {
                     got = true;
                     budget -= n;
-                    if !conn.spoke {
-                        conn.spoke = true;
-                        conn.pending.push_back(Command::Connect {
-                            client,
-                            peer: conn.peer.clone(),
-                        });
-                    }
+                    conn.quiet_since = Instant::now();
                     conn.input.extend_from_slice(&buf[..n]);
                     // Parsed as read: a FINISH just read is known if a reset follows.
                     conn.session.feed(&mut conn.input, &mut self.commands);
-                    conn.pending.extend(self.commands.drain(..));
+                    conn.queue(&mut self.commands);
+                    if !conn.spoke && conn.session.heard() {
+                        // A client now: into the run, or to wait, before reading on.
+                        newly_spoke = true;
+                        conn.unread = true;
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -355,12 +651,38 @@ impl Driver {
                 }
             }
         }
+        if newly_spoke {
+            self.admit(client);
+        }
         if closed {
             self.close(client);
         } else {
             self.apply_pending();
         }
         got || closed
+    }
+
+    /// A connection has sent its first well-formed line: it joins the run under way if
+    /// the run has room, or waits for the next.
+    fn admit(&mut self, client: ClientId) {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return;
+        };
+        conn.spoke = true;
+        self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+        if self.members < self.config.clients {
+            conn.join(client);
+            self.members += 1;
+        } else {
+            info!(
+                "{}: waits for the next run (run {} has its {} client(s))",
+                conn.session.name(),
+                self.run,
+                self.config.clients
+            );
+            conn.waiting = true;
+            self.lobby.push_back(client);
+        }
     }
 
     /// Applies every command that may go now, for every client, writing the replies:
@@ -370,13 +692,19 @@ impl Driver {
         loop {
             let mut applied = false;
             let mut next = 0;
-            while let Some((&client, _)) = self.connections.range(next..).find(|(_, c)| !c.pending.is_empty()) {
+            while let Some((&client, _)) = self
+                .connections
+                .range(next..)
+                .find(|(_, c)| !c.pending.is_empty() && c.spoke && !c.waiting)
+            {
                 next = client + 1;
                 while let Some(conn) = self.connections.get_mut(&client)
                     && !conn.pending.is_empty()
                     && !self.coordinator.is_waiting(client)
                 {
                     let command = conn.pending.pop_front().expect("a front command");
+                    // Read again from now: the time it may take to send is its own.
+                    conn.quiet_since = Instant::now();
                     self.coordinator.apply(command);
                     self.write_replies();
                     applied = true;
@@ -407,16 +735,8 @@ impl Driver {
             .poll
             .registry()
             .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
-        self.open_connections.fetch_sub(1, Ordering::AcqRel);
-        if !conn.spoke && conn.input.is_empty() {
-            info!(
-                "connection from {} closed without a word; not counted as a client",
-                conn.peer
-            );
-            self.connections.remove(&client);
-            return;
-        }
-        if !conn.pending.is_empty() {
+        self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+        if conn.spoke && !conn.pending.is_empty() {
             info!(
                 "{}: closed with {} command(s) still to apply; they are applied in turn",
                 conn.session.name(),
@@ -424,7 +744,20 @@ impl Driver {
             );
         }
         conn.session.close(&mut conn.input, &mut self.commands);
-        conn.pending.extend(self.commands.drain(..));
+        conn.queue(&mut self.commands);
+        if !conn.spoke {
+            if !conn.session.heard() {
+                info!(
+                    "connection from {} closed without a well-formed line; not counted as a client",
+                    conn.peer
+                );
+                self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+                self.connections.remove(&client);
+                return;
+            }
+            // Its last line, cut by the close, made it a client.
+            self.admit(client);
+        }
         self.apply_pending();
     }
 
@@ -493,6 +826,9 @@ impl Driver {
         let Some(conn) = self.connections.get_mut(&client) else {
             return;
         };
+        if conn.output.is_empty() {
+            conn.unread_since = Instant::now();
+        }
         conn.output.extend_from_slice(rest);
         let interest = if conn.gone {
             Interest::WRITABLE
@@ -516,6 +852,7 @@ impl Driver {
             match conn.stream.write(&conn.output) {
                 Ok(n) => {
                     conn.output.drain(..n);
+                    conn.unread_since = Instant::now();
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) => {

@@ -31,5 +31,6 @@ pub mod traffic;
 pub mod translate;
 
 pub use config::{NetworkConfig, ServerConfig};
+pub use driver::Served;
 pub use report::Report;
-pub use server::{ServerError, run};
+pub use server::{ServerError, run, serve};

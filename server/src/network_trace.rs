@@ -110,6 +110,17 @@ pub struct TraceConfig {
     pub options: ParaverOptions,
 }
 
+impl TraceConfig {
+    /// The trace of run `run` of a server: `{run}` in the file's name becomes the
+    /// run's number; a stream opens anew for every run.
+    pub fn for_run(&self, run: u64) -> TraceConfig {
+        TraceConfig {
+            file: self.file.as_deref().map(|f| crate::config::per_run(f, run)),
+            ..self.clone()
+        }
+    }
+}
+
 impl TraceArgs {
     /// The trace these flags ask for (`None`: no trace), its header dated `date`.
     pub fn config(&self, date: &str) -> Result<Option<TraceConfig>, TraceSetupError> {

@@ -1,4 +1,5 @@
-//! The statistics report written on exit (`--stats FILE`, or standard output).
+//! The statistics report of a run, written when it ends (`--stats FILE`, or standard
+//! output).
 //!
 //! `simulation` depends only on the inputs (same script, same bytes); `wall` measures
 //! this machine and changes from run to run.
@@ -9,6 +10,12 @@ use vesper_netmodels::stats::Summary;
 /// Everything measured in one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// the run's number on this server, from 1 (a run is the group of `--clients`
+    /// clients the server waits for)
+    pub run: u64,
+    /// why the model stopped the run before its clients finished, if it did
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// deterministic results
     pub simulation: SimulationReport,
     /// wall-clock measurements

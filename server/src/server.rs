@@ -4,16 +4,18 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::coordinator::Coordinator;
-use crate::driver::{Control, Driver};
+use crate::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served};
 use crate::report::Report;
-use crate::session::SessionLimits;
+
+/// The kernel's send buffer of a client socket [bytes].
+pub const SEND_BUFFER: usize = 64 * 1024;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -37,38 +39,61 @@ pub enum ServerError {
     Thread(String),
 }
 
-/// Serves clients on `listener` until the run is complete (every expected client has
-/// finished, when `config.exit_when_done`) or `shutdown` resolves; returns the report.
+/// Serves one run on `listener`: until every expected client has finished (or, when
+/// `config.exit_when_done` is false, until `shutdown` resolves, run after run) and
+/// returns the report of the last run, the one under way at a shutdown.
 pub async fn run(
     listener: TcpListener,
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, ServerError> {
-    let sim = crate::network_trace::build(&config.network, config.trace.as_ref())?;
+    let last = Arc::new(std::sync::Mutex::new(None));
+    let keep = Arc::clone(&last);
+    let reports: RunReports = Box::new(move |report| {
+        *keep.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report);
+    });
+    serve(listener, config, shutdown, reports).await?;
+    let report = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+    report.ok_or_else(|| ServerError::Thread("the server ended without a report".into()))
+}
+
+/// Serves run after run on `listener` until the first run is complete (when
+/// `config.exit_when_done`) or `shutdown` resolves; hands each run's report to
+/// `reports` as the run ends, on the simulation thread. Each run starts on a fresh
+/// network at time zero, so that it gives what it would give on a fresh server.
+pub async fn serve(
+    listener: TcpListener,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+    reports: RunReports,
+) -> Result<Served, ServerError> {
     let stop_flag = Arc::new(AtomicBool::new(false));
-    let open = Arc::new(AtomicUsize::new(0));
-    let coordinator = Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag));
-    let limits = SessionLimits {
-        max_line: config.max_line,
-        max_batch: config.max_batch,
+    let occupancy = Arc::new(Occupancy::default());
+    let new_run: NewRun = {
+        let config = config.clone();
+        let stop_flag = Arc::clone(&stop_flag);
+        Box::new(move |run| {
+            let trace = config.trace.as_ref().map(|t| t.for_run(run));
+            let sim = crate::network_trace::build(&config.network, trace.as_ref())?;
+            Ok(Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag)))
+        })
     };
     let (control, control_rx) = std::sync::mpsc::channel();
     let (driver, waker) = Driver::new(
-        coordinator,
+        config.clone(),
+        new_run,
+        reports,
         control_rx,
-        limits,
-        config.spin,
-        Arc::clone(&open),
+        Arc::clone(&occupancy),
         Arc::clone(&stop_flag),
-    )
-    .map_err(|e| ServerError::Thread(e.to_string()))?;
+    )?;
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let thread = std::thread::Builder::new()
         .name("vesper-sim".into())
         .spawn(move || {
-            let report = driver.run();
+            let served = driver.run();
             let _ = done_tx.send(());
-            report
+            served
         })
         .map_err(|e| ServerError::Thread(e.to_string()))?;
 
@@ -82,12 +107,21 @@ pub async fn run(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    if open.load(Ordering::Acquire) >= config.max_connections {
-                        warn!("connection from {peer} refused: {} connections already open (--max-connections)", config.max_connections);
+                    // Connections that have not spoken yet make room for new ones.
+                    let open = occupancy.open.load(Ordering::Acquire);
+                    let silent = occupancy.silent.load(Ordering::Acquire);
+                    if open.saturating_sub(silent) >= config.max_connections {
+                        warn!("connection from {peer} refused: {} clients already connected (--max-connections)", config.max_connections);
                         continue;
                     }
                     if let Err(e) = stream.set_nodelay(true) {
                         warn!("connection from {peer}: cannot set TCP_NODELAY: {e}");
+                    }
+                    // Replies are a few hundred bytes a round trip: a small send buffer
+                    // bounds what a client that does not read them can hold in the
+                    // kernel, so that the server's own limit on unread replies acts.
+                    if let Err(e) = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER) {
+                        warn!("connection from {peer}: cannot set its send buffer: {e}");
                     }
                     let stream = match stream.into_std() {
                         Ok(s) => s,
@@ -96,7 +130,8 @@ pub async fn run(
                             continue;
                         }
                     };
-                    open.fetch_add(1, Ordering::AcqRel);
+                    occupancy.open.fetch_add(1, Ordering::AcqRel);
+                    occupancy.silent.fetch_add(1, Ordering::AcqRel);
                     let client = next_client;
                     next_client += 1;
                     let accepted = Control::Accepted { client, stream, peer: peer.to_string() };
@@ -123,9 +158,8 @@ pub async fn run(
     }
     drop(control);
     let _ = waker.wake();
-    let report = tokio::task::spawn_blocking(move || thread.join())
+    tokio::task::spawn_blocking(move || thread.join())
         .await
         .map_err(|e| ServerError::Thread(e.to_string()))?
-        .map_err(|_| ServerError::Thread("the simulation thread panicked".into()))??;
-    Ok(report)
+        .map_err(|_| ServerError::Thread("the simulation thread panicked".into()))?
 }

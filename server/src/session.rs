@@ -44,6 +44,8 @@ pub struct Session {
     log: LogBudget,
     /// the connection closed: a line being read now had no newline
     closed: bool,
+    /// a well-formed line has come: the connection is a client
+    heard: bool,
 }
 
 impl Session {
@@ -60,7 +62,25 @@ impl Session {
             overflow_warned: false,
             log: LogBudget::default(),
             closed: false,
+            heard: false,
         }
+    }
+
+    /// Whether a well-formed line has come: from then on the connection is a client.
+    pub fn heard(&self) -> bool {
+        self.heard
+    }
+
+    /// Whether the client is part way through a batch: it sent a `SEND`, `PROTO` or
+    /// `STOP` line and not yet the batch's `END`.
+    pub fn in_batch(&self) -> bool {
+        !self.items.is_empty() || self.stop.is_some()
+    }
+
+    /// Forgets the batch under way (the connection is being dropped).
+    pub fn abandon(&mut self) {
+        self.items.clear();
+        self.stop = None;
     }
 
     /// Whether the client has sent `FINISH`.
@@ -102,10 +122,14 @@ impl Session {
                 };
                 self.log
                     .warn(&self.name, format_args!(" line {number}: {e}; line ignored{cut}"));
-                commands.push(Command::Rejected { client: self.client });
+                commands.push(Command::Rejected {
+                    client: self.client,
+                    lines: 1,
+                });
                 return;
             }
         };
+        self.heard = true;
         if self.finished {
             self.log.warn(
                 &self.name,
@@ -162,7 +186,10 @@ impl Session {
                 );
                 self.overflow_warned = true;
             }
-            commands.push(Command::Rejected { client: self.client });
+            commands.push(Command::Rejected {
+                client: self.client,
+                lines: 1,
+            });
             return;
         }
         self.items.push(item);
@@ -211,7 +238,7 @@ mod tests {
     fn rejected(commands: &[Command]) -> usize {
         commands
             .iter()
-            .filter(|c| matches!(c, Command::Rejected { client: 3 }))
+            .filter(|c| matches!(c, Command::Rejected { client: 3, lines: 1 }))
             .count()
     }
 

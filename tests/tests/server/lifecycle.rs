@@ -39,8 +39,9 @@ fn a_client_vanishes_before_its_first_batch() {
     let server = TestServer::start(config(4, 2));
     let mut a = server.client();
     let mut b = server.client();
-    // One bad line makes it a client (a connection that says nothing is not one).
-    a.send_raw(b"HELLO\n");
+    // A well-formed line makes it a client (a connection that says nothing, or only
+    // bad lines, is not one); its bad line counts against it.
+    a.send_raw(b"HELLO\nSTOP 1\n");
     a.vanish();
     let m = message(6500.0, 0, 1, 1024, 1);
     assert_eq!(b.exchange(&[send(m), stop(6500.0), ClientMessage::End]).text(), "END\n");
@@ -51,6 +52,7 @@ fn a_client_vanishes_before_its_first_batch() {
     let clients = &report.simulation.clients;
     assert_eq!(clients.len(), 2);
     assert!(!clients[0].finished && clients[1].finished);
+    assert_eq!(clients[0].bad_lines, 1);
 }
 
 #[test]
@@ -136,7 +138,7 @@ fn finish_without_closing_ends_the_run() {
 }
 
 #[test]
-fn a_server_that_stays_up_serves_clients_one_after_another() {
+fn a_server_that_stays_up_serves_runs_one_after_another_each_on_a_fresh_network() {
     let mut cfg = config(4, 1);
     cfg.exit_when_done = false;
     let server = TestServer::start(cfg);
@@ -144,16 +146,14 @@ fn a_server_that_stays_up_serves_clients_one_after_another() {
         let mut c = server.client();
         let m = message(6500.0, 0, 1, 1024, n);
         assert_eq!(c.exchange(&[send(m), stop(6500.0), ClientMessage::End]).text(), "END\n");
-        let reply = c.stop(HUGE_STOP_NS);
-        assert_eq!(reply.completions.len(), 1, "client {n}: {}", reply.text());
-        assert_eq!(reply.completions[0].ev, m.ev);
+        // Each run starts at time zero: the second client gets what the first got.
+        assert_only_completion(&c.stop(HUGE_STOP_NS), &m, 10746.0, 6500.0);
         c.finish();
     }
+    // The last run reported is the second; the third has no client.
     let report = server.shutdown();
+    assert_eq!(report.run, 2);
     let clients = &report.simulation.clients;
-    assert_eq!(clients.len(), 2);
-    assert!(clients.iter().all(|c| c.messages == 1), "{clients:?}");
-    // The second client's replies prove the first one's FINISH was read (it would hold
-    // the horizon otherwise); the last FINISH may still be unread at shutdown.
-    assert!(clients[0].finished, "{clients:?}");
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    assert!(clients[0].finished && clients[0].messages == 1, "{clients:?}");
 }
