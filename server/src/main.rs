@@ -1,6 +1,8 @@
 //! `vesper`: the network co-simulation server and its tools.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// `println!` that ends the program quietly when standard output is closed early
 /// (`vesper run | head`) instead of panicking.
@@ -249,10 +251,21 @@ struct ServeArgs {
     /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
     #[arg(long, default_value_t = 64)]
     control_size: u32,
-    /// Keep serving new clients after every client has finished.
+    /// Serve run after run: when every client of a run has finished, the next run
+    /// starts on a fresh network at time zero with the clients that connected
+    /// meanwhile; each run's report is written as it ends (JSON Lines).
     #[arg(long)]
     keep_serving: bool,
-    /// Write the JSON statistics report here (default: standard output).
+    /// A client that starts a line or a batch and sends nothing more for this long, or
+    /// leaves its replies unread this long, is dropped [s].
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds)]
+    client_timeout: std::time::Duration,
+    /// A connection that sends no well-formed line for this long after connecting is
+    /// closed [s]; raise it for a replayer that takes longer to start.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = seconds)]
+    silent_timeout: std::time::Duration,
+    /// Write the JSON statistics report here (default: standard output); `{run}` in
+    /// the name writes a file a run (stats-{run}.json).
     #[arg(long)]
     stats: Option<PathBuf>,
     #[command(flatten)]
@@ -1062,17 +1075,45 @@ fn write_map_files(
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(args.clients > 0, "--clients: at least one client");
+    anyhow::ensure!(args.clients > 0, "--clients 0: a run needs at least one client");
+    for (flag, value) in [
+        ("--max-connections", args.max_connections),
+        ("--max-in-flight", args.max_in_flight),
+        ("--max-batch", args.max_batch),
+    ] {
+        anyhow::ensure!(value > 0, "{flag} 0: at least 1");
+    }
+    anyhow::ensure!(
+        args.max_line >= MIN_MAX_LINE,
+        "--max-line {}: at least {MIN_MAX_LINE} bytes, or no SEND line fits",
+        args.max_line
+    );
+    let trace = args.trace.config(&args.trace_date)?;
+    if args.keep_serving
+        && let Some(file) = trace.as_ref().and_then(|t| t.file.as_deref())
+        && !file.to_string_lossy().contains(vesper_server::config::RUN_PLACEHOLDER)
+    {
+        anyhow::bail!(
+            "--trace {} with --keep-serving: every run writes its own trace; put {{run}} in the name (net-{{run}}.prv)",
+            file.display()
+        );
+    }
+    // Before the network is built or anyone connects: a report that cannot be written
+    // is found now, not after the run.
+    let writer = vesper_server::report::ReportWriter::open(args.stats.as_deref(), args.keep_serving)
+        .map_err(anyhow::Error::msg)?;
     let (spec, origin) = args.net.spec(None)?;
     let config = ServerConfig {
         network: args.net.resolve(&spec, &origin, &[])?,
         clients: args.clients,
-        max_connections: args.max_connections.max(1),
-        max_line: args.max_line.max(64),
+        max_connections: args.max_connections,
+        max_line: args.max_line,
         reply_limit: (args.reply_limit > 0).then_some(args.reply_limit),
-        max_in_flight: args.max_in_flight.max(1),
-        max_batch: args.max_batch.max(1),
+        max_in_flight: args.max_in_flight,
+        max_batch: args.max_batch,
         exit_when_done: !args.keep_serving,
+        client_timeout: args.client_timeout,
+        silent_timeout: args.silent_timeout,
         spin: std::time::Duration::from_micros(args.spin_us),
         rendezvous: match args.rendezvous {
             Rendezvous::Dimemas => RendezvousMode::Dimemas,
@@ -1080,7 +1121,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 control_bytes: args.control_size,
             },
         },
-        trace: args.trace.config(&args.trace_date)?,
+        trace,
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {
@@ -1093,57 +1134,94 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let served = runtime.block_on(async {
+    let writer = Arc::new(Mutex::new(writer));
+    let write_failed = Arc::new(AtomicBool::new(false));
+    let reports: vesper_server::driver::RunReports = {
+        let writer = Arc::clone(&writer);
+        let failed = Arc::clone(&write_failed);
+        Box::new(
+            move |report| match writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report) {
+                Ok(to) => info!("run {}: report written to {to}", report.run),
+                Err(e) => {
+                    tracing::error!("run {}: {e}", report.run);
+                    failed.store(true, Ordering::Relaxed);
+                }
+            },
+        )
+    };
+    let (signal, served) = runtime.block_on(async {
         // Before anyone can connect: a signal that came earlier would kill the process
         // without its report.
-        let shutdown = shutdown_signal()?;
+        let (signal, shutdown) = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        anyhow::Ok(vesper_server::run(listener, config, shutdown).await)
+        anyhow::Ok((signal, vesper_server::serve(listener, config, shutdown, reports).await))
     })?;
-    // A run the model stopped still reports what it did until then, then fails.
-    let (report, stopped) = match served {
-        Ok(report) => (report, None),
-        Err(vesper_server::ServerError::Stopped { stopped, report }) => (*report, Some(stopped)),
+    let served = match served {
+        Ok(served) => served,
+        // A run the model stopped still reports what it did until then, then fails.
+        Err(vesper_server::ServerError::Stopped { stopped, report }) => {
+            let written = writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report);
+            written.map_err(anyhow::Error::msg)?;
+            return Err(stopped.into());
+        }
         Err(e) => return Err(args.net.name_build_error(e.into(), &origin)),
     };
-    let json = serde_json::to_string_pretty(&report)?;
-    match &args.stats {
-        Some(path) => {
-            std::fs::write(path, json + "\n").with_context(|| format!("--stats {}: cannot write", path.display()))?;
-            info!("statistics written to {}", path.display());
-        }
-        None => println!("{json}"),
+    anyhow::ensure!(
+        !write_failed.load(Ordering::Relaxed),
+        "a run's report could not be written (see the log)"
+    );
+    if served.interrupted {
+        // Scripts and containers tell an interrupted run from a finished one: 128 + the
+        // signal, as a shell reports a process the signal killed.
+        let signal = signal.load(Ordering::Relaxed);
+        tracing::warn!("stopped by signal {signal} before every client had finished");
+        std::process::exit(128 + signal);
     }
-    match stopped {
-        Some(stopped) => Err(stopped.into()),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
-/// A future that resolves on Ctrl-C or SIGTERM; the handlers are installed at once (a
-/// future that installed them when first polled would leave the process to die of a
-/// signal that came before).
+/// The shortest `--max-line` that holds a `SEND` line of the legacy client [bytes].
+const MIN_MAX_LINE: usize = 64;
+
+/// A duration of `text` seconds (decimals allowed), positive.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    let value: f64 = text.parse().map_err(|_| format!("expected seconds, got {text:?}"))?;
+    if value.is_nan() || value <= 0.0 {
+        return Err(format!("{text}: expected a positive number of seconds"));
+    }
+    std::time::Duration::try_from_secs_f64(value).map_err(|_| format!("{text}: too many seconds"))
+}
+
+/// A future that resolves on Ctrl-C or SIGTERM, and the number of the signal that came
+/// (0 until then); the handlers are installed at once (a future that installed them
+/// when first polled would leave the process to die of a signal that came before).
 #[cfg(unix)]
-fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
+fn shutdown_signal() -> anyhow::Result<(Arc<AtomicI32>, impl Future<Output = ()>)> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch for Ctrl-C")?;
     let mut terminate = signal(SignalKind::terminate()).context("cannot watch for SIGTERM")?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    })
+    let which = Arc::new(AtomicI32::new(0));
+    let came = Arc::clone(&which);
+    Ok((which, async move {
+        let number = tokio::select! {
+            _ = interrupt.recv() => 2,
+            _ = terminate.recv() => 15,
+        };
+        came.store(number, Ordering::Relaxed);
+    }))
 }
 
 /// A future that resolves on Ctrl-C.
 #[cfg(not(unix))]
-fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
-    Ok(async {
+fn shutdown_signal() -> anyhow::Result<(Arc<AtomicI32>, impl Future<Output = ()>)> {
+    let which = Arc::new(AtomicI32::new(0));
+    let came = Arc::clone(&which);
+    Ok((which, async move {
         let _ = tokio::signal::ctrl_c().await;
-    })
+        came.store(2, Ordering::Relaxed);
+    }))
 }
 
 fn bench_sync(
@@ -1612,7 +1690,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     // A trace is read as the replay goes (its tasks' records in pieces), unless it is to
     // be saved again; synthetic workloads are made in memory.
-    let (whole, mut programs): (Option<std::sync::Arc<Workload>>, Box<dyn Programs + Send>) = match &args.trace {
+    let (whole, mut programs): (Option<Arc<Workload>>, Box<dyn Programs + Send>) = match &args.trace {
         Some(path) if args.save_trace.is_none() => {
             // The first pass over a large trace takes a while: a bar on a terminal.
             let reading = indicatif::ProgressBar::new(0).with_style(
@@ -1672,8 +1750,8 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                 std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
                 eprintln!("trace saved to {}", path.display());
             }
-            let workload = std::sync::Arc::new(workload);
-            (Some(std::sync::Arc::clone(&workload)), Box::new(Cursor::new(workload)))
+            let workload = Arc::new(workload);
+            (Some(Arc::clone(&workload)), Box::new(Cursor::new(workload)))
         }
     };
     let name = programs.name().to_string();

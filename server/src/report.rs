@@ -123,3 +123,99 @@ impl LatencySummary {
         Self::scaled(s, 1e3)
     }
 }
+
+/// Where run reports go: standard output or `--stats FILE`, checked for writability
+/// before the first run.
+///
+/// - a server of one run writes its report as indented JSON when the run ends;
+/// - a server that keeps serving writes each run's report when the run ends, one JSON
+///   object a line (JSON Lines), so that nothing is held across runs;
+/// - a file name holding `{run}` gets one file a run (indented JSON), `{run}` replaced
+///   by the run's number.
+#[derive(Debug)]
+pub struct ReportWriter {
+    target: Target,
+    /// one object a line
+    lines: bool,
+}
+
+#[derive(Debug)]
+enum Target {
+    Stdout,
+    /// one file for every run, opened (and truncated) before the first
+    File {
+        path: std::path::PathBuf,
+        file: std::fs::File,
+    },
+    /// a file a run: the path with `{run}`
+    PerRun(std::path::PathBuf),
+}
+
+impl ReportWriter {
+    /// Reports to `stats` (standard output if `None`), for a server of one run or one
+    /// that keeps serving; a file that cannot be written is refused now, naming it.
+    pub fn open(stats: Option<&std::path::Path>, keep_serving: bool) -> Result<ReportWriter, String> {
+        let cannot =
+            |path: &std::path::Path, e: std::io::Error| format!("--stats {}: cannot write it: {e}", path.display());
+        let target = match stats {
+            None => Target::Stdout,
+            Some(path)
+                if path
+                    .to_str()
+                    .is_some_and(|p| p.contains(crate::config::RUN_PLACEHOLDER)) =>
+            {
+                // Try the first run's file, and leave no empty file behind.
+                let first = crate::config::per_run(path, 1);
+                let existed = first.exists();
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&first)
+                    .map_err(|e| cannot(&first, e))?;
+                if !existed {
+                    let _ = std::fs::remove_file(&first);
+                }
+                Target::PerRun(path.to_path_buf())
+            }
+            Some(path) => Target::File {
+                path: path.to_path_buf(),
+                file: std::fs::File::create(path).map_err(|e| cannot(path, e))?,
+            },
+        };
+        let lines = keep_serving && !matches!(target, Target::PerRun(_));
+        Ok(ReportWriter { target, lines })
+    }
+
+    /// Writes `report`; returns where it went, for the log.
+    pub fn write(&mut self, report: &Report) -> Result<String, String> {
+        use std::io::Write as _;
+        let mut json = if self.lines {
+            serde_json::to_string(report)
+        } else {
+            serde_json::to_string_pretty(report)
+        }
+        .map_err(|e| format!("the report cannot be written as JSON: {e}"))?;
+        json.push('\n');
+        match &mut self.target {
+            Target::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(json.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(|e| format!("cannot write the report to standard output: {e}"))?;
+                Ok("standard output".into())
+            }
+            Target::File { path, file } => {
+                file.write_all(json.as_bytes())
+                    .and_then(|()| file.flush())
+                    .map_err(|e| format!("--stats {}: cannot write it: {e}", path.display()))?;
+                Ok(path.display().to_string())
+            }
+            Target::PerRun(pattern) => {
+                let path = crate::config::per_run(pattern, report.run);
+                std::fs::write(&path, json).map_err(|e| format!("--stats {}: cannot write it: {e}", path.display()))?;
+                Ok(path.display().to_string())
+            }
+        }
+    }
+}
