@@ -136,6 +136,9 @@ struct Connection {
     waiting: bool,
     /// a write failed: the connection is dropped
     failed: bool,
+    /// dropped by the server (a time limit, or room for another): what it sent part
+    /// way is forgotten
+    dropped: bool,
     /// the client closed its side (or the socket failed): what it sent is read to the
     /// end whatever waits
     hangup: bool,
@@ -519,8 +522,7 @@ impl Driver {
         let Some(conn) = self.connections.get_mut(&client) else {
             return;
         };
-        conn.input.clear();
-        conn.session.abandon();
+        conn.dropped = true;
         conn.failed = true;
         conn.output.clear();
         let _ = conn.stream.shutdown(std::net::Shutdown::Both);
@@ -581,6 +583,7 @@ impl Driver {
                 early_rejects: 0,
                 waiting: false,
                 failed: false,
+                dropped: false,
                 hangup: false,
                 gone: false,
                 accepted: now,
@@ -743,7 +746,11 @@ impl Driver {
                 conn.pending.len()
             );
         }
-        conn.session.close(&mut conn.input, &mut self.commands);
+        if conn.dropped {
+            conn.session.abandon(&mut self.commands);
+        } else {
+            conn.session.close(&mut conn.input, &mut self.commands);
+        }
         conn.queue(&mut self.commands);
         if !conn.spoke {
             if !conn.session.heard() {

@@ -77,10 +77,12 @@ impl Session {
         !self.items.is_empty() || self.stop.is_some()
     }
 
-    /// Forgets the batch under way (the connection is being dropped).
-    pub fn abandon(&mut self) {
+    /// The connection is dropped: the batch under way and any line part way through
+    /// are forgotten, and the client is gone.
+    pub fn abandon(&mut self, commands: &mut Vec<Command>) {
         self.items.clear();
         self.stop = None;
+        commands.push(Command::Disconnect { client: self.client });
     }
 
     /// Whether the client has sent `FINISH`.

@@ -1,7 +1,7 @@
 //! Helpers for the over-TCP tests of the vesper server.
 //!
 //! ```text
-//!  test ──▶ TestServer::start(config) ──▶ thread: tokio runtime ─▶ vesper_server::run(127.0.0.1:0)
+//!  test ──▶ TestServer::start(config) ──▶ thread: tokio runtime ─▶ vesper_server::serve(127.0.0.1:0)
 //!   │                                                                  ▲        │
 //!   └──▶ Client (LegacyConnection) ── lines ──────────────────────────┘        ▼
 //!        (one recv() ≤ 500 bytes per chunk, as the Dimemas client)           Report
@@ -17,8 +17,8 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -91,13 +91,17 @@ pub fn ideal_config(hosts: u32, mbps: f64, latency_ns: f64) -> ServerConfig {
 pub struct TestServer {
     addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<Result<Report, ServerError>>>,
+    thread: Option<JoinHandle<Result<vesper_server::Served, ServerError>>>,
     watchdog_fired: Arc<AtomicBool>,
+    reports: Arc<Mutex<Vec<Report>>>,
 }
 
 impl TestServer {
-    /// Binds `127.0.0.1:0` and starts `vesper_server::run` with `config`.
+    /// Binds `127.0.0.1:0` and starts `vesper_server::serve` with `config`, keeping
+    /// every run's report.
     pub fn start(config: ServerConfig) -> TestServer {
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&reports);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener.set_nonblocking(true).expect("non-blocking listener");
         let addr = listener.local_addr().expect("local address");
@@ -120,7 +124,9 @@ impl TestServer {
                             () = tokio::time::sleep(WATCHDOG) => fired.store(true, Ordering::SeqCst),
                         }
                     };
-                    vesper_server::run(listener, config, shutdown).await
+                    let reports =
+                        Box::new(move |report| kept.lock().unwrap_or_else(PoisonError::into_inner).push(report));
+                    vesper_server::serve(listener, config, shutdown, reports).await
                 })
             })
             .expect("spawn the server thread");
@@ -129,7 +135,31 @@ impl TestServer {
             shutdown: Some(shutdown),
             thread: Some(thread),
             watchdog_fired,
+            reports,
         }
+    }
+
+    /// Waits (up to [`READ_TIMEOUT`]) until `runs` runs have ended; their reports.
+    #[track_caller]
+    pub fn wait_for_runs(&self, runs: usize) -> Vec<Report> {
+        let start = std::time::Instant::now();
+        loop {
+            let reports = self.reports();
+            if reports.len() >= runs {
+                return reports;
+            }
+            assert!(
+                start.elapsed() < READ_TIMEOUT,
+                "{} run(s) ended, expected {runs}",
+                reports.len()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The reports of the runs that have ended, in order.
+    pub fn reports(&self) -> Vec<Report> {
+        self.reports.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The address the server listens on.
@@ -143,7 +173,7 @@ impl TestServer {
     }
 
     /// Waits for the run to end on its own (every expected client finished); fails if
-    /// the watchdog had to stop it.
+    /// the watchdog had to stop it. Returns the last run's report.
     pub fn wait(mut self) -> Report {
         let report = self.join();
         assert!(
@@ -153,7 +183,7 @@ impl TestServer {
         report
     }
 
-    /// Triggers the shutdown future and waits for the report.
+    /// Triggers the shutdown future and waits for the last run's report.
     pub fn shutdown(mut self) -> Report {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -166,12 +196,27 @@ impl TestServer {
         report
     }
 
+    /// Triggers the shutdown future and waits for the server to end: how it ended, and
+    /// every run's report.
+    pub fn stop(mut self) -> (vesper_server::Served, Vec<Report>) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let thread = self.thread.take().expect("the server is joined once");
+        let served = thread
+            .join()
+            .expect("the server thread panicked")
+            .expect("the server run failed");
+        (served, self.reports())
+    }
+
     fn join(&mut self) -> Report {
         let thread = self.thread.take().expect("the server is joined once");
         thread
             .join()
             .expect("the server thread panicked")
-            .expect("the server run failed")
+            .expect("the server run failed");
+        self.reports().pop().expect("a report")
     }
 }
 

@@ -151,6 +151,7 @@ fn a_server_that_stays_up_serves_runs_one_after_another_each_on_a_fresh_network(
         c.finish();
     }
     // The last run reported is the second; the third has no client.
+    server.wait_for_runs(2);
     let report = server.shutdown();
     assert_eq!(report.run, 2);
     let clients = &report.simulation.clients;

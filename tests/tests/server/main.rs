@@ -18,4 +18,5 @@ mod random;
 mod rendezvous;
 mod replay;
 mod reply_limit;
+mod runs;
 mod sync;
