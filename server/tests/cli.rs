@@ -1,38 +1,14 @@
 //! The `vesper` binary as a user runs it: start, serve a client, report, stop.
 
-use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
+mod common;
+
+use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::{signal, start, wait_up_to};
 use vesper_client_dimemas_adapter::LegacyConnection;
 use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
-
-/// Starts `vesper serve` on a free port and returns it with its address, read from
-/// its "listening on" log line.
-fn start(extra: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"])
-        .args(extra)
-        .env("VESPER_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("vesper starts");
-    let stderr = child.stderr.take().expect("stderr piped");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines.next().expect("a log line").expect("readable log");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            let addr = rest.split(';').next().expect("an address");
-            break addr.trim().parse().expect("a socket address");
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
-}
 
 /// `vesper serve ARGS` exits with an error that says `expected`.
 #[track_caller]
@@ -66,18 +42,6 @@ fn send(time: f64, src: u32, dst: u32) -> ClientMessage {
 
 fn wait(child: &mut Child) -> std::process::ExitStatus {
     wait_up_to(child, 5)
-}
-
-/// Its exit status, or a panic if it runs for more than `seconds` (then it is killed).
-fn wait_up_to(child: &mut Child, seconds: u64) -> std::process::ExitStatus {
-    for _ in 0..seconds * 100 {
-        if let Some(status) = child.try_wait().expect("waitable") {
-            return status;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let _ = child.kill();
-    panic!("vesper did not exit within {seconds} s");
 }
 
 /// The JSON report `vesper serve` printed on its standard output, once it has exited.
@@ -179,27 +143,110 @@ fn the_served_network_trace_takes_a_date() {
 }
 
 #[test]
-fn sigterm_stops_cleanly_and_writes_the_report() {
-    let stats = std::env::temp_dir().join(format!("vesper-cli-test-{}.json", std::process::id()));
-    let _ = std::fs::remove_file(&stats);
-    let stats_arg = stats.to_str().expect("utf-8 path");
-    let (mut child, addr) = start(&["--stats", stats_arg]);
-    let mut client = LegacyConnection::connect(addr).expect("connects");
-    // A client that waits on a message in flight when the signal comes.
-    client
-        .exchange(&[send(0.0, 0, 1), ClientMessage::Stop(WireTime(0.0)), ClientMessage::End])
-        .expect("reply");
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
-    assert!(wait(&mut child).success());
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).expect("JSON");
-    assert_eq!(report["simulation"]["messages"], 1);
-    assert_eq!(report["simulation"]["clients"][0]["finished"], false);
-    let _ = std::fs::remove_file(&stats);
+fn a_signal_during_a_run_writes_the_report_and_exits_128_plus_the_signal() {
+    for (name, code) in [("TERM", 143), ("INT", 130)] {
+        let stats = std::env::temp_dir().join(format!("vesper-cli-test-{}-{name}.json", std::process::id()));
+        let _ = std::fs::remove_file(&stats);
+        let stats_arg = stats.to_str().expect("utf-8 path");
+        let (mut child, addr) = start(&["--stats", stats_arg]);
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        // A client that waits on a message in flight when the signal comes.
+        client
+            .exchange(&[send(0.0, 0, 1), ClientMessage::Stop(WireTime(0.0)), ClientMessage::End])
+            .expect("reply");
+        signal(&child, name);
+        assert_eq!(wait(&mut child).code(), Some(code), "SIG{name}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).expect("JSON");
+        assert_eq!(report["simulation"]["messages"], 1);
+        assert_eq!(report["simulation"]["clients"][0]["finished"], false);
+        let _ = std::fs::remove_file(&stats);
+    }
+    // A one-run server stopped before its client came did not do its job either.
+    let (mut child, _) = start(&[]);
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(143));
+}
+
+#[test]
+fn a_server_that_keeps_serving_reports_each_run_as_it_ends_and_exits_0_between_runs() {
+    let dir = std::env::temp_dir().join(format!("vesper-cli-runs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let pattern = dir.join("stats-{run}.json");
+    for stats in [None, Some(pattern.to_str().expect("utf-8"))] {
+        let mut args = vec!["--keep-serving"];
+        args.extend(stats.iter().flat_map(|s| ["--stats", s]));
+        let (mut child, addr) = start(&args);
+        for _ in 0..2 {
+            let mut client = LegacyConnection::connect(addr).expect("connects");
+            let reply = client
+                .exchange(&[
+                    send(6500.0, 0, 1),
+                    ClientMessage::Stop(WireTime(1e9)),
+                    ClientMessage::End,
+                ])
+                .expect("reply");
+            // Every run starts at time zero.
+            assert_eq!(reply.completions[0].time, WireTime(10810.0));
+            client.finish().expect("finish");
+        }
+        // The second run's report is out before its client's connection is closed.
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, "TERM");
+        assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut stdout)
+            .expect("stdout");
+        let reports: Vec<serde_json::Value> = match stats {
+            // One JSON object a line, a line a run.
+            None => stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a JSON line"))
+                .collect(),
+            Some(_) => (1..=2)
+                .map(|run| {
+                    let text = std::fs::read_to_string(dir.join(format!("stats-{run}.json"))).expect("a file a run");
+                    serde_json::from_str(&text).expect("JSON")
+                })
+                .collect(),
+        };
+        let runs: Vec<_> = reports
+            .iter()
+            .map(|r| (r["run"].clone(), r["simulation"]["messages"].clone()))
+            .collect();
+        assert_eq!(runs, [(1.into(), 1.into()), (2.into(), 1.into())], "{stats:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_anyone_connects() {
+    assert_serve_refuses(
+        &["--stats", "/nonexistent-vesper-dir/stats.json"],
+        "--stats /nonexistent-vesper-dir/stats.json: cannot write it",
+    );
+    assert_serve_refuses(
+        &["--stats", "/nonexistent-vesper-dir/stats-{run}.json"],
+        "--stats /nonexistent-vesper-dir/stats-1.json: cannot write it",
+    );
+    assert_serve_refuses(
+        &["--keep-serving", "--trace", "net.prv"],
+        "--trace net.prv with --keep-serving: every run writes its own trace; put {run} in the name",
+    );
+    for (args, expected) in [
+        (vec!["--max-line", "10"], "--max-line 10: at least 64 bytes"),
+        (vec!["--max-connections", "0"], "--max-connections 0: at least 1"),
+        (vec!["--max-batch", "0"], "--max-batch 0: at least 1"),
+        (vec!["--clients", "0"], "--clients 0: a run needs at least one client"),
+        (vec!["--client-timeout", "0"], "expected a positive number of seconds"),
+        (vec!["--silent-timeout=-1"], "expected a positive number of seconds"),
+    ] {
+        assert_serve_refuses(&args, expected);
+    }
 }
 
 #[test]
