@@ -447,6 +447,10 @@ fn cycle(channels: &Channels, mut depends: Vec<Vec<u32>>) -> Option<Vec<(SwitchI
     None
 }
 
+/// The largest communication pattern file read [bytes]: patterns are read whole; 64 MiB
+/// holds millions of flows, a few hundred per host of a 32,768-host network.
+pub const MAX_PATTERN_BYTES: u64 = 64 * vesper_input::MIB;
+
 /// Reads a communication pattern: one flow per line, `SOURCE DESTINATION`, each turned
 /// into an id by `endpoint` (`expected` says what two endpoints are, for messages); a
 /// line `phase` starts the next phase; text after `#` and blank lines are ignored, and

@@ -23,9 +23,12 @@ pub mod marenostrum;
 pub mod routes;
 mod syntax;
 
-pub use ibnet::{IbError, IbErrorKind, IbFabric, read_forwarding_tables, read_ibnetdiscover};
+pub use ibnet::{
+    IbError, IbErrorKind, IbFabric, MAX_DUMP_BYTES, MAX_TABLES_BYTES, read_forwarding_tables, read_ibnetdiscover,
+};
 pub use map::{
-    MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map, write_map,
+    MAX_MAP_BYTES, MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map,
+    write_map,
 };
 
 /// A topology whose devices have names: hosts `0..hosts` and switches in the order

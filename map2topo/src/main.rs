@@ -207,7 +207,7 @@ fn main() -> anyhow::Result<()> {
         Command::Check { map, routes } => check(&map, routes.as_deref()),
         Command::Ibnet { dump, tables, out } => {
             let file = dump.display().to_string();
-            let text = std::fs::read_to_string(&dump).with_context(|| format!("cannot read {file}"))?;
+            let text = read_input("dump", &dump, vesper_map2topo::MAX_DUMP_BYTES)?;
             let mut fabric = vesper_map2topo::read_ibnetdiscover(&file, &text, LinkParams::default())?;
             emit(
                 out.output.as_deref(),
@@ -216,7 +216,7 @@ fn main() -> anyhow::Result<()> {
             match (&out.routes, tables) {
                 (Some(path), Some(tables)) => {
                     let file = tables.display().to_string();
-                    let text = std::fs::read_to_string(&tables).with_context(|| format!("cannot read {file}"))?;
+                    let text = read_input("--tables", &tables, vesper_map2topo::MAX_TABLES_BYTES)?;
                     let parsed = vesper_map2topo::read_forwarding_tables(&file, &text)?;
                     fabric.attach_forwarding(&file, &parsed)?;
                     let routes = forwarding_routes(&fabric).map_err(anyhow::Error::msg)?;
@@ -257,12 +257,12 @@ fn main() -> anyhow::Result<()> {
             output,
         } => {
             let net = single_rail(&map)?;
-            let routes = read_routes(&routes, &net)?;
+            let routes = read_routes("routes", &routes, &net)?;
             emit_routes(output.as_deref(), &routes, &net, to)
         }
         Command::Conflicts { map, routes, pattern } => {
             let net = single_rail(&map)?;
-            let routes = read_routes(&routes, &net)?;
+            let routes = read_routes("routes", &routes, &net)?;
             let phases = read_pattern(&pattern, &net)?;
             let result = conflicts(&net.topology, &routes, &phases).map_err(anyhow::Error::msg)?;
             println!(
@@ -297,8 +297,7 @@ fn export(topology: Topology, out: &Output) -> anyhow::Result<()> {
 }
 
 fn check(map: &Path, routes: Option<&Path>) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(map).with_context(|| format!("cannot read {}", map.display()))?;
-    let rails = read_map(&map.display().to_string(), &text, LinkParams::default())?;
+    let rails = read_map_file(map)?;
     for (r, net) in rails.iter().enumerate() {
         let t = &net.topology;
         let host_cables = t
@@ -327,7 +326,7 @@ fn check(map: &Path, routes: Option<&Path>) -> anyhow::Result<()> {
     };
     let cycle = match routes {
         Some(path) => {
-            let list = read_routes(path, net)?;
+            let list = read_routes("--routes", path, net)?;
             println!("routes: {} (every one reaches its destination)", list.len());
             deadlock_cycle(&net.topology, &list)
         }
@@ -354,8 +353,7 @@ fn check(map: &Path, routes: Option<&Path>) -> anyhow::Result<()> {
 
 /// The map of a command that needs one network.
 fn single_rail(map: &Path) -> anyhow::Result<NamedTopology> {
-    let text = std::fs::read_to_string(map).with_context(|| format!("cannot read {}", map.display()))?;
-    let mut rails = read_map(&map.display().to_string(), &text, LinkParams::default())?;
+    let mut rails = read_map_file(map)?;
     anyhow::ensure!(
         rails.len() == 1,
         "{}: the map has {} rails; routes are handled for single-rail maps",
@@ -365,10 +363,23 @@ fn single_rail(map: &Path) -> anyhow::Result<NamedTopology> {
     Ok(rails.remove(0))
 }
 
-/// Reads routes in either format and checks that each reaches its destination.
-fn read_routes(path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
+/// The text of input `path` (`what` names it in messages: `map`, `--tables`), refused
+/// unread above `limit` bytes or if it is not a regular file.
+fn read_input(what: &str, path: &Path, limit: u64) -> anyhow::Result<String> {
+    vesper_input::read_text(path, limit).map_err(|e| anyhow::anyhow!("{what} {}: {e}", path.display()))
+}
+
+/// Every rail of the map `path`.
+fn read_map_file(map: &Path) -> anyhow::Result<Vec<NamedTopology>> {
+    let text = read_input("map", map, vesper_map2topo::MAX_MAP_BYTES)?;
+    Ok(read_map(&map.display().to_string(), &text, LinkParams::default())?)
+}
+
+/// Reads routes in either format (`what` names the file in messages: `routes`,
+/// `--routes`), a line at a time, and checks that each reaches its destination.
+fn read_routes(what: &str, path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
     let file = path.display().to_string();
-    let opened = std::fs::File::open(path).with_context(|| format!("cannot read {file}"))?;
+    let opened = vesper_input::open(path).map_err(|e| anyhow::anyhow!("{what} {file}: {e}"))?;
     let routes = read_any_from(&file, std::io::BufReader::with_capacity(1 << 20, opened), net)?;
     let mut topology = net.topology.clone();
     let explicit = vesper_netmodels::ExplicitRoutes::from_paths(
@@ -386,7 +397,7 @@ fn read_routes(path: &Path, net: &NamedTopology) -> anyhow::Result<RouteList> {
 /// A pattern file: `SOURCE DESTINATION` host names per line, `phase` between phases.
 fn read_pattern(path: &Path, net: &NamedTopology) -> anyhow::Result<Vec<Vec<(HostId, HostId)>>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+    let text = read_input("pattern", path, vesper_map2topo::generate::MAX_PATTERN_BYTES)?;
     let id = |name: &str| net.host_names.iter().position(|n| n == name).map(|h| HostId(h as u32));
     read_phases(&file, &text, id, "two host names of the map").map_err(anyhow::Error::msg)
 }

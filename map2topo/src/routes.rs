@@ -28,6 +28,7 @@
 
 use std::collections::HashMap;
 
+use vesper_input::{InputError, Lines};
 use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 
 use crate::NamedTopology;
@@ -37,13 +38,18 @@ use crate::NamedTopology;
 /// million routes: one allocation each would double its size).
 pub type RouteList = PathList;
 
+/// The longest line a route file may hold [bytes]: a route across the 65,535 switches a
+/// packet counts, of ports of six digits (or of Myrinet turns), with its two names.
+/// Route files are read a line at a time, so that their text (2 GB for 8,192 hosts) is
+/// never held whole, and no line longer than this is held either.
+pub const MAX_ROUTE_LINE_BYTES: usize = 1 << 20;
+
 /// Where a route file's lines come from: fills `line` with the next one (without its
-/// line end) and says whether there was one. A file is read a line at a time, so that
-/// its text (2 GB for 8,192 hosts) is never held whole.
-type LineSource<'a> = dyn FnMut(&mut String) -> std::io::Result<bool> + 'a;
+/// line end) and says whether there was one.
+type LineSource<'a> = dyn FnMut(&mut String) -> Result<bool, InputError> + 'a;
 
 /// The lines of `text`.
-fn text_lines(text: &str) -> impl FnMut(&mut String) -> std::io::Result<bool> + '_ {
+fn text_lines(text: &str) -> impl FnMut(&mut String) -> Result<bool, InputError> + '_ {
     let mut lines = text.lines();
     move |line| {
         line.clear();
@@ -51,19 +57,11 @@ fn text_lines(text: &str) -> impl FnMut(&mut String) -> std::io::Result<bool> + 
     }
 }
 
-/// The lines of `reader`, line ends (`\n` or `\r\n`) left out as `str::lines` does.
-fn reader_lines(mut reader: impl std::io::BufRead) -> impl FnMut(&mut String) -> std::io::Result<bool> {
-    move |line| {
-        line.clear();
-        let more = reader.read_line(line)? > 0;
-        if line.ends_with('\n') {
-            line.pop();
-            if line.ends_with('\r') {
-                line.pop();
-            }
-        }
-        Ok(more)
-    }
+/// The lines of `reader`, line ends (`\n` or `\r\n`) left out as `str::lines` does,
+/// none longer than [`MAX_ROUTE_LINE_BYTES`].
+fn reader_lines(reader: impl std::io::BufRead) -> impl FnMut(&mut String) -> Result<bool, InputError> {
+    let mut lines = Lines::new(reader, MAX_ROUTE_LINE_BYTES);
+    move |line| Ok(lines.next_trimmed(line)?.is_some())
 }
 
 /// Runs `each` on every line of `source` with its number (from 1); the lines read.
@@ -81,9 +79,10 @@ fn for_each_line(
     Ok(number)
 }
 
-/// A line of `file` that could not be read.
-fn read_error(file: &str, line: usize, e: &std::io::Error) -> RouteFileError {
-    at_line(file, line)(format!("cannot read: {e}"))
+/// Line `line` of `file` could not be read (the error may name another).
+fn read_error(file: &str, line: usize, e: &InputError) -> RouteFileError {
+    let line = e.line().and_then(|l| usize::try_from(l).ok()).unwrap_or(line);
+    at_line(file, line)(e.to_string())
 }
 
 /// The error a rule broken at `line` of `file` makes.
@@ -237,7 +236,7 @@ pub fn read_any(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList
 }
 
 /// [`read_any`] from `reader`, a line at a time: a large file's text (2 GB for 8,192
-/// hosts) is never held whole.
+/// hosts) is never held whole, nor a line longer than [`MAX_ROUTE_LINE_BYTES`].
 pub fn read_any_from(
     file: &str,
     reader: impl std::io::BufRead,
@@ -722,7 +721,19 @@ mod tests {
         bytes[cut] = 0xff;
         let refused = read_any_from("r", std::io::Cursor::new(bytes), &net).expect_err("not UTF-8");
         assert_eq!(refused.line, lines + 1);
-        assert!(refused.rule.starts_with("cannot read: "), "{refused}");
+        assert_eq!(refused.rule, format!("line {} is not UTF-8 text", lines + 1));
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_at_the_limit() {
+        // Endless bytes without a line end (/dev/zero's, say): refused having held at
+        // most the limit, naming the line.
+        let endless = std::io::BufReader::new(std::io::Read::chain(&b"\n\n"[..], std::io::repeat(b'0')));
+        let refused = read_any_from("r", endless, &tree()).expect_err("too long");
+        assert_eq!(
+            refused.to_string(),
+            "r:3: line 3 is longer than 1048576 bytes (1 MiB), the longest such a file may hold"
+        );
     }
 
     #[test]

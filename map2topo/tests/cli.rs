@@ -143,3 +143,79 @@ fn routes_the_myrinet_format_cannot_hold_leave_no_file_behind() {
     assert!(text.contains("\nhost0 host32 32\n"), "{}", &text[..200]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn inputs_that_could_exhaust_the_machine_are_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("map2topo-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let refused = |args: &[&str], expected: &str| {
+        let (ok, _, err) = map2topo(&dir, args);
+        assert!(!ok && err.contains(expected), "{args:?}: {err}");
+    };
+    let (ok, _, err) = map2topo(
+        &dir,
+        &["xgft", "2", "4,4", "1,4", "-o", "t.map", "--routes", "t.routes"],
+    );
+    assert!(ok, "{err}");
+    // Special files: refused at once, a FIFO without waiting for a writer.
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs")
+            .success()
+    );
+    let special = "not a regular file; inputs are read from regular files only";
+    refused(
+        &["check", "/dev/zero"],
+        &format!("map /dev/zero: it is a character device, {special}"),
+    );
+    refused(
+        &["check", "t.map", "--routes", "fifo"],
+        &format!("--routes fifo: it is a FIFO (named pipe), {special}"),
+    );
+    refused(
+        &["convert", "t.map", "fifo", "--to", "myrinet"],
+        "routes fifo: it is a FIFO",
+    );
+    refused(
+        &["conflicts", "t.map", "t.routes", "fifo"],
+        "pattern fifo: it is a FIFO",
+    );
+    refused(&["ibnet", "/dev/zero"], "dump /dev/zero: it is a character device");
+    refused(&["ibnet", "fifo", "--tables", "fifo"], "dump fifo: it is a FIFO");
+    refused(&["check", "."], "map .: it is a directory");
+    // A map over its limit is refused unread (a sparse file: no disk is used).
+    let big = std::fs::File::create(dir.join("big.map")).expect("created");
+    big.set_len(256 * 1024 * 1024 + 1).expect("sized");
+    refused(
+        &["check", "big.map"],
+        "map big.map: it holds 268435457 bytes, more than the 268435456 bytes (256 MiB) such a file may hold",
+    );
+    // A route line over its limit is refused having held at most the limit.
+    std::fs::write(
+        dir.join("long.routes"),
+        format!("host0 host1 {}\n", "0 ".repeat(600_000)),
+    )
+    .expect("write");
+    refused(
+        &["check", "t.map", "--routes", "long.routes"],
+        "long.routes:1: line 1 is longer than 1048576 bytes (1 MiB), the longest such a file may hold",
+    );
+    // Shapes too large are refused before anything is made.
+    refused(
+        &["hypercube", "4000000000"],
+        "the network has more than 2^26 = 67,108,864 ports",
+    );
+    refused(
+        &["torus", "8192,8192"],
+        "the network has more than 2^26 = 67,108,864 ports",
+    );
+    refused(
+        &["xgft", "2", "10000,10000", "1,10000"],
+        "the tree has more than 2^26 = 67,108,864 ports",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -236,6 +236,20 @@ impl SwitchedConfig {
         topology
     }
 
+    /// Ports of this network of `hosts` hosts (the crossbar's count), hosts' and
+    /// switches' together, counted without building it.
+    pub fn ports(&self, hosts: u32) -> u64 {
+        match &self.shape {
+            Shape::Crossbar => 2 * u64::from(hosts),
+            // Every port of a tree has a cable.
+            Shape::Xgft(x) => 2 * x.links(),
+            Shape::Torus(t) => u64::from(t.hosts()) + u64::from(t.switches()) * u64::from(t.ports()),
+            Shape::Map { net, .. } => {
+                u64::from(net.topology.hosts) + net.topology.switch_ports.iter().map(|&p| u64::from(p)).sum::<u64>()
+            }
+        }
+    }
+
     fn describe_shape(&self, hosts: u32) -> String {
         match &self.shape {
             Shape::Crossbar => format!("crossbar of {hosts} hosts"),

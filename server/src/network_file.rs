@@ -51,10 +51,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use vesper_input::{InputError, MIB};
 use vesper_netmodels::time::seconds_text;
 use vesper_netmodels::{
     AdapterParams, Arbitration, Bandwidth, CioqParams, HostId, IdealParams, InitialPointer, Interleave, LinkParams,
-    RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
+    RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft,
 };
 
 use crate::config::{
@@ -71,7 +72,7 @@ pub enum NetworkFileError {
         /// the file
         file: String,
         /// why
-        source: std::io::Error,
+        source: InputError,
     },
     /// the file is not valid TOML or breaks the schema
     #[error("{file}: {message}")]
@@ -106,6 +107,14 @@ pub enum SpecError {
     #[error("{0}")]
     Mapping(String),
 }
+
+/// The largest network file read [bytes]: a description takes a few hundred bytes, and
+/// its longest lists (`m`, `dims`, `rails`) a few more.
+pub const MAX_NETWORK_FILE_BYTES: u64 = MIB;
+
+/// The largest task mapping file read [bytes]: a line of about ten bytes per client
+/// node; 64 MiB place millions of nodes, a few hundred on each of 32,768 hosts.
+pub const MAX_MAPPING_BYTES: u64 = 64 * MIB;
 
 /// `hosts`, if a network may have that many: at least one, and at most 2^25, so that
 /// their ports (two each at the least) stay within `MAX_PORTS`.
@@ -755,6 +764,18 @@ impl NetworkSpec {
         if let Some(given) = self.hosts.filter(|&h| h != hosts) {
             return Err(field("hosts", format!("the rails join {hosts} hosts, not {given}")));
         }
+        // Each rail is within the limit: all of them together must be too.
+        let ports: u64 = configs.iter().map(|c| c.ports(hosts)).sum();
+        if ports > vesper_netmodels::topology::MAX_PORTS {
+            return Err(field(
+                "rails",
+                format!(
+                    "the {} rails have {ports} ports (hosts' and switches' together); vesper models at most 2^26 = \
+                     67,108,864",
+                    configs.len()
+                ),
+            ));
+        }
         let policy = self.rail_policy()?;
         Ok((hosts, FabricConfig::MultiRail { rails: configs, policy }))
     }
@@ -802,19 +823,20 @@ impl NetworkSpec {
                     .ok_or_else(|| field("k", "a k-ary n-tree needs k, e.g. k = 16"))?;
                 let n = self.n.ok_or_else(|| field("n", "a k-ary n-tree needs n, e.g. n = 2"))?;
                 if k < 2 || n == 0 {
-                    return Err(field("k", "a k-ary n-tree needs k ≥ 2 and n ≥ 1"));
+                    let name = if k < 2 { "k" } else { "n" };
+                    return Err(field(name, "a k-ary n-tree needs k ≥ 2 and n ≥ 1"));
                 }
                 let up = self.k_up.unwrap_or(k);
                 if up == 0 || up > k {
                     return Err(field("k_up", format!("between 1 and k = {k}")));
                 }
-                let mut parents = vec![up; n as usize];
-                parents[0] = 1;
-                Shape::Xgft(tree(Xgft::new(vec![k; n as usize], parents), "k")?)
+                // Too large with k = 2 as well: the levels are at fault.
+                let name = if Xgft::kary_ntree(2, n).is_err() { "n" } else { "k" };
+                Shape::Xgft(tree(Xgft::thin_tree(k, n, up), name)?)
             }
             KindName::Torus | KindName::Mesh | KindName::Hypercube => {
                 let per_switch = self.hosts_per_switch.unwrap_or(1);
-                let built = match kind {
+                let make: Box<dyn Fn(u32) -> Result<Torus, TorusError>> = match kind {
                     KindName::Hypercube => {
                         let n = self.dimensions.ok_or_else(|| {
                             field("dimensions", "a hypercube needs its dimensions, e.g. dimensions = 8")
@@ -822,7 +844,7 @@ impl NetworkSpec {
                         if n == 0 {
                             return Err(field("dimensions", "a hypercube needs at least one dimension"));
                         }
-                        Torus::hypercube(n, per_switch)
+                        Box::new(move |per_switch| Torus::hypercube(n, per_switch))
                     }
                     _ => {
                         let dims = self.dims.clone().ok_or_else(|| {
@@ -831,15 +853,18 @@ impl NetworkSpec {
                                 format!("a {} needs its dims, e.g. dims = [8, 8, 8]", kind.name()),
                             )
                         })?;
-                        Torus::new(dims, kind == KindName::Torus, per_switch)
+                        Box::new(move |per_switch| Torus::new(dims.clone(), kind == KindName::Torus, per_switch))
                     }
                 };
+                // Too large only with its hosts: hosts_per_switch is at fault.
+                let hosts_at_fault = per_switch > 1 && make(1).is_ok();
                 // "torus.dims[1]: rule" → field dims[1] (dimensions for a hypercube)
-                Shape::Torus(built.map_err(|e| {
+                Shape::Torus(make(per_switch).map_err(|e| {
                     let text = e.to_string();
                     let (name, rule) = text.split_once(": ").unwrap_or(("torus.dims", &text));
                     let name = name.trim_start_matches("torus.");
                     match kind {
+                        _ if e == TorusError::TooLarge && hosts_at_fault => field("hosts_per_switch", rule),
                         KindName::Hypercube if name.starts_with("dims") => field("dimensions", rule),
                         _ => field(name.to_string(), rule),
                     }
@@ -856,7 +881,8 @@ impl NetworkSpec {
             .as_ref()
             .ok_or_else(|| field("map", "kind = \"map\" needs its map file: map = FILE"))?;
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| field("map", format!("{file}: {e}")))?;
+        let text = vesper_input::read_text(path, vesper_map2topo::MAX_MAP_BYTES)
+            .map_err(|e| field("map", format!("{file}: {e}")))?;
         let rails = vesper_map2topo::read_map(&file, &text, LinkParams::default())
             .map_err(|e| SpecError::Mapping(e.to_string()))?;
         let hosts = rails.first().map_or(0, |r| r.topology.hosts);
@@ -969,10 +995,12 @@ impl NetworkSpec {
         match (self.routes.as_ref().and_then(|r| r.first()), self.routing) {
             (Some(path), None) => {
                 let file = path.display().to_string();
-                let opened = std::fs::File::open(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
+                // Read a line at a time: a route file may hold gigabytes, no line more
+                // than MAX_ROUTE_LINE_BYTES.
+                let opened = vesper_input::open(path).map_err(|e| field("routes", format!("{file}: {e}")))?;
                 let reader = std::io::BufReader::with_capacity(1 << 20, opened);
                 let list = vesper_map2topo::routes::read_any_from(&file, reader, net)
-                    .map_err(|e| SpecError::Mapping(e.to_string()))?;
+                    .map_err(|e| field("routes", e.to_string()))?;
                 explicit("routes", list)
             }
             (Some(_), Some(_)) => Err(field("routing", "a route file gives the routes: leave routing out")),
@@ -998,36 +1026,8 @@ impl NetworkSpec {
     }
 
     fn switched_on(&self, shape: Shape) -> Result<SwitchedConfig, SpecError> {
-        // Every cable has two ends: refuse what could not be built before building it.
-        let (cables, name) = match &shape {
-            Shape::Xgft(x) => (
-                x.links(),
-                if self.kind == Some(KindName::KaryNtree) {
-                    "k"
-                } else {
-                    "m"
-                },
-            ),
-            Shape::Torus(t) => (
-                t.links(),
-                if self.kind == Some(KindName::Hypercube) {
-                    "dimensions"
-                } else {
-                    "dims"
-                },
-            ),
-            Shape::Crossbar => (u64::from(self.hosts.unwrap_or(0)), "hosts"),
-            Shape::Map { .. } => (0, "map"),
-        };
-        if 2 * cables > vesper_netmodels::topology::MAX_PORTS {
-            return Err(field(
-                name,
-                format!(
-                    "the network would have {} ports; vesper models at most 2^26 = 67,108,864",
-                    2 * cables
-                ),
-            ));
-        }
+        // Sizes were checked as the shape was made (Xgft::new, Torus::new, host_count,
+        // the map's reader): nothing too large to build gets here.
         let routing = match (&shape, self.routing) {
             (Shape::Map { net, .. }, _) => self.map_routing(net)?,
             (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,
@@ -1485,7 +1485,8 @@ fn map_host_names(fabric: &FabricConfig) -> Option<&[String]> {
 /// and blank lines are ignored.
 pub fn read_mapping(path: &Path, hosts: u32, names: Option<&[String]>) -> Result<Vec<HostId>, SpecError> {
     let file = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
+    let text =
+        vesper_input::read_text(path, MAX_MAPPING_BYTES).map_err(|e| field("mapping", format!("{file}: {e}")))?;
     let by_name: std::collections::BTreeMap<&str, u32> = names
         .unwrap_or_default()
         .iter()
@@ -1533,7 +1534,8 @@ pub fn read_mapping(path: &Path, hosts: u32, names: Option<&[String]>) -> Result
 /// ignored.
 pub fn read_pattern(path: &Path) -> Result<Vec<Vec<(u32, u32)>>, SpecError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Mapping(format!("{file}: {e}")))?;
+    let text = vesper_input::read_text(path, vesper_map2topo::generate::MAX_PATTERN_BYTES)
+        .map_err(|e| field("pattern", format!("{file}: {e}")))?;
     vesper_map2topo::generate::read_phases(&file, &text, |w| w.parse().ok(), "two node numbers")
         .map_err(SpecError::Mapping)
 }
@@ -1542,7 +1544,7 @@ pub fn read_pattern(path: &Path) -> Result<Vec<Vec<(u32, u32)>>, SpecError> {
 /// `mapping` path taken from the file's folder.
 pub fn read_spec(path: &Path) -> Result<NetworkSpec, NetworkFileError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| NetworkFileError::Read {
+    let text = vesper_input::read_text(path, MAX_NETWORK_FILE_BYTES).map_err(|source| NetworkFileError::Read {
         file: file.clone(),
         source,
     })?;

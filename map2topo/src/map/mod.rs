@@ -61,6 +61,10 @@ pub use parse::Expected;
 /// small enough that a typo cannot make the simulator allocate gigabytes.
 pub const MAX_PORTS: u32 = 1 << 20;
 
+/// The largest map file read [bytes]: maps are read whole, and a 32,768-host tree or
+/// torus written by map2topo takes 4–6 MB.
+pub const MAX_MAP_BYTES: u64 = 256 * vesper_input::MIB;
+
 /// Whether a node is a switch or a host (an adapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NodeKind {

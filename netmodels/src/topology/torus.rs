@@ -66,8 +66,11 @@ pub enum TorusError {
     /// switches without hosts
     #[error("torus.hosts_per_switch: every switch needs at least one host")]
     NoHosts,
-    /// more ports than a u32 numbers
-    #[error("torus.dims: the network has more than 2^32 − 1 ports (hosts' and switches' together)")]
+    /// more ports than the simulator models
+    #[error(
+        "torus.dims: the network has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most \
+         vesper models"
+    )]
     TooLarge,
 }
 
@@ -85,6 +88,10 @@ impl Torus {
 
     /// The n-cube: the 2-ary n-mesh (see the module documentation for its ports).
     pub fn hypercube(n: u32, hosts_per_switch: u32) -> Result<Torus, TorusError> {
+        // 2^n switches: refused before a list of n dimensions is made.
+        if 1u64.checked_shl(n).is_none_or(|switches| switches > super::MAX_PORTS) {
+            return Err(TorusError::TooLarge);
+        }
         Torus::new(vec![2; n as usize], false, hosts_per_switch)
     }
 
@@ -99,15 +106,19 @@ impl Torus {
         if self.hosts_per_switch == 0 {
             return Err(TorusError::NoHosts);
         }
-        // Every port of the network, hosts' and switches', gets a u32 index.
-        let switches = self.dims.iter().try_fold(1u32, |n, &k| n.checked_mul(k));
-        let ports = u32::try_from(self.dims.len())
+        // Every port of the network, hosts' and switches', counted before any is made.
+        let switches = self.dims.iter().try_fold(1u64, |n, &k| n.checked_mul(u64::from(k)));
+        let ports = u64::try_from(self.dims.len())
             .ok()
-            .and_then(|n| n.checked_mul(2)?.checked_add(self.hosts_per_switch));
-        let total = switches
-            .zip(ports)
-            .and_then(|(s, p)| s.checked_mul(p)?.checked_add(s.checked_mul(self.hosts_per_switch)?));
-        total.map(|_| ()).ok_or(TorusError::TooLarge)
+            .and_then(|n| n.checked_mul(2)?.checked_add(u64::from(self.hosts_per_switch)));
+        let total = switches.zip(ports).and_then(|(s, p)| {
+            s.checked_mul(p)?
+                .checked_add(s.checked_mul(u64::from(self.hosts_per_switch))?)
+        });
+        match total {
+            Some(t) if t <= super::MAX_PORTS => Ok(()),
+            _ => Err(TorusError::TooLarge),
+        }
     }
 
     /// Switches N = k_0·…·k_{n−1}.
@@ -320,10 +331,18 @@ mod tests {
         );
         assert_eq!(
             message(&[65_536, 65_536], 1).as_deref(),
-            Some("torus.dims: the network has more than 2^32 − 1 ports (hosts' and switches' together)")
+            Some(
+                "torus.dims: the network has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the \
+                 most vesper models"
+            )
         );
         assert_eq!(message(&[1024, 1024, 1024], 1).map(|_| ()), Some(()));
         assert_eq!(Torus::hypercube(0, 1), Err(TorusError::NoDimensions));
+        // 2^32 dimensions would be a list of 16 GiB: refused by their count.
+        assert_eq!(Torus::hypercube(u32::MAX, 1), Err(TorusError::TooLarge));
+        // 2^n switches of 2n + 1 ports and 2^n hosts: 44,040,192 ports at n = 20.
+        assert!(Torus::hypercube(20, 1).is_ok());
+        assert_eq!(Torus::hypercube(21, 1), Err(TorusError::TooLarge));
         // A routing for another shape than the cables'.
         let mut topology = torus(&[3, 3], true, 1).topology(LinkParams::default());
         topology.routing = Routing::DimensionOrder(torus(&[3, 4], true, 1));

@@ -33,6 +33,11 @@ pub mod pattern;
 
 pub use pattern::{PatternRoutes, PhaseLoad};
 
+/// The most levels of switches a tree may have: a level whose switches have two
+/// children or more at least doubles the hosts, so 25 of them already reach the 2^25
+/// hosts vesper models; the others add nothing but switches.
+pub const MAX_LEVELS: usize = 32;
+
 /// The shape of an extended generalized fat tree.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Xgft {
@@ -59,9 +64,14 @@ pub enum XgftError {
     /// hosts with several parents are multi-rail hosts, not supported here
     #[error("xgft: w1 must be 1 (hosts have one port)")]
     HostParents,
-    /// too many nodes
-    #[error("xgft: the tree has more than 2^32 nodes at one level")]
+    /// more ports than the simulator models
+    #[error(
+        "xgft: the tree has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most vesper models"
+    )]
     TooLarge,
+    /// more levels than a tree may have
+    #[error("xgft: the tree has {0} levels of switches; vesper builds trees of at most {MAX_LEVELS}")]
+    TooManyLevels(usize),
     /// routes through more switches than packets count
     #[error(
         "xgft: its longest route crosses {switches} switches (up to level {top} and down); vesper counts at most 65,535 on a route"
@@ -120,20 +130,43 @@ impl Xgft {
                 top: switches.div_ceil(2) as usize,
             });
         }
-        for level in 0..=x.height() {
-            x.nodes_checked(level).ok_or(XgftError::TooLarge)?;
+        // Counting nodes and wiring take time growing with the height squared.
+        if x.height() > MAX_LEVELS {
+            return Err(XgftError::TooManyLevels(x.height()));
+        }
+        if x.all_ports().is_none_or(|p| p > super::MAX_PORTS) {
+            return Err(XgftError::TooLarge);
         }
         Ok(x)
     }
 
+    /// Ports of the network, hosts' and switches', if they fit in 64 bits and every
+    /// level's nodes in 32.
+    fn all_ports(&self) -> Option<u64> {
+        (1..=self.height()).try_fold(u64::from(self.nodes_checked(0)?), |sum, level| {
+            let switches = u64::from(self.nodes_checked(level)?);
+            let ports = u64::from(self.children[level - 1]) + u64::from(self.parents.get(level).copied().unwrap_or(0));
+            sum.checked_add(switches.checked_mul(ports)?)
+        })
+    }
+
     /// The k-ary n-tree: XGFT(n; k,…,k; 1,k,…,k).
     pub fn kary_ntree(k: u32, n: u32) -> Result<Xgft, XgftError> {
-        let n = n as usize;
-        let mut parents = vec![k; n];
+        Xgft::thin_tree(k, n, k)
+    }
+
+    /// The k:k' thin tree of n levels, XGFT(n; k,…,k; 1,k',…,k'); `n` is checked before
+    /// the lists are made.
+    pub fn thin_tree(k: u32, n: u32, k_up: u32) -> Result<Xgft, XgftError> {
+        let levels = usize::try_from(n).unwrap_or(usize::MAX);
+        if levels > MAX_LEVELS {
+            return Err(XgftError::TooManyLevels(levels));
+        }
+        let mut parents = vec![k_up; levels];
         if let Some(first) = parents.first_mut() {
             *first = 1;
         }
-        Xgft::new(vec![k; n], parents)
+        Xgft::new(vec![k; levels], parents)
     }
 
     /// Height h (levels of switches).
@@ -473,6 +506,21 @@ pub(crate) mod tests {
         let level = x.top_level(HostId(src), HostId(dst));
         assert_eq!(path.len(), 2 * level - 1, "{x:?} {src} → {dst}: {path:?}");
         assert_eq!(x.hops(HostId(src), HostId(dst), path), Some(hops));
+    }
+
+    #[test]
+    fn trees_too_large_are_refused_before_they_are_made() {
+        // 2^31 levels would be two lists of 8 GiB: refused by their count.
+        assert_eq!(Xgft::kary_ntree(2, 1 << 31), Err(XgftError::TooManyLevels(1 << 31)));
+        assert_eq!(
+            Xgft::new(vec![1; MAX_LEVELS + 1], vec![1; MAX_LEVELS + 1]).map_err(|e| e.to_string()),
+            Err("xgft: the tree has 33 levels of switches; vesper builds trees of at most 32".into())
+        );
+        assert!(Xgft::new(vec![1; MAX_LEVELS], vec![1; MAX_LEVELS]).is_ok());
+        // 64^4 = 16,777,216 hosts and 4 × 64^3 switches of 128 ports: about 2^27 ports.
+        assert_eq!(Xgft::kary_ntree(64, 4), Err(XgftError::TooLarge));
+        assert_eq!(Xgft::thin_tree(64, 4, 1).map(|x| x.hosts()), Ok(1 << 24));
+        assert_eq!(Xgft::kary_ntree(u32::MAX, 2), Err(XgftError::TooLarge));
     }
 
     #[test]
