@@ -87,7 +87,7 @@ fn serves_a_client_then_prints_the_report_and_exits() {
 fn a_served_run_the_model_stops_still_prints_its_report() {
     // As slow links as allowed: a message of a million packets sent just before the
     // last instant one may enter runs past the clock's end, and the model stops the run.
-    let (mut child, addr) = start(&[
+    let slow = [
         "--network",
         "crossbar",
         "--hosts",
@@ -96,24 +96,59 @@ fn a_served_run_the_model_stops_still_prints_its_report() {
         "0.000118",
         "--packet-payload",
         "2048",
-    ]);
-    let mut client = LegacyConnection::connect(addr).expect("connects");
-    let ClientMessage::Send(mut large) = send(9e15, 0, 1) else {
-        unreachable!("send makes a SEND")
-    };
-    large.size = vesper_protocol::MAX_MESSAGE_BYTES;
-    let reply = client.exchange(&[
-        ClientMessage::Send(large),
-        ClientMessage::Stop(WireTime(
-            vesper_client_dimemas_adapter::replay::fabric::UNTIL_NEXT_COMPLETION_NS,
-        )),
-        ClientMessage::End,
-    ]);
-    assert!(reply.is_err(), "the connection is closed: {reply:?}");
-    assert!(!wait_up_to(&mut child, 60).success(), "the run failed");
-    let report = printed_report(&mut child);
-    assert_eq!(report["simulation"]["messages"], 1);
-    assert_eq!(report["simulation"]["messages_in_flight_at_exit"], 1);
+    ];
+    for keep_serving in [false, true] {
+        let args = [&slow[..], if keep_serving { &["--keep-serving"] } else { &[] }].concat();
+        let (mut child, addr) = start(&args);
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        let ClientMessage::Send(mut large) = send(9e15, 0, 1) else {
+            unreachable!("send makes a SEND")
+        };
+        large.size = vesper_protocol::MAX_MESSAGE_BYTES;
+        let reply = client.exchange(&[
+            ClientMessage::Send(large),
+            ClientMessage::Stop(WireTime(
+                vesper_client_dimemas_adapter::replay::fabric::UNTIL_NEXT_COMPLETION_NS,
+            )),
+            ClientMessage::End,
+        ]);
+        assert!(reply.is_err(), "the connection is closed: {reply:?}");
+        if !keep_serving {
+            assert!(!wait_up_to(&mut child, 60).success(), "the run failed");
+            let report = printed_report(&mut child);
+            assert_eq!(report["simulation"]["messages"], 1);
+            assert_eq!(report["simulation"]["messages_in_flight_at_exit"], 1);
+            continue;
+        }
+        // The next run starts on a fresh network: a small message arrives as usual.
+        let mut next = LegacyConnection::connect(addr).expect("connects");
+        let reply = next
+            .exchange(&[send(0.0, 0, 1), ClientMessage::Stop(WireTime(1e12)), ClientMessage::End])
+            .expect("a reply");
+        assert_eq!(reply.completions.len(), 1);
+        next.finish().expect("finish");
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, "TERM");
+        assert_eq!(wait_up_to(&mut child, 60).code(), Some(0));
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut stdout)
+            .expect("stdout");
+        let runs: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+        assert_eq!(runs.len(), 2);
+        assert!(
+            runs[0]["stopped"]
+                .as_str()
+                .is_some_and(|s| s.contains("simulated time ran out")),
+            "{}",
+            runs[0]
+        );
+        assert_eq!(runs[1]["stopped"], serde_json::Value::Null);
+        assert_eq!(runs[1]["simulation"]["messages"], 1);
+    }
 }
 
 #[test]
