@@ -1456,6 +1456,14 @@ fn write_output(
     Ok(())
 }
 
+/// Makes `dir` if needed and checks that a file can be made in it.
+fn check_writable_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".vesper-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
 /// Replay options from the command line.
 fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
@@ -1790,6 +1798,10 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         None => options_from_flags(&args)?,
     };
     options.record = args.output.is_some();
+    // Before the replay: an output folder that cannot be written is found now.
+    if let Some(dir) = &args.output {
+        check_writable_dir(dir).map_err(|e| anyhow::anyhow!("--output {}: cannot write there: {e}", dir.display()))?;
+    }
     let trace = args
         .network_trace
         .config_for_run(&args.trace_date, args.output.as_deref(), args.no_server)?;

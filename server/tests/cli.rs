@@ -272,6 +272,17 @@ fn outputs_that_cannot_be_written_are_refused_before_anyone_connects() {
         &["--keep-serving", "--trace", "net.prv"],
         "--trace net.prv with --keep-serving: every run writes its own trace; put {run} in the name",
     );
+    // `vesper run` too: its output folder and its network trace, before the replay.
+    let file = temp_file("not-a-folder", "");
+    let inside = format!("{file}/out");
+    assert_refuses(
+        &["run", "--output", &inside],
+        &format!("--output {inside}: cannot write there"),
+    );
+    assert_refuses(
+        &["run", "--trace", "/nonexistent-vesper-dir/net.prv"],
+        "/nonexistent-vesper-dir/net.prv",
+    );
     for (args, expected) in [
         (vec!["--max-line", "10"], "--max-line 10: at least 64 bytes"),
         (vec!["--max-connections", "0"], "--max-connections 0: at least 1"),
