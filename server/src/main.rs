@@ -1182,6 +1182,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `value` of `flag`, in a unit of `ps_per_unit` picoseconds, as picoseconds; refused
+/// when the model's clock (64-bit picoseconds, about 213 days) cannot hold it.
+fn ps_of(flag: &str, value: u64, ps_per_unit: u64) -> anyhow::Result<u64> {
+    value.checked_mul(ps_per_unit).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{flag} {value}: more than the model's clock holds ({} in this unit)",
+            u64::MAX / ps_per_unit
+        )
+    })
+}
+
 /// The shortest `--max-line` that holds a `SEND` line of the legacy client [bytes].
 const MIN_MAX_LINE: usize = 64;
 
@@ -1365,7 +1376,7 @@ fn bench_model(
             "--fine, --buffer-bytes and --flit-bytes are for wormhole switches (--switch wormhole)"
         ),
     }
-    let duration = SimTime::from_ns(duration_us.saturating_mul(1000));
+    let duration = SimTime::from_ps(ps_of("--duration-us", duration_us, 1_000_000)?);
     let scale = saturation.unwrap_or(1.0);
     for &load in loads {
         vesper_server::bench::check_load(load * scale)?;
@@ -1656,7 +1667,7 @@ fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
             args.tasks,
             args.size,
             args.iterations,
-            args.compute_ns.saturating_mul(1000),
+            ps_of("--compute-ns", args.compute_ns, 1000)?,
         ),
         WorkloadArg::AllToAll => Workload::all_to_all(args.tasks, args.size),
         WorkloadArg::Wrf => Workload::wrf(args.tasks, 16, args.size),
@@ -2106,10 +2117,10 @@ fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--pattern {e} ({label})"))?;
         configurations.push(Configuration { label, network, spec });
     }
+    anyhow::ensure!(args.threads != Some(0), "--threads 0: at least 1");
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .max(1);
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let curves = traffic::sweep(
         &configurations,
         &loads,

@@ -259,7 +259,7 @@ fn a_server_that_keeps_serving_reports_each_run_as_it_ends_and_exits_0_between_r
 }
 
 #[test]
-fn outputs_that_cannot_be_written_are_refused_before_anyone_connects() {
+fn outputs_that_cannot_be_written_and_values_out_of_range_are_refused_before_anything_runs() {
     assert_serve_refuses(
         &["--stats", "/nonexistent-vesper-dir/stats.json"],
         "--stats /nonexistent-vesper-dir/stats.json: cannot write it",
@@ -282,6 +282,19 @@ fn outputs_that_cannot_be_written_are_refused_before_anyone_connects() {
     assert_refuses(
         &["run", "--trace", "/nonexistent-vesper-dir/net.prv"],
         "/nonexistent-vesper-dir/net.prv",
+    );
+    // Values the model cannot hold are refused, not clamped.
+    assert_refuses(
+        &["run", "--workload", "ring", "--compute-ns", "98446744073709551"],
+        "--compute-ns 98446744073709551: more than the model's clock holds",
+    );
+    assert_refuses(
+        &["bench", "model", "--duration-us", "98446744073709551"],
+        "--duration-us 98446744073709551: more than the model's clock holds",
+    );
+    assert_refuses(
+        &["traffic", "--load", "0.1", "--threads", "0"],
+        "--threads 0: at least 1",
     );
     for (args, expected) in [
         (vec!["--max-line", "10"], "--max-line 10: at least 64 bytes"),
