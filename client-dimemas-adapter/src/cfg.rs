@@ -12,13 +12,22 @@
 //! Records end with `;;` and may span lines; `//` lines and `/* ... */` blocks are
 //! comments; other records are skipped. Errors name the file, the line where the record
 //! (or the unterminated comment) begins, and the field.
+//!
+//! A configuration is read whole, and refused unread above [`MAX_CFG_BYTES`]; its
+//! fine-tuning file above [`MAX_TUNING_BYTES`]. Only regular files are read.
 
 use std::path::Path;
 
-use crate::input::{InputError, clip, read_text};
+use crate::input::{InputError, clip, input_error, read_text};
 
 use crate::replay::Mapping;
-use crate::replay::analytic::AnalyticCollectives;
+pub use crate::replay::analytic::MAX_TUNING_BYTES;
+use crate::replay::analytic::{AnalyticCollectives, TUNING_FILE};
+
+/// The largest configuration read [bytes]: real ones hold a few hundred bytes, but an
+/// explicit mapping lists a node per task, and 16 MiB holds one of 2^20 tasks (the
+/// most a trace may have) on nodes numbered up to 15 digits.
+pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
 
 /// What a configuration says, as far as the replay uses it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,15 +89,20 @@ impl DimConfig {
             return Ok(());
         };
         let tuning = path.parent().unwrap_or(Path::new(".")).join(name);
-        let text = std::fs::read_to_string(&tuning).map_err(|e| CfgError {
-            file: self.file.clone(),
-            line: self.comm_tuning_line.unwrap_or(0),
-            message: format!(
-                "\"configuration files\": field 3 (communication file): cannot read {}: {e}",
-                tuning.display()
-            ),
+        let tuning_name = tuning.display().to_string();
+        let text = vesper_input::read_text(&tuning, MAX_TUNING_BYTES).map_err(|e| match e.line() {
+            // What is wrong within it names its line.
+            Some(_) => input_error(&tuning_name, TUNING_FILE, e),
+            None => CfgError {
+                file: self.file.clone(),
+                line: self.comm_tuning_line.unwrap_or(0),
+                message: format!(
+                    "\"configuration files\": field 3 (communication file): cannot read {tuning_name}: {}",
+                    input_error(&tuning_name, TUNING_FILE, e).message
+                ),
+            },
         })?;
-        collectives.parse_tuning(&text, &tuning.display().to_string())
+        collectives.parse_tuning(&text, &tuning_name)
     }
 }
 
@@ -97,7 +111,7 @@ pub type CfgError = InputError;
 
 /// Reads the configuration at `path`.
 pub fn read(path: &Path) -> Result<DimConfig, CfgError> {
-    let (text, file) = read_text(path)?;
+    let (text, file) = read_text(path, MAX_CFG_BYTES, "a Dimemas configuration")?;
     parse(&text, &file)
 }
 
@@ -440,6 +454,85 @@ mod tests {
         let err = config.read_tuning(&path, &mut collectives).expect_err("refused");
         assert_eq!((err.file, err.line), (dir.join("nofile.cfg").display().to_string(), 1));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_by_name_without_blocking() {
+        let (dir, files) = crate::input::special_files("cfg");
+        for (path, kind) in &files {
+            let err = read(path).expect_err("not regular");
+            assert_eq!(err.to_string(), crate::input::not_regular(path, kind));
+        }
+        // As the fine-tuning file, the record that names it is named too.
+        let path = dir.join("a.cfg");
+        for (tuning, kind) in &files {
+            let record = format!(
+                "\"configuration files\" {{\"\", \"\", \"{}\", \"\"}};;\n",
+                tuning.display()
+            );
+            std::fs::write(&path, format!("{CONFIG}{record}")).expect("written");
+            let config = read(&path).expect("read");
+            let err = config
+                .read_tuning(&path, &mut AnalyticCollectives::default())
+                .expect_err("not regular");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}:10: \"configuration files\": field 3 (communication file): cannot read {}: it is {kind}, not a \
+                     regular file; inputs are read from regular files only",
+                    path.display(),
+                    tuning.display()
+                )
+            );
+        }
+        std::fs::remove_dir_all(&dir).expect("cleaned");
+    }
+
+    #[test]
+    fn files_over_their_limit_are_refused_unread() {
+        let dir = std::env::temp_dir().join(format!("vesper-cfg-large-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let big = dir.join("big.cfg");
+        crate::input::sparse_file(&big, MAX_CFG_BYTES + 1);
+        assert_eq!(
+            read(&big).expect_err("too large").to_string(),
+            format!(
+                "{}:0: it holds 16777217 bytes, more than the 16777216 bytes (16 MiB) such a file may hold",
+                big.display()
+            )
+        );
+        let path = dir.join("a.cfg");
+        std::fs::write(
+            &path,
+            format!("{CONFIG}\"configuration files\" {{\"\", \"\", \"t.cfg\", \"\"}};;\n"),
+        )
+        .expect("written");
+        crate::input::sparse_file(&dir.join("t.cfg"), MAX_TUNING_BYTES + 1);
+        let err = read(&path)
+            .expect("read")
+            .read_tuning(&path, &mut AnalyticCollectives::default())
+            .expect_err("too large");
+        assert_eq!((err.line, err.file.as_str()), (10, path.to_str().expect("UTF-8")));
+        assert!(
+            err.message
+                .ends_with(": it holds 1048577 bytes, more than the 1048576 bytes (1 MiB) such a file may hold"),
+            "{err}"
+        );
+        // Text that is not UTF-8 names its line, in the file it is in.
+        std::fs::write(dir.join("t.cfg"), b"11 LOG MAX LOG MAX 0.0\n\xff\n").expect("written");
+        let err = read(&path)
+            .expect("read")
+            .read_tuning(&path, &mut AnalyticCollectives::default())
+            .expect_err("not text");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}:2: not UTF-8 text; a communications fine tuning file is text",
+                dir.join("t.cfg").display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).expect("cleaned");
     }
 
     #[test]

@@ -33,6 +33,13 @@ use std::path::Path;
 use super::Ps;
 use crate::input::InputError;
 
+/// The largest "communications fine tuning" file read [bytes]: a line per global
+/// operation (32) and per machine takes a few KiB; 1 MiB leaves room for comments.
+pub const MAX_TUNING_BYTES: u64 = vesper_input::MIB;
+
+/// What a fine-tuning file is, for messages.
+pub(crate) const TUNING_FILE: &str = "a communications fine tuning file";
+
 /// How a stage's time grows with its parties.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FanModel {
@@ -190,7 +197,7 @@ impl AnalyticCollectives {
     /// the only one here). Models are `0`, `CTE`, `LIN`, `LOG`; sizes `MIN`, `MAX`,
     /// `MEAN`, `2MAX`, `S+R`.
     pub fn read_tuning(&mut self, path: &Path) -> Result<(), InputError> {
-        let (text, file) = crate::input::read_text(path)?;
+        let (text, file) = crate::input::read_text(path, MAX_TUNING_BYTES, TUNING_FILE)?;
         self.parse_tuning(&text, &file)
     }
 
