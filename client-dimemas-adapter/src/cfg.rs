@@ -20,9 +20,9 @@ use std::path::Path;
 
 use crate::input::{InputError, clip, input_error, read_text};
 
-use crate::replay::Mapping;
 pub use crate::replay::analytic::MAX_TUNING_BYTES;
 use crate::replay::analytic::{AnalyticCollectives, TUNING_FILE};
+use crate::replay::{CLOCK_LIMIT, Mapping, mbps_ratio, ps_of_seconds};
 
 /// The largest configuration read [bytes]: real ones hold a few hundred bytes, but an
 /// explicit mapping lists a node per task, and 16 MiB holds one of 2^20 tasks (the
@@ -181,6 +181,32 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 fields[i]
             )))
         };
+        // A duration [s] the replay's clock counts; `label` says what it is.
+        let seconds = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
+            let value = at_least_zero(i, what, false)?;
+            match ps_of_seconds(value) {
+                Some(_) => Ok(value),
+                None => Err(fail(format!(
+                    "\"{name}\": field {} ({what}): {label} {} s: more than {CLOCK_LIMIT}",
+                    i + 1,
+                    fields[i]
+                ))),
+            }
+        };
+        // A bandwidth [MBps], 0 for unlimited, that the replay holds exactly (a
+        // message it makes too slow for the clock stops the replay, naming it).
+        let bandwidth = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
+            let value = at_least_zero(i, what, false)?;
+            if value == 0.0 || mbps_ratio(value).is_some() {
+                return Ok(value);
+            }
+            Err(fail(format!(
+                "\"{name}\": field {} ({what}): {label} {} MBps: more digits than vesper holds: it keeps a \
+                 bandwidth exactly, as bytes per seconds in 64 bits each",
+                i + 1,
+                fields[i]
+            )))
+        };
         let count = |i: usize, what: &str| -> Result<u32, CfgError> {
             let text = field(i, what)?;
             text.parse::<u32>().map_err(|_| {
@@ -192,8 +218,14 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         };
         match name {
             "environment information" => {
-                config.nodes = Some(count(3, "n_nodes")?);
-                config.bandwidth_mbps = Some(at_least_zero(4, "bw_MBps", false)?);
+                let nodes = count(3, "n_nodes")?;
+                if nodes == 0 {
+                    return Err(fail(format!(
+                        "\"{name}\": field 4 (n_nodes): a machine needs at least one node, found 0"
+                    )));
+                }
+                config.nodes = Some(nodes);
+                config.bandwidth_mbps = Some(bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
                 if fields.len() > 5 {
                     config.buses = Some(count(5, "n_buses")?);
                 }
@@ -221,9 +253,9 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 }
                 config.cpus_per_node = Some(cpus);
                 config.cpu_ratio = Some(at_least_zero(4, "cpu_speed_ratio", true)?);
-                config.intra_latency_s = Some(at_least_zero(5, "intra_latency_s", false)?);
-                config.intra_bandwidth_mbps = Some(at_least_zero(6, "intra_bw_MBps", false)?);
-                config.inter_latency_s = Some(at_least_zero(10, "inter_latency_s", false)?);
+                config.intra_latency_s = Some(seconds(5, "intra_latency_s", "intra-node latency")?);
+                config.intra_bandwidth_mbps = Some(bandwidth(6, "intra_bw_MBps", "intra-node bandwidth")?);
+                config.inter_latency_s = Some(seconds(10, "inter_latency_s", "inter-node latency")?);
             }
             "predefined mapping information" => {
                 let kind = unquote(field(0, "mapping")?);
@@ -282,7 +314,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
     }
     // Checked once every record is read: the machine may be declared after the mapping.
     if let (Some(Mapping::Explicit(nodes)), Some(machine), Some((line, _))) =
-        (&explicit, config.nodes.filter(|&n| n > 0), config.mapping_tasks)
+        (&explicit, config.nodes, config.mapping_tasks)
         && let Some((task, node)) = nodes.iter().enumerate().find(|&(_, &node)| node >= machine)
     {
         return Err(error(
@@ -295,10 +327,12 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         ));
     }
     config.mapping = explicit.or(match predefined {
-        // FILL_NODES: as many tasks per node as it has CPUs.
-        Some(None) => Some(Mapping::TasksPerNode(config.cpus_per_node.unwrap_or(1).max(1))),
+        // FILL_NODES: as many tasks per node as it has CPUs (one if not said; checked
+        // above 0 when said).
+        Some(None) => Some(Mapping::TasksPerNode(config.cpus_per_node.unwrap_or(1))),
+        // INTERLEAVED: over the machine's nodes (one if not said; checked above 0).
         Some(Some(Mapping::Interleaved { .. })) => Some(Mapping::Interleaved {
-            nodes: config.nodes.unwrap_or(1).max(1),
+            nodes: config.nodes.unwrap_or(1),
         }),
         Some(other) => other,
         None => None,
@@ -533,6 +567,97 @@ mod tests {
             )
         );
         std::fs::remove_dir_all(&dir).expect("cleaned");
+    }
+
+    #[test]
+    fn values_the_replay_cannot_hold_are_refused_naming_line_and_field() {
+        let multi = |ratio: &str, latency: &str, bandwidth: &str, inter: &str| {
+            let record =
+                format!("{{0, 4, \"\", 2, {ratio}, {latency}, {bandwidth}, 0, 1, 1,\n    {inter}, 1, 1, 0.0}};;");
+            let text = CONFIG.replace(
+                "{0, 4, \"\", 2, 2.5, 0.000001, 1000.0, 0, 1, 1,\n    0.0000005, 1, 1, 0.0};;",
+                &record,
+            );
+            assert_ne!(text, CONFIG);
+            parse(&text, "m.cfg").map(|_| ()).map_err(|e| e.to_string())
+        };
+        // The issue's reproducer: it was clamped to 2^64 ps, and predicted 18,446,744 s.
+        assert_eq!(
+            multi("1", "1e300", "1000.0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 6 (intra_latency_s): intra-node latency 1e300 s: more \
+                 than vesper's clock counts (2^64 ps, about 18446744 s)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            multi("1", "0", "1000.0", "18446745"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 11 (inter_latency_s): inter-node latency 18446745 s: \
+                 more than vesper's clock counts (2^64 ps, about 18446744 s)"
+                    .into()
+            )
+        );
+        // The longest the clock counts is taken.
+        assert_eq!(multi("1", "18446744", "1000.0", "18446744"), Ok(()));
+        // Too many digits, whole or fractional, to hold as bytes per seconds.
+        for bandwidth in ["1e300", "1e-30"] {
+            assert_eq!(
+                multi("1", "0", bandwidth, "0"),
+                Err(format!(
+                    "m.cfg:7: \"multi node information\": field 7 (intra_bw_MBps): intra-node bandwidth {bandwidth} \
+                     MBps: more digits than vesper holds: it keeps a bandwidth exactly, as bytes per seconds in 64 \
+                     bits each"
+                ))
+            );
+        }
+        // Slow, but held exactly: a message too slow for the clock stops the replay.
+        assert_eq!(multi("1", "0", "1e-9", "0"), Ok(()));
+        // 0 is unlimited, as in Dimemas.
+        assert_eq!(multi("1", "0", "0", "0"), Ok(()));
+        assert_eq!(
+            multi("NaN", "0", "0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a number, found 'NaN'".into()
+            )
+        );
+        assert_eq!(
+            multi("1", "inf", "0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 6 (intra_latency_s): expected a number, found 'inf'".into()
+            )
+        );
+        let environment = |nodes: &str, bandwidth: &str| {
+            let text = CONFIG.replace(
+                "{\"\", 0, \"\", 4, 250.0, 0, 1}",
+                &format!("{{\"\", 0, \"\", {nodes}, {bandwidth}, 0, 1}}"),
+            );
+            parse(&text, "e.cfg").map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            environment("4", "123456789012345678901"),
+            Err(
+                "e.cfg:6: \"environment information\": field 5 (bw_MBps): inter-node bandwidth 123456789012345678901 \
+                 MBps: more digits than vesper holds: it keeps a bandwidth exactly, as bytes per seconds in 64 bits \
+                 each"
+                    .into()
+            )
+        );
+        assert_eq!(
+            environment("0", "250.0"),
+            Err(
+                "e.cfg:6: \"environment information\": field 4 (n_nodes): a machine needs at least one node, found 0"
+                    .into()
+            )
+        );
+        assert_eq!(
+            environment("4294967296", "250.0"),
+            Err(
+                "e.cfg:6: \"environment information\": field 4 (n_nodes): expected a whole number, found \
+                 '4294967296'"
+                    .into()
+            )
+        );
     }
 
     #[test]
