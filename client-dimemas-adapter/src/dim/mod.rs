@@ -548,6 +548,23 @@ mod tests {
         // LIN: 7 and 2 transfers each way.
         let lin = replayed(FanModel::Linear);
         assert_eq!(lin.predicted, 5_000_000 + 14 * 1_100_000 + 4 * 110_000);
+        // A call longer than the clock counts stops the replay; it was clamped to it.
+        let endless = ReplayOptions {
+            collectives: AnalyticCollectives {
+                inter: Link {
+                    latency: u64::MAX / 8,
+                    bandwidth: None,
+                },
+                ..AnalyticCollectives::uniform(FanModel::Linear)
+            },
+            ..ReplayOptions::default()
+        };
+        let err = replay_with(&trace.workload, &mut IdealBus::new(1, 1, 0), &endless).expect_err("past the clock");
+        assert_eq!(
+            err.to_string(),
+            "task 3 at 5000000 ps: global operation 11 of 8 members, the last to arrive would end past what vesper's \
+             clock counts (2^64 ps, about 18446744 s)"
+        );
         // Written as a trace: calls over every task are (on communicator 1); the
         // broadcast over part of them cannot be.
         let refused = write(&trace.workload, &mut Vec::new()).expect_err("refused");
