@@ -1007,6 +1007,11 @@ mod tests {
             bad("1:0:1:0.5"),
             "b.dim:3: thread 1 of task 0 does not exist (the header declares 1)"
         );
+        // A thread past 32 bits is named as written (it was named as 4294967295).
+        assert_eq!(
+            bad("2:0:0:0:4294967296:8:7:1:0"),
+            "b.dim:3: field 5 (thread): thread 4294967296 of task 0 does not exist (the header declares 1)"
+        );
         assert_eq!(
             bad("1:0:0:-3"),
             "b.dim:3: field 4 (seconds): expected a duration, found '-3'"

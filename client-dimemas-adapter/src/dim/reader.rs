@@ -320,8 +320,14 @@ impl Reader {
         if peer != task || thread < 0 {
             return Ok(peer);
         }
-        let thread = u32::try_from(thread).unwrap_or(u32::MAX);
-        Ok(THREAD | self.program(task, thread)?)
+        match u32::try_from(thread) {
+            Ok(thread) => Ok(THREAD | self.program(task, thread)?),
+            Err(_) => Err(self.error(format!(
+                "field {} (thread): thread {thread} of task {task} does not exist (the header declares {})",
+                at + 1,
+                self.threads[task as usize]
+            ))),
+        }
     }
 
     /// `20:task:thread:type:value`: nothing, unless it is one of vesper's events (see
