@@ -12,13 +12,22 @@
 //! Records end with `;;` and may span lines; `//` lines and `/* ... */` blocks are
 //! comments; other records are skipped. Errors name the file, the line where the record
 //! (or the unterminated comment) begins, and the field.
+//!
+//! A configuration is read whole, and refused unread above [`MAX_CFG_BYTES`]; its
+//! fine-tuning file above [`MAX_TUNING_BYTES`]. Only regular files are read.
 
 use std::path::Path;
 
-use crate::input::{InputError, clip, read_text};
+use crate::input::{InputError, clip, input_error, read_text};
 
-use crate::replay::Mapping;
-use crate::replay::analytic::AnalyticCollectives;
+pub use crate::replay::analytic::MAX_TUNING_BYTES;
+use crate::replay::analytic::{AnalyticCollectives, TUNING_FILE};
+use crate::replay::{CLOCK_LIMIT, Mapping, mbps_ratio, ps_of_seconds};
+
+/// The largest configuration read [bytes]: real ones hold a few hundred bytes, but an
+/// explicit mapping lists a node per task, and 16 MiB holds one of 2^20 tasks (the
+/// most a trace may have) on nodes numbered up to 15 digits.
+pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
 
 /// What a configuration says, as far as the replay uses it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,15 +89,20 @@ impl DimConfig {
             return Ok(());
         };
         let tuning = path.parent().unwrap_or(Path::new(".")).join(name);
-        let text = std::fs::read_to_string(&tuning).map_err(|e| CfgError {
-            file: self.file.clone(),
-            line: self.comm_tuning_line.unwrap_or(0),
-            message: format!(
-                "\"configuration files\": field 3 (communication file): cannot read {}: {e}",
-                tuning.display()
-            ),
+        let tuning_name = tuning.display().to_string();
+        let text = vesper_input::read_text(&tuning, MAX_TUNING_BYTES).map_err(|e| match e.line() {
+            // What is wrong within it names its line.
+            Some(_) => input_error(&tuning_name, TUNING_FILE, e),
+            None => CfgError {
+                file: self.file.clone(),
+                line: self.comm_tuning_line.unwrap_or(0),
+                message: format!(
+                    "\"configuration files\": field 3 (communication file): cannot read {tuning_name}: {}",
+                    input_error(&tuning_name, TUNING_FILE, e).message
+                ),
+            },
         })?;
-        collectives.parse_tuning(&text, &tuning.display().to_string())
+        collectives.parse_tuning(&text, &tuning_name)
     }
 }
 
@@ -97,7 +111,7 @@ pub type CfgError = InputError;
 
 /// Reads the configuration at `path`.
 pub fn read(path: &Path) -> Result<DimConfig, CfgError> {
-    let (text, file) = read_text(path)?;
+    let (text, file) = read_text(path, MAX_CFG_BYTES, "a Dimemas configuration")?;
     parse(&text, &file)
 }
 
@@ -167,6 +181,32 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 fields[i]
             )))
         };
+        // A duration [s] the replay's clock counts; `label` says what it is.
+        let seconds = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
+            let value = at_least_zero(i, what, false)?;
+            match ps_of_seconds(value) {
+                Some(_) => Ok(value),
+                None => Err(fail(format!(
+                    "\"{name}\": field {} ({what}): {label} {} s: more than {CLOCK_LIMIT}",
+                    i + 1,
+                    fields[i]
+                ))),
+            }
+        };
+        // A bandwidth [MBps], 0 for unlimited, that the replay holds exactly (a
+        // message it makes too slow for the clock stops the replay, naming it).
+        let bandwidth = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
+            let value = at_least_zero(i, what, false)?;
+            if value == 0.0 || mbps_ratio(value).is_some() {
+                return Ok(value);
+            }
+            Err(fail(format!(
+                "\"{name}\": field {} ({what}): {label} {} MBps: more digits than vesper holds: it keeps a \
+                 bandwidth exactly, as bytes per seconds in 64 bits each",
+                i + 1,
+                fields[i]
+            )))
+        };
         let count = |i: usize, what: &str| -> Result<u32, CfgError> {
             let text = field(i, what)?;
             text.parse::<u32>().map_err(|_| {
@@ -178,8 +218,14 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         };
         match name {
             "environment information" => {
-                config.nodes = Some(count(3, "n_nodes")?);
-                config.bandwidth_mbps = Some(at_least_zero(4, "bw_MBps", false)?);
+                let nodes = count(3, "n_nodes")?;
+                if nodes == 0 {
+                    return Err(fail(format!(
+                        "\"{name}\": field 4 (n_nodes): a machine needs at least one node, found 0"
+                    )));
+                }
+                config.nodes = Some(nodes);
+                config.bandwidth_mbps = Some(bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
                 if fields.len() > 5 {
                     config.buses = Some(count(5, "n_buses")?);
                 }
@@ -207,9 +253,9 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 }
                 config.cpus_per_node = Some(cpus);
                 config.cpu_ratio = Some(at_least_zero(4, "cpu_speed_ratio", true)?);
-                config.intra_latency_s = Some(at_least_zero(5, "intra_latency_s", false)?);
-                config.intra_bandwidth_mbps = Some(at_least_zero(6, "intra_bw_MBps", false)?);
-                config.inter_latency_s = Some(at_least_zero(10, "inter_latency_s", false)?);
+                config.intra_latency_s = Some(seconds(5, "intra_latency_s", "intra-node latency")?);
+                config.intra_bandwidth_mbps = Some(bandwidth(6, "intra_bw_MBps", "intra-node bandwidth")?);
+                config.inter_latency_s = Some(seconds(10, "inter_latency_s", "inter-node latency")?);
             }
             "predefined mapping information" => {
                 let kind = unquote(field(0, "mapping")?);
@@ -268,7 +314,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
     }
     // Checked once every record is read: the machine may be declared after the mapping.
     if let (Some(Mapping::Explicit(nodes)), Some(machine), Some((line, _))) =
-        (&explicit, config.nodes.filter(|&n| n > 0), config.mapping_tasks)
+        (&explicit, config.nodes, config.mapping_tasks)
         && let Some((task, node)) = nodes.iter().enumerate().find(|&(_, &node)| node >= machine)
     {
         return Err(error(
@@ -281,10 +327,12 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         ));
     }
     config.mapping = explicit.or(match predefined {
-        // FILL_NODES: as many tasks per node as it has CPUs.
-        Some(None) => Some(Mapping::TasksPerNode(config.cpus_per_node.unwrap_or(1).max(1))),
+        // FILL_NODES: as many tasks per node as it has CPUs (one if not said; checked
+        // above 0 when said).
+        Some(None) => Some(Mapping::TasksPerNode(config.cpus_per_node.unwrap_or(1))),
+        // INTERLEAVED: over the machine's nodes (one if not said; checked above 0).
         Some(Some(Mapping::Interleaved { .. })) => Some(Mapping::Interleaved {
-            nodes: config.nodes.unwrap_or(1).max(1),
+            nodes: config.nodes.unwrap_or(1),
         }),
         Some(other) => other,
         None => None,
@@ -440,6 +488,176 @@ mod tests {
         let err = config.read_tuning(&path, &mut collectives).expect_err("refused");
         assert_eq!((err.file, err.line), (dir.join("nofile.cfg").display().to_string(), 1));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_by_name_without_blocking() {
+        let (dir, files) = crate::input::special_files("cfg");
+        for (path, kind) in &files {
+            let err = read(path).expect_err("not regular");
+            assert_eq!(err.to_string(), crate::input::not_regular(path, kind));
+        }
+        // As the fine-tuning file, the record that names it is named too.
+        let path = dir.join("a.cfg");
+        for (tuning, kind) in &files {
+            let record = format!(
+                "\"configuration files\" {{\"\", \"\", \"{}\", \"\"}};;\n",
+                tuning.display()
+            );
+            std::fs::write(&path, format!("{CONFIG}{record}")).expect("written");
+            let config = read(&path).expect("read");
+            let err = config
+                .read_tuning(&path, &mut AnalyticCollectives::default())
+                .expect_err("not regular");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}:10: \"configuration files\": field 3 (communication file): cannot read {}: it is {kind}, not a \
+                     regular file; inputs are read from regular files only",
+                    path.display(),
+                    tuning.display()
+                )
+            );
+        }
+        std::fs::remove_dir_all(&dir).expect("cleaned");
+    }
+
+    #[test]
+    fn files_over_their_limit_are_refused_unread() {
+        let dir = std::env::temp_dir().join(format!("vesper-cfg-large-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let big = dir.join("big.cfg");
+        crate::input::sparse_file(&big, MAX_CFG_BYTES + 1);
+        assert_eq!(
+            read(&big).expect_err("too large").to_string(),
+            format!(
+                "{}:0: it holds 16777217 bytes, more than the 16777216 bytes (16 MiB) such a file may hold",
+                big.display()
+            )
+        );
+        let path = dir.join("a.cfg");
+        std::fs::write(
+            &path,
+            format!("{CONFIG}\"configuration files\" {{\"\", \"\", \"t.cfg\", \"\"}};;\n"),
+        )
+        .expect("written");
+        crate::input::sparse_file(&dir.join("t.cfg"), MAX_TUNING_BYTES + 1);
+        let err = read(&path)
+            .expect("read")
+            .read_tuning(&path, &mut AnalyticCollectives::default())
+            .expect_err("too large");
+        assert_eq!((err.line, err.file.as_str()), (10, path.to_str().expect("UTF-8")));
+        assert!(
+            err.message
+                .ends_with(": it holds 1048577 bytes, more than the 1048576 bytes (1 MiB) such a file may hold"),
+            "{err}"
+        );
+        // Text that is not UTF-8 names its line, in the file it is in.
+        std::fs::write(dir.join("t.cfg"), b"11 LOG MAX LOG MAX 0.0\n\xff\n").expect("written");
+        let err = read(&path)
+            .expect("read")
+            .read_tuning(&path, &mut AnalyticCollectives::default())
+            .expect_err("not text");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}:2: not UTF-8 text; a communications fine tuning file is text",
+                dir.join("t.cfg").display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).expect("cleaned");
+    }
+
+    #[test]
+    fn values_the_replay_cannot_hold_are_refused_naming_line_and_field() {
+        let multi = |ratio: &str, latency: &str, bandwidth: &str, inter: &str| {
+            let record =
+                format!("{{0, 4, \"\", 2, {ratio}, {latency}, {bandwidth}, 0, 1, 1,\n    {inter}, 1, 1, 0.0}};;");
+            let text = CONFIG.replace(
+                "{0, 4, \"\", 2, 2.5, 0.000001, 1000.0, 0, 1, 1,\n    0.0000005, 1, 1, 0.0};;",
+                &record,
+            );
+            assert_ne!(text, CONFIG);
+            parse(&text, "m.cfg").map(|_| ()).map_err(|e| e.to_string())
+        };
+        // The issue's reproducer: it was clamped to 2^64 ps, and predicted 18,446,744 s.
+        assert_eq!(
+            multi("1", "1e300", "1000.0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 6 (intra_latency_s): intra-node latency 1e300 s: more \
+                 than vesper's clock counts (2^64 ps, about 18446744 s)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            multi("1", "0", "1000.0", "18446745"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 11 (inter_latency_s): inter-node latency 18446745 s: \
+                 more than vesper's clock counts (2^64 ps, about 18446744 s)"
+                    .into()
+            )
+        );
+        // The longest the clock counts is taken.
+        assert_eq!(multi("1", "18446744", "1000.0", "18446744"), Ok(()));
+        // Too many digits, whole or fractional, to hold as bytes per seconds.
+        for bandwidth in ["1e300", "1e-30"] {
+            assert_eq!(
+                multi("1", "0", bandwidth, "0"),
+                Err(format!(
+                    "m.cfg:7: \"multi node information\": field 7 (intra_bw_MBps): intra-node bandwidth {bandwidth} \
+                     MBps: more digits than vesper holds: it keeps a bandwidth exactly, as bytes per seconds in 64 \
+                     bits each"
+                ))
+            );
+        }
+        // Slow, but held exactly: a message too slow for the clock stops the replay.
+        assert_eq!(multi("1", "0", "1e-9", "0"), Ok(()));
+        // 0 is unlimited, as in Dimemas.
+        assert_eq!(multi("1", "0", "0", "0"), Ok(()));
+        assert_eq!(
+            multi("NaN", "0", "0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a number, found 'NaN'".into()
+            )
+        );
+        assert_eq!(
+            multi("1", "inf", "0", "0"),
+            Err(
+                "m.cfg:7: \"multi node information\": field 6 (intra_latency_s): expected a number, found 'inf'".into()
+            )
+        );
+        let environment = |nodes: &str, bandwidth: &str| {
+            let text = CONFIG.replace(
+                "{\"\", 0, \"\", 4, 250.0, 0, 1}",
+                &format!("{{\"\", 0, \"\", {nodes}, {bandwidth}, 0, 1}}"),
+            );
+            parse(&text, "e.cfg").map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            environment("4", "123456789012345678901"),
+            Err(
+                "e.cfg:6: \"environment information\": field 5 (bw_MBps): inter-node bandwidth 123456789012345678901 \
+                 MBps: more digits than vesper holds: it keeps a bandwidth exactly, as bytes per seconds in 64 bits \
+                 each"
+                    .into()
+            )
+        );
+        assert_eq!(
+            environment("0", "250.0"),
+            Err(
+                "e.cfg:6: \"environment information\": field 4 (n_nodes): a machine needs at least one node, found 0"
+                    .into()
+            )
+        );
+        assert_eq!(
+            environment("4294967296", "250.0"),
+            Err(
+                "e.cfg:6: \"environment information\": field 4 (n_nodes): expected a whole number, found \
+                 '4294967296'"
+                    .into()
+            )
+        );
     }
 
     #[test]

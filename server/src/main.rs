@@ -1478,8 +1478,16 @@ fn check_writable_dir(dir: &std::path::Path) -> std::io::Result<()> {
 /// Replay options from the command line.
 fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
-    use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
+    use vesper_client_dimemas_adapter::replay::{
+        CLOCK_LIMIT, CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio,
+    };
     anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
+    // Start delays are drawn in picoseconds below 1000 times this.
+    anyhow::ensure!(
+        args.imbalance_ns.checked_mul(1000).is_some(),
+        "--imbalance-ns {}: more than {CLOCK_LIMIT}",
+        args.imbalance_ns
+    );
     // Bounded so that the replay's clock (picoseconds in 64 bits) cannot overflow.
     anyhow::ensure!(
         args.intra_latency.is_finite() && (0.0..=1e12).contains(&args.intra_latency),
@@ -1525,7 +1533,26 @@ fn options_from_config(
     args: &RunArgs,
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
-    use vesper_client_dimemas_adapter::replay::{CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio};
+    use vesper_client_dimemas_adapter::replay::{
+        CLOCK_LIMIT, CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
+    };
+    anyhow::ensure!(
+        args.imbalance_ns.checked_mul(1000).is_some(),
+        "--imbalance-ns {}: more than {CLOCK_LIMIT}",
+        args.imbalance_ns
+    );
+    // Checked when the configuration was read: refused here too, never clamped.
+    let ps = |seconds: f64, field: &str| {
+        ps_of_seconds(seconds)
+            .with_context(|| format!("{}: {field} {seconds} s: more than {CLOCK_LIMIT}", path.display()))
+    };
+    // 0: unlimited, as in Dimemas.
+    let ratio = |mbps: Option<f64>, field: &str| match mbps.filter(|&b| b != 0.0) {
+        Some(mbps) => mbps_ratio(mbps)
+            .map(Some)
+            .with_context(|| format!("{}: {field} {mbps} MBps: vesper cannot hold it exactly", path.display())),
+        None => Ok(None),
+    };
     let cpu_ratio = match config.cpu_ratio {
         Some(ratio) => Some(
             CpuRatio::new(ratio)
@@ -1533,11 +1560,10 @@ fn options_from_config(
         ),
         None => None,
     };
-    let latency = config.intra_latency_s.unwrap_or(0.0);
-    let inter_latency = config.inter_latency_s.unwrap_or(0.0);
+    // Not given: free, as in Dimemas.
     let memory_copy = MemoryCopy {
-        latency: (latency * 1e12).round() as u64,
-        bandwidth: config.intra_bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
+        latency: ps(config.intra_latency_s.unwrap_or(0.0), "intra_latency_s")?,
+        bandwidth: ratio(config.intra_bandwidth_mbps, "intra_bw_MBps")?,
     };
     // Collectives modelled analytically take the configuration's links, buses and
     // model (LOG when it names none), then its fine-tuning file.
@@ -1547,8 +1573,8 @@ fn options_from_config(
         .unwrap_or(FanModel::Logarithmic);
     let mut collectives = AnalyticCollectives {
         inter: Link {
-            latency: (inter_latency * 1e12).round() as u64,
-            bandwidth: config.bandwidth_mbps.filter(|&b| b > 0.0).and_then(mbps_ratio),
+            latency: ps(config.inter_latency_s.unwrap_or(0.0), "inter_latency_s")?,
+            bandwidth: ratio(config.bandwidth_mbps, "bw_MBps")?,
         },
         intra: Link {
             latency: memory_copy.latency,

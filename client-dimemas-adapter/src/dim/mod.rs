@@ -26,6 +26,10 @@
 //! it as the replay goes, each task's records in small pieces ([`Stream`], `stream.rs`),
 //! so that traces larger than memory replay.
 //!
+//! Only regular files are read. Read whole, a trace is refused unread above
+//! [`MAX_WHOLE_TRACE_BYTES`]; read as the replay goes, a line longer than
+//! [`MAX_LINE_BYTES`] is refused, whatever the trace's size.
+//!
 //! [`write`] saves any workload (of one thread per task) as a trace that reads back into
 //! the same operations, and so replays alike: receives take their sizes from the
 //! matching sends; a wait for an immediate receive becomes a type-2 receive. Two kinds
@@ -55,7 +59,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::input::{InputError, read_text};
+use crate::input::{InputError, input_error};
 use crate::replay::collective::Methods;
 use crate::replay::workload::{Channel, channel, unmatched};
 use crate::replay::{Op, Workload};
@@ -76,6 +80,21 @@ pub const WAIT_SEND_EVENT: u64 = 70_000_102;
 /// source with its tag.
 pub const WAIT_RECEIVE_EVENT: u64 = 70_000_103;
 pub use stream::{Opened, Stream, open, open_observed};
+
+/// The largest trace read whole [bytes] (its tasks' records interleaved, or to be
+/// saved again): held whole, a trace takes its text's size in memory, then its
+/// operations'. Traces whose tasks' records are contiguous, as Dimemas writes them, are
+/// read as the replay goes, whatever their size ([`open`]).
+pub const MAX_WHOLE_TRACE_BYTES: u64 = 1024 * vesper_input::MIB;
+
+/// The longest line of a trace [bytes]: records take tens of bytes, but a header lists
+/// a thread count per task, and a communicator (`d:`) its tasks; 16 MiB holds either
+/// for 2^20 tasks ([`reader::MAX_THREADS`] threads), up to 8 bytes each.
+pub const MAX_LINE_BYTES: usize = 16 * vesper_input::MIB as usize;
+const _: () = assert!(8 * reader::MAX_THREADS as usize + 1024 <= MAX_LINE_BYTES);
+
+/// What a trace is, for messages.
+pub(super) const DIM_FILE: &str = "a .dim trace";
 
 /// A trace, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +120,19 @@ pub fn read(path: &Path) -> Result<DimTrace, DimError> {
 
 /// Reads the trace at `path`, collectives decomposed by `methods`.
 pub fn read_with(path: &Path, methods: &Methods) -> Result<DimTrace, DimError> {
-    let (text, file) = read_text(path)?;
+    let file = path.display().to_string();
+    let text = vesper_input::read_text(path, MAX_WHOLE_TRACE_BYTES).map_err(|e| {
+        let too_large = matches!(e, vesper_input::InputError::TooLarge { .. });
+        let mut e = input_error(&file, DIM_FILE, e);
+        if too_large {
+            e.message.push_str(
+                "; read whole (its tasks' records interleaved, or to be saved again), a trace may hold no \
+                 more; one whose tasks' records are contiguous, as Dimemas writes them, is read as the replay goes, \
+                 whatever its size",
+            );
+        }
+        e
+    })?;
     parse_with(&text, &file, methods)
 }
 
@@ -517,6 +548,23 @@ mod tests {
         // LIN: 7 and 2 transfers each way.
         let lin = replayed(FanModel::Linear);
         assert_eq!(lin.predicted, 5_000_000 + 14 * 1_100_000 + 4 * 110_000);
+        // A call longer than the clock counts stops the replay; it was clamped to it.
+        let endless = ReplayOptions {
+            collectives: AnalyticCollectives {
+                inter: Link {
+                    latency: u64::MAX / 8,
+                    bandwidth: None,
+                },
+                ..AnalyticCollectives::uniform(FanModel::Linear)
+            },
+            ..ReplayOptions::default()
+        };
+        let err = replay_with(&trace.workload, &mut IdealBus::new(1, 1, 0), &endless).expect_err("past the clock");
+        assert_eq!(
+            err.to_string(),
+            "task 3 at 5000000 ps: global operation 11 of 8 members, the last to arrive would end past what vesper's \
+             clock counts (2^64 ps, about 18446744 s)"
+        );
         // Written as a trace: calls over every task are (on communicator 1); the
         // broadcast over part of them cannot be.
         let refused = write(&trace.workload, &mut Vec::new()).expect_err("refused");
@@ -958,6 +1006,11 @@ mod tests {
         assert_eq!(
             bad("1:0:1:0.5"),
             "b.dim:3: thread 1 of task 0 does not exist (the header declares 1)"
+        );
+        // A thread past 32 bits is named as written (it was named as 4294967295).
+        assert_eq!(
+            bad("2:0:0:0:4294967296:8:7:1:0"),
+            "b.dim:3: field 5 (thread): thread 4294967296 of task 0 does not exist (the header declares 1)"
         );
         assert_eq!(
             bad("1:0:0:-3"),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::input::clip;
 use crate::replay::collective::{self, Algorithm, Methods, Treatment};
-use crate::replay::{Op, Ps, THREAD, UNWAITED};
+use crate::replay::{CLOCK_LIMIT, Op, THREAD, UNWAITED, ps_of_seconds};
 
 /// The most threads a trace may have, over all its tasks: each keeps its replay state
 /// in memory (about 2 KB), and the thread numbers must stay below [`THREAD`].
@@ -280,16 +280,13 @@ impl Reader {
                 if !(seconds.is_finite() && seconds >= 0.0) {
                     return Err(self.error(format!("field 4 (seconds): expected a duration, found '{}'", fields[3])));
                 }
-                // Time is u64 picoseconds: up to 2^64 ps, about 213 days.
-                let ps = (seconds * 1e12).round();
-                if ps >= 18_446_744_073_709_551_616.0 {
-                    return Err(self.error(format!(
-                        "field 4 (seconds): a burst of {} s is longer than vesper's clock counts (2^64 ps, \
-                         about 18446744 s)",
+                let ps = ps_of_seconds(seconds).ok_or_else(|| {
+                    self.error(format!(
+                        "field 4 (seconds): a burst of {} s is longer than {CLOCK_LIMIT}",
                         clip(fields[3].trim())
-                    )));
-                }
-                Op::Compute(ps as Ps)
+                    ))
+                })?;
+                Op::Compute(ps)
             }
             2 => self.send(program, task, &fields)?,
             3 => self.receive(program, task, &fields)?,
@@ -323,8 +320,14 @@ impl Reader {
         if peer != task || thread < 0 {
             return Ok(peer);
         }
-        let thread = u32::try_from(thread).unwrap_or(u32::MAX);
-        Ok(THREAD | self.program(task, thread)?)
+        match u32::try_from(thread) {
+            Ok(thread) => Ok(THREAD | self.program(task, thread)?),
+            Err(_) => Err(self.error(format!(
+                "field {} (thread): thread {thread} of task {task} does not exist (the header declares {})",
+                at + 1,
+                self.threads[task as usize]
+            ))),
+        }
     }
 
     /// `20:task:thread:type:value`: nothing, unless it is one of vesper's events (see

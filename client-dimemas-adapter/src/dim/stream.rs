@@ -16,14 +16,17 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use vesper_input::Lines;
+
+use crate::input::input_error;
 use crate::replay::collective::Methods;
 use crate::replay::{Cursor, Op, Programs, THREAD};
 
 use super::reader::{Collectives, Decoded, Plan, Reader};
-use super::{DimError, DimTrace};
+use super::{DIM_FILE, DimError, DimTrace, MAX_LINE_BYTES, MAX_WHOLE_TRACE_BYTES};
 
 /// Bytes read at a time for one task (more when one line is longer).
 const PIECE: usize = 4096;
@@ -142,30 +145,18 @@ impl Stream {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Option<Stream>, DimError> {
         let name_of_file = path.display().to_string();
-        let cannot = |e: std::io::Error| DimError {
-            file: name_of_file.clone(),
-            line: 0,
-            message: format!("cannot read it: {e}"),
-        };
-        let file = File::open(path).map_err(cannot)?;
+        let failed = |e: vesper_input::InputError| input_error(&name_of_file, DIM_FILE, e);
+        let cannot = |e: std::io::Error| failed(vesper_input::InputError::Open(e));
+        let file = vesper_input::open(path).map_err(failed)?;
         let size = file.metadata().map_err(cannot)?.len();
-        let mut lines = BufReader::new(file.try_clone().map_err(cannot)?);
+        let mut lines = Lines::new(BufReader::new(file.try_clone().map_err(cannot)?), MAX_LINE_BYTES);
         let mut told = 0u64;
         let mut reader = Reader::new(methods, &name_of_file);
         let mut text = String::new();
         let mut offset = 0u64;
-        let next_line = |lines: &mut BufReader<File>, text: &mut String, reader: &Reader| {
-            text.clear();
-            match lines.read_line(text) {
-                Ok(n) => Ok(n as u64),
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    Err(reader.error("not UTF-8 text; a .dim trace is text"))
-                }
-                Err(e) => Err(reader.error(format!("cannot read it: {e}"))),
-            }
-        };
+        let mut next_line = |text: &mut String| lines.read_line(text).map(|n| n as u64).map_err(failed);
         reader.line = 1;
-        let read = next_line(&mut lines, &mut text, &reader)?;
+        let read = next_line(&mut text)?;
         if read == 0 {
             return Err(reader.error_at(0, "an empty file; expected a #DIMEMAS header"));
         }
@@ -186,7 +177,7 @@ impl Stream {
         let mut balance = 0u64;
         loop {
             reader.line += 1;
-            let read = next_line(&mut lines, &mut text, &reader)?;
+            let read = next_line(&mut text)?;
             if read == 0 {
                 break;
             }
@@ -243,6 +234,15 @@ impl Stream {
             .plan(&reader.groups, reader.tasks())
             .map_err(|(line, message)| reader.error_at(line, message))?;
         if balance != 0 {
+            if size > MAX_WHOLE_TRACE_BYTES {
+                return Err(reader.error_at(
+                    0,
+                    format!(
+                        "some sends have no matching receive, or receives no matching send; the trace is too \
+                         large ({size} bytes) to be read whole to say which"
+                    ),
+                ));
+            }
             // Read whole, the trace says which messages have no match, and where.
             let trace = super::read_with(path, methods)?;
             if let Err(reason) = trace.workload.check_threads(&trace.threads) {
@@ -326,8 +326,15 @@ impl Stream {
             }
             match self.piece.iter().rposition(|&b| b == b'\n') {
                 Some(at) => break at + 1,
+                // The first pass read no line longer than this.
+                None if want > MAX_LINE_BYTES => {
+                    return Err(self.reader.error_at(
+                        cursor.line,
+                        "a line longer than when the trace was opened: the file changed since",
+                    ));
+                }
                 // A line longer than the piece: read more.
-                None => want = (want * 2).min(left as usize),
+                None => want = (want * 2).min(left as usize).min(MAX_LINE_BYTES + 1),
             }
         };
         cursor.next += whole as u64;
@@ -470,6 +477,54 @@ mod tests {
             "#DIMEMAS:\"l\":0:2(1,1),1\n1:0:0:0.5\n{long}\n2:0:0:1:-1:10:0:1:0\n3:1:0:0:-1:10:0:1:0\n{long}\n1:1:0:1\n"
         );
         same_as_whole(&text);
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_refused_by_number() {
+        let header = "#DIMEMAS:\"l\":0:1(1),1\n1:0:0:0.5\n";
+        let longest = format!("{header}# {}\n1:0:0:1\n", "x".repeat(MAX_LINE_BYTES - 2));
+        same_as_whole(&longest);
+        let file = Scratch::new(&format!("{header}# {}\n1:0:0:1\n", "x".repeat(MAX_LINE_BYTES - 1)));
+        let err = open(&file.0, &Methods::default()).expect_err("too long");
+        assert_eq!(
+            (err.line, err.message.as_str()),
+            (
+                3,
+                "the line is longer than 16777216 bytes, the longest line a .dim trace may hold"
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_by_name_without_blocking() {
+        let (dir, files) = crate::input::special_files("dim");
+        for (path, kind) in &files {
+            let want = crate::input::not_regular(path, kind);
+            let streamed = Stream::open(path, &Methods::default()).expect_err("not regular");
+            assert_eq!(streamed.to_string(), want);
+            assert_eq!(
+                open(path, &Methods::default()).expect_err("not regular").to_string(),
+                want
+            );
+            let whole = super::super::read(path).expect_err("not regular");
+            assert_eq!(whole.to_string(), want);
+        }
+        std::fs::remove_dir_all(&dir).expect("cleaned");
+    }
+
+    #[test]
+    fn a_trace_too_large_to_read_whole_says_what_is_read_as_the_replay_goes() {
+        let file = Scratch::new("");
+        crate::input::sparse_file(&file.0, MAX_WHOLE_TRACE_BYTES + 1);
+        let err = super::super::read(&file.0).expect_err("too large");
+        assert_eq!(err.line, 0);
+        assert_eq!(
+            err.message,
+            "it holds 1073741825 bytes, more than the 1073741824 bytes (1 GiB) such a file may hold; read whole \
+             (its tasks' records interleaved, or to be saved again), a trace may hold no more; one whose tasks' \
+             records are contiguous, as Dimemas writes them, is read as the replay goes, whatever its size"
+        );
     }
 
     #[test]

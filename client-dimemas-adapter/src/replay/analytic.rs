@@ -33,6 +33,13 @@ use std::path::Path;
 use super::Ps;
 use crate::input::InputError;
 
+/// The largest "communications fine tuning" file read [bytes]: a line per global
+/// operation (32) and per machine takes a few KiB; 1 MiB leaves room for comments.
+pub const MAX_TUNING_BYTES: u64 = vesper_input::MIB;
+
+/// What a fine-tuning file is, for messages.
+pub(crate) const TUNING_FILE: &str = "a communications fine tuning file";
+
 /// How a stage's time grows with its parties.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FanModel {
@@ -91,16 +98,17 @@ pub struct Link {
 }
 
 impl Link {
-    /// One transfer of `size` bytes (rounded up to the picosecond, as the ideal bus).
-    fn transfer(&self, size: u64) -> Ps {
+    /// One transfer of `size` bytes (rounded up to the picosecond, as the ideal bus),
+    /// if the clock counts that long.
+    fn transfer(&self, size: u64) -> Option<Ps> {
         let serialisation = match self.bandwidth {
             Some((bytes, seconds)) if bytes > 0 => {
                 let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(seconds);
-                u64::try_from(numerator.div_ceil(u128::from(bytes))).unwrap_or(u64::MAX)
+                u64::try_from(numerator.div_ceil(u128::from(bytes))).ok()?
             }
             _ => 0,
         };
-        self.latency.saturating_add(serialisation)
+        self.latency.checked_add(serialisation)
     }
 }
 
@@ -160,8 +168,8 @@ impl AnalyticCollectives {
 
     /// How long operation `id` takes once every member has arrived: members on the
     /// nodes `nodes` (one entry per member), the root's record saying `sent` and
-    /// `received` bytes.
-    pub fn time(&self, id: u32, nodes: &[u32], sent: u32, received: u32) -> Ps {
+    /// `received` bytes; `None` if that is longer than the clock counts.
+    pub fn time(&self, id: u32, nodes: &[u32], sent: u32, received: u32) -> Option<Ps> {
         let op = self.operations[(id % 16) as usize];
         let mut sorted = nodes.to_vec();
         sorted.sort_unstable();
@@ -170,16 +178,19 @@ impl AnalyticCollectives {
             per_node.push(run.len() as u32);
         }
         let both = |link: &Link, parties: u32, buses: u32| {
-            stage(op.fan_in, true, link, parties, buses, sent, received)
-                .saturating_add(stage(op.fan_out, false, link, parties, buses, sent, received))
+            stage(op.fan_in, true, link, parties, buses, sent, received)?
+                .checked_add(stage(op.fan_out, false, link, parties, buses, sent, received)?)
         };
-        let within = per_node.iter().map(|&p| both(&self.intra, p, 0)).max().unwrap_or(0);
+        let mut within = 0;
+        for &parties in &per_node {
+            within = within.max(both(&self.intra, parties, 0)?);
+        }
         let between = if self.machine_nodes > 1 {
-            both(&self.inter, per_node.len() as u32, self.buses)
+            both(&self.inter, per_node.len() as u32, self.buses)?
         } else {
             0
         };
-        within.saturating_add(between)
+        within.checked_add(between)
     }
 
     /// Reads a Dimemas "communications fine tuning" file into the models of the
@@ -190,7 +201,7 @@ impl AnalyticCollectives {
     /// the only one here). Models are `0`, `CTE`, `LIN`, `LOG`; sizes `MIN`, `MAX`,
     /// `MEAN`, `2MAX`, `S+R`.
     pub fn read_tuning(&mut self, path: &Path) -> Result<(), InputError> {
-        let (text, file) = crate::input::read_text(path)?;
+        let (text, file) = crate::input::read_text(path, MAX_TUNING_BYTES, TUNING_FILE)?;
         self.parse_tuning(&text, &file)
     }
 
@@ -266,8 +277,9 @@ impl AnalyticCollectives {
     }
 }
 
-/// One stage: `fan_in` says which (for the `CURR` size).
-fn stage(fan: Fan, fan_in: bool, link: &Link, parties: u32, buses: u32, sent: u32, received: u32) -> Ps {
+/// One stage: `fan_in` says which (for the `CURR` size); `None` if longer than the
+/// clock counts.
+fn stage(fan: Fan, fan_in: bool, link: &Link, parties: u32, buses: u32, sent: u32, received: u32) -> Option<Ps> {
     let (s, r) = (u64::from(sent), u64::from(received));
     let size = match fan.size {
         SizeRule::Current if fan_in => s,
@@ -284,7 +296,10 @@ fn stage(fan: Fan, fan_in: bool, link: &Link, parties: u32, buses: u32, sent: u3
         FanModel::Linear => u64::from(parties.saturating_sub(1)),
         FanModel::Logarithmic => tree_steps(parties, buses),
     };
-    link.transfer(size).saturating_mul(factor)
+    match factor {
+        0 => Some(0),
+        _ => link.transfer(size)?.checked_mul(factor),
+    }
 }
 
 /// Steps of a binomial tree over `parties`: ⌈log2 parties⌉ with unlimited buses (0);
@@ -347,29 +362,29 @@ mod tests {
         // One member per node: within nodes, CTE still costs two transfers.
         assert_eq!(
             model(FanModel::Constant).time(11, &nodes, 1000, 200),
-            one(1000) + one(200) + 2 * 10_000
+            Some(one(1000) + one(200) + 2 * 10_000)
         );
         assert_eq!(
             model(FanModel::Linear).time(11, &nodes, 1000, 200),
-            7 * (one(1000) + one(200))
+            Some(7 * (one(1000) + one(200)))
         );
         assert_eq!(
             model(FanModel::Logarithmic).time(11, &nodes, 1000, 200),
-            3 * (one(1000) + one(200))
+            Some(3 * (one(1000) + one(200)))
         );
-        assert_eq!(model(FanModel::Zero).time(11, &nodes, 1000, 200), 0);
+        assert_eq!(model(FanModel::Zero).time(11, &nodes, 1000, 200), Some(0));
         // Four members on each of two nodes: one step between nodes, two within.
         let paired = [0, 0, 0, 0, 1, 1, 1, 1];
         assert_eq!(
             model(FanModel::Logarithmic).time(0, &paired, 0, 0),
-            2 * 100_000 + 2 * 2 * 10_000
+            Some(2 * 100_000 + 2 * 2 * 10_000)
         );
         // A machine of one node has no stage between nodes.
         let single = AnalyticCollectives {
             machine_nodes: 1,
             ..model(FanModel::Linear)
         };
-        assert_eq!(single.time(1, &[0, 0, 0], 50, 50), 2 * 2 * 10_000);
+        assert_eq!(single.time(1, &[0, 0, 0], 50, 50), Some(2 * 2 * 10_000));
         // Size rules, on the fan-in and fan-out alike.
         let mut sized = model(FanModel::Constant);
         let rules = [
@@ -390,7 +405,7 @@ mod tests {
             };
             assert_eq!(
                 sized.time(27, &nodes, 1000, 200),
-                2 * one(bytes) + 2 * 10_000,
+                Some(2 * one(bytes) + 2 * 10_000),
                 "{size:?}"
             );
         }

@@ -155,6 +155,16 @@ pub enum ReplayError {
         /// the blocked tasks
         tasks: Vec<u32>,
     },
+    /// a task's next time is past what the clock counts
+    #[error("task {task} at {at} ps: {what} would end past what {}", super::CLOCK_LIMIT)]
+    Clock {
+        /// the task
+        task: u32,
+        /// when it began
+        at: Ps,
+        /// what it began
+        what: String,
+    },
 }
 
 /// How the replay treats sends, and where tasks run.
@@ -204,9 +214,9 @@ impl CpuRatio {
         (ratio.is_finite() && ratio > 0.0).then_some(CpuRatio(ratio))
     }
 
-    /// How long a burst of `d` takes at this speed.
-    pub fn scale(self, d: Ps) -> Ps {
-        (d as f64 / self.0).round() as Ps
+    /// How long a burst of `d` takes at this speed, if the clock counts that long.
+    pub fn scale(self, d: Ps) -> Option<Ps> {
+        super::ps_of_picoseconds(d as f64 / self.0)
     }
 }
 
@@ -526,17 +536,26 @@ impl Replay<'_> {
                 }
             }
             let wait_for = match op {
-                Op::Compute(d) => {
-                    let d = self.options.cpu_ratio.map_or(d, |ratio| ratio.scale(d));
-                    self.times[t].compute = self.times[t].compute.saturating_add(d);
+                Op::Compute(traced) => {
+                    let d = match self.options.cpu_ratio {
+                        Some(ratio) => ratio.scale(traced),
+                        None => Some(traced),
+                    };
+                    let Some((d, end)) = d.and_then(|d| Some((d, now.checked_add(d)?))) else {
+                        return Err(ReplayError::Clock {
+                            task,
+                            at: now,
+                            what: format!("a burst of {traced} ps (traced; before the CPU speed ratio)"),
+                        });
+                    };
+                    // Within the end time, which the clock counts.
+                    self.times[t].compute += d;
                     if let Some(record) = &mut self.record
                         && d > 0
                     {
-                        record
-                            .states
-                            .push((task, now, now.saturating_add(d), Activity::Running));
+                        record.states.push((task, now, end, Activity::Running));
                     }
-                    self.ready.insert((now.saturating_add(d), task));
+                    self.ready.insert((end, task));
                     return Ok(());
                 }
                 Op::Send {
@@ -594,9 +613,18 @@ impl Replay<'_> {
                         let node = |m: &u32| self.options.mapping.node_of(self.task_of[*m as usize]);
                         let nodes: Vec<u32> = g.arrived.iter().map(node).collect();
                         let (sent, received) = g.sizes;
-                        let took = self.options.collectives.time(u32::from(id), &nodes, sent, received);
+                        let end = self
+                            .options
+                            .collectives
+                            .time(u32::from(id), &nodes, sent, received)
+                            .and_then(|took| now.checked_add(took))
+                            .ok_or_else(|| ReplayError::Clock {
+                                task,
+                                at: now,
+                                what: format!("global operation {id} of {} members, the last to arrive", nodes.len()),
+                            })?;
                         for member in g.arrived {
-                            self.complete(member, GLOBAL, now, now.saturating_add(took));
+                            self.complete(member, GLOBAL, now, end);
                         }
                     }
                     return Ok(());
@@ -1236,9 +1264,34 @@ mod tests {
         let ring = replay_with(&Workload::ring(4, 1000, 2, 500_000), &mut bus(), &twice).expect("replayed");
         assert_eq!(ring.predicted, 2 * (250_000 + 2 * 1_100_000));
         assert_eq!(ring.tasks[0].compute, 500_000);
-        assert_eq!(CpuRatio::new(3.0).map(|r| r.scale(1_000_000)), Some(333_333));
+        assert_eq!(CpuRatio::new(3.0).and_then(|r| r.scale(1_000_000)), Some(333_333));
         assert_eq!(CpuRatio::new(0.0), None);
         assert_eq!(CpuRatio::new(f64::NAN), None);
+    }
+
+    #[test]
+    fn times_past_the_clock_are_errors_not_clamped() {
+        // Bursts of 1,000 s on CPUs 10^5 times slower: 10^8 s.
+        let slow = ReplayOptions {
+            cpu_ratio: CpuRatio::new(1e-5),
+            ..ReplayOptions::default()
+        };
+        let ring = Workload::ring(2, 1000, 1, 1_000_000_000_000_000);
+        assert_eq!(
+            replay_with(&ring, &mut bus(), &slow)
+                .expect_err("past the clock")
+                .to_string(),
+            "task 0 at 0 ps: a burst of 1000000000000000 ps (traced; before the CPU speed ratio) would end past \
+             what vesper's clock counts (2^64 ps, about 18446744 s)"
+        );
+        assert_eq!(CpuRatio::new(1e-5).and_then(|r| r.scale(1_000_000_000_000_000)), None);
+        // 1,000 bytes at a byte per 10^6 s: 10^9 s.
+        let err = replay(&Workload::ring(2, 1000, 1, 0), &mut IdealBus::new(1, 1_000_000, 0)).expect_err("past");
+        assert_eq!(
+            err.to_string(),
+            "a message of 1000 bytes from node 0 to node 1, sent at 0 ps, would arrive past what vesper's clock \
+             counts (2^64 ps, about 18446744 s)"
+        );
     }
 
     #[test]

@@ -38,6 +38,21 @@ pub enum FabricError {
     /// the server answered "until the next completion" with nothing
     #[error("the server reported no completion although {0} messages are in flight")]
     NoCompletion(usize),
+    /// a message would arrive past what the clock counts
+    #[error(
+        "a message of {size} bytes from node {src} to node {dst}, sent at {at} ps, would arrive past what {}",
+        super::CLOCK_LIMIT
+    )]
+    Clock {
+        /// its source node
+        src: u32,
+        /// its destination node
+        dst: u32,
+        /// its size [bytes]
+        size: u32,
+        /// when it was sent [ps]
+        at: Ps,
+    },
 }
 
 /// Carries messages between nodes.
@@ -130,20 +145,27 @@ impl IdealBus {
         Some(IdealBus::new(bytes, seconds, latency))
     }
 
-    fn transfer(&self, size: u32) -> Ps {
+    /// How long `size` bytes take, if the clock counts that long.
+    fn transfer(&self, size: u32) -> Option<Ps> {
         if self.bytes == 0 {
-            return 0;
+            return Some(0);
         }
         let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(self.seconds);
-        u64::try_from(numerator.div_ceil(u128::from(self.bytes))).unwrap_or(u64::MAX)
+        u64::try_from(numerator.div_ceil(u128::from(self.bytes))).ok()
     }
 }
 
 impl Fabric for IdealBus {
     fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError> {
-        let arrival = at
-            .saturating_add(self.latency)
-            .saturating_add(self.transfer(message.size));
+        let arrival = self
+            .transfer(message.size)
+            .and_then(|transfer| at.checked_add(self.latency)?.checked_add(transfer))
+            .ok_or(FabricError::Clock {
+                src: message.src,
+                dst: message.dst,
+                size: message.size,
+                at,
+            })?;
         self.pending.push(Reverse((arrival, id)));
         Ok(())
     }

@@ -38,3 +38,20 @@ pub use workload::{Op, UNWAITED, Workload};
 
 /// Picoseconds of simulated time.
 pub type Ps = u64;
+
+/// What the clock counts up to (2^64 ps, about 213 days), for messages.
+pub const CLOCK_LIMIT: &str = "vesper's clock counts (2^64 ps, about 18446744 s)";
+
+/// `seconds` as picoseconds (rounded to the nearest), if it is a duration the clock
+/// counts: finite, not negative, below 2^64 ps.
+pub fn ps_of_seconds(seconds: f64) -> Option<Ps> {
+    ps_of_picoseconds(seconds * 1e12)
+}
+
+/// `ps` picoseconds rounded to the nearest, if the clock counts them: finite, not
+/// negative, below 2^64.
+pub fn ps_of_picoseconds(ps: f64) -> Option<Ps> {
+    let ps = ps.round();
+    // 2^64 is exact as an f64; every whole f64 below it converts exactly.
+    (0.0..18_446_744_073_709_551_616.0).contains(&ps).then_some(ps as Ps)
+}
