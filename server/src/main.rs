@@ -905,7 +905,7 @@ impl NetworkArgs {
                         "{flag}: {rule} (the network is {origin}, the default here; name another with --network \
                          or --preset)"
                     ),
-                    Some((_, flag)) => anyhow::anyhow!("{flag}: {rule}"),
+                    Some((_, flag)) => anyhow::anyhow!("{flag}: {}", said_once(flag, rule)),
                     // A built-in base has no file to name: name the flag to give.
                     None if self.preset.is_none() && matches!(self.network.as_deref(), Some("ideal" | "crossbar")) => {
                         let flag = FIELD_FLAGS
@@ -913,6 +913,10 @@ impl NetworkArgs {
                             .find(|(f, _)| f == field)
                             .map_or(field.as_str(), |(_, flag)| flag);
                         anyhow::anyhow!("{origin}: {flag}: {rule}")
+                    }
+                    // `--map FILE` names the file already.
+                    None if field.ends_with("map") && origin.starts_with("--map ") => {
+                        anyhow::anyhow!("{origin}: {}", said_once(origin, rule))
                     }
                     None => anyhow::anyhow!("{origin}: {e}"),
                 },
@@ -924,6 +928,13 @@ impl NetworkArgs {
 
 /// Of `flags` ((field, flag as given) pairs), the flag whose field the model's error
 /// `text` names (`buffer_bytes: ...`).
+/// `rule` without the value that `flag` (`--routes FILE`) already says at its start.
+fn said_once<'a>(flag: &str, rule: &'a str) -> &'a str {
+    flag.split_once(' ')
+        .and_then(|(_, value)| rule.strip_prefix(value)?.strip_prefix(": "))
+        .unwrap_or(rule)
+}
+
 fn flag_of_field_named<'a>(text: &str, flags: &'a [(&str, String)]) -> Option<&'a str> {
     flags
         .iter()
@@ -1185,12 +1196,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// `value` of `flag`, in a unit of `ps_per_unit` picoseconds, as picoseconds; refused
 /// when the model's clock (64-bit picoseconds, about 213 days) cannot hold it.
 fn ps_of(flag: &str, value: u64, ps_per_unit: u64) -> anyhow::Result<u64> {
-    value.checked_mul(ps_per_unit).ok_or_else(|| {
-        anyhow::anyhow!(
-            "{flag} {value}: more than the model's clock holds ({} in this unit)",
-            u64::MAX / ps_per_unit
-        )
-    })
+    use vesper_client_dimemas_adapter::replay::CLOCK_LIMIT;
+    value
+        .checked_mul(ps_per_unit)
+        .ok_or_else(|| anyhow::anyhow!("{flag} {value}: more than {CLOCK_LIMIT}"))
 }
 
 /// The shortest `--max-line` that holds a `SEND` line of the legacy client [bytes].
@@ -1478,16 +1487,8 @@ fn check_writable_dir(dir: &std::path::Path) -> std::io::Result<()> {
 /// Replay options from the command line.
 fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
-    use vesper_client_dimemas_adapter::replay::{
-        CLOCK_LIMIT, CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio,
-    };
+    use vesper_client_dimemas_adapter::replay::{CpuRatio, Mapping, MemoryCopy, ReplayOptions, mbps_ratio};
     anyhow::ensure!(args.tasks_per_node > 0, "--tasks-per-node must be at least 1");
-    // Start delays are drawn in picoseconds below 1000 times this.
-    anyhow::ensure!(
-        args.imbalance_ns.checked_mul(1000).is_some(),
-        "--imbalance-ns {}: more than {CLOCK_LIMIT}",
-        args.imbalance_ns
-    );
     // Bounded so that the replay's clock (picoseconds in 64 bits) cannot overflow.
     anyhow::ensure!(
         args.intra_latency.is_finite() && (0.0..=1e12).contains(&args.intra_latency),
@@ -1536,11 +1537,6 @@ fn options_from_config(
     use vesper_client_dimemas_adapter::replay::{
         CLOCK_LIMIT, CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
     };
-    anyhow::ensure!(
-        args.imbalance_ns.checked_mul(1000).is_some(),
-        "--imbalance-ns {}: more than {CLOCK_LIMIT}",
-        args.imbalance_ns
-    );
     // Checked when the configuration was read: refused here too, never clamped.
     let ps = |seconds: f64, field: &str| {
         ps_of_seconds(seconds)
@@ -1728,9 +1724,10 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             .choose(choice)
             .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
     }
+    // Start delays are drawn in picoseconds below this.
+    let below = ps_of("--imbalance-ns", args.imbalance_ns, 1000)?;
     let delays = |tasks: u32| -> Vec<u64> {
         let mut rng = vesper_netmodels::rng::Rng::new(args.workload_seed);
-        let below = args.imbalance_ns.saturating_mul(1000);
         (0..tasks).map(|_| rng.below(below)).collect()
     };
     // A trace is read as the replay goes (its tasks' records in pieces), unless it is to

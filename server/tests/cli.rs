@@ -286,11 +286,11 @@ fn outputs_that_cannot_be_written_and_values_out_of_range_are_refused_before_any
     // Values the model cannot hold are refused, not clamped.
     assert_refuses(
         &["run", "--workload", "ring", "--compute-ns", "98446744073709551"],
-        "--compute-ns 98446744073709551: more than the model's clock holds",
+        "--compute-ns 98446744073709551: more than vesper's clock counts",
     );
     assert_refuses(
         &["bench", "model", "--duration-us", "98446744073709551"],
-        "--duration-us 98446744073709551: more than the model's clock holds",
+        "--duration-us 98446744073709551: more than vesper's clock counts",
     );
     assert_refuses(
         &["traffic", "--load", "0.1", "--threads", "0"],
@@ -417,10 +417,16 @@ fn an_ideal_networks_field_from_a_configuration_is_named_by_the_configuration() 
         &["run", &trace, "--config", &slow, "--network", "ideal"],
         &format!("Error: {slow}: \"environment information\" bw_MBps 1e-12: 1e-12 MBps makes the largest message"),
     );
-    let late = config("1000.0", "1e12");
+    let late = config("1000.0", "1e7");
     assert_refuses(
         &["run", &trace, "--config", &late, "--network", "ideal"],
-        &format!("Error: {late}: \"multi node information\" inter_latency_s 1000000000000: 1e21 ns is more than"),
+        &format!("Error: {late}: \"multi node information\" inter_latency_s 10000000: 1e16 ns is more than"),
+    );
+    // Beyond the clock, the configuration's reader refuses it first, by line and field.
+    let beyond = config("1000.0", "1e12");
+    assert_refuses(
+        &["run", &trace, "--config", &beyond, "--network", "ideal"],
+        "(inter_latency_s): inter-node latency 1e12 s: more than vesper's clock counts",
     );
     // A flag given instead is named as the flag.
     assert_refuses(
