@@ -196,8 +196,19 @@ impl Connection {
 
     /// Why it should be dropped now, if it should.
     fn timed_out(&self, now: Instant, config: &ServerConfig) -> Option<String> {
-        if self.gone || self.failed {
+        if self.failed {
             return None;
+        }
+        if self.gone {
+            // Closed on its side, its last replies still unwritten.
+            let unread = !self.output.is_empty() && now.duration_since(self.unread_since) >= config.client_timeout;
+            return unread.then(|| {
+                format!(
+                    "left its last {} bytes of replies unread for {} s (--client-timeout)",
+                    self.output.len(),
+                    config.client_timeout.as_secs_f64()
+                )
+            });
         }
         if !self.spoke {
             let silent = now.duration_since(self.accepted);
@@ -322,6 +333,11 @@ impl Driver {
                     info!("run {}: {}", self.run, self.coordinator.status());
                 }
             }
+            // Before the run's state is looked at: a drop may end it.
+            if last_timeouts.elapsed() >= tick {
+                last_timeouts = Instant::now();
+                self.drop_timed_out();
+            }
             if self.coordinator.is_complete() {
                 info!("run {}: every client has finished; the run is complete", self.run);
                 if self.config.exit_when_done {
@@ -347,10 +363,6 @@ impl Driver {
                 }
                 self.next_run()?;
                 continue;
-            }
-            if last_timeouts.elapsed() >= tick {
-                last_timeouts = Instant::now();
-                self.drop_timed_out();
             }
             let spinning = last_work.elapsed() < self.config.spin;
             let more = self.connections.values().any(|c| c.unread && !c.held_back());
@@ -507,6 +519,14 @@ impl Driver {
             let Some(conn) = self.connections.get_mut(&client) else {
                 continue;
             };
+            if conn.gone {
+                // Already out of its run: only its socket is left to close.
+                info!("{}: {why}; closed", conn.session.name());
+                conn.failed = true;
+                conn.output.clear();
+                self.forget_if_done(client);
+                continue;
+            }
             if conn.spoke {
                 warn!("{}: {why}; dropped, the others continue", conn.session.name());
             } else {

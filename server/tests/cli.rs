@@ -1877,3 +1877,38 @@ fn run_refuses_a_message_size_the_wire_protocol_cannot_carry() {
     let largest = vesper(&[&ideal[..], &["--size", "2147483647", "--iterations", "1"]].concat());
     assert!(largest.status.success(), "{}", String::from_utf8_lossy(&largest.stderr));
 }
+
+/// The server's open file descriptors.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+#[test]
+fn a_client_that_closes_its_side_and_never_reads_is_let_go_and_its_run_ends() {
+    let (mut child, addr) = start(&["--keep-serving", "--client-timeout", "0.3"]);
+    let pid = child.id();
+    let baseline = open_fds(pid);
+    // Thousands of batches and FINISH, its sending side closed, and never a read:
+    // its replies outgrow the socket's buffers and wait on the server.
+    let mut stream = std::net::TcpStream::connect(addr).expect("connects");
+    let batches = "STOP 1\nEND\n".repeat(200_000) + "FINISH\n";
+    std::io::Write::write_all(&mut stream, batches.as_bytes()).expect("written");
+    stream.shutdown(std::net::Shutdown::Write).expect("shutdown");
+    let start = std::time::Instant::now();
+    let within = |limit: u64, what: &str, done: &dyn Fn() -> bool| {
+        while !done() {
+            assert!(start.elapsed() < Duration::from_secs(limit), "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    within(10, "the server never took the connection", &|| open_fds(pid) > baseline);
+    within(
+        30,
+        "the server still holds the socket of a client gone for good",
+        &|| open_fds(pid) <= baseline,
+    );
+    drop(stream);
+    // Its run ended with its FINISH: the server is between runs.
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0));
+}
