@@ -1522,6 +1522,7 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
             },
             ..AnalyticCollectives::uniform(FanModel::Logarithmic)
         },
+        dimemas: None,
     })
 }
 
@@ -1535,7 +1536,7 @@ fn options_from_config(
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{
-        CLOCK_LIMIT, CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
+        CLOCK_LIMIT, CpuRatio, DimemasModel, Limits, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
     };
     // Checked when the configuration was read: refused here too, never clamped.
     let ps = |seconds: f64, field: &str| {
@@ -1581,14 +1582,39 @@ fn options_from_config(
         ..AnalyticCollectives::uniform(model)
     };
     config.read_tuning(path, &mut collectives)?;
+    // Dimemas's point-to-point model: tasks pay the latencies before sends, receives
+    // and waits (so a copy within a node takes its bandwidth only), and messages hold
+    // the links and buses the configuration gives (none given: unlimited).
+    let limits = |what, links: Option<_>, buses: Option<u32>| {
+        Limits::new(what, links.unwrap_or_default(), buses.unwrap_or(0))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    };
+    let dimemas = DimemasModel {
+        inter_startup: collectives.inter.latency,
+        intra_startup: memory_copy.latency,
+        network: limits(
+            "\"multi node information\" inter_in_links and inter_out_links",
+            config.inter_links,
+            config.buses,
+        )?,
+        memory: limits(
+            "\"multi node information\" intra_in_links and intra_out_links",
+            config.intra_links,
+            config.intra_buses,
+        )?,
+    };
     Ok(ReplayOptions {
         eager_limit: args.eager_limit,
         all_eager: args.all_eager,
         cpu_ratio,
         mapping: config.mapping.clone().unwrap_or_default(),
-        memory_copy,
+        memory_copy: MemoryCopy {
+            latency: 0,
+            ..memory_copy
+        },
         record: false,
         collectives,
+        dimemas: Some(dimemas),
     })
 }
 
@@ -1719,6 +1745,12 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
 
     check_workload_flags(&args)?;
     let mut methods = Methods::default();
+    if args.config.is_some() {
+        // Dimemas's own model of collectives, unless --collective says otherwise.
+        methods
+            .choose("all=analytic")
+            .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
+    }
     for choice in &args.collective {
         methods
             .choose(choice)
@@ -1809,7 +1841,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             };
             config.check_tasks(programs.threads().len() as u32, &what)?;
             // Calibration: the ideal network takes the configuration's inter-node
-            // bandwidth and latency unless given.
+            // bandwidth and nodes unless given. Its latency stays 0 unless given: the
+            // replay pays the configuration's latency as Dimemas does, before each
+            // send (a network latency would count it twice).
             if spec.kind == Some(KindName::Ideal) {
                 let name = |record: &str, field: &str, value: f64| {
                     format!("{}: \"{record}\" {field} {}", path.display(), number_text(value))
@@ -1820,11 +1854,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                     spec.bandwidth_mbps = Some(mbps);
                     from_config.push(("bandwidth_mbps", name("environment information", "bw_MBps", mbps)));
                 }
-                if spec.latency_ns.is_none()
-                    && let Some(seconds) = config.inter_latency_s
+                if spec.hosts.is_none()
+                    && let Some(nodes) = config.nodes
                 {
-                    spec.latency_ns = Some(seconds * 1e9);
-                    from_config.push(("latency_ns", name("multi node information", "inter_latency_s", seconds)));
+                    spec.hosts = Some(nodes);
+                    from_config.push(("hosts", name("environment information", "n_nodes", f64::from(nodes))));
                 }
             }
             options_from_config(path, &config, &args)?

@@ -7,6 +7,17 @@
 //! order and post order, as MPI's non-overtaking rule says. An eager send's request is
 //! complete when it starts; a rendezvous send's data starts when it is matched, and
 //! both its requests complete when the data lands.
+//!
+//! With Dimemas's model ([`ReplayOptions::dimemas`], from a configuration), as Dimemas
+//! replays:
+//! - a task pays the startup latency (between or within nodes, by its partner's node)
+//!   before each send, immediate send, blocking receive and wait, blocked meanwhile; an
+//!   immediate receive costs nothing;
+//! - a message's data leaves once it holds its links and bus ([`super::resources`]),
+//!   which it frees when it lands, before it is delivered;
+//! - a rendezvous sender goes on as soon as its receiver is ready (the data's
+//!   transfer is then asked for), not when the data lands; the receiver still waits
+//!   for the data.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -14,6 +25,7 @@ use super::Ps;
 use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::programs::{Cursor, Programs, THREAD, task_of_programs};
+use super::resources::{DimemasModel, Resources, Route};
 use super::workload::{Op, UNWAITED, Workload};
 
 /// Where one task's time went: `compute + communication + waiting = end`.
@@ -188,6 +200,9 @@ pub struct ReplayOptions {
     pub cpu_ratio: Option<CpuRatio>,
     /// the model of collectives that are not decomposed into messages ([`Op::Global`])
     pub collectives: AnalyticCollectives,
+    /// Dimemas's point-to-point model (startup latencies, links and buses); `None`:
+    /// messages leave at once and tasks pay no startup
+    pub dimemas: Option<DimemasModel>,
 }
 
 impl ReplayOptions {
@@ -315,6 +330,8 @@ struct Message {
     from: u32,
     /// receiving task
     to: u32,
+    /// the receiving program's task
+    dst_task: u32,
     /// between their nodes
     transfer: Transfer,
     /// the sender's request
@@ -424,6 +441,9 @@ pub fn replay_programs(
         gatherings: BTreeMap::new(),
         next_id: 0,
         options: options.clone(),
+        resources: options.dimemas.map(|m| Resources::new(m.network, m.memory)),
+        deferred: vec![None; tasks],
+        wait_startup: vec![BTreeMap::new(); tasks],
         memory,
         intra_node: 0,
         done: 0,
@@ -441,14 +461,14 @@ pub fn replay_programs(
             && let Some((at, ids)) = fabric.advance(next_local)?
         {
             for id in ids {
-                r.delivered(id, at);
+                r.landed(id, at, fabric)?;
             }
             continue;
         }
         if next_copy.is_some() && next_copy == next_local {
             if let Some((at, ids)) = r.memory.advance(next_copy)? {
                 for id in ids {
-                    r.delivered(id, at);
+                    r.landed(id, at, fabric)?;
                 }
             }
             continue;
@@ -499,6 +519,12 @@ struct Replay<'a> {
     gatherings: BTreeMap<u64, Gathering>,
     next_id: u64,
     options: ReplayOptions,
+    /// Dimemas's links and buses, with its model
+    resources: Option<Resources>,
+    /// per task: the operation it performs once its startup latency has passed
+    deferred: Vec<Option<Op>>,
+    /// per task: the startup latency of a wait for each of its immediate receives [ps]
+    wait_startup: Vec<BTreeMap<Key, Ps>>,
     /// messages between tasks of one node
     memory: IdealBus,
     intra_node: u64,
@@ -512,16 +538,38 @@ impl Replay<'_> {
     fn run(&mut self, task: u32, now: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         let t = task as usize;
         loop {
-            let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
-                name: self.programs.name().to_string(),
-                reason,
-            })?;
-            let Some(op) = next else {
-                self.state[t] = State::Done;
-                self.times[t].end = now;
-                return Ok(());
+            let resumed = self.deferred[t].take();
+            let op = match resumed {
+                Some(op) => op,
+                None => {
+                    let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
+                        name: self.programs.name().to_string(),
+                        reason,
+                    })?;
+                    let Some(op) = next else {
+                        self.state[t] = State::Done;
+                        self.times[t].end = now;
+                        return Ok(());
+                    };
+                    self.done += 1;
+                    op
+                }
             };
-            self.done += 1;
+            if resumed.is_none() {
+                let startup = self.startup(task, op);
+                if startup > 0 {
+                    // Dimemas's startup: the task is busy, then performs the operation.
+                    let end = now.checked_add(startup).ok_or_else(|| ReplayError::Clock {
+                        task,
+                        at: now,
+                        what: format!("a startup latency of {startup} ps"),
+                    })?;
+                    self.times[t].communication += startup;
+                    self.deferred[t] = Some(op);
+                    self.ready.insert((end, task));
+                    return Ok(());
+                }
+            }
             let why = match op {
                 Op::Global { .. } => Activity::Collective,
                 Op::Recv { .. } => Activity::WaitingMessage,
@@ -582,10 +630,17 @@ impl Replay<'_> {
                     BLOCKING
                 }
                 Op::IRecv { from, tag, request } => {
+                    if let Some(model) = self.options.dimemas {
+                        let startup = self.peer_startup(model, task, from);
+                        self.wait_startup[t].insert(request.into(), startup);
+                    }
                     self.receive(task, from, tag, request.into(), now, fabric)?;
                     continue;
                 }
-                Op::Wait { request } => request.into(),
+                Op::Wait { request } => {
+                    self.wait_startup[t].remove(&request.into());
+                    request.into()
+                }
                 Op::Global {
                     call,
                     members,
@@ -646,6 +701,39 @@ impl Replay<'_> {
         }
     }
 
+    /// The startup latency `task` pays before `op`, with Dimemas's model: for sends,
+    /// blocking receives and waits for immediate receives, by the partner's node.
+    fn startup(&self, task: u32, op: Op) -> Ps {
+        let Some(model) = self.options.dimemas else {
+            return 0;
+        };
+        match op {
+            Op::Send { to, .. } | Op::ISend { to, .. } => self.peer_startup(model, task, to),
+            Op::Recv { from, .. } => self.peer_startup(model, task, from),
+            Op::Wait { request } => self.wait_startup[task as usize]
+                .get(&Key::from(request))
+                .copied()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// The startup between program `task` and `peer` (a task, or a thread of its own
+    /// task): within a node or between nodes.
+    fn peer_startup(&self, model: DimemasModel, task: u32, peer: u32) -> Ps {
+        let own = self.task_of[task as usize];
+        let other = match peer & THREAD {
+            0 => peer,
+            _ => own,
+        };
+        let node = |t| self.options.mapping.node_of(t);
+        if node(own) == node(other) {
+            model.intra_startup
+        } else {
+            model.inter_startup
+        }
+    }
+
     /// `task` starts sending; its request `key` completes at once if the send is eager.
     #[allow(clippy::too_many_arguments)]
     fn send(
@@ -692,6 +780,7 @@ impl Replay<'_> {
                 from: task,
                 // the receiving program, once known
                 to: matched.map_or(to, |(program, _, _)| program),
+                dst_task,
                 transfer,
                 send: key,
                 recv,
@@ -711,9 +800,40 @@ impl Replay<'_> {
         Ok(())
     }
 
+    /// The data of message `id` may leave at `now`: it does once it holds its
+    /// resources, if Dimemas's model has any; a rendezvous sender goes on (Dimemas's
+    /// model).
+    fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if self.resources.is_none() {
+            return self.launch(id, now, transfer, fabric);
+        }
+        let Some(&m) = self.messages.get(&id) else {
+            return Ok(());
+        };
+        let route = if transfer.src == transfer.dst {
+            Route::Memory {
+                node: transfer.src,
+                from: self.task_of[m.from as usize],
+                to: m.dst_task,
+            }
+        } else {
+            Route::Network {
+                from: transfer.src,
+                to: transfer.dst,
+            }
+        };
+        if transfer.rendezvous {
+            self.complete(m.from, m.send, now, now);
+        }
+        if self.resources.as_mut().is_some_and(|r| r.request(id, route)) {
+            self.launch(id, now, transfer, fabric)?;
+        }
+        Ok(())
+    }
+
     /// The data of message `id` leaves at `now`: over the fabric, or copied within a
     /// node.
-    fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+    fn launch(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         if let Some(message) = self.messages.get_mut(&id) {
             message.started = Some(now);
         }
@@ -772,7 +892,21 @@ impl Replay<'_> {
         Ok(())
     }
 
-    /// Message `id` landed at `at`.
+    /// Message `id` landed at `at`: it frees its resources (the messages they let go
+    /// leave now), then it is delivered.
+    fn landed(&mut self, id: u64, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if let Some(resources) = &mut self.resources {
+            for next in resources.release(id) {
+                if let Some(transfer) = self.messages.get(&next).map(|m| m.transfer) {
+                    self.launch(next, at, transfer, fabric)?;
+                }
+            }
+        }
+        self.delivered(id, at);
+        Ok(())
+    }
+
+    /// Message `id` was delivered at `at`.
     fn delivered(&mut self, id: u64, at: Ps) {
         let Some(message) = self.messages.get_mut(&id) else {
             return;
@@ -781,7 +915,8 @@ impl Replay<'_> {
         let m = *message;
         // It landed, so it started.
         let started = m.started.unwrap_or(m.sent);
-        if m.transfer.rendezvous {
+        // With Dimemas's model the rendezvous sender went on when its data was asked for.
+        if m.transfer.rendezvous && self.options.dimemas.is_none() {
             self.complete(m.from, m.send, started, at);
         }
         if let Some(key) = m.recv {
