@@ -344,6 +344,8 @@ struct Message {
     sent: Ps,
     /// when the data left
     started: Option<Ps>,
+    /// its landing's order among events of the same time, with Dimemas's model
+    seq: u64,
     /// when the matching receive was called
     posted: Option<Ps>,
 }
@@ -435,7 +437,8 @@ pub fn replay_programs(
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
         pending: vec![BTreeMap::new(); tasks],
-        ready: (0..tasks as u32).map(|t| (0, t)).collect(),
+        ready: (0..tasks as u32).map(|t| (0, 0, t)).collect(),
+        seq: 0,
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
         gatherings: BTreeMap::new(),
@@ -449,9 +452,12 @@ pub fn replay_programs(
         done: 0,
         record: options.record.then(Record::default),
     };
+    if r.options.dimemas.is_some() {
+        r.run_in_event_order(fabric, total, progress)?;
+    }
     loop {
         // The next own event: a task going on, or an intra-node message landing.
-        let next_task = r.ready.first().map(|&(t, _)| t);
+        let next_task = r.ready.first().map(|&(t, _, _)| t);
         let next_copy = r.memory.next_completion();
         let next_local = match (next_task, next_copy) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -473,7 +479,7 @@ pub fn replay_programs(
             }
             continue;
         }
-        let Some((now, task)) = r.ready.pop_first() else {
+        let Some((now, _, task)) = r.ready.pop_first() else {
             let stuck: Vec<u32> = (0..tasks as u32)
                 .filter(|&t| !matches!(r.state[t as usize], State::Done))
                 .collect();
@@ -510,7 +516,11 @@ struct Replay<'a> {
     times: Vec<TaskTimes>,
     /// per task: its requests started and not yet waited for, and whether complete
     pending: Vec<BTreeMap<Key, bool>>,
-    ready: BTreeSet<(Ps, u32)>,
+    /// tasks to go on: when, in what order at that time (with Dimemas's model: the
+    /// order they were scheduled in; otherwise 0, by task), which
+    ready: BTreeSet<(Ps, u64, u32)>,
+    /// the last order number given to an event, with Dimemas's model
+    seq: u64,
     /// by (destination, source, tag)
     channels: BTreeMap<(u32, u32, i32), Channel>,
     /// by id: messages not yet both landed and received
@@ -521,8 +531,9 @@ struct Replay<'a> {
     options: ReplayOptions,
     /// Dimemas's links and buses, with its model
     resources: Option<Resources>,
-    /// per task: the operation it performs once its startup latency has passed
-    deferred: Vec<Option<Op>>,
+    /// per task: the operation it performs when it goes on next, and whether it has
+    /// paid its startup latency
+    deferred: Vec<Option<(Op, bool)>>,
     /// per task: the startup latency of a wait for each of its immediate receives [ps]
     wait_startup: Vec<BTreeMap<Key, Ps>>,
     /// messages between tasks of one node
@@ -537,9 +548,12 @@ impl Replay<'_> {
     /// Runs `task` from `now` until it computes, blocks or ends.
     fn run(&mut self, task: u32, now: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         let t = task as usize;
+        // With Dimemas's model, a task that goes on past an operation (other than to
+        // compute) does so in a new event at the same time, after those already due.
+        let mut went_on = false;
         loop {
             let resumed = self.deferred[t].take();
-            let op = match resumed {
+            let (op, paid) = match resumed {
                 Some(op) => op,
                 None => {
                     let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
@@ -552,10 +566,16 @@ impl Replay<'_> {
                         return Ok(());
                     };
                     self.done += 1;
-                    op
+                    (op, false)
                 }
             };
-            if resumed.is_none() {
+            if went_on && self.options.dimemas.is_some() && !matches!(op, Op::Compute(_)) {
+                self.deferred[t] = Some((op, paid));
+                self.schedule(now, task);
+                return Ok(());
+            }
+            went_on = true;
+            if !paid {
                 let startup = self.startup(task, op);
                 if startup > 0 {
                     // Dimemas's startup: the task is busy, then performs the operation.
@@ -565,8 +585,8 @@ impl Replay<'_> {
                         what: format!("a startup latency of {startup} ps"),
                     })?;
                     self.times[t].communication += startup;
-                    self.deferred[t] = Some(op);
-                    self.ready.insert((end, task));
+                    self.deferred[t] = Some((op, true));
+                    self.schedule(end, task);
                     return Ok(());
                 }
             }
@@ -603,7 +623,7 @@ impl Replay<'_> {
                     {
                         record.states.push((task, now, end, Activity::Running));
                     }
-                    self.ready.insert((end, task));
+                    self.schedule(end, task);
                     return Ok(());
                 }
                 Op::Send {
@@ -701,6 +721,80 @@ impl Replay<'_> {
         }
     }
 
+    /// `task` goes on at `at`: with Dimemas's model after every event scheduled before.
+    fn schedule(&mut self, at: Ps, task: u32) {
+        let seq = self.next_seq();
+        self.ready.insert((at, seq, task));
+    }
+
+    /// The next order number of an event, with Dimemas's model (0 without).
+    fn next_seq(&mut self) -> u64 {
+        if self.options.dimemas.is_none() {
+            return 0;
+        }
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Replays to the end with Dimemas's model: task events and message landings in
+    /// Dimemas's order, by time, then by when they were scheduled (a landing when its
+    /// data left), as Dimemas's event queue does.
+    fn run_in_event_order(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        total: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), ReplayError> {
+        // Landed messages not yet handled: (when, order, id).
+        let mut landings: BTreeSet<(Ps, u64, u64)> = BTreeSet::new();
+        loop {
+            let next_task = self.ready.first().map(|&(at, seq, _)| (at, seq));
+            let next_landing = landings.first().map(|&(at, seq, _)| (at, seq));
+            let horizon = match (next_task, next_landing) {
+                (Some(a), Some(b)) => Some(a.min(b).0),
+                (a, b) => a.or(b).map(|(at, _)| at),
+            };
+            // Every landing up to the horizon is known before the next event is chosen.
+            if fabric.in_flight() > 0
+                && let Some((at, ids)) = fabric.advance(horizon)?
+            {
+                for id in ids {
+                    landings.insert((at, self.messages.get(&id).map_or(0, |m| m.seq), id));
+                }
+                continue;
+            }
+            if let Some(copy) = self.memory.next_completion()
+                && horizon.is_none_or(|h| copy <= h)
+            {
+                if let Some((at, ids)) = self.memory.advance(Some(copy))? {
+                    for id in ids {
+                        landings.insert((at, self.messages.get(&id).map_or(0, |m| m.seq), id));
+                    }
+                }
+                continue;
+            }
+            match (next_task, next_landing) {
+                (None, None) => return Ok(()),
+                (Some(task), Some(landing)) if landing < task => {}
+                (Some(_), _) => {
+                    if let Some((now, _, task)) = self.ready.pop_first() {
+                        self.run(task, now, fabric)?;
+                        progress(Progress {
+                            done: self.done,
+                            total,
+                            now,
+                        });
+                    }
+                    continue;
+                }
+                (None, Some(_)) => {}
+            }
+            if let Some((at, _, id)) = landings.pop_first() {
+                self.landed(id, at, fabric)?;
+            }
+        }
+    }
+
     /// The startup latency `task` pays before `op`, with Dimemas's model: for sends,
     /// blocking receives and waits for immediate receives, by the partner's node.
     fn startup(&self, task: u32, op: Op) -> Ps {
@@ -787,6 +881,7 @@ impl Replay<'_> {
                 arrived: None,
                 sent: now,
                 started: None,
+                seq: 0,
                 posted: matched.map(|(_, _, posted)| posted),
             },
         );
@@ -834,8 +929,10 @@ impl Replay<'_> {
     /// The data of message `id` leaves at `now`: over the fabric, or copied within a
     /// node.
     fn launch(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        let seq = self.next_seq();
         if let Some(message) = self.messages.get_mut(&id) {
             message.started = Some(now);
+            message.seq = seq;
         }
         if transfer.src == transfer.dst {
             self.intra_node += 1;
@@ -960,7 +1057,7 @@ impl Replay<'_> {
                     record.calls.push((task, since, at, call_of(why)));
                 }
                 self.state[t] = State::Ready;
-                self.ready.insert((at, task));
+                self.schedule(at, task);
             }
             _ => {
                 if let Some(done) = self.pending[t].get_mut(&key) {
