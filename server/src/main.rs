@@ -435,8 +435,13 @@ struct RunArgs {
     /// Dimemas's -F).
     #[arg(long, conflicts_with = "eager_limit")]
     all_eager: bool,
-    /// A Dimemas configuration (.cfg): its task mapping, CPU speed ratio and intra-node
-    /// latency and bandwidth replace --tasks-per-node, --cpu-ratio and --intra-*.
+    /// A Dimemas configuration (.cfg), replayed with Dimemas's models: its task mapping,
+    /// CPU speed ratio and intra-node latency and bandwidth replace --tasks-per-node,
+    /// --cpu-ratio and --intra-*; collectives are analytic (unless --collective says
+    /// otherwise); tasks pay its latencies before sends, receives and waits, and
+    /// messages hold the node links and buses it gives. With --network ideal, the
+    /// network takes its bandwidth and nodes (unless --bandwidth or --hosts is given):
+    /// the prediction is then Dimemas's own.
     #[arg(long, value_name = "FILE.cfg", conflicts_with_all = ["tasks_per_node", "cpu_ratio", "intra_bandwidth", "intra_latency"])]
     config: Option<PathBuf>,
     /// Tasks per node, filling nodes in order: task t runs on node t / N. Messages
@@ -1589,9 +1594,24 @@ fn options_from_config(
         Limits::new(what, links.unwrap_or_default(), buses.unwrap_or(0))
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     };
+    // A task pays a startup before each send: bounded as the ideal network's latency
+    // is, so that a message sent after one still has room on the clock.
+    let startup = |ps: u64, field: &str, seconds: Option<f64>| {
+        const LONGEST_PS: u64 = 1 << 62;
+        anyhow::ensure!(
+            ps <= LONGEST_PS,
+            "{}: \"multi node information\" {field} {}: {} ns is more than the {:.3e} s vesper allows a startup \
+             latency (a task pays it before each send, and the message must still arrive within the clock)",
+            path.display(),
+            number_text(seconds.unwrap_or(0.0)),
+            number_text(ps as f64 / 1e3),
+            LONGEST_PS as f64 / 1e12
+        );
+        Ok(ps)
+    };
     let dimemas = DimemasModel {
-        inter_startup: collectives.inter.latency,
-        intra_startup: memory_copy.latency,
+        inter_startup: startup(collectives.inter.latency, "inter_latency_s", config.inter_latency_s)?,
+        intra_startup: startup(memory_copy.latency, "intra_latency_s", config.intra_latency_s)?,
         network: limits(
             "\"multi node information\" inter_in_links and inter_out_links",
             config.inter_links,

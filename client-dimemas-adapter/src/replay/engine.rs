@@ -1548,4 +1548,172 @@ mod tests {
             "workload lonely: 1 message(s) from task 1 to task 0 with tag 0 have no matching send"
         );
     }
+
+    /// Dimemas's model: `startup` before sends, receives and waits (within and between
+    /// nodes), `links` input and output links per node and `buses` buses between
+    /// nodes, and within nodes `task_links` per task (0: unlimited).
+    fn dimemas(startup: Ps, links: u32, buses: u32, task_links: u32) -> ReplayOptions {
+        use crate::replay::resources::{Limits, Links};
+        let limits = |n, buses| Limits::new("test links", Links { input: n, output: n }, buses).expect("full duplex");
+        ReplayOptions {
+            dimemas: Some(DimemasModel {
+                inter_startup: startup,
+                intra_startup: startup,
+                network: limits(links, buses),
+                memory: limits(task_links, 0),
+            }),
+            ..ReplayOptions::default()
+        }
+    }
+
+    /// 1 byte per ns and no latency: with Dimemas's model the tasks pay the latency.
+    fn wire() -> IdealBus {
+        IdealBus::new(1_000_000_000, 1, 0)
+    }
+
+    fn eager(to: u32) -> Op {
+        Op::Send {
+            to,
+            size: 1000,
+            tag: 0,
+            synchronous: false,
+        }
+    }
+
+    #[test]
+    fn dimemas_startup_is_paid_by_the_tasks_before_sends_and_receives() {
+        // 100 ns before the send, 1000 ns of data: a ping-pong's round takes 2 × 1.1 µs,
+        // as with the latency in the network.
+        let outcome =
+            replay_with(&Workload::ping_pong(1000, 3), &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!(outcome.predicted, 6 * 1_100_000);
+        assert_sums(&outcome);
+        // A receive whose message has long landed still pays its startup: task 1 computes
+        // 5 µs, then receives at 5.1 µs.
+        let late = Workload {
+            name: "late".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![Op::Compute(5_000_000), Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let outcome = replay_with(&late, &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!((outcome.tasks[0].end, outcome.tasks[1].end), (100_000, 5_100_000));
+        // A wait pays it too, an immediate receive does not.
+        let waited = Workload {
+            name: "waited".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![
+                    Op::IRecv {
+                        from: 0,
+                        tag: 0,
+                        request: 1,
+                    },
+                    Op::Compute(5_000_000),
+                    Op::Wait { request: 1 },
+                ],
+            ],
+        };
+        let outcome = replay_with(&waited, &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!(outcome.tasks[1].end, 5_100_000);
+    }
+
+    #[test]
+    fn dimemas_input_links_serialise_an_incast() {
+        // Tasks 1 and 2 send 1000 bytes to task 0 at once; node 0 has one input link: the
+        // second message leaves when the first lands (1 µs), and lands at 2 µs.
+        let incast = Workload {
+            name: "incast".into(),
+            tasks: vec![
+                vec![Op::Recv { from: 1, tag: 0 }, Op::Recv { from: 2, tag: 0 }],
+                vec![eager(0)],
+                vec![eager(0)],
+            ],
+        };
+        let one = replay_with(&incast, &mut wire(), &dimemas(0, 1, 0, 0)).expect("replayed");
+        assert_eq!(one.tasks[0].end, 2_000_000);
+        // The senders go on at once (eager): their messages wait for the link.
+        assert_eq!((one.tasks[1].end, one.tasks[2].end), (0, 0));
+        // Two links, or unlimited ones: both land at 1 µs.
+        for links in [2, 0] {
+            let outcome = replay_with(&incast, &mut wire(), &dimemas(0, links, 0, 0)).expect("replayed");
+            assert_eq!(outcome.tasks[0].end, 1_000_000, "{links} links");
+        }
+        // With 100 ns of startup: sends leave at 0.1 µs, land at 1.1 and 2.1 µs.
+        let late = replay_with(&incast, &mut wire(), &dimemas(100_000, 1, 0, 0)).expect("replayed");
+        assert_eq!(late.tasks[0].end, 2_100_000);
+        assert_sums(&late);
+    }
+
+    #[test]
+    fn dimemas_buses_limit_the_messages_in_flight_between_nodes() {
+        // 0 → 1 and 2 → 3 at once over one bus: the second lands at 2 µs.
+        let pairs = Workload {
+            name: "pairs".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![Op::Recv { from: 0, tag: 0 }],
+                vec![eager(3)],
+                vec![Op::Recv { from: 2, tag: 0 }],
+            ],
+        };
+        let one_bus = replay_with(&pairs, &mut wire(), &dimemas(0, 0, 1, 0)).expect("replayed");
+        assert_eq!((one_bus.tasks[1].end, one_bus.tasks[3].end), (1_000_000, 2_000_000));
+        let two = replay_with(&pairs, &mut wire(), &dimemas(0, 0, 2, 0)).expect("replayed");
+        assert_eq!(two.predicted, 1_000_000);
+    }
+
+    #[test]
+    fn dimemas_rendezvous_senders_go_on_when_the_receiver_is_ready() {
+        // Task 1 receives at 5 µs: the synchronous send's data leaves then and lands at
+        // 6 µs; the sender goes on at 5 µs, not when the data lands.
+        let workload = Workload {
+            name: "rendezvous".into(),
+            tasks: vec![
+                vec![Op::Send {
+                    to: 1,
+                    size: 1000,
+                    tag: 0,
+                    synchronous: true,
+                }],
+                vec![Op::Compute(5_000_000), Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let outcome = replay_with(&workload, &mut wire(), &dimemas(0, 1, 0, 0)).expect("replayed");
+        assert_eq!((outcome.tasks[0].end, outcome.tasks[1].end), (5_000_000, 6_000_000));
+        assert_sums(&outcome);
+    }
+
+    #[test]
+    fn dimemas_links_within_a_node_belong_to_each_task() {
+        // Tasks 0 and 1 share a node (memory at 1 byte per ns): task 0's two immediate
+        // sends to task 1 go one after the other over its one output link.
+        let isend = |request| Op::ISend {
+            to: 1,
+            size: 1000,
+            tag: 0,
+            synchronous: false,
+            request,
+        };
+        let workload = Workload {
+            name: "local".into(),
+            tasks: vec![
+                vec![isend(1), isend(2)],
+                vec![Op::Recv { from: 0, tag: 0 }, Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let local = |task_links| ReplayOptions {
+            mapping: Mapping::TasksPerNode(2),
+            memory_copy: MemoryCopy {
+                latency: 0,
+                bandwidth: Some((1_000_000_000, 1)),
+            },
+            ..dimemas(0, 0, 0, task_links)
+        };
+        let one = replay_with(&workload, &mut wire(), &local(1)).expect("replayed");
+        assert_eq!((one.tasks[1].end, one.intra_node), (2_000_000, 2));
+        let unlimited = replay_with(&workload, &mut wire(), &local(0)).expect("replayed");
+        assert_eq!(unlimited.tasks[1].end, 1_000_000);
+    }
 }
