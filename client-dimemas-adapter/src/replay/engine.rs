@@ -17,7 +17,10 @@
 //!   which it frees when it lands, before it is delivered;
 //! - a rendezvous sender goes on as soon as its receiver is ready (the data's
 //!   transfer is then asked for), not when the data lands; the receiver still waits
-//!   for the data.
+//!   for the data;
+//! - events of the same time run in the order they were scheduled (Dimemas's FIFO event
+//!   queue): a landing was scheduled when its data left, and a task that goes on past
+//!   an operation (other than into a burst) does so in a new event behind those due.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
