@@ -22,7 +22,7 @@ use crate::input::{InputError, clip, input_error, read_text};
 
 pub use crate::replay::analytic::MAX_TUNING_BYTES;
 use crate::replay::analytic::{AnalyticCollectives, TUNING_FILE};
-use crate::replay::{CLOCK_LIMIT, Mapping, mbps_ratio, ps_of_seconds};
+use crate::replay::{CLOCK_LIMIT, Links, Mapping, mbps_ratio, ps_of_seconds};
 
 /// The largest configuration read [bytes]: real ones hold a few hundred bytes, but an
 /// explicit mapping lists a node per task, and 16 MiB holds one of 2^20 tasks (the
@@ -50,6 +50,14 @@ pub struct DimConfig {
     pub mapping: Option<Mapping>,
     /// inter-node buses, 0 for unlimited (environment information)
     pub buses: Option<u32>,
+    /// buses of each node, 0 for unlimited (multi node information: intra_buses)
+    pub intra_buses: Option<u32>,
+    /// links of each task within its node (multi node information: intra_in_links,
+    /// intra_out_links)
+    pub intra_links: Option<Links>,
+    /// links of each node to the network (multi node information: inter_in_links,
+    /// inter_out_links)
+    pub inter_links: Option<Links>,
     /// the collective model: 1 CONSTANT, 2 LINEAR, 3 LOGARITHMIC (environment
     /// information)
     pub collective_model: Option<u32>,
@@ -256,6 +264,20 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
                 config.intra_latency_s = Some(seconds(5, "intra_latency_s", "intra-node latency")?);
                 config.intra_bandwidth_mbps = Some(bandwidth(6, "intra_bw_MBps", "intra-node bandwidth")?);
                 config.inter_latency_s = Some(seconds(10, "inter_latency_s", "inter-node latency")?);
+                // Older configurations stop before the resources: unlimited then.
+                if fields.len() > 9 {
+                    config.intra_buses = Some(count(7, "intra_buses")?);
+                    config.intra_links = Some(Links {
+                        input: count(8, "intra_in_links")?,
+                        output: count(9, "intra_out_links")?,
+                    });
+                }
+                if fields.len() > 12 {
+                    config.inter_links = Some(Links {
+                        input: count(11, "inter_in_links")?,
+                        output: count(12, "inter_out_links")?,
+                    });
+                }
             }
             "predefined mapping information" => {
                 let kind = unquote(field(0, "mapping")?);
@@ -450,6 +472,9 @@ mod tests {
                 inter_latency_s: Some(0.0000005),
                 mapping: Some(Mapping::TasksPerNode(2)),
                 buses: Some(0),
+                intra_buses: Some(0),
+                intra_links: Some(Links { input: 1, output: 1 }),
+                inter_links: Some(Links { input: 1, output: 1 }),
                 collective_model: Some(1),
                 comm_tuning_file: None,
                 file: "a.cfg".into(),

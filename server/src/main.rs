@@ -435,8 +435,13 @@ struct RunArgs {
     /// Dimemas's -F).
     #[arg(long, conflicts_with = "eager_limit")]
     all_eager: bool,
-    /// A Dimemas configuration (.cfg): its task mapping, CPU speed ratio and intra-node
-    /// latency and bandwidth replace --tasks-per-node, --cpu-ratio and --intra-*.
+    /// A Dimemas configuration (.cfg), replayed with Dimemas's models: its task mapping,
+    /// CPU speed ratio and intra-node latency and bandwidth replace --tasks-per-node,
+    /// --cpu-ratio and --intra-*; collectives are analytic (unless --collective says
+    /// otherwise); tasks pay its latencies before sends, receives and waits, and
+    /// messages hold the node links and buses it gives. With --network ideal, the
+    /// network takes its bandwidth and nodes (unless --bandwidth or --hosts is given):
+    /// the prediction is then Dimemas's own.
     #[arg(long, value_name = "FILE.cfg", conflicts_with_all = ["tasks_per_node", "cpu_ratio", "intra_bandwidth", "intra_latency"])]
     config: Option<PathBuf>,
     /// Tasks per node, filling nodes in order: task t runs on node t / N. Messages
@@ -1522,6 +1527,7 @@ fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimemas_ad
             },
             ..AnalyticCollectives::uniform(FanModel::Logarithmic)
         },
+        dimemas: None,
     })
 }
 
@@ -1535,7 +1541,7 @@ fn options_from_config(
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{
-        CLOCK_LIMIT, CpuRatio, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
+        CLOCK_LIMIT, CpuRatio, DimemasModel, Limits, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
     };
     // Checked when the configuration was read: refused here too, never clamped.
     let ps = |seconds: f64, field: &str| {
@@ -1581,14 +1587,54 @@ fn options_from_config(
         ..AnalyticCollectives::uniform(model)
     };
     config.read_tuning(path, &mut collectives)?;
+    // Dimemas's point-to-point model: tasks pay the latencies before sends, receives
+    // and waits (so a copy within a node takes its bandwidth only), and messages hold
+    // the links and buses the configuration gives (none given: unlimited).
+    let limits = |what, links: Option<_>, buses: Option<u32>| {
+        Limits::new(what, links.unwrap_or_default(), buses.unwrap_or(0))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    };
+    // A task pays a startup before each send: bounded as the ideal network's latency
+    // is, so that a message sent after one still has room on the clock.
+    let startup = |ps: u64, field: &str, seconds: Option<f64>| {
+        const LONGEST_PS: u64 = 1 << 62;
+        anyhow::ensure!(
+            ps <= LONGEST_PS,
+            "{}: \"multi node information\" {field} {}: {} ns is more than the {:.3e} s vesper allows a startup \
+             latency (a task pays it before each send, and the message must still arrive within the clock)",
+            path.display(),
+            number_text(seconds.unwrap_or(0.0)),
+            number_text(ps as f64 / 1e3),
+            LONGEST_PS as f64 / 1e12
+        );
+        Ok(ps)
+    };
+    let dimemas = DimemasModel {
+        inter_startup: startup(collectives.inter.latency, "inter_latency_s", config.inter_latency_s)?,
+        intra_startup: startup(memory_copy.latency, "intra_latency_s", config.intra_latency_s)?,
+        network: limits(
+            "\"multi node information\" inter_in_links and inter_out_links",
+            config.inter_links,
+            config.buses,
+        )?,
+        memory: limits(
+            "\"multi node information\" intra_in_links and intra_out_links",
+            config.intra_links,
+            config.intra_buses,
+        )?,
+    };
     Ok(ReplayOptions {
         eager_limit: args.eager_limit,
         all_eager: args.all_eager,
         cpu_ratio,
         mapping: config.mapping.clone().unwrap_or_default(),
-        memory_copy,
+        memory_copy: MemoryCopy {
+            latency: 0,
+            ..memory_copy
+        },
         record: false,
         collectives,
+        dimemas: Some(dimemas),
     })
 }
 
@@ -1719,6 +1765,12 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
 
     check_workload_flags(&args)?;
     let mut methods = Methods::default();
+    if args.config.is_some() {
+        // Dimemas's own model of collectives, unless --collective says otherwise.
+        methods
+            .choose("all=analytic")
+            .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
+    }
     for choice in &args.collective {
         methods
             .choose(choice)
@@ -1809,7 +1861,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             };
             config.check_tasks(programs.threads().len() as u32, &what)?;
             // Calibration: the ideal network takes the configuration's inter-node
-            // bandwidth and latency unless given.
+            // bandwidth and nodes unless given. Its latency stays 0 unless given: the
+            // replay pays the configuration's latency as Dimemas does, before each
+            // send (a network latency would count it twice).
             if spec.kind == Some(KindName::Ideal) {
                 let name = |record: &str, field: &str, value: f64| {
                     format!("{}: \"{record}\" {field} {}", path.display(), number_text(value))
@@ -1820,11 +1874,11 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
                     spec.bandwidth_mbps = Some(mbps);
                     from_config.push(("bandwidth_mbps", name("environment information", "bw_MBps", mbps)));
                 }
-                if spec.latency_ns.is_none()
-                    && let Some(seconds) = config.inter_latency_s
+                if spec.hosts.is_none()
+                    && let Some(nodes) = config.nodes
                 {
-                    spec.latency_ns = Some(seconds * 1e9);
-                    from_config.push(("latency_ns", name("multi node information", "inter_latency_s", seconds)));
+                    spec.hosts = Some(nodes);
+                    from_config.push(("hosts", name("environment information", "n_nodes", f64::from(nodes))));
                 }
             }
             options_from_config(path, &config, &args)?

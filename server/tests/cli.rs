@@ -420,7 +420,12 @@ fn an_ideal_networks_field_from_a_configuration_is_named_by_the_configuration() 
     let late = config("1000.0", "1e7");
     assert_refuses(
         &["run", &trace, "--config", &late, "--network", "ideal"],
-        &format!("Error: {late}: \"multi node information\" inter_latency_s 10000000: 1e16 ns is more than"),
+        // The replay pays it before each send, as Dimemas does (the ideal network's own
+        // latency stays 0).
+        &format!(
+            "Error: {late}: \"multi node information\" inter_latency_s 10000000: 1e16 ns is more than the 4.612e6 s \
+             vesper allows a startup latency"
+        ),
     );
     // Beyond the clock, the configuration's reader refuses it first, by line and field.
     let beyond = config("1000.0", "1e12");
@@ -429,12 +434,13 @@ fn an_ideal_networks_field_from_a_configuration_is_named_by_the_configuration() 
         "(inter_latency_s): inter-node latency 1e12 s: more than vesper's clock counts",
     );
     // A flag given instead is named as the flag.
+    let fine = config("1000.0", "0.000001");
     assert_refuses(
         &[
             "run",
             &trace,
             "--config",
-            &late,
+            &fine,
             "--network",
             "ideal",
             "--latency",
@@ -970,17 +976,21 @@ fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
     let out = vesper(&["run", &trace, "--config", &config, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    // Both tasks on node 0, CPUs twice as fast: task 0 sends at 0.75 µs; the copy takes
-    // 1 µs + 976.563 ns, so task 1 (computing until 1 µs) has it at 2.726563 µs and
-    // answers; task 0 has the answer at 4.703126 µs. In the allreduce, task 0's 8 bytes
-    // (1 µs + 7.630 ns) reach task 1 at 5.710756 µs, which ends last.
-    assert_eq!(json["intra_node_messages"], 4);
-    assert_eq!(json["predicted_ns"], 5710.756);
+    // Both tasks on node 0, CPUs twice as fast, Dimemas's model: task 0 computes until
+    // 0.75 µs, pays the 1 µs startup and copies for 976.563 ns: task 1 (computing until
+    // 1 µs, then its receive's startup) has it at 2.726563 µs, answers after its own
+    // startup, and task 0 has the answer at 4.703126 µs. The allreduce is Dimemas's
+    // (analytic by default with a configuration): CTE fan-in and fan-out within the node,
+    // 2 × (1 µs + 7.630 ns), until 6.718386 µs; task 0 then computes 0.15 µs.
+    assert_eq!(json["intra_node_messages"], 2);
+    assert_eq!(json["predicted_ns"], 6868.386);
     assert_eq!(json["server"]["simulation"]["messages"], 0);
     // Two nodes of one CPU, 1000 MBps and 1 µs between them: the ideal network takes
-    // both from the configuration, and the local bus agrees. Task 0 sends at 1.5 µs
-    // (1 µs + 976.563 ns), task 1 answers at 3.476563 µs, task 0 has it at 5.453126 µs;
-    // its 8 allreduce bytes (1 µs + 7.630 ns) reach task 1 at 6.460756 µs.
+    // the bandwidth, the tasks pay the latency, and the local bus agrees. Task 0 sends
+    // at 2.5 µs (1.5 µs of compute, 1 µs of startup), task 1 has it at 3.476563 µs and
+    // answers at 4.476563 µs, task 0 has it at 5.453126 µs; the analytic allreduce
+    // (CTE between the two nodes: 2 × (1 µs + 7.630 ns)) ends at 7.468386 µs, and task 0
+    // computes 0.3 µs more.
     let two_nodes = std::env::temp_dir().join(format!("vesper-two-{}.cfg", std::process::id()));
     std::fs::write(
         &two_nodes,
@@ -1005,12 +1015,55 @@ fn run_takes_mapping_and_speeds_from_a_dimemas_configuration() {
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
         json["predicted_ns"].as_f64().expect("a prediction")
     };
-    assert_eq!(calibrated(&[]), 6460.756);
-    assert_eq!(calibrated(&["--no-server"]), 6460.756);
+    assert_eq!(calibrated(&[]), 7768.386);
+    assert_eq!(calibrated(&["--no-server"]), 7768.386);
+    // Decomposed, the allreduce is an exchange of 8-byte messages: task 0's receive
+    // pays its own startup after its send's, so it ends at 7.453126 µs (task 1's message
+    // landed long before), then computes 0.3 µs.
+    assert_eq!(calibrated(&["--collective", "allreduce=recursive-doubling"]), 7753.126);
     let _ = std::fs::remove_file(&two_nodes);
     let out = vesper(&["run", &trace, "--config", &config, "--cpu-ratio", "3"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn the_ideal_network_is_sized_to_a_configurations_nodes() {
+    // 1,024 nodes, more than the ideal network's 256 hosts by default: 600 tasks in a
+    // ring, one per node, replay without --hosts, served and without a server alike.
+    let config = temp_file(
+        "nodes-1024.cfg",
+        "#DIMEMAS_CONFIGURATION\n\
+         \"environment information\" {\"\", 0, \"\", 1024, 1000.0, 0, 1};;\n\
+         \"multi node information\" {0, 1024, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, 0.000001, 1, 1, 0.0};;\n",
+    );
+    let predicted = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--workload",
+            "ring",
+            "--tasks",
+            "600",
+            "--iterations",
+            "1",
+            "--config",
+            &config,
+            "--network",
+            "ideal",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = vesper(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert!(
+            json["network"].as_str().expect("a network").contains("1024 hosts"),
+            "{json}"
+        );
+        json["predicted_ns"].as_f64().expect("a prediction")
+    };
+    assert_eq!(predicted(&[]), predicted(&["--no-server"]));
+    let _ = std::fs::remove_file(&config);
 }
 
 #[test]

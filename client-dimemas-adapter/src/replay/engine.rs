@@ -7,6 +7,20 @@
 //! order and post order, as MPI's non-overtaking rule says. An eager send's request is
 //! complete when it starts; a rendezvous send's data starts when it is matched, and
 //! both its requests complete when the data lands.
+//!
+//! With Dimemas's model ([`ReplayOptions::dimemas`], from a configuration), as Dimemas
+//! replays:
+//! - a task pays the startup latency (between or within nodes, by its partner's node)
+//!   before each send, immediate send, blocking receive and wait, blocked meanwhile; an
+//!   immediate receive costs nothing;
+//! - a message's data leaves once it holds its links and bus ([`super::resources`]),
+//!   which it frees when it lands, before it is delivered;
+//! - a rendezvous sender goes on as soon as its receiver is ready (the data's
+//!   transfer is then asked for), not when the data lands; the receiver still waits
+//!   for the data;
+//! - events of the same time run in the order they were scheduled (Dimemas's FIFO event
+//!   queue): a landing was scheduled when its data left, and a task that goes on past
+//!   an operation (other than into a burst) does so in a new event behind those due.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -14,6 +28,7 @@ use super::Ps;
 use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::programs::{Cursor, Programs, THREAD, task_of_programs};
+use super::resources::{DimemasModel, Resources, Route};
 use super::workload::{Op, UNWAITED, Workload};
 
 /// Where one task's time went: `compute + communication + waiting = end`.
@@ -188,6 +203,9 @@ pub struct ReplayOptions {
     pub cpu_ratio: Option<CpuRatio>,
     /// the model of collectives that are not decomposed into messages ([`Op::Global`])
     pub collectives: AnalyticCollectives,
+    /// Dimemas's point-to-point model (startup latencies, links and buses); `None`:
+    /// messages leave at once and tasks pay no startup
+    pub dimemas: Option<DimemasModel>,
 }
 
 impl ReplayOptions {
@@ -315,6 +333,8 @@ struct Message {
     from: u32,
     /// receiving task
     to: u32,
+    /// the receiving program's task
+    dst_task: u32,
     /// between their nodes
     transfer: Transfer,
     /// the sender's request
@@ -327,6 +347,8 @@ struct Message {
     sent: Ps,
     /// when the data left
     started: Option<Ps>,
+    /// its landing's order among events of the same time, with Dimemas's model
+    seq: u64,
     /// when the matching receive was called
     posted: Option<Ps>,
 }
@@ -418,20 +440,27 @@ pub fn replay_programs(
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
         pending: vec![BTreeMap::new(); tasks],
-        ready: (0..tasks as u32).map(|t| (0, t)).collect(),
+        ready: (0..tasks as u32).map(|t| (0, 0, t)).collect(),
+        seq: 0,
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
         gatherings: BTreeMap::new(),
         next_id: 0,
         options: options.clone(),
+        resources: options.dimemas.map(|m| Resources::new(m.network, m.memory)),
+        deferred: vec![None; tasks],
+        wait_startup: vec![BTreeMap::new(); tasks],
         memory,
         intra_node: 0,
         done: 0,
         record: options.record.then(Record::default),
     };
+    if r.options.dimemas.is_some() {
+        r.run_in_event_order(fabric, total, progress)?;
+    }
     loop {
         // The next own event: a task going on, or an intra-node message landing.
-        let next_task = r.ready.first().map(|&(t, _)| t);
+        let next_task = r.ready.first().map(|&(t, _, _)| t);
         let next_copy = r.memory.next_completion();
         let next_local = match (next_task, next_copy) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -441,19 +470,19 @@ pub fn replay_programs(
             && let Some((at, ids)) = fabric.advance(next_local)?
         {
             for id in ids {
-                r.delivered(id, at);
+                r.landed(id, at, fabric)?;
             }
             continue;
         }
         if next_copy.is_some() && next_copy == next_local {
             if let Some((at, ids)) = r.memory.advance(next_copy)? {
                 for id in ids {
-                    r.delivered(id, at);
+                    r.landed(id, at, fabric)?;
                 }
             }
             continue;
         }
-        let Some((now, task)) = r.ready.pop_first() else {
+        let Some((now, _, task)) = r.ready.pop_first() else {
             let stuck: Vec<u32> = (0..tasks as u32)
                 .filter(|&t| !matches!(r.state[t as usize], State::Done))
                 .collect();
@@ -490,7 +519,11 @@ struct Replay<'a> {
     times: Vec<TaskTimes>,
     /// per task: its requests started and not yet waited for, and whether complete
     pending: Vec<BTreeMap<Key, bool>>,
-    ready: BTreeSet<(Ps, u32)>,
+    /// tasks to go on: when, in what order at that time (with Dimemas's model: the
+    /// order they were scheduled in; otherwise 0, by task), which
+    ready: BTreeSet<(Ps, u64, u32)>,
+    /// the last order number given to an event, with Dimemas's model
+    seq: u64,
     /// by (destination, source, tag)
     channels: BTreeMap<(u32, u32, i32), Channel>,
     /// by id: messages not yet both landed and received
@@ -499,6 +532,13 @@ struct Replay<'a> {
     gatherings: BTreeMap<u64, Gathering>,
     next_id: u64,
     options: ReplayOptions,
+    /// Dimemas's links and buses, with its model
+    resources: Option<Resources>,
+    /// per task: the operation it performs when it goes on next, and whether it has
+    /// paid its startup latency
+    deferred: Vec<Option<(Op, bool)>>,
+    /// per task: the startup latency of a wait for each of its immediate receives [ps]
+    wait_startup: Vec<BTreeMap<Key, Ps>>,
     /// messages between tasks of one node
     memory: IdealBus,
     intra_node: u64,
@@ -511,17 +551,48 @@ impl Replay<'_> {
     /// Runs `task` from `now` until it computes, blocks or ends.
     fn run(&mut self, task: u32, now: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         let t = task as usize;
+        // With Dimemas's model, a task that goes on past an operation (other than to
+        // compute) does so in a new event at the same time, after those already due.
+        let mut went_on = false;
         loop {
-            let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
-                name: self.programs.name().to_string(),
-                reason,
-            })?;
-            let Some(op) = next else {
-                self.state[t] = State::Done;
-                self.times[t].end = now;
-                return Ok(());
+            let resumed = self.deferred[t].take();
+            let (op, paid) = match resumed {
+                Some(op) => op,
+                None => {
+                    let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
+                        name: self.programs.name().to_string(),
+                        reason,
+                    })?;
+                    let Some(op) = next else {
+                        self.state[t] = State::Done;
+                        self.times[t].end = now;
+                        return Ok(());
+                    };
+                    self.done += 1;
+                    (op, false)
+                }
             };
-            self.done += 1;
+            if went_on && self.options.dimemas.is_some() && !matches!(op, Op::Compute(_)) {
+                self.deferred[t] = Some((op, paid));
+                self.schedule(now, task);
+                return Ok(());
+            }
+            went_on = true;
+            if !paid {
+                let startup = self.startup(task, op);
+                if startup > 0 {
+                    // Dimemas's startup: the task is busy, then performs the operation.
+                    let end = now.checked_add(startup).ok_or_else(|| ReplayError::Clock {
+                        task,
+                        at: now,
+                        what: format!("a startup latency of {startup} ps"),
+                    })?;
+                    self.times[t].communication += startup;
+                    self.deferred[t] = Some((op, true));
+                    self.schedule(end, task);
+                    return Ok(());
+                }
+            }
             let why = match op {
                 Op::Global { .. } => Activity::Collective,
                 Op::Recv { .. } => Activity::WaitingMessage,
@@ -555,7 +626,7 @@ impl Replay<'_> {
                     {
                         record.states.push((task, now, end, Activity::Running));
                     }
-                    self.ready.insert((end, task));
+                    self.schedule(end, task);
                     return Ok(());
                 }
                 Op::Send {
@@ -582,10 +653,17 @@ impl Replay<'_> {
                     BLOCKING
                 }
                 Op::IRecv { from, tag, request } => {
+                    if let Some(model) = self.options.dimemas {
+                        let startup = self.peer_startup(model, task, from);
+                        self.wait_startup[t].insert(request.into(), startup);
+                    }
                     self.receive(task, from, tag, request.into(), now, fabric)?;
                     continue;
                 }
-                Op::Wait { request } => request.into(),
+                Op::Wait { request } => {
+                    self.wait_startup[t].remove(&request.into());
+                    request.into()
+                }
                 Op::Global {
                     call,
                     members,
@@ -646,6 +724,113 @@ impl Replay<'_> {
         }
     }
 
+    /// `task` goes on at `at`: with Dimemas's model after every event scheduled before.
+    fn schedule(&mut self, at: Ps, task: u32) {
+        let seq = self.next_seq();
+        self.ready.insert((at, seq, task));
+    }
+
+    /// The next order number of an event, with Dimemas's model (0 without).
+    fn next_seq(&mut self) -> u64 {
+        if self.options.dimemas.is_none() {
+            return 0;
+        }
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Replays to the end with Dimemas's model: task events and message landings in
+    /// Dimemas's order, by time, then by when they were scheduled (a landing when its
+    /// data left), as Dimemas's event queue does.
+    fn run_in_event_order(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        total: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), ReplayError> {
+        // Landed messages not yet handled: (when, order, id).
+        let mut landings: BTreeSet<(Ps, u64, u64)> = BTreeSet::new();
+        loop {
+            let next_task = self.ready.first().map(|&(at, seq, _)| (at, seq));
+            let next_landing = landings.first().map(|&(at, seq, _)| (at, seq));
+            let horizon = match (next_task, next_landing) {
+                (Some(a), Some(b)) => Some(a.min(b).0),
+                (a, b) => a.or(b).map(|(at, _)| at),
+            };
+            // Every landing up to the horizon is known before the next event is chosen.
+            if fabric.in_flight() > 0
+                && let Some((at, ids)) = fabric.advance(horizon)?
+            {
+                for id in ids {
+                    landings.insert((at, self.messages.get(&id).map_or(0, |m| m.seq), id));
+                }
+                continue;
+            }
+            if let Some(copy) = self.memory.next_completion()
+                && horizon.is_none_or(|h| copy <= h)
+            {
+                if let Some((at, ids)) = self.memory.advance(Some(copy))? {
+                    for id in ids {
+                        landings.insert((at, self.messages.get(&id).map_or(0, |m| m.seq), id));
+                    }
+                }
+                continue;
+            }
+            match (next_task, next_landing) {
+                (None, None) => return Ok(()),
+                (Some(task), Some(landing)) if landing < task => {}
+                (Some(_), _) => {
+                    if let Some((now, _, task)) = self.ready.pop_first() {
+                        self.run(task, now, fabric)?;
+                        progress(Progress {
+                            done: self.done,
+                            total,
+                            now,
+                        });
+                    }
+                    continue;
+                }
+                (None, Some(_)) => {}
+            }
+            if let Some((at, _, id)) = landings.pop_first() {
+                self.landed(id, at, fabric)?;
+            }
+        }
+    }
+
+    /// The startup latency `task` pays before `op`, with Dimemas's model: for sends,
+    /// blocking receives and waits for immediate receives, by the partner's node.
+    fn startup(&self, task: u32, op: Op) -> Ps {
+        let Some(model) = self.options.dimemas else {
+            return 0;
+        };
+        match op {
+            Op::Send { to, .. } | Op::ISend { to, .. } => self.peer_startup(model, task, to),
+            Op::Recv { from, .. } => self.peer_startup(model, task, from),
+            Op::Wait { request } => self.wait_startup[task as usize]
+                .get(&Key::from(request))
+                .copied()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// The startup between program `task` and `peer` (a task, or a thread of its own
+    /// task): within a node or between nodes.
+    fn peer_startup(&self, model: DimemasModel, task: u32, peer: u32) -> Ps {
+        let own = self.task_of[task as usize];
+        let other = match peer & THREAD {
+            0 => peer,
+            _ => own,
+        };
+        let node = |t| self.options.mapping.node_of(t);
+        if node(own) == node(other) {
+            model.intra_startup
+        } else {
+            model.inter_startup
+        }
+    }
+
     /// `task` starts sending; its request `key` completes at once if the send is eager.
     #[allow(clippy::too_many_arguments)]
     fn send(
@@ -692,12 +877,14 @@ impl Replay<'_> {
                 from: task,
                 // the receiving program, once known
                 to: matched.map_or(to, |(program, _, _)| program),
+                dst_task,
                 transfer,
                 send: key,
                 recv,
                 arrived: None,
                 sent: now,
                 started: None,
+                seq: 0,
                 posted: matched.map(|(_, _, posted)| posted),
             },
         );
@@ -711,11 +898,44 @@ impl Replay<'_> {
         Ok(())
     }
 
+    /// The data of message `id` may leave at `now`: it does once it holds its
+    /// resources, if Dimemas's model has any; a rendezvous sender goes on (Dimemas's
+    /// model).
+    fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if self.resources.is_none() {
+            return self.launch(id, now, transfer, fabric);
+        }
+        let Some(&m) = self.messages.get(&id) else {
+            return Ok(());
+        };
+        let route = if transfer.src == transfer.dst {
+            Route::Memory {
+                node: transfer.src,
+                from: self.task_of[m.from as usize],
+                to: m.dst_task,
+            }
+        } else {
+            Route::Network {
+                from: transfer.src,
+                to: transfer.dst,
+            }
+        };
+        if transfer.rendezvous {
+            self.complete(m.from, m.send, now, now);
+        }
+        if self.resources.as_mut().is_some_and(|r| r.request(id, route)) {
+            self.launch(id, now, transfer, fabric)?;
+        }
+        Ok(())
+    }
+
     /// The data of message `id` leaves at `now`: over the fabric, or copied within a
     /// node.
-    fn start(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+    fn launch(&mut self, id: u64, now: Ps, transfer: Transfer, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        let seq = self.next_seq();
         if let Some(message) = self.messages.get_mut(&id) {
             message.started = Some(now);
+            message.seq = seq;
         }
         if transfer.src == transfer.dst {
             self.intra_node += 1;
@@ -772,7 +992,21 @@ impl Replay<'_> {
         Ok(())
     }
 
-    /// Message `id` landed at `at`.
+    /// Message `id` landed at `at`: it frees its resources (the messages they let go
+    /// leave now), then it is delivered.
+    fn landed(&mut self, id: u64, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if let Some(resources) = &mut self.resources {
+            for next in resources.release(id) {
+                if let Some(transfer) = self.messages.get(&next).map(|m| m.transfer) {
+                    self.launch(next, at, transfer, fabric)?;
+                }
+            }
+        }
+        self.delivered(id, at);
+        Ok(())
+    }
+
+    /// Message `id` was delivered at `at`.
     fn delivered(&mut self, id: u64, at: Ps) {
         let Some(message) = self.messages.get_mut(&id) else {
             return;
@@ -781,7 +1015,8 @@ impl Replay<'_> {
         let m = *message;
         // It landed, so it started.
         let started = m.started.unwrap_or(m.sent);
-        if m.transfer.rendezvous {
+        // With Dimemas's model the rendezvous sender went on when its data was asked for.
+        if m.transfer.rendezvous && self.options.dimemas.is_none() {
             self.complete(m.from, m.send, started, at);
         }
         if let Some(key) = m.recv {
@@ -825,7 +1060,7 @@ impl Replay<'_> {
                     record.calls.push((task, since, at, call_of(why)));
                 }
                 self.state[t] = State::Ready;
-                self.ready.insert((at, task));
+                self.schedule(at, task);
             }
             _ => {
                 if let Some(done) = self.pending[t].get_mut(&key) {
@@ -1315,5 +1550,173 @@ mod tests {
             err.to_string(),
             "workload lonely: 1 message(s) from task 1 to task 0 with tag 0 have no matching send"
         );
+    }
+
+    /// Dimemas's model: `startup` before sends, receives and waits (within and between
+    /// nodes), `links` input and output links per node and `buses` buses between
+    /// nodes, and within nodes `task_links` per task (0: unlimited).
+    fn dimemas(startup: Ps, links: u32, buses: u32, task_links: u32) -> ReplayOptions {
+        use crate::replay::resources::{Limits, Links};
+        let limits = |n, buses| Limits::new("test links", Links { input: n, output: n }, buses).expect("full duplex");
+        ReplayOptions {
+            dimemas: Some(DimemasModel {
+                inter_startup: startup,
+                intra_startup: startup,
+                network: limits(links, buses),
+                memory: limits(task_links, 0),
+            }),
+            ..ReplayOptions::default()
+        }
+    }
+
+    /// 1 byte per ns and no latency: with Dimemas's model the tasks pay the latency.
+    fn wire() -> IdealBus {
+        IdealBus::new(1_000_000_000, 1, 0)
+    }
+
+    fn eager(to: u32) -> Op {
+        Op::Send {
+            to,
+            size: 1000,
+            tag: 0,
+            synchronous: false,
+        }
+    }
+
+    #[test]
+    fn dimemas_startup_is_paid_by_the_tasks_before_sends_and_receives() {
+        // 100 ns before the send, 1000 ns of data: a ping-pong's round takes 2 × 1.1 µs,
+        // as with the latency in the network.
+        let outcome =
+            replay_with(&Workload::ping_pong(1000, 3), &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!(outcome.predicted, 6 * 1_100_000);
+        assert_sums(&outcome);
+        // A receive whose message has long landed still pays its startup: task 1 computes
+        // 5 µs, then receives at 5.1 µs.
+        let late = Workload {
+            name: "late".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![Op::Compute(5_000_000), Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let outcome = replay_with(&late, &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!((outcome.tasks[0].end, outcome.tasks[1].end), (100_000, 5_100_000));
+        // A wait pays it too, an immediate receive does not.
+        let waited = Workload {
+            name: "waited".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![
+                    Op::IRecv {
+                        from: 0,
+                        tag: 0,
+                        request: 1,
+                    },
+                    Op::Compute(5_000_000),
+                    Op::Wait { request: 1 },
+                ],
+            ],
+        };
+        let outcome = replay_with(&waited, &mut wire(), &dimemas(100_000, 0, 0, 0)).expect("replayed");
+        assert_eq!(outcome.tasks[1].end, 5_100_000);
+    }
+
+    #[test]
+    fn dimemas_input_links_serialise_an_incast() {
+        // Tasks 1 and 2 send 1000 bytes to task 0 at once; node 0 has one input link: the
+        // second message leaves when the first lands (1 µs), and lands at 2 µs.
+        let incast = Workload {
+            name: "incast".into(),
+            tasks: vec![
+                vec![Op::Recv { from: 1, tag: 0 }, Op::Recv { from: 2, tag: 0 }],
+                vec![eager(0)],
+                vec![eager(0)],
+            ],
+        };
+        let one = replay_with(&incast, &mut wire(), &dimemas(0, 1, 0, 0)).expect("replayed");
+        assert_eq!(one.tasks[0].end, 2_000_000);
+        // The senders go on at once (eager): their messages wait for the link.
+        assert_eq!((one.tasks[1].end, one.tasks[2].end), (0, 0));
+        // Two links, or unlimited ones: both land at 1 µs.
+        for links in [2, 0] {
+            let outcome = replay_with(&incast, &mut wire(), &dimemas(0, links, 0, 0)).expect("replayed");
+            assert_eq!(outcome.tasks[0].end, 1_000_000, "{links} links");
+        }
+        // With 100 ns of startup: sends leave at 0.1 µs, land at 1.1 and 2.1 µs.
+        let late = replay_with(&incast, &mut wire(), &dimemas(100_000, 1, 0, 0)).expect("replayed");
+        assert_eq!(late.tasks[0].end, 2_100_000);
+        assert_sums(&late);
+    }
+
+    #[test]
+    fn dimemas_buses_limit_the_messages_in_flight_between_nodes() {
+        // 0 → 1 and 2 → 3 at once over one bus: the second lands at 2 µs.
+        let pairs = Workload {
+            name: "pairs".into(),
+            tasks: vec![
+                vec![eager(1)],
+                vec![Op::Recv { from: 0, tag: 0 }],
+                vec![eager(3)],
+                vec![Op::Recv { from: 2, tag: 0 }],
+            ],
+        };
+        let one_bus = replay_with(&pairs, &mut wire(), &dimemas(0, 0, 1, 0)).expect("replayed");
+        assert_eq!((one_bus.tasks[1].end, one_bus.tasks[3].end), (1_000_000, 2_000_000));
+        let two = replay_with(&pairs, &mut wire(), &dimemas(0, 0, 2, 0)).expect("replayed");
+        assert_eq!(two.predicted, 1_000_000);
+    }
+
+    #[test]
+    fn dimemas_rendezvous_senders_go_on_when_the_receiver_is_ready() {
+        // Task 1 receives at 5 µs: the synchronous send's data leaves then and lands at
+        // 6 µs; the sender goes on at 5 µs, not when the data lands.
+        let workload = Workload {
+            name: "rendezvous".into(),
+            tasks: vec![
+                vec![Op::Send {
+                    to: 1,
+                    size: 1000,
+                    tag: 0,
+                    synchronous: true,
+                }],
+                vec![Op::Compute(5_000_000), Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let outcome = replay_with(&workload, &mut wire(), &dimemas(0, 1, 0, 0)).expect("replayed");
+        assert_eq!((outcome.tasks[0].end, outcome.tasks[1].end), (5_000_000, 6_000_000));
+        assert_sums(&outcome);
+    }
+
+    #[test]
+    fn dimemas_links_within_a_node_belong_to_each_task() {
+        // Tasks 0 and 1 share a node (memory at 1 byte per ns): task 0's two immediate
+        // sends to task 1 go one after the other over its one output link.
+        let isend = |request| Op::ISend {
+            to: 1,
+            size: 1000,
+            tag: 0,
+            synchronous: false,
+            request,
+        };
+        let workload = Workload {
+            name: "local".into(),
+            tasks: vec![
+                vec![isend(1), isend(2)],
+                vec![Op::Recv { from: 0, tag: 0 }, Op::Recv { from: 0, tag: 0 }],
+            ],
+        };
+        let local = |task_links| ReplayOptions {
+            mapping: Mapping::TasksPerNode(2),
+            memory_copy: MemoryCopy {
+                latency: 0,
+                bandwidth: Some((1_000_000_000, 1)),
+            },
+            ..dimemas(0, 0, 0, task_links)
+        };
+        let one = replay_with(&workload, &mut wire(), &local(1)).expect("replayed");
+        assert_eq!((one.tasks[1].end, one.intra_node), (2_000_000, 2));
+        let unlimited = replay_with(&workload, &mut wire(), &local(0)).expect("replayed");
+        assert_eq!(unlimited.tasks[1].end, 1_000_000);
     }
 }

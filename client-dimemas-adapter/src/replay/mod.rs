@@ -16,7 +16,10 @@
 //! or by an eager limit that overrides it, or all eager), blocking and immediate sends and receives matched in order on
 //! (source, tag), waits, several tasks per node (their messages copied locally, as
 //! Dimemas's intra-node model), and collectives, either decomposed into messages by the
-//! readers ([`collective`]) or modelled as Dimemas does ([`analytic`]). Programs come
+//! readers ([`collective`]) or modelled as Dimemas does ([`analytic`]). With a Dimemas
+//! configuration the replay also follows Dimemas's own point-to-point model
+//! ([`resources`]: the startup latency tasks pay, and the links and buses messages
+//! hold), so that the ideal network reproduces Dimemas's prediction exactly. Programs come
 //! from memory or are read as the replay goes ([`programs`]).
 
 pub mod analytic;
@@ -25,6 +28,7 @@ pub mod engine;
 pub mod fabric;
 pub mod kernels;
 pub mod programs;
+pub mod resources;
 pub mod workload;
 
 pub use analytic::AnalyticCollectives;
@@ -34,6 +38,7 @@ pub use engine::{
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
 pub use programs::{Cursor, Programs, StartDelays, THREAD, drain, task_of_programs};
+pub use resources::{DimemasModel, Limits, Links, Resources, Route};
 pub use workload::{Op, UNWAITED, Workload};
 
 /// Picoseconds of simulated time.

@@ -1,0 +1,175 @@
+//! Dimemas conformance: every case of the suite Dimemas 5.5.0 itself predicted
+//! (`../shared/conformance/dimemas/` beside the repository, see its README) replayed by
+//! `vesper run TRACE --config CFG --network ideal`, served and `--no-server`; each
+//! predicted execution time must be Dimemas's to the nanosecond.
+//!
+//! Dimemas prints its time in seconds with nine decimals (rounded to the nanosecond),
+//! so a case is exact when vesper's time, in picoseconds, is within half a nanosecond
+//! of the printed one. A failure lists every mismatch in one table.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The suite's folder: `shared/` beside the repository's root.
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/dimemas")
+}
+
+/// One row of `expected.tsv`.
+#[derive(Debug, Clone)]
+struct Case {
+    trace: String,
+    config: String,
+    /// Dimemas's flags: empty, `-S 4096` or `-F`
+    flags: String,
+    /// Dimemas's printed execution time [ns]
+    expected_ns: u64,
+}
+
+/// `seconds` (a decimal of at most nine places, as Dimemas prints it) in nanoseconds.
+fn ns_of_printed_seconds(seconds: &str) -> Option<u64> {
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    if fraction.len() > 9 {
+        return None;
+    }
+    let whole: u64 = whole.parse().ok()?;
+    let fraction: u64 = format!("{fraction:0<9}").parse().ok()?;
+    whole.checked_mul(1_000_000_000)?.checked_add(fraction)
+}
+
+fn cases(dir: &Path) -> Vec<Case> {
+    let table = dir.join("expected.tsv");
+    let text = std::fs::read_to_string(&table).unwrap_or_else(|e| {
+        panic!(
+            "the Dimemas conformance suite is expected at {} (shared/ beside the repository): {e}",
+            table.display()
+        )
+    });
+    text.lines()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [trace, config, flags, time] = fields[..] else {
+                panic!("{}: line {}: expected 4 tab-separated fields", table.display(), n + 1);
+            };
+            Case {
+                trace: trace.to_string(),
+                config: config.to_string(),
+                flags: flags.to_string(),
+                expected_ns: ns_of_printed_seconds(time)
+                    .unwrap_or_else(|| panic!("{}: line {}: time '{time}'", table.display(), n + 1)),
+            }
+        })
+        .collect()
+}
+
+/// vesper's predicted time for `case` [ps], or what went wrong.
+fn vesper_ps(dir: &Path, case: &Case, served: bool) -> Result<u64, String> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vesper"));
+    command
+        .arg("run")
+        .arg(dir.join(&case.trace))
+        .arg("--config")
+        .arg(dir.join(&case.config))
+        .args(["--network", "ideal", "--json", "--client-spin-us", "0"]);
+    match case.flags.as_str() {
+        "" => {}
+        "-F" => {
+            command.arg("--all-eager");
+        }
+        flags => match flags.strip_prefix("-S ") {
+            Some(limit) => {
+                command.args(["--eager-limit", limit]);
+            }
+            None => return Err(format!("unknown Dimemas flags '{flags}'")),
+        },
+    }
+    if !served {
+        command.arg("--no-server");
+    }
+    let out = command.output().map_err(|e| format!("cannot run vesper: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("failed: {}", stderr.lines().last().unwrap_or("")));
+    }
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("not a JSON result: {e}"))?;
+    let ns = result["predicted_ns"]
+        .as_f64()
+        .ok_or_else(|| "no predicted_ns in the result".to_string())?;
+    Ok((ns * 1000.0).round() as u64)
+}
+
+#[test]
+fn every_case_of_the_dimemas_suite_is_exact_served_and_without_a_server() {
+    let dir = suite();
+    let cases = cases(&dir);
+    assert_eq!(cases.len(), 65, "the suite holds 65 cases");
+    let runs: Vec<(Case, bool)> = cases
+        .iter()
+        .flat_map(|c| [(c.clone(), true), (c.clone(), false)])
+        .collect();
+    // Two workers: the machines CI runs on have two cores.
+    let results: Vec<(Case, bool, Result<u64, String>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|w| {
+                let (dir, runs) = (&dir, &runs);
+                scope.spawn(move || {
+                    runs.iter()
+                        .skip(w)
+                        .step_by(2)
+                        .map(|(case, served)| (case.clone(), *served, vesper_ps(dir, case, *served)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker panicked"))
+            .collect()
+    });
+    let mut mismatches = Vec::new();
+    for (case, served, result) in &results {
+        let expected_ps = case.expected_ns * 1000;
+        let verdict = match result {
+            Ok(ps) if ps.abs_diff(expected_ps) <= 500 => continue,
+            Ok(ps) => format!(
+                "{:>16.3} µs  ({:+.3} µs)",
+                *ps as f64 / 1e6,
+                (*ps as f64 - expected_ps as f64) / 1e6
+            ),
+            Err(e) => e.clone(),
+        };
+        mismatches.push(format!(
+            "{:<28} {:<34} {:<8} {:<10} {:>12.3} µs  {verdict}",
+            case.trace.trim_start_matches("traces/"),
+            case.config.trim_start_matches("configs/"),
+            case.flags,
+            if *served { "served" } else { "no-server" },
+            case.expected_ns as f64 / 1e3,
+        ));
+    }
+    mismatches.sort();
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} runs differ from Dimemas:\n{:<28} {:<34} {:<8} {:<10} {:>15}  vesper\n{}",
+        mismatches.len(),
+        results.len(),
+        "trace",
+        "configuration",
+        "flags",
+        "mode",
+        "Dimemas",
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn printed_seconds_read_as_nanoseconds() {
+    assert_eq!(ns_of_printed_seconds("0.000132188"), Some(132_188));
+    assert_eq!(ns_of_printed_seconds("0.06"), Some(60_000_000));
+    assert_eq!(ns_of_printed_seconds("2"), Some(2_000_000_000));
+    assert_eq!(ns_of_printed_seconds("0.0000000001"), None);
+}
