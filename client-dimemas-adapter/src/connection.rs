@@ -87,7 +87,17 @@ pub struct LegacyConnection {
 impl LegacyConnection {
     /// Connects with `TCP_NODELAY`, as the real client does.
     pub fn connect(addr: SocketAddr) -> Result<Self, ClientError> {
-        let stream = TcpStream::connect(addr)?;
+        Self::with_stream(TcpStream::connect(addr)?)
+    }
+
+    /// Connects as [`LegacyConnection::connect`] does, giving up after `timeout` (a
+    /// host that drops the connection request would otherwise hold the caller for the
+    /// system's own timeout, minutes).
+    pub fn connect_timeout(addr: SocketAddr, timeout: Duration) -> Result<Self, ClientError> {
+        Self::with_stream(TcpStream::connect_timeout(&addr, timeout)?)
+    }
+
+    fn with_stream(stream: TcpStream) -> Result<Self, ClientError> {
         stream.set_nodelay(true)?;
         Ok(LegacyConnection {
             stream,

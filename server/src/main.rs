@@ -479,6 +479,22 @@ struct RunArgs {
     /// replayer's own prediction, to compare with the server's.
     #[arg(long)]
     no_server: bool,
+    /// Replay against an external, already running `vesper serve` at HOST:PORT (a host
+    /// name, resolved at every attempt, or a numeric address) instead of a server in
+    /// this process. The network is the server's: start it with the network to replay
+    /// on (network and network trace flags are refused here); it writes its own report.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "no_server")]
+    server: Option<String>,
+    /// With --server: how long to keep trying to connect, for a server that starts
+    /// after `vesper run` (containers of one compose file) [s].
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = seconds, requires = "server")]
+    server_wait: std::time::Duration,
+    /// Which network flags the command line gave (refused with --server).
+    #[arg(skip)]
+    network_flags: Vec<String>,
+    /// Which network trace flags the command line gave (refused with --server).
+    #[arg(skip)]
+    trace_flags: Vec<String>,
     /// How long the replay client polls for each reply before it sleeps [µs]: polling
     /// avoids a thread wake-up per round trip, at the cost of a busy core while it
     /// waits (0: block at once, as Dimemas does).
@@ -621,6 +637,18 @@ fn main() -> anyhow::Result<()> {
             .filter(|(id, _)| run.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
             .map(|&(_, flag)| flag)
             .collect();
+        // The flags of a server of `run`'s own, as given: `--server` refuses them.
+        let given = |flags: clap::Command| -> Vec<String> {
+            flags
+                .get_arguments()
+                .filter(|arg| run.value_source(arg.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine))
+                .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+                .collect()
+        };
+        args.network_flags = given(<NetworkArgs as clap::Args>::augment_args(clap::Command::new("network")));
+        args.trace_flags = given(<vesper_server::network_trace::TraceArgs as clap::Args>::augment_args(
+            clap::Command::new("trace"),
+        ));
     }
     // A server reports as it goes; `run` prints its result, and logs only problems.
     let default_level = match cli.command {
@@ -1776,6 +1804,28 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             .choose(choice)
             .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
     }
+    let external = match &args.server {
+        Some(address) => {
+            // The (last) choice that makes a family analytic, to name it.
+            let analytic = args.collective.iter().rev().find(|choice| {
+                let mut alone = Methods::default();
+                alone.choose(choice).is_ok() && alone.any_analytic()
+            });
+            let refused = vesper_server::replay::InProcessOnly {
+                network_flags: &args.network_flags,
+                trace_flags: &args.trace_flags,
+                analytic_without_config: analytic
+                    .filter(|_| methods.any_analytic() && args.config.is_none())
+                    .map(String::as_str),
+            };
+            Some(vesper_server::replay::ExternalServer::new(
+                address,
+                args.server_wait,
+                refused,
+            )?)
+        }
+        None => None,
+    };
     // Start delays are drawn in picoseconds below this.
     let below = ps_of("--imbalance-ns", args.imbalance_ns, 1000)?;
     let delays = |tasks: u32| -> Vec<u64> {
@@ -1890,10 +1940,16 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.output {
         check_writable_dir(dir).map_err(|e| anyhow::anyhow!("--output {}: cannot write there: {e}", dir.display()))?;
     }
-    let trace = args
-        .network_trace
-        .config_for_run(&args.trace_date, args.output.as_deref(), args.no_server)?;
-    if spec.pattern.is_none() && (whole.is_some() || spec.routing == Some(RoutingName::PatternAware)) {
+    // An external server writes its own network trace (its flags are refused above).
+    let trace = args.network_trace.config_for_run(
+        &args.trace_date,
+        args.output.as_deref(),
+        args.no_server || external.is_some(),
+    )?;
+    if external.is_none()
+        && spec.pattern.is_none()
+        && (whole.is_some() || spec.routing == Some(RoutingName::PatternAware))
+    {
         // Pattern-aware routing for the workload replayed: its k-th sends, task by task,
         // on their nodes (a streamed trace is read once more for them).
         let phases = match (&whole, &args.trace) {
@@ -1908,62 +1964,97 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         spec.pattern_phases = Some(phases.into_iter().map(nodes).collect());
     }
     drop(whole);
-    let network = args.net.resolve(&spec, &origin, &from_config)?;
-    if args.config.is_none() {
-        // Collectives modelled analytically cross the network's links between nodes.
-        let link = match &network.fabric {
-            FabricConfig::Ideal(params) => Some((params.bandwidth, params.latency.as_ps())),
-            FabricConfig::Switched(s) => Some((s.link.bandwidth, 0)),
-            FabricConfig::MultiRail { rails, .. } => rails.first().map(|r| (r.link.bandwidth, 0)),
-        };
-        if let Some((bandwidth, latency)) = link {
-            options.collectives.inter = vesper_client_dimemas_adapter::replay::analytic::Link {
-                latency,
-                bandwidth: Some(bandwidth.ratio()),
-            };
-        }
-    }
-    let nodes = network.placement.nodes(network.hosts);
-    let needed = options.mapping.nodes_for(programs.threads().len() as u32);
-    anyhow::ensure!(
-        needed <= nodes,
-        "{name} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
-         --tasks-per-node)",
-        network.placement.describe(network.hosts),
-    );
     // On standard error, and only when it is a terminal.
-    let total = programs.total();
-    let progress = indicatif::ProgressBar::new(total).with_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% of {len} operations, {msg} [{elapsed}]")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let (outcome, report) = if args.no_server {
-        let FabricConfig::Ideal(params) = network.fabric else {
-            anyhow::bail!("--no-server replays over the local bus model: give --network ideal --bandwidth MBPS");
-        };
-        let (bytes, seconds) = params.bandwidth.ratio();
-        let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
-        (
-            vesper_client_dimemas_adapter::replay::replay_programs(&mut programs, &mut bus, &options, &mut |p| {
-                progress.set_position(p.done);
-            })?,
-            None,
+    let new_progress = |total| {
+        indicatif::ProgressBar::new(total).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% of {len} operations, {msg} [{elapsed}]")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         )
-    } else {
-        let bar = progress.clone();
-        let (outcome, report) = vesper_server::replay::over_server(
-            network.clone(),
-            trace,
-            programs,
-            options.clone(),
-            std::time::Duration::from_micros(args.client_spin_us),
-            move |p| {
-                bar.set_position(p.done);
-                bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
-            },
-        )
-        .map_err(|e| args.net.name_build_error(e, &origin))?;
-        (outcome, Some(report))
+    };
+    let show_progress = |bar: &indicatif::ProgressBar| {
+        let bar = bar.clone();
+        move |p: vesper_client_dimemas_adapter::replay::Progress| {
+            bar.set_position(p.done);
+            bar.set_message(format!("{:.3} µs simulated", p.now as f64 / 1e6));
+        }
+    };
+    let spin = std::time::Duration::from_micros(args.client_spin_us);
+    let (outcome, report, network, progress) = match &external {
+        // The network, and the node count it offers, are the server's own.
+        Some(server) => {
+            let progress = new_progress(programs.total());
+            let outcome = vesper_server::replay::over_external_server(
+                server,
+                programs,
+                options.clone(),
+                spin,
+                show_progress(&progress),
+            )?;
+            (
+                outcome,
+                None,
+                format!("the server's, at {}", server.address()),
+                progress,
+            )
+        }
+        None => {
+            let network = args.net.resolve(&spec, &origin, &from_config)?;
+            if args.config.is_none() {
+                // Collectives modelled analytically cross the network's links between nodes.
+                let link = match &network.fabric {
+                    FabricConfig::Ideal(params) => Some((params.bandwidth, params.latency.as_ps())),
+                    FabricConfig::Switched(s) => Some((s.link.bandwidth, 0)),
+                    FabricConfig::MultiRail { rails, .. } => rails.first().map(|r| (r.link.bandwidth, 0)),
+                };
+                if let Some((bandwidth, latency)) = link {
+                    options.collectives.inter = vesper_client_dimemas_adapter::replay::analytic::Link {
+                        latency,
+                        bandwidth: Some(bandwidth.ratio()),
+                    };
+                }
+            }
+            let nodes = network.placement.nodes(network.hosts);
+            let needed = options.mapping.nodes_for(programs.threads().len() as u32);
+            anyhow::ensure!(
+                needed <= nodes,
+                "{name} needs {needed} nodes; the network has {nodes}: {} (--hosts, --nodes-per-host, --mapping, \
+                 --tasks-per-node)",
+                network.placement.describe(network.hosts),
+            );
+            let progress = new_progress(programs.total());
+            let (outcome, report) = if args.no_server {
+                let FabricConfig::Ideal(params) = network.fabric else {
+                    anyhow::bail!(
+                        "--no-server replays over the local bus model: give --network ideal --bandwidth MBPS"
+                    );
+                };
+                let (bytes, seconds) = params.bandwidth.ratio();
+                let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
+                (
+                    vesper_client_dimemas_adapter::replay::replay_programs(
+                        &mut programs,
+                        &mut bus,
+                        &options,
+                        &mut |p| {
+                            progress.set_position(p.done);
+                        },
+                    )?,
+                    None,
+                )
+            } else {
+                let (outcome, report) = vesper_server::replay::over_server(
+                    network.clone(),
+                    trace,
+                    programs,
+                    options.clone(),
+                    spin,
+                    show_progress(&progress),
+                )
+                .map_err(|e| args.net.name_build_error(e, &origin))?;
+                (outcome, Some(report))
+            };
+            (outcome, report, network.describe(), progress)
+        }
     };
     progress.finish_and_clear();
     // One row per program: per task, or per thread of each task when tasks have several.
@@ -2000,15 +2091,18 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             row
         })
         .collect();
-    let result = serde_json::json!({
+    let mut result = serde_json::json!({
         "workload": name,
-        "network": network.describe(),
+        "network": network,
         "predicted_ns": outcome.predicted as f64 / 1e3,
         "messages": outcome.messages,
         "intra_node_messages": outcome.intra_node,
         "tasks": tasks,
         "server": report,
     });
+    if let Some(server) = &external {
+        result["server_note"] = serde_json::json!(external_report_note(server));
+    }
     if let Some(dir) = &args.output {
         write_output(dir, &result, &outcome, &options.mapping, &args.trace_date)?;
     }
@@ -2017,7 +2111,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("workload: {name}");
-    println!("network: {}", network.describe());
+    println!("network: {network}");
     let within = match outcome.intra_node {
         0 => String::new(),
         n => format!(", {n} within nodes"),
@@ -2056,14 +2150,30 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
             ))
         );
     }
+    if let Some(server) = &external {
+        println!("server: {}", external_report_note(server));
+    }
     if args.output.is_none() {
-        let network = if args.no_server { "" } else { " and network.prv" };
+        let network = if args.no_server || external.is_some() {
+            ""
+        } else {
+            " and network.prv"
+        };
         println!(
             "(--output DIR writes this as result.json, with the Paraver traces app.prv{network}; --json prints it \
              as JSON)"
         );
     }
     Ok(())
+}
+
+/// Where the report of the external server `vesper run --server` replayed against is:
+/// with the server, which writes it itself.
+fn external_report_note(server: &vesper_server::replay::ExternalServer) -> String {
+    format!(
+        "the report is the server's own: vesper serve at {} prints it, or writes it to its --stats",
+        server.address()
+    )
 }
 
 /// `vesper traffic`: the configurations the flags name, their curves, and the outputs.

@@ -156,6 +156,12 @@ impl Methods {
         Ok(())
     }
 
+    /// Whether some family is modelled analytically (whose stages take their links from
+    /// the configuration, or else from the network).
+    pub fn any_analytic(&self) -> bool {
+        self.0.values().any(|&m| m == Method::Analytic)
+    }
+
     /// How the calls are carried out, for reports.
     pub fn describe(&self) -> &'static str {
         let analytic = self.0.values().filter(|&&m| m == Method::Analytic).count();
@@ -412,6 +418,9 @@ mod tests {
             Err("alltoall=binomial: binomial does not carry out AllToAll collectives".into())
         );
         assert!(methods.choose("allreduce").is_err() && methods.choose("ring=flat").is_err());
+        assert!(!methods.any_analytic(), "no family was made analytic");
+        methods.choose("barrier=analytic").expect("valid");
+        assert!(methods.any_analytic());
     }
 
     #[test]
