@@ -199,6 +199,11 @@ impl TraceArgs {
         if let Some(file) = &file {
             check_file_name(file, "--trace")?;
         }
+        if let Some(addr) = &self.trace_stream {
+            // Its form now; a host name is resolved when a run starts (a collector in
+            // a container may come up after the server).
+            stream_addr(addr)?;
+        }
         if self.trace_quantum == 0 {
             return Err(TraceSetupError(
                 "--trace-quantum 0: expected a backlog quantum of at least 1 byte".into(),
@@ -572,31 +577,22 @@ impl StreamTarget {
     /// tried in turn) or, for a path, opens it in the stream's thread (a named pipe
     /// waits there for its reader).
     fn open(addr: &str, wait: Duration) -> Result<StreamTarget, TraceSetupError> {
-        let host_port = addr
-            .rsplit_once(':')
-            .filter(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-        let sink: OpenSink = if let Ok(socket) = addr.parse::<std::net::SocketAddr>() {
-            connect(addr, &[socket], wait)?
-        } else if addr.contains('/') || Path::new(addr).exists() {
-            let path = PathBuf::from(addr);
-            Box::new(move || {
+        let sink: OpenSink = match stream_addr(addr)? {
+            StreamAddr::Socket(socket) => connect(addr, &[socket], wait)?,
+            StreamAddr::Pipe(path) => Box::new(move || {
                 let file = std::fs::OpenOptions::new()
                     .write(true)
                     .create(true)
                     .truncate(true)
                     .open(path)?;
                 Ok(Box::new(file) as Box<dyn Write + Send>)
-            })
-        } else if let Some((host, _)) = host_port {
-            let resolved: Vec<std::net::SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(addr)
-                .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot resolve {host}: {e}")))?
-                .collect();
-            connect(addr, &resolved, wait)?
-        } else {
-            return Err(TraceSetupError(format!(
-                "--trace-stream {addr}: expected HOST:PORT (127.0.0.1:9000, collector:9000) or the path of a \
-                     named pipe"
-            )));
+            }),
+            StreamAddr::Host(host) => {
+                let resolved: Vec<std::net::SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(addr)
+                    .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot resolve {host}: {e}")))?
+                    .collect();
+                connect(addr, &resolved, wait)?
+            }
         };
         let shared: Shared = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
         let thread = std::thread::Builder::new()
@@ -706,6 +702,34 @@ impl Drop for StreamTarget {
         if self.thread.is_some() {
             self.close();
         }
+    }
+}
+
+/// Where `--trace-stream` sends the trace.
+#[derive(Debug, PartialEq, Eq)]
+enum StreamAddr {
+    /// a numeric `IP:PORT`
+    Socket(std::net::SocketAddr),
+    /// a path (a named pipe, or a file)
+    Pipe(PathBuf),
+    /// `HOST:PORT` with a host name, resolved when the stream opens; the host
+    Host(String),
+}
+
+/// The form of `--trace-stream ADDR`: a numeric address, a path (it holds a `/` or
+/// exists), or `HOST:PORT`.
+fn stream_addr(addr: &str) -> Result<StreamAddr, TraceSetupError> {
+    if let Ok(socket) = addr.parse() {
+        return Ok(StreamAddr::Socket(socket));
+    }
+    if addr.contains('/') || Path::new(addr).exists() {
+        return Ok(StreamAddr::Pipe(PathBuf::from(addr)));
+    }
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(StreamAddr::Host(host.into())),
+        _ => Err(TraceSetupError(format!(
+            "--trace-stream {addr}: expected HOST:PORT (127.0.0.1:9000, collector:9000) or the path of a named pipe"
+        ))),
     }
 }
 
@@ -977,9 +1001,20 @@ mod tests {
                 trace_stream: Some(addr.into()),
                 ..TraceArgs::default()
             };
-            let config = stream.config(SERVE_DATE).expect("valid flags");
-            build(&network(), config.as_ref()).expect_err("refused").to_string()
+            stream.config(SERVE_DATE).expect_err("refused").to_string()
         };
+        assert_eq!(
+            stream_addr("collector:9000").expect("a host name"),
+            StreamAddr::Host("collector".into())
+        );
+        assert_eq!(
+            stream_addr("[::1]:9000").expect("an address"),
+            StreamAddr::Socket("[::1]:9000".parse().expect("an address"))
+        );
+        assert_eq!(
+            stream_addr("/tmp/trace.fifo").expect("a path"),
+            StreamAddr::Pipe("/tmp/trace.fifo".into())
+        );
         for addr in ["localhost", "collector:port", ":9000"] {
             assert_eq!(
                 stream_error(addr),
