@@ -82,6 +82,9 @@ enum Command {
     /// Measure the server's performance.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
+    /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
+    Collect(vesper_server::collect::CollectArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -667,6 +670,7 @@ fn main() -> anyhow::Result<()> {
         Command::Run(args) => run(*args),
         Command::Topo(args) => topo(*args),
         Command::Traffic(args) => traffic(*args),
+        Command::Collect(args) => Ok(vesper_server::collect::collect(&args)?),
         Command::Bench(BenchCommand::Model {
             hosts,
             preset,

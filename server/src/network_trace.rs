@@ -17,9 +17,32 @@
 //! full the simulation waits up to `--trace-stream-wait-ms` for room, then drops the
 //! chunk (whole records) and counts it; while the queue stays full after such a drop,
 //! further chunks are dropped at once, so a stalled collector costs the run one wait
-//! per stall. A collector that fails or closes drops the rest. The stream starts with
-//! the header as known then (end time 0) and ends with the final header line; the
-//! counts of dropped records are logged.
+//! per stall. A collector that fails or closes drops the rest; the counts of dropped
+//! records are logged. The end of the stream (final header, `.pcf`, `.row`) gets its
+//! wait even after a stall.
+//!
+//! `ADDR` is `HOST:PORT` (a numeric address, or a host name resolved when the run
+//! starts: `collector:9000` in a Docker network) or the path of a named pipe.
+//!
+//! The stream (what `vesper collect` reads, [`crate::collect`]):
+//!
+//! ```text
+//!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
+//!   1:0:1:1:1:0:1200:1                          the records, exactly the file's
+//!   …
+//!   #Paraver (01/01/2026 at 00:00):5000_ns:…    the final header: the .prv text ends here
+//!   #vesper-pcf 1234                            then 1234 bytes: the .pcf
+//!   #vesper-row 567                             then 567 bytes: the .row
+//!   #vesper-end 9876                            records handed to the stream, dropped included
+//! ```
+//!
+//! Invariants: records never start with `#`, so the second `#Paraver` line is the
+//! final header, and a reader that wants only the `.prv` text stops there (streams
+//! before the trailer ended at that line; a reader that took the stream's last line
+//! as the header must now take the second `#Paraver` line). The collector's `.prv`,
+//! `.pcf` and `.row` are byte-identical to the file target's for the same run when
+//! nothing was dropped, and it tells when something was: its record count falls short
+//! of the end line's.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -174,14 +197,12 @@ impl TraceArgs {
             return Ok(None);
         }
         if let Some(file) = &file {
-            sibling_names(file)?;
-            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-                return Err(TraceSetupError(format!(
-                    "--trace {}: expected an existing directory, {} is not one",
-                    file.display(),
-                    dir.display()
-                )));
-            }
+            check_file_name(file, "--trace")?;
+        }
+        if let Some(addr) = &self.trace_stream {
+            // Its form now; a host name is resolved when a run starts (a collector in
+            // a container may come up after the server).
+            stream_addr(addr)?;
         }
         if self.trace_quantum == 0 {
             return Err(TraceSetupError(
@@ -232,8 +253,22 @@ impl Default for TraceArgs {
     }
 }
 
-/// The `.pcf` and `.row` beside `FILE.prv` or `FILE.prv.gz`.
-fn sibling_names(file: &Path) -> Result<(PathBuf, PathBuf), TraceSetupError> {
+/// Checks that `file`, given with `flag`, names a trace file (`FILE.prv` or
+/// `FILE.prv.gz`) in an existing directory.
+pub fn check_file_name(file: &Path, flag: &str) -> Result<(), TraceSetupError> {
+    sibling_names(file, flag)?;
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(TraceSetupError(format!(
+            "{flag} {}: expected an existing directory, {} is not one",
+            file.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The `.pcf` and `.row` beside `FILE.prv` or `FILE.prv.gz`, given with `flag`.
+fn sibling_names(file: &Path, flag: &str) -> Result<(PathBuf, PathBuf), TraceSetupError> {
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let stem = name
         .strip_suffix(".prv.gz")
@@ -241,7 +276,7 @@ fn sibling_names(file: &Path) -> Result<(PathBuf, PathBuf), TraceSetupError> {
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
             TraceSetupError(format!(
-                "--trace {}: expected a file name ending in .prv or .prv.gz",
+                "{flag} {}: expected a file name ending in .prv or .prv.gz",
                 file.display()
             ))
         })?;
@@ -280,7 +315,11 @@ pub struct TraceTarget {
 impl TraceTarget {
     /// Opens what `config` names.
     pub fn open(config: &TraceConfig) -> Result<TraceTarget, TraceSetupError> {
-        let file = config.file.as_deref().map(FileTarget::create).transpose()?;
+        let file = config
+            .file
+            .as_deref()
+            .map(|path| FileTarget::create(path, "--trace"))
+            .transpose()?;
         let stream = config
             .stream
             .as_deref()
@@ -288,11 +327,29 @@ impl TraceTarget {
             .transpose()?;
         Ok(TraceTarget { file, stream })
     }
+
+    /// A file target alone, for `path` given with `flag` (the collector's `--output`).
+    pub fn file(path: &Path, flag: &str) -> Result<TraceTarget, TraceSetupError> {
+        Ok(TraceTarget {
+            file: Some(FileTarget::create(path, flag)?),
+            stream: None,
+        })
+    }
+
+    /// Completes the file without its `.pcf` and `.row` (a collector that did not
+    /// receive them): the `.prv` alone, and no stale `.pcf` or `.row` beside it.
+    pub fn complete_prv_only(&mut self, header: &str) -> io::Result<()> {
+        match self.file.as_mut() {
+            Some(file) => file.complete(header, None),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Write for TraceTarget {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(stream) = &mut self.stream {
+            stream.records += lines_in(buf);
             stream.send(buf);
         }
         match self.file.as_mut().and_then(|f| f.spool.as_mut()) {
@@ -320,10 +377,11 @@ impl TraceOutput for TraceTarget {
     fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
         if let Some(mut stream) = self.stream.take() {
             stream.send(format!("{header}\n").as_bytes());
+            stream.send(stream_trailer(pcf, row, stream.records).as_bytes());
             stream.close();
         }
         match self.file.as_mut() {
-            Some(file) => file.complete(header, pcf, row),
+            Some(file) => file.complete(header, Some((pcf, row))),
             None => Ok(()),
         }
     }
@@ -355,7 +413,10 @@ impl Write for Spool {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Spool::Plain(w) => w.flush(),
-            Spool::Gzip(w) => w.flush(),
+            // A gzip flush ends a deflate block: the file's bytes would depend on when
+            // the writer flushed, and the collector's would differ from the file
+            // target's. The spool is read only once complete, so nothing needs it.
+            Spool::Gzip(_) => Ok(()),
         }
     }
 }
@@ -379,15 +440,16 @@ impl Drop for FileTarget {
 }
 
 impl FileTarget {
-    fn create(path: &Path) -> Result<FileTarget, TraceSetupError> {
-        sibling_names(path)?;
+    /// Starts the spool of `path`, given with `flag` (named in errors).
+    fn create(path: &Path, flag: &str) -> Result<FileTarget, TraceSetupError> {
+        sibling_names(path, flag)?;
         let gzip = path.extension().is_some_and(|e| e == "gz");
         let mut spool_path = path.as_os_str().to_owned();
         spool_path.push(".part");
         let spool_path = PathBuf::from(spool_path);
         let file = File::create(&spool_path).map_err(|e| {
             TraceSetupError(format!(
-                "--trace {}: cannot create {}: {e}",
+                "{flag} {}: cannot create {}: {e}",
                 path.display(),
                 spool_path.display()
             ))
@@ -406,8 +468,10 @@ impl FileTarget {
         })
     }
 
-    /// Writes the file: header, then the spooled records; and the `.pcf` and `.row`.
-    fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
+    /// Writes the file: header, then the spooled records; and the `.pcf` and `.row`
+    /// when `sidecars` holds them (otherwise any beside the file are removed: they
+    /// would describe another trace).
+    fn complete(&mut self, header: &str, sidecars: Option<(&str, &str)>) -> io::Result<()> {
         let context =
             |what: &str, path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()));
         let Some(spool) = self.spool.take() else {
@@ -436,9 +500,21 @@ impl FileTarget {
         };
         write().map_err(|e| context("cannot write", &self.path, e))?;
         std::fs::remove_file(&self.spool_path).map_err(|e| context("cannot remove", &self.spool_path, e))?;
-        let (pcf_path, row_path) = sibling_names(&self.path).map_err(|e| io::Error::other(e.0))?;
-        std::fs::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
-        std::fs::write(&row_path, row).map_err(|e| context("cannot write", &row_path, e))?;
+        let (pcf_path, row_path) = sibling_names(&self.path, "trace").map_err(|e| io::Error::other(e.0))?;
+        match sidecars {
+            Some((pcf, row)) => {
+                std::fs::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
+                std::fs::write(&row_path, row).map_err(|e| context("cannot write", &row_path, e))?;
+            }
+            None => {
+                for path in [&pcf_path, &row_path] {
+                    match std::fs::remove_file(path) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(context("cannot remove", path, e)),
+                        _ => {}
+                    }
+                }
+            }
+        }
         info!("network trace written to {}", self.path.display());
         Ok(())
     }
@@ -458,6 +534,9 @@ struct Queue {
 
 type Shared = Arc<(Mutex<Queue>, Condvar)>;
 
+/// Opens the stream's sink, in the stream's thread.
+type OpenSink = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
+
 #[derive(Debug)]
 struct StreamTarget {
     addr: String,
@@ -466,7 +545,27 @@ struct StreamTarget {
     wait: Duration,
     /// the queue was full for longer than `wait`: drop without waiting until it drains
     stalled: bool,
+    /// record lines handed to the stream (sent or dropped), for the trailer
+    records: u64,
     thread: Option<JoinHandle<()>>,
+}
+
+/// The first word of the trailer line that announces the `.pcf`.
+pub const STREAM_PCF: &str = "#vesper-pcf";
+/// The first word of the trailer line that announces the `.row`.
+pub const STREAM_ROW: &str = "#vesper-row";
+/// The first word of the stream's last line.
+pub const STREAM_END: &str = "#vesper-end";
+
+/// What the stream sends after the final header line: the `.pcf` and the `.row`, each
+/// announced by a line with its length in bytes, and an end line with the number of
+/// records handed to the stream (a collector that counts fewer knows some were dropped).
+pub fn stream_trailer(pcf: &str, row: &str, records: u64) -> String {
+    format!(
+        "{STREAM_PCF} {}\n{pcf}{STREAM_ROW} {}\n{row}{STREAM_END} {records}\n",
+        pcf.len(),
+        row.len()
+    )
 }
 
 fn lines_in(chunk: &[u8]) -> u64 {
@@ -474,37 +573,27 @@ fn lines_in(chunk: &[u8]) -> u64 {
 }
 
 impl StreamTarget {
-    /// Connects to `addr` (TCP, within 5 s) or, for a path, opens it in the stream's
-    /// thread (a named pipe waits there for its reader).
+    /// Connects to `addr` (TCP, within 5 s; a host name is resolved and its addresses
+    /// tried in turn) or, for a path, opens it in the stream's thread (a named pipe
+    /// waits there for its reader).
     fn open(addr: &str, wait: Duration) -> Result<StreamTarget, TraceSetupError> {
-        let sink: Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send> =
-            match addr.parse::<std::net::SocketAddr>() {
-                Ok(socket) => {
-                    let stream = std::net::TcpStream::connect_timeout(&socket, Duration::from_secs(5))
-                        .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot connect: {e}")))?;
-                    let _ = stream.set_nodelay(true);
-                    // A collector that stops reading fails the writes instead of hanging them.
-                    let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
-                    Box::new(move || Ok(Box::new(stream) as Box<dyn Write + Send>))
-                }
-                Err(_) if addr.contains('/') || Path::new(addr).exists() => {
-                    let path = PathBuf::from(addr);
-                    Box::new(move || {
-                        let file = std::fs::OpenOptions::new()
-                            .write(true)
-                            .create(true)
-                            .truncate(true)
-                            .open(path)?;
-                        Ok(Box::new(file) as Box<dyn Write + Send>)
-                    })
-                }
-                Err(_) => {
-                    return Err(TraceSetupError(format!(
-                        "--trace-stream {addr}: expected HOST:PORT with a numeric address (127.0.0.1:9000) or the \
-                         path of a named pipe"
-                    )));
-                }
-            };
+        let sink: OpenSink = match stream_addr(addr)? {
+            StreamAddr::Socket(socket) => connect(addr, &[socket], wait)?,
+            StreamAddr::Pipe(path) => Box::new(move || {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(path)?;
+                Ok(Box::new(file) as Box<dyn Write + Send>)
+            }),
+            StreamAddr::Host(host) => {
+                let resolved: Vec<std::net::SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(addr)
+                    .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot resolve {host}: {e}")))?
+                    .collect();
+                connect(addr, &resolved, wait)?
+            }
+        };
         let shared: Shared = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
         let thread = std::thread::Builder::new()
             .name("vesper-trace-stream".into())
@@ -519,6 +608,7 @@ impl StreamTarget {
             chunk: Vec::with_capacity(STREAM_CHUNK),
             wait,
             stalled: false,
+            records: 0,
             thread: Some(thread),
         })
     }
@@ -570,6 +660,9 @@ impl StreamTarget {
 
     /// Sends what is left and waits (up to the wait, at least a second) for the thread.
     fn close(&mut self) {
+        // The end (final header, .pcf, .row) gets its wait even after a stall: the run
+        // is over, and a collector without it has no usable trace.
+        self.stalled = false;
         self.push();
         let (lock, ready) = &*self.shared;
         if let Ok(mut queue) = lock.lock() {
@@ -612,8 +705,55 @@ impl Drop for StreamTarget {
     }
 }
 
+/// Where `--trace-stream` sends the trace.
+#[derive(Debug, PartialEq, Eq)]
+enum StreamAddr {
+    /// a numeric `IP:PORT`
+    Socket(std::net::SocketAddr),
+    /// a path (a named pipe, or a file)
+    Pipe(PathBuf),
+    /// `HOST:PORT` with a host name, resolved when the stream opens; the host
+    Host(String),
+}
+
+/// The form of `--trace-stream ADDR`: a numeric address, a path (it holds a `/` or
+/// exists), or `HOST:PORT`.
+fn stream_addr(addr: &str) -> Result<StreamAddr, TraceSetupError> {
+    if let Ok(socket) = addr.parse() {
+        return Ok(StreamAddr::Socket(socket));
+    }
+    if addr.contains('/') || Path::new(addr).exists() {
+        return Ok(StreamAddr::Pipe(PathBuf::from(addr)));
+    }
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(StreamAddr::Host(host.into())),
+        _ => Err(TraceSetupError(format!(
+            "--trace-stream {addr}: expected HOST:PORT (127.0.0.1:9000, collector:9000) or the path of a named pipe"
+        ))),
+    }
+}
+
+/// Connects to the first of `addresses` (what `addr` resolved to) that accepts within
+/// 5 s.
+fn connect(addr: &str, addresses: &[std::net::SocketAddr], wait: Duration) -> Result<OpenSink, TraceSetupError> {
+    let mut failure = format!("--trace-stream {addr}: expected a host with an address, it resolves to none");
+    for socket in addresses {
+        match std::net::TcpStream::connect_timeout(socket, Duration::from_secs(5)) {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                // A collector that stops reading fails the writes instead of hanging them.
+                let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
+                return Ok(Box::new(move || Ok(Box::new(stream) as Box<dyn Write + Send>)));
+            }
+            Err(e) if addresses.len() == 1 => failure = format!("--trace-stream {addr}: cannot connect: {e}"),
+            Err(e) => failure = format!("--trace-stream {addr}: cannot connect to {socket}: {e}"),
+        }
+    }
+    Err(TraceSetupError(failure))
+}
+
 /// Writes the queue's chunks to the collector until the queue is closed and empty.
-fn stream_thread(open: Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>, shared: &Shared) {
+fn stream_thread(open: OpenSink, shared: &Shared) {
     let (lock, ready) = &**shared;
     let fail = |reason: String| {
         if let Ok(mut queue) = lock.lock() {
@@ -767,8 +907,20 @@ mod tests {
             "{}",
             lines[0]
         );
-        assert_eq!(lines.last(), Some(&header));
-        assert_eq!(lines[1..lines.len() - 1].join("\n") + "\n", records);
+        // The .prv text ends at the second header; the .pcf and .row follow, framed.
+        let end = 1 + lines[1..]
+            .iter()
+            .position(|l| l.starts_with("#Paraver"))
+            .expect("a final header");
+        assert_eq!(lines[end], header);
+        assert_eq!(lines[1..end].join("\n") + "\n", records);
+        let pcf = std::fs::read_to_string(dir.join("net.pcf")).expect("written");
+        let row = std::fs::read_to_string(dir.join("net.row")).expect("written");
+        let records = (end - 1) as u64;
+        let (_, trailer) = streamed.split_once(&format!("{header}\n")).expect("the final header");
+        assert_eq!(trailer, stream_trailer(&pcf, &row, records));
+        assert!(trailer.starts_with(&format!("#vesper-pcf {}\nDEFAULT_OPTIONS\n", pcf.len())));
+        assert!(trailer.ends_with(&format!("\n#vesper-end {records}\n")));
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -844,16 +996,34 @@ mod tests {
             no_server.expect_err("refused").to_string(),
             "--trace and --trace-stream need the server's network; drop --no-server"
         );
-        let stream = TraceArgs {
-            trace_stream: Some("localhost".into()),
-            ..TraceArgs::default()
+        let stream_error = |addr: &str| {
+            let stream = TraceArgs {
+                trace_stream: Some(addr.into()),
+                ..TraceArgs::default()
+            };
+            stream.config(SERVE_DATE).expect_err("refused").to_string()
         };
-        let config = stream.config(SERVE_DATE).expect("valid flags");
         assert_eq!(
-            build(&network(), config.as_ref()).expect_err("refused").to_string(),
-            "--trace-stream localhost: expected HOST:PORT with a numeric address (127.0.0.1:9000) or the path of a \
-             named pipe"
+            stream_addr("collector:9000").expect("a host name"),
+            StreamAddr::Host("collector".into())
         );
+        assert_eq!(
+            stream_addr("[::1]:9000").expect("an address"),
+            StreamAddr::Socket("[::1]:9000".parse().expect("an address"))
+        );
+        assert_eq!(
+            stream_addr("/tmp/trace.fifo").expect("a path"),
+            StreamAddr::Pipe("/tmp/trace.fifo".into())
+        );
+        for addr in ["localhost", "collector:port", ":9000"] {
+            assert_eq!(
+                stream_error(addr),
+                format!(
+                    "--trace-stream {addr}: expected HOST:PORT (127.0.0.1:9000, collector:9000) or the path of a \
+                     named pipe"
+                )
+            );
+        }
         let dir = scratch("nothing");
         let nothing = TraceArgs {
             trace_devices: Some("router*".into()),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{signal, start, wait_up_to};
 use vesper_client_dimemas_adapter::LegacyConnection;
-use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
+use vesper_protocol::{ClientMessage, WireTime};
 
 /// `vesper serve ARGS` exits with an error that says `expected`.
 #[track_caller]
@@ -25,19 +25,7 @@ fn assert_refuses(args: &[&str], expected: &str) {
 }
 
 fn send(time: f64, src: u32, dst: u32) -> ClientMessage {
-    ClientMessage::Send(DataMessage {
-        time: WireTime(time),
-        src,
-        dst,
-        tag: Some(7),
-        size: 1024,
-        ev: Token::new("0x55a873d62cc0").expect("token"),
-        ev_out: Token::new("0x55a873d62c60").expect("token"),
-        src_repeat: src,
-        dst_repeat: dst,
-        src_app: 0,
-        dst_app: 0,
-    })
+    common::send_bytes(time, src, dst, 1024)
 }
 
 fn wait(child: &mut Child) -> std::process::ExitStatus {

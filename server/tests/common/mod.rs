@@ -3,17 +3,28 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Lines};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::Duration;
+
+use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
 
 /// Starts `vesper serve` on a free port and returns it with its address, read from
 /// its "listening on" log line.
 pub fn start(extra: &[&str]) -> (Child, SocketAddr) {
+    let (child, addr, lines) =
+        start_listening(&[&["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"], extra].concat());
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+/// Starts `vesper ARGS` (a command that listens, logging "listening on ADDR") and
+/// returns it, its address and the rest of its log, which the caller must drain.
+pub fn start_listening(args: &[&str]) -> (Child, SocketAddr, Lines<BufReader<ChildStderr>>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"])
-        .args(extra)
+        .args(args)
         .env("VESPER_LOG", "info")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -29,9 +40,24 @@ pub fn start(extra: &[&str]) -> (Child, SocketAddr) {
             break addr.trim().parse().expect("a socket address");
         }
     };
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+    (child, addr, lines)
+}
+
+/// A SEND of `size` bytes from `src` to `dst` at `time` [ns], tagged 7.
+pub fn send_bytes(time: f64, src: u32, dst: u32, size: u32) -> ClientMessage {
+    ClientMessage::Send(DataMessage {
+        time: WireTime(time),
+        src,
+        dst,
+        tag: Some(7),
+        size,
+        ev: Token::new("0x55a873d62cc0").expect("token"),
+        ev_out: Token::new("0x55a873d62c60").expect("token"),
+        src_repeat: src,
+        dst_repeat: dst,
+        src_app: 0,
+        dst_app: 0,
+    })
 }
 
 /// Its exit status, or a panic if it runs for more than `seconds` (then it is killed).
