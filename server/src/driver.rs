@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token, Waker};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::coordinator::{ClientId, Command, Coordinator};
@@ -774,10 +774,15 @@ impl Driver {
         conn.queue(&mut self.commands);
         if !conn.spoke {
             if !conn.session.heard() {
-                info!(
-                    "connection from {} closed without a well-formed line; not counted as a client",
-                    conn.peer
-                );
+                if conn.early_rejects == 0 && conn.input.is_empty() && !conn.session.in_batch() {
+                    // A port probe or a health check: routine, every few seconds.
+                    debug!("connection from {} closed without a word; not a client", conn.peer);
+                } else {
+                    info!(
+                        "connection from {} closed without a well-formed line; not counted as a client",
+                        conn.peer
+                    );
+                }
                 self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
                 self.connections.remove(&client);
                 return;
