@@ -14,6 +14,7 @@
 //! [`run`] is the library entry point, so tests start a server on `127.0.0.1:0`.
 
 pub mod bench;
+pub mod cli;
 pub mod collect;
 pub mod config;
 pub mod coordinator;

@@ -1,0 +1,224 @@
+//! `vesper serve`: the co-simulation server on the command line.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Context;
+use tracing::info;
+
+use crate::config::{RendezvousMode, ServerConfig};
+
+use super::network::*;
+use super::*;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (the Dimemas client accepts numeric IPv4 only).
+    #[arg(long, default_value = "127.0.0.1:10000")]
+    pub listen: String,
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    /// Clients to wait for before simulated time starts (several applications may share
+    /// the network).
+    #[arg(long, default_value_t = 1)]
+    pub clients: usize,
+    /// Connections accepted at once; more are refused with a warning.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections: usize,
+    /// Longest line accepted from a client [bytes].
+    #[arg(long, default_value_t = vesper_protocol::DEFAULT_MAX_LINE)]
+    pub max_line: usize,
+    /// Largest reply written at once [bytes]; the legacy client reads 500. 0 = no limit.
+    #[arg(long, default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
+    pub reply_limit: usize,
+    /// Messages one client may have queued or in flight at once.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_in_flight: usize,
+    /// SEND/PROTO lines one batch may hold; the rest of a longer batch is dropped.
+    #[arg(long, default_value_t = 1 << 16)]
+    pub max_batch: usize,
+    /// After each exchange, keep polling the sockets without sleeping for this long
+    /// [µs]: the client usually answers within microseconds, and a sleeping thread
+    /// takes tens of µs to wake. 0 never spins (uses no idle CPU).
+    #[arg(long, default_value_t = 200)]
+    pub spin_us: u64,
+    /// How rendezvous lines are modelled: `dimemas` starts the data at the
+    /// READY_TO_RECV time; `wire` sends the request and the acknowledgment through the
+    /// network as control packets, and the data when the acknowledgment arrives.
+    #[arg(long, value_enum, default_value_t = Rendezvous::Dimemas)]
+    pub rendezvous: Rendezvous,
+    /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
+    #[arg(long, default_value_t = 64)]
+    pub control_size: u32,
+    /// Serve run after run: when every client of a run has finished, the next run
+    /// starts on a fresh network at time zero with the clients that connected
+    /// meanwhile; each run's report is written as it ends (JSON Lines).
+    #[arg(long)]
+    pub keep_serving: bool,
+    /// A client that starts a line or a batch and sends nothing more for this long, or
+    /// leaves its replies unread this long, is dropped [s].
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds)]
+    pub client_timeout: std::time::Duration,
+    /// A connection that sends no well-formed line for this long after connecting is
+    /// closed [s]; raise it for a replayer that takes longer to start.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = seconds)]
+    pub silent_timeout: std::time::Duration,
+    /// Write the JSON statistics report here (default: standard output); `{run}` in
+    /// the name writes a file a run (stats-{run}.json).
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    #[command(flatten)]
+    pub trace: crate::network_trace::TraceArgs,
+    /// The network trace's header date (fixed by default, so that outputs are
+    /// reproducible).
+    #[arg(long, value_name = "DD/MM/YYYY at HH:MM", default_value = crate::network_trace::SERVE_DATE, value_parser = paraver_date)]
+    pub trace_date: String,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Rendezvous {
+    Dimemas,
+    Wire,
+}
+
+pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.clients > 0, "--clients 0: a run needs at least one client");
+    for (flag, value) in [
+        ("--max-connections", args.max_connections),
+        ("--max-in-flight", args.max_in_flight),
+        ("--max-batch", args.max_batch),
+    ] {
+        anyhow::ensure!(value > 0, "{flag} 0: at least 1");
+    }
+    anyhow::ensure!(
+        args.max_line >= MIN_MAX_LINE,
+        "--max-line {}: at least {MIN_MAX_LINE} bytes, or no SEND line fits",
+        args.max_line
+    );
+    let trace = args.trace.config(&args.trace_date)?;
+    if args.keep_serving
+        && let Some(file) = trace.as_ref().and_then(|t| t.file.as_deref())
+        && !file.to_string_lossy().contains(crate::config::RUN_PLACEHOLDER)
+    {
+        anyhow::bail!(
+            "--trace {} with --keep-serving: every run writes its own trace; put {{run}} in the name (net-{{run}}.prv)",
+            file.display()
+        );
+    }
+    // Before the network is built or anyone connects: a report that cannot be written
+    // is found now, not after the run.
+    let writer =
+        crate::report::ReportWriter::open(args.stats.as_deref(), args.keep_serving).map_err(anyhow::Error::msg)?;
+    let (spec, origin) = args.net.spec(None)?;
+    let config = ServerConfig {
+        network: args.net.resolve(&spec, &origin, &[])?,
+        clients: args.clients,
+        max_connections: args.max_connections,
+        max_line: args.max_line,
+        reply_limit: (args.reply_limit > 0).then_some(args.reply_limit),
+        max_in_flight: args.max_in_flight,
+        max_batch: args.max_batch,
+        exit_when_done: !args.keep_serving,
+        client_timeout: args.client_timeout,
+        silent_timeout: args.silent_timeout,
+        spin: std::time::Duration::from_micros(args.spin_us),
+        rendezvous: match args.rendezvous {
+            Rendezvous::Dimemas => RendezvousMode::Dimemas,
+            Rendezvous::Wire => RendezvousMode::Wire {
+                control_bytes: args.control_size,
+            },
+        },
+        trace,
+        ..ServerConfig::default()
+    };
+    if let Some(limit) = config.reply_limit {
+        anyhow::ensure!(
+            limit >= 256,
+            "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)"
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let writer = Arc::new(Mutex::new(writer));
+    let write_failed = Arc::new(AtomicBool::new(false));
+    let reports: crate::driver::RunReports = {
+        let writer = Arc::clone(&writer);
+        let failed = Arc::clone(&write_failed);
+        Box::new(
+            move |report| match writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report) {
+                Ok(to) => info!("run {}: report written to {to}", report.run),
+                Err(e) => {
+                    tracing::error!("run {}: {e}", report.run);
+                    failed.store(true, Ordering::Relaxed);
+                }
+            },
+        )
+    };
+    let (signal, served) = runtime.block_on(async {
+        // Before anyone can connect: a signal that came earlier would kill the process
+        // without its report.
+        let (signal, shutdown) = shutdown_signal()?;
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
+        anyhow::Ok((signal, crate::serve(listener, config, shutdown, reports).await))
+    })?;
+    let served = match served {
+        Ok(served) => served,
+        // A run the model stopped still reports what it did until then, then fails.
+        Err(crate::ServerError::Stopped { stopped, report }) => {
+            let written = writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report);
+            written.map_err(anyhow::Error::msg)?;
+            return Err(stopped.into());
+        }
+        Err(e) => return Err(args.net.name_build_error(e.into(), &origin)),
+    };
+    anyhow::ensure!(
+        !write_failed.load(Ordering::Relaxed),
+        "a run's report could not be written (see the log)"
+    );
+    if served.interrupted {
+        // Scripts and containers tell an interrupted run from a finished one: 128 + the
+        // signal, as a shell reports a process the signal killed.
+        let signal = signal.load(Ordering::Relaxed);
+        tracing::warn!("stopped by signal {signal} before every client had finished");
+        std::process::exit(128 + signal);
+    }
+    Ok(())
+}
+
+/// The shortest `--max-line` that holds a `SEND` line of the legacy client [bytes].
+pub const MIN_MAX_LINE: usize = 64;
+
+/// A future that resolves on Ctrl-C or SIGTERM, and the number of the signal that came
+/// (0 until then); the handlers are installed at once (a future that installed them
+/// when first polled would leave the process to die of a signal that came before).
+#[cfg(unix)]
+pub fn shutdown_signal() -> anyhow::Result<(Arc<AtomicI32>, impl Future<Output = ()>)> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch for Ctrl-C")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot watch for SIGTERM")?;
+    let which = Arc::new(AtomicI32::new(0));
+    let came = Arc::clone(&which);
+    Ok((which, async move {
+        let number = tokio::select! {
+            _ = interrupt.recv() => 2,
+            _ = terminate.recv() => 15,
+        };
+        came.store(number, Ordering::Relaxed);
+    }))
+}
+
+/// A future that resolves on Ctrl-C.
+#[cfg(not(unix))]
+pub fn shutdown_signal() -> anyhow::Result<(Arc<AtomicI32>, impl Future<Output = ()>)> {
+    let which = Arc::new(AtomicI32::new(0));
+    let came = Arc::clone(&which);
+    Ok((which, async move {
+        let _ = tokio::signal::ctrl_c().await;
+        came.store(2, Ordering::Relaxed);
+    }))
+}

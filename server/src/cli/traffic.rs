@@ -1,0 +1,355 @@
+//! `vesper traffic`: open-loop synthetic traffic for latency–load curves.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use vesper_netmodels::SimTime;
+
+use crate::network_file::{self, NetworkSpec, RoutingName, SwitchName};
+use crate::preset;
+
+use super::network::*;
+use super::*;
+
+#[derive(Debug, clap::Args)]
+// The network's --pattern (pattern-aware routing) gives way to the traffic pattern.
+#[command(mut_arg("pattern", |a| a.long("routing-pattern")))]
+pub struct TrafficArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    /// Where packets go: uniform, uniform-self, hot-spot[:HOST[:FRACTION]],
+    /// hot-region[:FIRST:COUNT[:FRACTION]], bit-complement, bit-reversal, transpose,
+    /// butterfly, perfect-shuffle, tornado[:NX], nearest-neighbour, random-permutation
+    /// (seed 002, Table 12; bit permutations need a power-of-two number of hosts).
+    #[arg(long = "pattern", value_name = "PATTERN", default_value = "uniform")]
+    pub traffic_pattern: String,
+    /// Offered load per host: a fraction of its link's rate on the wire, the same as
+    /// flits per host per flit time.
+    #[arg(long, conflicts_with = "sweep", required_unless_present = "sweep")]
+    pub load: Option<f64>,
+    /// A latency–load curve: loads FROM:TO:STEP, stopping one point past saturation.
+    #[arg(long, value_name = "FROM:TO:STEP")]
+    pub sweep: Option<String>,
+    /// When packets are created: every flit time with a fixed probability (bernoulli)
+    /// or with exponential gaps (poisson).
+    #[arg(long, value_enum, default_value_t = ProcessArg::Bernoulli)]
+    pub process: ProcessArg,
+    /// Packet size as flits on the wire, header included (payload = FLITS × flit bytes
+    /// − header) [default: 16].
+    #[arg(long, value_name = "FLITS", conflicts_with_all = ["size", "size_range", "size_bimodal"])]
+    pub size_flits: Option<u32>,
+    /// Packet payload [bytes].
+    #[arg(long, value_name = "BYTES", conflicts_with_all = ["size_range", "size_bimodal"])]
+    pub size: Option<u32>,
+    /// Payloads drawn uniformly from MIN to MAX bytes.
+    #[arg(long, value_name = "MIN:MAX", conflicts_with = "size_bimodal")]
+    pub size_range: Option<String>,
+    /// SMALL bytes, or LARGE bytes PERCENT % of the time.
+    #[arg(long, value_name = "SMALL:LARGE:PERCENT")]
+    pub size_bimodal: Option<String>,
+    /// Messages a host's source queue holds; packets created at a full queue are dropped
+    /// [default: unlimited].
+    #[arg(long, value_name = "MESSAGES")]
+    pub source_queue: Option<u32>,
+    /// Warm-up before measuring [µs, or cycles with --cycles; default: 50 µs or 5,000
+    /// cycles].
+    #[arg(long, value_name = "TIME")]
+    pub warmup: Option<f64>,
+    /// Measurement window: statistics cover the packets created in it [µs, or cycles;
+    /// default: 200 µs or 20,000 cycles].
+    #[arg(long, value_name = "TIME")]
+    pub measure: Option<f64>,
+    /// Longest wait for the measured packets after the window [µs, or cycles; default:
+    /// the window's length].
+    #[arg(long, value_name = "TIME")]
+    pub drain: Option<f64>,
+    /// Cycle-compatible units: one time unit is one flit on one link; --warmup,
+    /// --measure, --drain, --router-delay, --link-delay and every latency reported are
+    /// in those units.
+    #[arg(long)]
+    pub cycles: bool,
+    /// --cycles: the switches' routing (pipeline) delay [cycles].
+    #[arg(long, value_name = "CYCLES", requires = "cycles")]
+    pub router_delay: Option<u32>,
+    /// --cycles: the cables' propagation delay [cycles].
+    #[arg(long, value_name = "CYCLES", requires = "cycles")]
+    pub link_delay: Option<u32>,
+    /// Seed of the generators (each point's own seed comes from it and its load).
+    #[arg(long, default_value_t = 1)]
+    pub traffic_seed: u64,
+    /// One curve per routing on the same network, e.g. d-mod-k,random.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "ROUTING,…")]
+    pub compare_routing: Vec<RoutingName>,
+    /// One curve per switch architecture, e.g. output-queued,wormhole.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "SWITCH,…")]
+    pub compare_switch: Vec<SwitchName>,
+    /// One curve per preset (with the other flags applied to each).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,…", conflicts_with_all = ["compare_routing", "compare_switch", "compare_network"])]
+    pub compare_preset: Vec<String>,
+    /// One curve per network file (with the other flags applied to each).
+    #[arg(long, value_delimiter = ',', value_name = "FILE,…", conflicts_with_all = ["compare_routing", "compare_switch"])]
+    pub compare_network: Vec<String>,
+    /// Points simulated at once [default: the machine's cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Points of a --sweep kept after the first saturated one [default: 1].
+    #[arg(long)]
+    pub past_saturation: Option<usize>,
+    /// Print the curves as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a latency–load and throughput–load plot here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProcessArg {
+    Bernoulli,
+    Poisson,
+}
+
+/// `vesper traffic`: the configurations the flags name, their curves, and the outputs.
+pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
+    use crate::traffic::{self, Configuration};
+
+    // (clap's `requires` would let --load, which conflicts with --sweep, stand in.)
+    anyhow::ensure!(
+        args.past_saturation.is_none() || args.sweep.is_some(),
+        "--past-saturation is for a --sweep (a single --load has no points past saturation)"
+    );
+    let (base, origin) = args.net.spec(Some("kary-ntree"))?;
+    let overrides = args.net.overrides().0;
+    // (label, description, where it came from)
+    let mut specs: Vec<(String, NetworkSpec, String)> = Vec::new();
+    if !args.compare_preset.is_empty() {
+        for name in &args.compare_preset {
+            let mut spec = preset::spec(name).map_err(|e| anyhow::anyhow!("--compare-preset: {e}"))?;
+            spec.overlay(overrides.clone());
+            specs.push((name.clone(), spec, format!("preset {name}")));
+        }
+    } else if !args.compare_network.is_empty() {
+        for file in &args.compare_network {
+            let mut spec = network_file::read_spec(std::path::Path::new(file))
+                .with_context(|| format!("--compare-network {file}"))?;
+            spec.overlay(overrides.clone());
+            specs.push((file.clone(), spec, file.clone()));
+        }
+    } else {
+        let routings: Vec<Option<RoutingName>> = match args.compare_routing.as_slice() {
+            [] => vec![None],
+            list => list.iter().copied().map(Some).collect(),
+        };
+        let switches: Vec<Option<SwitchName>> = match args.compare_switch.as_slice() {
+            [] => vec![None],
+            list => list.iter().copied().map(Some).collect(),
+        };
+        for routing in &routings {
+            for switch in &switches {
+                let mut spec = base.clone();
+                let mut label = Vec::new();
+                if let Some(r) = routing {
+                    spec.routing = Some(*r);
+                    label.push(value_name(r));
+                }
+                if let Some(s) = switch {
+                    spec.switch = Some(*s);
+                    label.push(value_name(s));
+                    // The base's fields of other switch kinds do not apply to this one (the
+                    // flags' still do, and are refused as usual).
+                    if *s != SwitchName::Wormhole {
+                        spec.flit_bytes = overrides.flit_bytes;
+                        spec.buffer_bytes = overrides.buffer_bytes;
+                        spec.bubble = overrides.bubble;
+                        spec.arbitration = overrides.arbitration;
+                        spec.initial_pointer = overrides.initial_pointer.clone();
+                        if spec.routing != Some(RoutingName::Random) {
+                            spec.seed = overrides.seed;
+                        }
+                    }
+                    if *s != SwitchName::Cioq {
+                        spec.speedup = overrides.speedup;
+                        spec.virtual_output_queues = overrides.virtual_output_queues;
+                    }
+                }
+                let label = if label.is_empty() {
+                    origin.clone()
+                } else {
+                    label.join(", ")
+                };
+                specs.push((label, spec, origin.clone()));
+            }
+        }
+    }
+    let loads = match (&args.sweep, args.load) {
+        (Some(sweep), _) => traffic::parse_sweep(sweep).map_err(anyhow::Error::msg)?,
+        (None, Some(load)) if load.is_finite() && load > 0.0 => vec![load],
+        (None, load) => anyhow::bail!(
+            "--load {}: the offered load must be a positive fraction of the link rate",
+            load.map_or("-".into(), |l| l.to_string())
+        ),
+    };
+    let pattern: vesper_netmodels::traffic::Pattern = args
+        .traffic_pattern
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--pattern {e}"))?;
+    let mut configurations = Vec::new();
+    // The network's --pattern is --routing-pattern here.
+    let resolve = |spec: &NetworkSpec, origin: &str| {
+        args.net
+            .resolve(spec, origin, &[])
+            .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--pattern ", "--routing-pattern ")))
+    };
+    for (label, mut spec, origin) in specs {
+        // Pattern-aware routing without a pattern file: routes chosen for the traffic's
+        // permutation (one phase, host to host); the hosts come from the tree itself.
+        if spec.routing == Some(RoutingName::PatternAware) && spec.pattern.is_none() {
+            let probe = NetworkSpec {
+                routing: Some(RoutingName::DModK),
+                ..spec.clone()
+            };
+            let hosts = resolve(&probe, &origin)?.hosts;
+            let destinations = pattern
+                .destinations(hosts, args.traffic_seed)
+                .map_err(|e| anyhow::anyhow!("--pattern {e} ({label})"))?;
+            let table = destinations.permutation().with_context(|| {
+                format!("{label}: pattern-aware routing needs a permutation pattern or --routing-pattern FILE")
+            })?;
+            spec.pattern_phases = Some(vec![(0..).zip(table.iter().copied()).collect()]);
+        }
+        let mut network = resolve(&spec, &origin)?;
+        let mut link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
+        let flit_ns = link.bandwidth.serialization_time(u64::from(link.flit_bytes)).as_ps() as f64 / 1e3;
+        if args.router_delay.is_some() || args.link_delay.is_some() {
+            spec.routing_latency_ns = args
+                .router_delay
+                .map(|c| f64::from(c) * flit_ns)
+                .or(spec.routing_latency_ns);
+            spec.link_latency_ns = args.link_delay.map(|c| f64::from(c) * flit_ns).or(spec.link_latency_ns);
+            network = resolve(&spec, &origin)
+                .with_context(|| format!("--router-delay and --link-delay: cycles of {flit_ns} ns ({label})"))?;
+            link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
+        }
+        let spec = traffic_spec(&args, &link, pattern, flit_ns)?;
+        // Checked here, so that a bad pattern is reported before any simulation.
+        spec.pattern
+            .destinations(network.hosts, 0)
+            .map_err(|e| anyhow::anyhow!("--pattern {e} ({label})"))?;
+        configurations.push(Configuration { label, network, spec });
+    }
+    anyhow::ensure!(args.threads != Some(0), "--threads 0: at least 1");
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let curves = traffic::sweep(
+        &configurations,
+        &loads,
+        threads,
+        args.past_saturation.unwrap_or(1),
+        args.cycles,
+    )?;
+    if let Some(path) = &args.svg {
+        std::fs::write(path, traffic::svg(&curves))
+            .with_context(|| format!("--svg {}: cannot write", path.display()))?;
+        eprintln!("plot written to {}", path.display());
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&curves)?);
+    } else {
+        print!("{}", traffic::table(&curves));
+        if let Some(mib) = crate::bench::peak_memory_mib() {
+            println!("peak memory of the process: {mib:.1} MiB");
+        }
+    }
+    Ok(())
+}
+
+/// The traffic the flags describe for a network with host link `link` (`flit_ns`: its
+/// flit time, the unit of `--cycles`).
+pub fn traffic_spec(
+    args: &TrafficArgs,
+    link: &vesper_netmodels::traffic::HostLink,
+    pattern: vesper_netmodels::traffic::Pattern,
+    flit_ns: f64,
+) -> anyhow::Result<vesper_netmodels::traffic::TrafficSpec> {
+    use vesper_netmodels::traffic::{Process, Sizes, TrafficSpec};
+
+    let pair = |flag: &str, text: &str, n: usize| -> anyhow::Result<Vec<u32>> {
+        let values: Vec<u32> = text
+            .split(':')
+            .map(|v| v.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| anyhow::anyhow!("{flag} {text}: give {n} whole numbers separated by ':'"))?;
+        anyhow::ensure!(
+            values.len() == n,
+            "{flag} {text}: give {n} whole numbers separated by ':'"
+        );
+        Ok(values)
+    };
+    let sizes = if let Some(bytes) = args.size {
+        Sizes::Fixed(bytes)
+    } else if let Some(text) = &args.size_range {
+        let v = pair("--size-range", text, 2)?;
+        anyhow::ensure!(v[0] <= v[1], "--size-range {text}: MIN above MAX");
+        Sizes::Uniform { min: v[0], max: v[1] }
+    } else if let Some(text) = &args.size_bimodal {
+        let v = pair("--size-bimodal", text, 3)?;
+        anyhow::ensure!(v[2] <= 100, "--size-bimodal {text}: PERCENT is at most 100");
+        Sizes::Bimodal {
+            small: v[0],
+            large: v[1],
+            large_percent: v[2],
+        }
+    } else {
+        let flits = args.size_flits.unwrap_or(16);
+        let wire = u64::from(flits) * u64::from(link.flit_bytes);
+        let header = u64::from(link.adapter.header_bytes);
+        anyhow::ensure!(
+            wire > header,
+            "--size-flits {flits}: {flits} flits of {} bytes must hold the {header}-byte header and some payload",
+            link.flit_bytes
+        );
+        anyhow::ensure!(
+            wire - header <= u64::from(u32::MAX),
+            "--size-flits {flits}: {flits} flits of {} bytes make a payload over 4 GiB, the largest message",
+            link.flit_bytes
+        );
+        Sizes::Fixed((wire - header) as u32)
+    };
+    // µs, or flit times with --cycles.
+    let time = |flag: &str, value: Option<f64>, default_us: f64, default_cycles: f64| -> anyhow::Result<SimTime> {
+        let (value, ns_per_unit) = if args.cycles {
+            (value.unwrap_or(default_cycles), flit_ns)
+        } else {
+            (value.unwrap_or(default_us), 1e3)
+        };
+        anyhow::ensure!(
+            value.is_finite() && value >= 0.0,
+            "{flag} {value}: give a time of zero or more"
+        );
+        SimTime::from_wire_ns(value * ns_per_unit).map_err(|e| anyhow::anyhow!("{flag} {value}: {e}"))
+    };
+    let measure = time("--measure", args.measure, 200.0, 20_000.0)?;
+    anyhow::ensure!(
+        measure > SimTime::ZERO,
+        "--measure: the window must be longer than zero"
+    );
+    let drain_default = args.measure.unwrap_or(if args.cycles { 20_000.0 } else { 200.0 });
+    if let Some(0) = args.source_queue {
+        anyhow::bail!("--source-queue 0: a source queue holds at least one message");
+    }
+    Ok(TrafficSpec {
+        pattern,
+        process: match args.process {
+            ProcessArg::Bernoulli => Process::Bernoulli,
+            ProcessArg::Poisson => Process::Poisson,
+        },
+        load: 1.0,
+        sizes,
+        source_queue: args.source_queue,
+        warmup: time("--warmup", args.warmup, 50.0, 5_000.0)?,
+        measure,
+        drain: time("--drain", args.drain, drain_default, drain_default)?,
+        seed: args.traffic_seed,
+    })
+}
