@@ -19,8 +19,8 @@ use super::*;
 pub struct NetworkArgs {
     /// The network: `crossbar` (one output-queued switch, 2 Gb/s links), `ideal` (no
     /// contention: latency + size / bandwidth, to calibrate against the replayer), or a
-    /// TOML network file (see README: topology, switches, routing, mapping). The flags
-    /// below override its fields.
+    /// TOML network file (see docs/network-files.md: topology, switches, routing,
+    /// mapping). The flags below override its fields.
     #[arg(long, value_name = "crossbar|ideal|FILE")]
     pub network: Option<String>,
     /// A built-in network instead: fat-tree, fat-tree-512, two-rail-fat-tree,
