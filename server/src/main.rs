@@ -21,11 +21,12 @@ use vesper_server::cli::traffic::{TrafficArgs, traffic};
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    verb: Verb,
 }
 
+/// What `vesper` is asked to do (a subcommand).
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Verb {
     /// Run the co-simulation server.
     Serve(Box<ServeArgs>),
     /// Replay a Dimemas trace or a synthetic workload against an in-process server over loopback (or
@@ -51,7 +52,7 @@ fn main() -> anyhow::Result<()> {
     use clap::{CommandFactory as _, FromArgMatches as _};
     let matches = Cli::command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    if let (Command::Run(args), Some(run)) = (&mut cli.command, matches.subcommand_matches("run")) {
+    if let (Verb::Run(args), Some(run)) = (&mut cli.verb, matches.subcommand_matches("run")) {
         args.workload_flags = WORKLOAD_FLAGS
             .iter()
             .filter(|(id, _)| run.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
@@ -71,8 +72,8 @@ fn main() -> anyhow::Result<()> {
         ));
     }
     // A server reports as it goes; `run` prints its result, and logs only problems.
-    let default_level = match cli.command {
-        Command::Run(_) | Command::Traffic(_) => "warn",
+    let default_level = match cli.verb {
+        Verb::Run(_) | Verb::Traffic(_) => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()
@@ -82,12 +83,12 @@ fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_env("VESPER_LOG").unwrap_or_else(|_| default_level.into()),
         )
         .init();
-    match cli.command {
-        Command::Serve(args) => serve(*args),
-        Command::Run(args) => run(*args),
-        Command::Topo(args) => topo(*args),
-        Command::Traffic(args) => traffic(*args),
-        Command::Collect(args) => Ok(vesper_server::collect::collect(&args)?),
-        Command::Bench(command) => bench(command),
+    match cli.verb {
+        Verb::Serve(args) => serve(*args),
+        Verb::Run(args) => run(*args),
+        Verb::Topo(args) => topo(*args),
+        Verb::Traffic(args) => traffic(*args),
+        Verb::Collect(args) => Ok(vesper_server::collect::collect(&args)?),
+        Verb::Bench(command) => bench(command),
     }
 }

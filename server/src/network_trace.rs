@@ -61,7 +61,7 @@ use vesper_netmodels::{
 };
 
 use crate::config::NetworkConfig;
-use crate::server::ServerError;
+use crate::sync::listener::ServerError;
 
 /// Bytes of records sent to the stream at once.
 pub const STREAM_CHUNK: usize = 64 * 1024;

@@ -144,7 +144,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .build()?;
     let writer = Arc::new(Mutex::new(writer));
     let write_failed = Arc::new(AtomicBool::new(false));
-    let reports: crate::driver::RunReports = {
+    let reports: crate::sync::driver::RunReports = {
         let writer = Arc::clone(&writer);
         let failed = Arc::clone(&write_failed);
         Box::new(

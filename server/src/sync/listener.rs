@@ -1,6 +1,6 @@
 //! The listener: accepts connections on tokio (with backoff on errors and a connection
 //! limit), sets `TCP_NODELAY` on each, and hands the socket to the simulation thread
-//! ([`crate::driver`]), which owns the coordinator and the simulation.
+//! ([`crate::sync::driver`]), which owns the coordinator and the simulation.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,9 +10,9 @@ use tokio::net::TcpListener;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
-use crate::coordinator::Coordinator;
-use crate::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served};
 use crate::report::Report;
+use crate::sync::coordinator::Coordinator;
+use crate::sync::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served};
 
 /// The kernel's send buffer of a client socket [bytes].
 pub const SEND_BUFFER: usize = 64 * 1024;
@@ -30,7 +30,7 @@ pub enum ServerError {
     #[error("{stopped}")]
     Stopped {
         /// why
-        stopped: crate::coordinator::Stopped,
+        stopped: crate::sync::coordinator::Stopped,
         /// the statistics up to the stop
         report: Box<Report>,
     },

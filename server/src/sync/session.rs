@@ -18,8 +18,8 @@ use tracing::warn;
 use vesper_protocol::ClientMessage;
 use vesper_protocol::codec::{ClientLines, Line, LineCodec};
 
-use crate::coordinator::{BatchItem, ClientId, Command};
 use crate::log_budget::LogBudget;
+use crate::sync::coordinator::{BatchItem, ClientId, Command};
 
 /// Limits a session enforces on its own.
 #[derive(Debug, Clone, Copy)]

@@ -58,9 +58,9 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{debug, error, info, warn};
 
 use crate::config::ServerConfig;
-use crate::coordinator::{ClientId, Command, Coordinator};
 use crate::report::Report;
-use crate::session::{Session, SessionLimits};
+use crate::sync::coordinator::{ClientId, Command, Coordinator};
+use crate::sync::session::{Session, SessionLimits};
 
 /// How often a long run logs where it is.
 const STATUS_EVERY: Duration = Duration::from_secs(10);

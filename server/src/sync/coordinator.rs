@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The coordinator is pure logic: it takes commands and hands out replies, and the
-//! driver ([`crate::driver`]) does the I/O on the same thread.
+//! driver ([`crate::sync::driver`]) does the I/O on the same thread.
 //!
 //! Invariants (see `shared/spec/protocol.md`, "Synchronisation"):
 //! - the model processes events at time `e` only if every client allows it: a client
@@ -37,8 +37,8 @@ use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage,
 
 use crate::config::{RendezvousMode, ServerConfig};
 use crate::log_budget::LogBudget;
-use crate::rendezvous::{Ready, RendezvousId, RendezvousTable};
 use crate::report::{ClientReport, Report, SimulationReport, WallReport};
+use crate::sync::rendezvous::{Ready, RendezvousId, RendezvousTable};
 use crate::translate;
 
 /// Identifies a connection, in accept order.
