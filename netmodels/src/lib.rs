@@ -16,7 +16,6 @@ pub mod adapter;
 pub mod engine;
 pub mod ids;
 pub mod link;
-pub mod multirail;
 pub mod network;
 pub mod rng;
 pub mod simulation;
@@ -27,16 +26,15 @@ pub mod time;
 pub mod topology;
 pub mod trace;
 pub mod traffic;
-pub mod wormhole;
 
 pub use adapter::{AdapterParams, Interleave};
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
-pub use multirail::{MultiRail, RailPolicy};
 pub use network::Network;
 pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
+pub use topology::multirail::{MultiRail, RailPolicy};
 pub use topology::{
     Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList, PatternRoutes, PhaseLoad, Routing,
     Topology, TopologyError, Torus, TorusError, Xgft, XgftError,

@@ -11,9 +11,9 @@
 
 use std::io;
 
-use crate::multirail::MultiRail;
 use crate::simulation::{Delivery, InjectError, MessageSpec};
 use crate::time::SimTime;
+use crate::topology::multirail::MultiRail;
 use crate::trace::TraceSink;
 use crate::trace::paraver::TraceSummary;
 

@@ -22,11 +22,11 @@ use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
 use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
+use crate::switch::wormhole::{Ctx, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
 use crate::trace::{BufferSide, LinkTraversal, NullSink, PortRef, TraceSink};
-use crate::wormhole::{Ctx, WormEvent, WormholeFabric};
 
 /// A message handed to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@
 //!   `speedup` × the link rate when both their input and their output crossbar ports
 //!   are free, and wait again in the output queue for the link.
 //!
-//! - **wormhole** (Myrinet-like), in [`crate::wormhole`]: flits, small input (slack)
+//! - **wormhole** (Myrinet-like), in [`crate::switch::wormhole`]: flits, small input (slack)
 //!   buffers with stop/go flow control, an output held by one worm from its head to its
 //!   tail, round-robin or oldest-first output arbitration; optionally bubble flow
 //!   control (virtual cut-through admission) for the rings of tori.
@@ -28,6 +28,7 @@
 use crate::time::SimTime;
 
 pub mod cioq;
+pub mod wormhole;
 
 /// Default routing decision time of a Myrinet Xbar32-class switch.
 pub const DEFAULT_ROUTING_LATENCY: SimTime = SimTime::from_ns(100);
@@ -101,7 +102,7 @@ pub struct WormholeParams {
     /// bubble flow control: outputs admit whole packets only (virtual cut-through), and
     /// a packet entering a torus ring needs room for two; required by dimension-order
     /// routing on a torus with rings. Needs `buffer_bytes` to hold two of the adapters'
-    /// largest packets below the STOP threshold (see [`crate::wormhole`])
+    /// largest packets below the STOP threshold (see [`crate::switch::wormhole`])
     pub bubble: bool,
 }
 

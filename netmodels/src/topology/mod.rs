@@ -16,6 +16,7 @@ use crate::link::LinkParams;
 use crate::rng::Rng;
 
 pub mod explicit;
+pub mod multirail;
 pub mod torus;
 pub mod xgft;
 

@@ -47,11 +47,11 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::ids::Device;
-use crate::multirail::{MultiRail, RailPolicy};
 use crate::network::Network;
 use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder};
 use crate::time::SimTime;
 use crate::topology::Topology;
+use crate::topology::multirail::{MultiRail, RailPolicy};
 use crate::trace::select::{DeviceSelection, TimeWindow};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
 

@@ -34,11 +34,11 @@ use std::collections::BinaryHeap;
 
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
-use crate::multirail::MultiRail;
 use crate::rng::Rng;
 use crate::simulation::{Delivery, InjectError, MessageSpec};
 use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
+use crate::topology::multirail::MultiRail;
 
 pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError};
 

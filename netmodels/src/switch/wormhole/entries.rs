@@ -83,8 +83,8 @@ impl Entries {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::switch::wormhole::runs::Runs;
     use crate::time::SimTime;
-    use crate::wormhole::runs::Runs;
 
     fn entry(packet: u32) -> Entry {
         Entry {

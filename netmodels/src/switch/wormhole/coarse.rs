@@ -36,10 +36,10 @@
 
 use crate::ids::Device;
 use crate::slab::Slab;
+use crate::switch::wormhole::runs::{Run, Runs, first_go, first_stop};
+use crate::switch::wormhole::{Awaits, Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
 use crate::time::SimTime;
 use crate::trace::TraceSink;
-use crate::wormhole::runs::{Run, Runs, first_go, first_stop};
-use crate::wormhole::{Awaits, Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
 
 impl WormholeFabric {
     /// Recomputes `port`'s plan from now, and every plan downstream that depends on it:
