@@ -25,6 +25,14 @@
 //! - a destination adapter takes flits as fast as they come; a message completes when
 //!   the last flit of its last packet has arrived.
 //!
+//! Routing of no delay (`routing_latency` 0) is deterministic but ordered by events: a
+//! head freed at the instant the tail ahead of it leaves is routed at that same instant,
+//! after that instant's arbitration has run, so it takes an idle output (or joins an
+//! arbitration still queued) in the order its events were queued (the event queue is
+//! FIFO on ties), not by the arbitration policy. The same inputs give the same results;
+//! the policy just does not decide at that instant. Such networks always take the fine
+//! path (every flit), about 5.6 times slower than the coarse one.
+//!
 //! Bubble flow control ([`WormholeParams::bubble`]) is for the rings of a torus.
 //! Dimension-order routing around a ring is a cycle of channel dependencies: worms
 //! waiting for one another all the way round deadlock. Routers with virtual channels cut
