@@ -19,13 +19,13 @@ pub mod collect;
 pub mod config;
 pub mod log_budget;
 pub mod network_file;
+pub mod network_summary;
 pub mod network_trace;
 pub mod preset;
-pub mod replay;
+pub mod replay_job;
 pub mod report;
 pub mod sync;
-pub mod topo;
-pub mod traffic;
+pub mod traffic_sweep;
 pub mod translate;
 
 pub use config::{NetworkConfig, ServerConfig};

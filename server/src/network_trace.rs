@@ -838,7 +838,7 @@ mod tests {
     fn replay(trace: Option<TraceConfig>) -> crate::Report {
         let workload = Workload::all_to_all(4, 5000);
         let programs = Box::new(Cursor::new(workload));
-        let (_, report) = crate::replay::over_server(
+        let (_, report) = crate::replay_job::over_server(
             network(),
             trace,
             programs,

@@ -489,14 +489,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 let mut alone = Methods::default();
                 alone.choose(choice).is_ok() && alone.any_analytic()
             });
-            let refused = crate::replay::InProcessOnly {
+            let refused = crate::replay_job::InProcessOnly {
                 network_flags: &args.network_flags,
                 trace_flags: &args.trace_flags,
                 analytic_without_config: analytic
                     .filter(|_| methods.any_analytic() && args.config.is_none())
                     .map(String::as_str),
             };
-            Some(crate::replay::ExternalServer::new(address, args.server_wait, refused)?)
+            Some(crate::replay_job::ExternalServer::new(
+                address,
+                args.server_wait,
+                refused,
+            )?)
         }
         None => None,
     };
@@ -657,8 +661,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // The network, and the node count it offers, are the server's own.
         Some(server) => {
             let progress = new_progress(programs.total());
-            let outcome =
-                crate::replay::over_external_server(server, programs, options.clone(), spin, show_progress(&progress))?;
+            let outcome = crate::replay_job::over_external_server(
+                server,
+                programs,
+                options.clone(),
+                spin,
+                show_progress(&progress),
+            )?;
             (
                 outcome,
                 None,
@@ -711,7 +720,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     None,
                 )
             } else {
-                let (outcome, report) = crate::replay::over_server(
+                let (outcome, report) = crate::replay_job::over_server(
                     network.clone(),
                     trace,
                     programs,
@@ -838,7 +847,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// Where the report of the external server `vesper run --server` replayed against is:
 /// with the server, which writes it itself.
-pub fn external_report_note(server: &crate::replay::ExternalServer) -> String {
+pub fn external_report_note(server: &crate::replay_job::ExternalServer) -> String {
     format!(
         "the report is the server's own: vesper serve at {} prints it, or writes it to its --stats",
         server.address()

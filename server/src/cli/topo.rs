@@ -57,7 +57,7 @@ pub fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
         args.net.network = Some(file.display().to_string());
     }
     let network = network(&args.net, None)?;
-    let summaries = crate::topo::summarize(&network);
+    let summaries = crate::network_summary::summarize(&network);
     anyhow::ensure!(
         !summaries.is_empty(),
         "the ideal network has no topology: it joins every pair of hosts without contention"
@@ -90,8 +90,8 @@ pub fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
             eprintln!("note: {devices} devices; Graphviz takes long to lay out pictures of this size");
         }
         let picture = match &network.fabric {
-            FabricConfig::Switched(s) => crate::topo::dot(s, network.hosts),
-            FabricConfig::MultiRail { rails, .. } => crate::topo::dot_rails(rails, network.hosts),
+            FabricConfig::Switched(s) => crate::network_summary::dot(s, network.hosts),
+            FabricConfig::MultiRail { rails, .. } => crate::network_summary::dot_rails(rails, network.hosts),
             FabricConfig::Ideal(_) => String::new(),
         };
         std::fs::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;

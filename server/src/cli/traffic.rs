@@ -111,7 +111,7 @@ pub enum ProcessArg {
 
 /// `vesper traffic`: the configurations the flags name, their curves, and the outputs.
 pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
-    use crate::traffic::{self, Configuration};
+    use crate::traffic_sweep::{self, Configuration};
 
     // (clap's `requires` would let --load, which conflicts with --sweep, stand in.)
     anyhow::ensure!(
@@ -182,7 +182,7 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
         }
     }
     let loads = match (&args.sweep, args.load) {
-        (Some(sweep), _) => traffic::parse_sweep(sweep).map_err(anyhow::Error::msg)?,
+        (Some(sweep), _) => traffic_sweep::parse_sweep(sweep).map_err(anyhow::Error::msg)?,
         (None, Some(load)) if load.is_finite() && load > 0.0 => vec![load],
         (None, load) => anyhow::bail!(
             "--load {}: the offered load must be a positive fraction of the link rate",
@@ -218,7 +218,7 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
             spec.pattern_phases = Some(vec![(0..).zip(table.iter().copied()).collect()]);
         }
         let mut network = resolve(&spec, &origin)?;
-        let mut link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
+        let mut link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         let flit_ns = link.bandwidth.serialization_time(u64::from(link.flit_bytes)).as_ps() as f64 / 1e3;
         if args.router_delay.is_some() || args.link_delay.is_some() {
             spec.routing_latency_ns = args
@@ -228,7 +228,7 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
             spec.link_latency_ns = args.link_delay.map(|c| f64::from(c) * flit_ns).or(spec.link_latency_ns);
             network = resolve(&spec, &origin)
                 .with_context(|| format!("--router-delay and --link-delay: cycles of {flit_ns} ns ({label})"))?;
-            link = traffic::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
+            link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         }
         let spec = traffic_spec(&args, &link, pattern, flit_ns)?;
         // Checked here, so that a bad pattern is reported before any simulation.
@@ -241,7 +241,7 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let curves = traffic::sweep(
+    let curves = traffic_sweep::sweep(
         &configurations,
         &loads,
         threads,
@@ -249,14 +249,14 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
         args.cycles,
     )?;
     if let Some(path) = &args.svg {
-        std::fs::write(path, traffic::svg(&curves))
+        std::fs::write(path, traffic_sweep::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;
         eprintln!("plot written to {}", path.display());
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&curves)?);
     } else {
-        print!("{}", traffic::table(&curves));
+        print!("{}", traffic_sweep::table(&curves));
         if let Some(mib) = crate::bench::peak_memory_mib() {
             println!("peak memory of the process: {mib:.1} MiB");
         }
