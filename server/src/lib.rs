@@ -15,7 +15,6 @@
 
 pub mod bench;
 pub mod cli;
-pub mod collect;
 pub mod config;
 pub mod log_budget;
 pub mod network_file;

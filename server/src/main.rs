@@ -45,7 +45,7 @@ enum Verb {
     Bench(BenchCommand),
     /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
     /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
-    Collect(vesper_server::collect::CollectArgs),
+    Collect(vesper_server::network_trace::collect::CollectArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -88,7 +88,7 @@ fn main() -> anyhow::Result<()> {
         Verb::Run(args) => run(*args),
         Verb::Topo(args) => topo(*args),
         Verb::Traffic(args) => traffic(*args),
-        Verb::Collect(args) => Ok(vesper_server::collect::collect(&args)?),
+        Verb::Collect(args) => Ok(vesper_server::network_trace::collect::collect(&args)?),
         Verb::Bench(command) => bench(command),
     }
 }

@@ -24,7 +24,7 @@
 //! `ADDR` is `HOST:PORT` (a numeric address, or a host name resolved when the run
 //! starts: `collector:9000` in a Docker network) or the path of a named pipe.
 //!
-//! The stream (what `vesper collect` reads, [`crate::collect`]):
+//! The stream (what `vesper collect` reads, [`crate::network_trace::collect`]):
 //!
 //! ```text
 //!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
@@ -43,6 +43,8 @@
 //! `.pcf` and `.row` are byte-identical to the file target's for the same run when
 //! nothing was dropped, and it tells when something was: its record count falls short
 //! of the end line's.
+
+pub mod collect;
 
 use std::collections::VecDeque;
 use std::fs::File;
