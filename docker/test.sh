@@ -73,11 +73,16 @@ say "docker stop during a run"
 docker run -d --name "$project-waiting" --network "$network" --entrypoint bash vesper:latest \
     -c 'exec 3<>/dev/tcp/vesper/10000; printf "SEND 0 0 1 7 1024 0x1 0x2 0 1 0 0\nSTOP 0\nEND\n" >&3; sleep 60' >/dev/null
 server=$("${compose[@]}" ps -q vesper)
+# Its log, read whole (grep -q on a pipe could end `docker logs` early: pipefail).
+server_log() { docker logs "$server" 2>&1; }
+# The replay's client was the first to connect; the waiting one is the second.
 for _ in $(seq 100); do
-    docker logs "$server" 2>&1 | grep -q "client [0-9]* connected" && break
+    [ "$(server_log | grep -c "client [0-9]* connected")" -ge 2 ] && break
     sleep 0.1
 done
-docker logs "$server" 2>&1 | grep -q "run 2 starts" || fail "run 2 did not start"
+log=$(server_log)
+grep -q "run 2 starts" <<<"$log" || fail "run 2 did not start: $log"
+[ "$(grep -c "client [0-9]* connected" <<<"$log")" -ge 2 ] || fail "the waiting client did not join run 2: $log"
 docker stop "$server" >/dev/null
 code=$(docker inspect "$server" --format '{{.State.ExitCode}}')
 [ "$code" = 143 ] || fail "the server exited with $code after docker stop during a run, not 143"
