@@ -422,6 +422,11 @@ pub fn per_run(path: &std::path::Path, run: u64) -> std::path::PathBuf {
     }
 }
 
+/// Whether `path` names a file a run: it holds `{run}` where [`per_run`] replaces it.
+pub fn is_per_run(path: &std::path::Path) -> bool {
+    path.to_str().is_some_and(|text| text.contains(RUN_PLACEHOLDER))
+}
+
 /// What stands for the run's number in an output's file name.
 pub const RUN_PLACEHOLDER: &str = "{run}";
 

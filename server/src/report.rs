@@ -159,11 +159,7 @@ impl ReportWriter {
             |path: &std::path::Path, e: std::io::Error| format!("--stats {}: cannot write it: {e}", path.display());
         let target = match stats {
             None => Target::Stdout,
-            Some(path)
-                if path
-                    .to_str()
-                    .is_some_and(|p| p.contains(crate::config::RUN_PLACEHOLDER)) =>
-            {
+            Some(path) if crate::config::is_per_run(path) => {
                 // Try the first run's file, and leave no empty file behind.
                 let first = crate::config::per_run(path, 1);
                 let existed = first.exists();

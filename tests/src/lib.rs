@@ -202,20 +202,20 @@ impl TestServer {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        let thread = self.thread.take().expect("the server is joined once");
-        let served = thread
-            .join()
-            .expect("the server thread panicked")
-            .expect("the server run failed");
-        (served, self.reports())
+        (self.end(), self.reports())
     }
 
-    fn join(&mut self) -> Report {
+    /// Waits for the server thread to end: how it ended.
+    fn end(&mut self) -> vesper_server::Served {
         let thread = self.thread.take().expect("the server is joined once");
         thread
             .join()
             .expect("the server thread panicked")
-            .expect("the server run failed");
+            .expect("the server run failed")
+    }
+
+    fn join(&mut self) -> Report {
+        self.end();
         self.reports().pop().expect("a report")
     }
 }

@@ -99,7 +99,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let trace = args.trace.config(&args.trace_date)?;
     if args.keep_serving
         && let Some(file) = trace.as_ref().and_then(|t| t.file.as_deref())
-        && !file.to_string_lossy().contains(crate::config::RUN_PLACEHOLDER)
+        && !crate::config::is_per_run(file)
     {
         anyhow::bail!(
             "--trace {} with --keep-serving: every run writes its own trace; put {{run}} in the name (net-{{run}}.prv)",

@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tracing::{error, info, warn};
 use vesper_netmodels::TraceOutput;
 
-use crate::config::{RUN_PLACEHOLDER, per_run};
+use crate::config::{is_per_run, per_run};
 use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, TraceSetupError, TraceTarget, check_file_name};
 
 /// Longest line accepted from a stream [bytes]: records are short, but the header
@@ -174,7 +174,7 @@ pub struct Collected {
 /// `--keep-collecting`).
 pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
     check_file_name(&per_run(&args.output, 1), "--output")?;
-    let numbered = args.output.to_string_lossy().contains(RUN_PLACEHOLDER);
+    let numbered = is_per_run(&args.output);
     if args.keep_collecting && !numbered {
         return Err(CollectError::NoRunInName {
             output: args.output.display().to_string(),

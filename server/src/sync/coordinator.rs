@@ -243,11 +243,6 @@ impl Coordinator {
         self.connected >= self.config.clients && self.clients.values().all(|c| c.state == ClientState::Gone)
     }
 
-    /// Clients that joined this run.
-    pub fn joined(&self) -> usize {
-        self.connected
-    }
-
     /// Whether `client` waits for the reply to its last batch.
     pub fn is_waiting(&self, client: ClientId) -> bool {
         self.clients

@@ -199,16 +199,17 @@ impl Connection {
         if self.failed {
             return None;
         }
-        if self.gone {
-            // Closed on its side, its last replies still unwritten.
-            let unread = !self.output.is_empty() && now.duration_since(self.unread_since) >= config.client_timeout;
-            return unread.then(|| {
-                format!(
-                    "left its last {} bytes of replies unread for {} s (--client-timeout)",
-                    self.output.len(),
-                    config.client_timeout.as_secs_f64()
-                )
-            });
+        // Replies left unread, by a client or by one that closed its side: only a client
+        // has replies.
+        if !self.output.is_empty() && now.duration_since(self.unread_since) >= config.client_timeout {
+            return Some(format!(
+                "left {} bytes of replies unread for {} s (--client-timeout)",
+                self.output.len(),
+                config.client_timeout.as_secs_f64()
+            ));
+        }
+        if self.gone || self.waiting {
+            return None;
         }
         if !self.spoke {
             let silent = now.duration_since(self.accepted);
@@ -218,16 +219,6 @@ impl Connection {
                     config.silent_timeout.as_secs_f64()
                 )
             });
-        }
-        if self.waiting {
-            return None;
-        }
-        if !self.output.is_empty() && now.duration_since(self.unread_since) >= config.client_timeout {
-            return Some(format!(
-                "left {} bytes of replies unread for {} s (--client-timeout)",
-                self.output.len(),
-                config.client_timeout.as_secs_f64()
-            ));
         }
         let part_way = !self.input.is_empty() || self.session.in_batch();
         if part_way && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
@@ -353,12 +344,9 @@ impl Driver {
                     self.run
                 );
                 if self.config.exit_when_done {
-                    self.coordinator.finish_trace();
-                    let mut report = self.coordinator.report();
-                    report.run = self.run;
                     return Err(crate::ServerError::Stopped {
                         stopped,
-                        report: Box::new(report),
+                        report: Box::new(self.final_report()),
                     });
                 }
                 self.next_run()?;
@@ -444,11 +432,17 @@ impl Driver {
         }
     }
 
-    /// Ends the run under way: finishes its trace and hands out its report.
-    fn end_run(&mut self) {
+    /// The run under way's report, its trace finished.
+    fn final_report(&mut self) -> Report {
         self.coordinator.finish_trace();
         let mut report = self.coordinator.report();
         report.run = self.run;
+        report
+    }
+
+    /// Ends the run under way: hands out its report.
+    fn end_run(&mut self) {
+        let report = self.final_report();
         self.reported += 1;
         (self.reports)(report);
     }
@@ -486,15 +480,27 @@ impl Driver {
             return;
         };
         conn.pending.clear();
-        if !conn.gone {
-            conn.gone = true;
-            self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
-            let _ = self
-                .poll
-                .registry()
-                .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
-        }
+        self.stop_reading(client);
         self.forget_if_done(client);
+    }
+
+    /// Reads no more from `client`: it is gone, no longer counts as open, and its socket
+    /// is watched only for the replies still owed (a client that only closed its sending
+    /// side still reads them). Whether it was not gone before.
+    fn stop_reading(&mut self, client: ClientId) -> bool {
+        let Some(conn) = self.connections.get_mut(&client) else {
+            return false;
+        };
+        if conn.gone {
+            return false;
+        }
+        conn.gone = true;
+        let _ = self
+            .poll
+            .registry()
+            .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
+        self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+        true
     }
 
     /// A client that waited joins the run under way.
@@ -521,7 +527,7 @@ impl Driver {
             };
             if conn.gone {
                 // Already out of its run: only its socket is left to close.
-                info!("{}: {why}; closed", conn.session.name());
+                info!("{}: after its close, {why}; closed", conn.session.name());
                 conn.failed = true;
                 conn.output.clear();
                 self.forget_if_done(client);
@@ -745,20 +751,12 @@ impl Driver {
     /// sent ahead included (each as if the client had waited for the reply before), then
     /// the client is gone.
     fn close(&mut self, client: ClientId) {
+        if !self.stop_reading(client) {
+            return;
+        }
         let Some(conn) = self.connections.get_mut(&client) else {
             return;
         };
-        if conn.gone {
-            return;
-        }
-        conn.gone = true;
-        // Nothing more is read; the replies still owed are written if it still reads
-        // (a client that only closed its sending side).
-        let _ = self
-            .poll
-            .registry()
-            .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
-        self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
         if conn.spoke && !conn.pending.is_empty() {
             info!(
                 "{}: closed with {} command(s) still to apply; they are applied in turn",
