@@ -21,6 +21,7 @@ pub const RECV_SIZE: usize = vesper_protocol::LEGACY_REPLY_LIMIT;
 
 /// What went wrong on the connection.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// a socket error
     #[error("socket: {0}")]

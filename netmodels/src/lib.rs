@@ -31,10 +31,13 @@ pub use adapter::{AdapterParams, Interleave};
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
 pub use network::Network;
-pub use simulation::{BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Simulation};
+pub use simulation::{
+    BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Parameter, Simulation, Timed,
+};
+pub use switch::wormhole::WormholeError;
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
-pub use topology::multirail::{MultiRail, RailPolicy};
+pub use topology::multirail::{MultiRail, RailPolicy, RailsError};
 pub use topology::{
     Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList, PatternRoutes, PhaseLoad, Routing,
     Topology, TopologyError, Torus, TorusError, Xgft, XgftError,

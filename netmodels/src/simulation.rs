@@ -62,6 +62,7 @@ pub struct Delivery {
 
 /// Why a message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InjectError {
     /// a host id beyond the network
     #[error("host {host} does not exist (the network has {hosts} hosts)")]
@@ -90,8 +91,11 @@ pub enum InjectError {
     },
 }
 
-/// Why a network cannot be built.
+/// Why a network cannot be built. Every variant names the parameter at fault (see
+/// [`BuildError::parameter`]), so that a caller can say it in its own words: the flag or
+/// the file line that set it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// the topology is invalid
     #[error(transparent)]
@@ -119,7 +123,7 @@ pub enum BuildError {
     )]
     TooSlow {
         /// the parameter, and what it times
-        what: String,
+        what: Timed,
         /// how long it takes (saturated at [`SimTime::MAX`])
         took: SimTime,
         /// the most it may take: [`SimTime::LONGEST_STEP`], or
@@ -128,10 +132,10 @@ pub enum BuildError {
     },
     /// the wormhole switches' parameters do not work
     #[error("wormhole switches: {0}")]
-    Wormhole(String),
+    Wormhole(#[from] crate::switch::wormhole::WormholeError),
     /// the rails of a multi-rail network do not fit together
     #[error("rails: {0}")]
-    Rails(String),
+    Rails(#[from] crate::topology::multirail::RailsError),
     /// wormhole switches mixed with packet switches
     #[error("switch.kind: wormhole switches cannot share a network with output-queued or CIOQ switches")]
     MixedKinds,
@@ -150,14 +154,109 @@ pub enum BuildError {
     },
 }
 
+/// A parameter of a network's description, as a [`BuildError`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Parameter {
+    /// [`AdapterParams::payload_bytes`]
+    PayloadBytes,
+    /// [`SwitchParams::routing_latency`]
+    RoutingLatency,
+    /// [`SwitchParams::kind`]
+    SwitchKind,
+    /// [`LinkParams::propagation`]
+    LinkLatency,
+    /// [`LinkParams::bandwidth`]
+    LinkBandwidth,
+    /// [`IdealParams::latency`]
+    IdealLatency,
+    /// [`IdealParams::bandwidth`]
+    IdealBandwidth,
+    /// [`WormholeParams::flit_bytes`](crate::WormholeParams::flit_bytes)
+    FlitBytes,
+    /// [`WormholeParams::buffer_bytes`](crate::WormholeParams::buffer_bytes)
+    BufferBytes,
+    /// [`WormholeParams::bubble`](crate::WormholeParams::bubble)
+    Bubble,
+    /// the rails of a multi-rail network
+    Rails,
+    /// the topology (its error names the part)
+    Topology,
+}
+
+impl BuildError {
+    /// The parameter at fault (`None`: the network as a whole, too large for memory).
+    pub fn parameter(&self) -> Option<Parameter> {
+        Some(match self {
+            BuildError::Topology(_) => Parameter::Topology,
+            BuildError::EmptyPayload | BuildError::PacketTooLarge { .. } => Parameter::PayloadBytes,
+            BuildError::TooSlow { what, .. } => what.parameter(),
+            BuildError::Wormhole(e) => e.parameter(),
+            BuildError::Rails(_) => Parameter::Rails,
+            BuildError::MixedKinds => Parameter::SwitchKind,
+            BuildError::TooLarge { .. } => return None,
+        })
+    }
+}
+
+/// What takes too long, in a [`BuildError::TooSlow`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Timed {
+    /// the ideal network's latency
+    IdealLatency,
+    /// the ideal network's transfer of its largest message
+    IdealTransfer {
+        /// the message [bytes]
+        bytes: u64,
+    },
+    /// a switch's routing decision
+    RoutingLatency,
+    /// a cable's propagation
+    Propagation {
+        /// the cable's index
+        cable: usize,
+    },
+    /// a packet's serialization on a cable
+    Serialization {
+        /// the cable's index
+        cable: usize,
+        /// the largest packet [bytes]
+        bytes: u64,
+    },
+}
+
+impl Timed {
+    /// The parameter that sets the time.
+    pub fn parameter(self) -> Parameter {
+        match self {
+            Timed::IdealLatency => Parameter::IdealLatency,
+            Timed::IdealTransfer { .. } => Parameter::IdealBandwidth,
+            Timed::RoutingLatency => Parameter::RoutingLatency,
+            Timed::Propagation { .. } => Parameter::LinkLatency,
+            Timed::Serialization { .. } => Parameter::LinkBandwidth,
+        }
+    }
+}
+
+impl std::fmt::Display for Timed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Timed::IdealLatency => write!(f, "ideal.latency"),
+            Timed::IdealTransfer { bytes } => write!(f, "ideal.bandwidth: a message of {bytes} bytes"),
+            Timed::RoutingLatency => write!(f, "switch.routing_latency"),
+            Timed::Propagation { cable } => write!(f, "cables[{cable}].link.propagation"),
+            Timed::Serialization { cable, bytes } => {
+                write!(f, "cables[{cable}].link.bandwidth: a packet of {bytes} bytes")
+            }
+        }
+    }
+}
+
 /// `took`, unless longer than `limit` ([`BuildError::TooSlow`], naming `what()`).
-fn within(took: SimTime, limit: SimTime, what: impl FnOnce() -> String) -> Result<(), BuildError> {
+fn within(took: SimTime, limit: SimTime, what: Timed) -> Result<(), BuildError> {
     if took > limit {
-        return Err(BuildError::TooSlow {
-            what: what(),
-            took,
-            limit,
-        });
+        return Err(BuildError::TooSlow { what, took, limit });
     }
     Ok(())
 }
@@ -307,11 +406,15 @@ impl NetworkBuilder {
                     return Err(TopologyError::NoHosts.into());
                 }
                 let longest = IdealParams::LONGEST_DELAY;
-                within(params.latency, longest, || "ideal.latency".into())?;
+                within(params.latency, longest, Timed::IdealLatency)?;
                 let largest = params.bandwidth.serialization_time(u64::from(u32::MAX));
-                within(largest, longest, || {
-                    format!("ideal.bandwidth: a message of {} bytes", u32::MAX)
-                })?;
+                within(
+                    largest,
+                    longest,
+                    Timed::IdealTransfer {
+                        bytes: u64::from(u32::MAX),
+                    },
+                )?;
                 (hosts, Fabric::Ideal(params))
             }
             Kind::Switched {
@@ -343,17 +446,22 @@ impl NetworkBuilder {
                     .map(|a| u64::from(a.payload_bytes) + u64::from(a.header_bytes))
                     .max()
                     .unwrap_or(0);
-                within(switch.routing_latency, SimTime::LONGEST_STEP, || {
-                    "switch.routing_latency".into()
-                })?;
+                within(switch.routing_latency, SimTime::LONGEST_STEP, Timed::RoutingLatency)?;
                 for (i, cable) in topology.cables.iter().enumerate() {
-                    within(cable.link.propagation, SimTime::LONGEST_STEP, || {
-                        format!("cables[{i}].link.propagation")
-                    })?;
+                    within(
+                        cable.link.propagation,
+                        SimTime::LONGEST_STEP,
+                        Timed::Propagation { cable: i },
+                    )?;
                     let wire = cable.link.bandwidth.serialization_time(packet);
-                    within(wire, SimTime::LONGEST_STEP, || {
-                        format!("cables[{i}].link.bandwidth: a packet of {packet} bytes")
-                    })?;
+                    within(
+                        wire,
+                        SimTime::LONGEST_STEP,
+                        Timed::Serialization {
+                            cable: i,
+                            bytes: packet,
+                        },
+                    )?;
                 }
                 let kind_of = |s: usize| kinds.get(&SwitchId(s as u32)).copied().unwrap_or(switch.kind);
                 let wormholes = (0..topology.switch_ports.len())
@@ -366,9 +474,7 @@ impl NetworkBuilder {
                     .values()
                     .any(|k| matches!(k, SwitchKind::Wormhole(_)) && *k != switch.kind)
                 {
-                    return Err(BuildError::Wormhole(
-                        "one set of wormhole parameters for the whole network".into(),
-                    ));
+                    return Err(crate::switch::wormhole::WormholeError::OneParameterSet.into());
                 }
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::build(&topology, &wiring)?;

@@ -20,6 +20,7 @@ pub struct SimTime(u64);
 
 /// Why a wire time cannot become a [`SimTime`].
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WireTimeError {
     /// negative times do not exist
     #[error("time {0} ns is negative")]

@@ -13,6 +13,7 @@ use crate::parse::{ParseError, parse_client_line, parse_server_line};
 
 /// A line that could not be turned into a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineError {
     /// the line broke the grammar
     #[error("{0}")]

@@ -65,6 +65,7 @@ use crate::config::{
 
 /// Why a network file was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NetworkFileError {
     /// the file could not be read
     #[error("{file}: {source}")]
@@ -94,6 +95,7 @@ pub enum NetworkFileError {
 
 /// A rule a network description breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecError {
     /// a field's value, or its presence
     #[error("network.{field}: {rule}")]

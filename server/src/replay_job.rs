@@ -147,6 +147,7 @@ pub struct InProcessOnly<'a> {
 
 /// Why `vesper run --server` cannot replay as asked.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExternalServerError {
     /// the address is not `HOST:PORT`
     #[error("--server {address}: expected HOST:PORT (a host name or a numeric address, then a port from 1 to 65535)")]

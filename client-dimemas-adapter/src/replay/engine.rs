@@ -150,6 +150,7 @@ pub struct Record {
 
 /// Why a replay failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// the workload does not match its sends and receives, or could not be read
     #[error("workload {name}: {reason}")]

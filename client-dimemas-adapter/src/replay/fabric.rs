@@ -14,6 +14,7 @@ pub const UNTIL_NEXT_COMPLETION_NS: f64 = 2.52e17;
 
 /// Why the fabric failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FabricError {
     /// the connection to the server failed
     #[error("server: {0}")]

@@ -144,6 +144,7 @@ impl fmt::Display for IbError {
 
 /// The rule a dump breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IbErrorKind {
     /// a line that does not follow the grammar
     #[error("column {column}: expected {expected}, found {found:?}")]

@@ -182,6 +182,7 @@ impl fmt::Display for MapError {
 
 /// The rule a map breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MapErrorKind {
     /// a line that does not follow the grammar
     #[error("column {column}: expected {expected}, found {found:?}")]
@@ -377,6 +378,7 @@ fn port_range(ports: u32) -> String {
 
 /// Why topologies cannot be written as one map.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// nothing to write
     #[error("a map needs at least one rail")]

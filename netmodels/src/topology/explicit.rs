@@ -47,6 +47,7 @@ pub struct ExplicitRoutes {
 
 /// Why routes cannot be stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExplicitError {
     /// a host beyond the network
     #[error("routes: host {host} does not exist (the network has {hosts} hosts)")]

@@ -147,6 +147,7 @@ impl Topology {
 
 /// Why a topology cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TopologyError {
     /// a network needs hosts
     #[error("topology.hosts: a network needs at least one host")]

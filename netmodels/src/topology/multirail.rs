@@ -86,18 +86,39 @@ impl MultiRail<NullSink> {
     }
 }
 
+/// Why rails cannot make one multi-rail network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RailsError {
+    /// no rail at all
+    #[error("a multi-rail network needs at least one rail")]
+    None,
+    /// a rail joins another number of hosts than the first
+    #[error("rails[{rail}] joins {hosts} hosts, rails[0] {first}: every rail joins the same hosts")]
+    OtherHosts {
+        /// the rail's index
+        rail: usize,
+        /// its hosts
+        hosts: u32,
+        /// the first rail's hosts
+        first: u32,
+    },
+}
+
 impl<S: TraceSink> MultiRail<S> {
     /// Rails joining the same hosts, routed by `policy`.
     pub fn new(rails: Vec<Simulation<S>>, policy: RailPolicy) -> Result<MultiRail<S>, BuildError> {
         let Some(first) = rails.first() else {
-            return Err(BuildError::Rails("a multi-rail network needs at least one rail".into()));
+            return Err(RailsError::None.into());
         };
         let hosts = first.hosts();
         if let Some((index, rail)) = rails.iter().enumerate().find(|(_, r)| r.hosts() != hosts) {
-            return Err(BuildError::Rails(format!(
-                "rails[{index}] joins {} hosts, rails[0] {hosts}: every rail joins the same hosts",
-                rail.hosts()
-            )));
+            return Err(RailsError::OtherHosts {
+                rail: index,
+                hosts: rail.hosts(),
+                first: hosts,
+            }
+            .into());
         }
         Ok(MultiRail {
             // Only routers with a choice keep a turn per host.

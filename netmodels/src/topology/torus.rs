@@ -56,6 +56,7 @@ pub struct Torus {
 
 /// Why a torus cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TorusError {
     /// no dimension
     #[error("torus.dims: a torus needs at least one dimension")]

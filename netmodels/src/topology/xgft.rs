@@ -49,6 +49,7 @@ pub struct Xgft {
 
 /// Why an XGFT cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum XgftError {
     /// the two lists differ in length, or are empty
     #[error("xgft: m and w must both list h ≥ 1 values (got {children} and {parents})")]

@@ -121,6 +121,7 @@ impl Default for ParaverOptions {
 
 /// Why a trace cannot be set up or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TraceError {
     /// the network itself is invalid
     #[error(transparent)]

@@ -15,6 +15,7 @@
 
 /// Why a selection cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SelectError {
     /// an empty item in the list
     #[error("empty item in `{0}`: expected name patterns or level=N[-M], separated by commas")]

@@ -162,6 +162,7 @@ pub struct HostLink {
 
 /// Why a point cannot be run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrafficError {
     /// the pattern does not fit
     #[error(transparent)]

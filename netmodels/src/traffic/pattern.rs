@@ -73,6 +73,7 @@ pub enum Pattern {
 
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PatternError {
     /// not a pattern name, or a bad parameter
     #[error("{0}")]

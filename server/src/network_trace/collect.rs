@@ -74,6 +74,7 @@ pub struct CollectArgs {
 
 /// Why a collector stops, or a run's stream is refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CollectError {
     /// a flag's value is unusable
     #[error("{0}")]

@@ -299,7 +299,8 @@ pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<
         vesper_netmodels::TraceError::Build(e) => ServerError::Network(e),
         vesper_netmodels::TraceError::Options(e) if trace.options.devices.is_all() => TraceSetupError(e).into(),
         vesper_netmodels::TraceError::Options(e) => TraceSetupError(format!("--trace-devices: {e}")).into(),
-        vesper_netmodels::TraceError::Io(e) => TraceSetupError(format!("trace: {e}")).into(),
+        // an output that failed
+        e => TraceSetupError(format!("trace: {e}")).into(),
     })?;
     Ok(Box::new(net))
 }

@@ -19,6 +19,7 @@ pub const SEND_BUFFER: usize = 64 * 1024;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     /// the network description is invalid
     #[error("network: {0}")]

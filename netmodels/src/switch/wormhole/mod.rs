@@ -79,6 +79,9 @@ use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
 use crate::rng::Rng;
+mod error;
+pub use error::WormholeError;
+
 use crate::simulation::{BuildError, Cut, Event, Message};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
@@ -384,9 +387,7 @@ impl WormholeFabric {
         routes: RouteTable,
     ) -> Result<WormholeFabric, BuildError> {
         if params.flit_bytes == 0 {
-            return Err(BuildError::Wormhole(
-                "flit_bytes: a flit must hold at least one byte".into(),
-            ));
+            return Err(WormholeError::EmptyFlit.into());
         }
         // Links carry whole flits: a packet smaller than a flit is padded to it, which
         // a small message's packet may be, but not every packet.
@@ -394,14 +395,12 @@ impl WormholeFabric {
             .iter()
             .find(|a| u64::from(a.payload_bytes) + u64::from(a.header_bytes) < u64::from(params.flit_bytes))
         {
-            return Err(BuildError::Wormhole(format!(
-                "flit_bytes: flits of {} bytes are larger than the largest packet ({} + {} bytes), which every \
-                 packet would be padded to; use flits of at most {} bytes",
-                params.flit_bytes,
-                a.payload_bytes,
-                a.header_bytes,
-                u64::from(a.payload_bytes) + u64::from(a.header_bytes)
-            )));
+            return Err(WormholeError::FlitLargerThanPackets {
+                flit_bytes: params.flit_bytes,
+                payload_bytes: a.payload_bytes,
+                header_bytes: a.header_bytes,
+            }
+            .into());
         }
         let capacity = params.buffer_bytes / params.flit_bytes;
         let mut rng = match params.arbitration {
@@ -458,14 +457,12 @@ impl WormholeFabric {
                     let tau = link.bandwidth.serialization_time(u64::from(params.flit_bytes));
                     let t = Thresholds::new(capacity, tau, link.propagation).ok_or_else(|| {
                         let needed = (2 * link.propagation.as_ps()).div_ceil(tau.as_ps().max(1)) + 3;
-                        BuildError::Wormhole(format!(
-                            "buffer_bytes: {} bytes cannot cover the round trip of a {} cable at {} per flit; \
-                             at least {} bytes are needed",
-                            params.buffer_bytes,
-                            link.propagation,
-                            tau,
-                            needed * u64::from(params.flit_bytes)
-                        ))
+                        BuildError::from(WormholeError::BufferTooSmall {
+                            buffer_bytes: params.buffer_bytes,
+                            propagation: link.propagation,
+                            flit_time: tau,
+                            needed_bytes: needed * u64::from(params.flit_bytes),
+                        })
                     })?;
                     Some(t)
                 }
@@ -493,11 +490,7 @@ impl WormholeFabric {
         if params.bubble {
             bubble_slots(&params, &adapters, &mut ins)?;
         } else if routes.torus().is_some_and(Torus::has_rings) {
-            return Err(BuildError::Wormhole(
-                "bubble: dimension-order routing around the rings of a torus deadlocks wormhole switches, \
-                 which have no virtual channels; turn bubble flow control on (or use a mesh)"
-                    .into(),
-            ));
+            return Err(WormholeError::RingsNeedBubble.into());
         }
         // The coarse path needs one flit time everywhere, and routing that takes time
         // (cables may take none: it plans for a STOP or GO when it is sent anyway). Without
@@ -1210,14 +1203,13 @@ fn bubble_slots(params: &WormholeParams, adapters: &[AdapterParams], ins: &mut [
         needed = needed.max(2 * largest + 1 + u64::from(t.capacity - t.high));
     }
     if fewest < 2 {
-        return Err(BuildError::Wormhole(format!(
-            "buffer_bytes: bubble flow control needs room for two packets of {} bytes (the adapter's payload \
-             and header, in whole flits) below the STOP threshold; {} bytes leave room for {fewest}, \
-             at least {} bytes are needed",
-            largest * flit_bytes,
-            params.buffer_bytes,
-            needed * flit_bytes
-        )));
+        return Err(WormholeError::BubbleTooSmall {
+            packet_bytes: largest * flit_bytes,
+            buffer_bytes: params.buffer_bytes,
+            room: fewest,
+            needed_bytes: needed * flit_bytes,
+        }
+        .into());
     }
     Ok(())
 }
