@@ -16,8 +16,8 @@
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod description;
 pub mod log_budget;
-pub mod network_file;
 pub mod network_summary;
 pub mod network_trace;
 pub mod preset;

@@ -158,7 +158,7 @@ pub fn dot_rails(rails: &[SwitchedConfig], hosts: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network_file::parse;
+    use crate::description::parse;
 
     fn summary(text: &str) -> Summary {
         summarize(&parse("t.toml", text).expect("valid")).remove(0)

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use vesper_map2topo::{NamedTopology, WriteOptions, write_map};
 use vesper_netmodels::{LinkParams, Xgft};
-use vesper_server::network_file;
+use vesper_server::description;
 
 /// The address space `vesper` gets [KiB]: an error costs a few MB; the kary-ntree
 /// reproducers asked for 0.8 and 16 GB before they were refused.
@@ -78,12 +78,12 @@ fn kary_ntrees_of_too_many_levels_name_n_at_once() {
             format!("net.toml: network.n: the tree has {n} levels of switches; vesper builds trees of at most 32");
         refused(&dir, &["serve", "--network", "net.toml"], &expected);
         assert_eq!(
-            network_file::parse("net.toml", &text).map_err(|e| e.to_string()),
+            description::parse("net.toml", &text).map_err(|e| e.to_string()),
             Err(expected)
         );
     }
     // Levels that fit but make too many ports with any k: n again; with this k only: k.
-    let err = |text: &str| network_file::parse("t.toml", text).expect_err("refused").to_string();
+    let err = |text: &str| description::parse("t.toml", text).expect_err("refused").to_string();
     assert!(
         err("[network]\nkind = \"kary-ntree\"\nk = 2\nn = 26\n").starts_with("t.toml: network.n: the tree has more")
     );
@@ -111,7 +111,7 @@ fn hypercubes_and_tori_too_large_name_their_field() {
         &["topo", "cube.toml"],
         "cube.toml: network.dimensions: the network has more than 2^26 = 67,108,864 ports",
     );
-    let err = network_file::parse("t.toml", "[network]\nkind = \"torus\"\ndims = [8192, 8192]\n").expect_err("refused");
+    let err = description::parse("t.toml", "[network]\nkind = \"torus\"\ndims = [8192, 8192]\n").expect_err("refused");
     assert!(
         err.to_string()
             .starts_with("t.toml: network.dims: the network has more than 2^26"),
@@ -119,7 +119,7 @@ fn hypercubes_and_tori_too_large_name_their_field() {
     );
     // Too large only with its hosts: hosts_per_switch is named.
     let text = "[network]\nkind = \"mesh\"\ndims = [4, 4]\nhosts_per_switch = 4294967295\n";
-    let err = network_file::parse("t.toml", text).expect_err("refused").to_string();
+    let err = description::parse("t.toml", text).expect_err("refused").to_string();
     assert!(
         err.starts_with("t.toml: network.hosts_per_switch: the network has more than 2^26"),
         "{err}"
@@ -132,7 +132,7 @@ fn rails_that_together_are_too_large_are_refused() {
     // Each rail fits (2^20 hosts: 2^21 ports); 40 of them do not.
     let rail = "[[network.rails]]\nkind = \"crossbar\"\n";
     let text = format!("[network]\nkind = \"multi-rail\"\nhosts = 1048576\n{}", rail.repeat(40));
-    let err = network_file::parse("r.toml", &text).expect_err("refused").to_string();
+    let err = description::parse("r.toml", &text).expect_err("refused").to_string();
     assert_eq!(
         err,
         "r.toml: network.rails: the 40 rails have 83886080 ports (hosts' and switches' together); vesper models at \
@@ -192,7 +192,7 @@ fn files_and_lines_over_their_limits_are_refused_unread() {
     tree_map(&dir);
     // A network file one byte over 1 MiB (sparse: no disk is used).
     let big = std::fs::File::create(dir.join("big.toml")).expect("created");
-    big.set_len(network_file::MAX_NETWORK_FILE_BYTES + 1).expect("sized");
+    big.set_len(description::MAX_NETWORK_FILE_BYTES + 1).expect("sized");
     refused(
         &dir,
         &["serve", "--network", "big.toml"],

@@ -330,7 +330,7 @@ fn network_choices_are_checked() {
         ),
         (
             vec!["--network", "ideal", "--bandwidth", "250", "--link-latency", "3"],
-            "--link-latency 3: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \"hypercube\" or \"multi-rail\", not \"ideal\"",
+            "--link-latency 3: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \"hypercube\", \"multi-rail\" or \"map\", not \"ideal\"",
         ),
         (
             vec!["--bandwidth", "250"],

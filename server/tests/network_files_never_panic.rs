@@ -2,7 +2,7 @@
 //! describes, panic: a mistake is an error naming the field.
 
 use proptest::prelude::*;
-use vesper_server::network_file::parse;
+use vesper_server::description::parse;
 
 /// `key = value` lines from the file's vocabulary, with values right and wrong.
 fn line() -> impl Strategy<Value = String> {

@@ -54,26 +54,47 @@ pub struct Torus {
     pub hosts_per_switch: u32,
 }
 
-/// Why a torus cannot be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a torus cannot be built: the field at fault ([`TorusError`]'s `Display` names it,
+/// `torus.dims[1]`) and the rule it breaks ([`TorusError::rule`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TorusError {
-    /// no dimension
-    #[error("torus.dims: a torus needs at least one dimension")]
+    /// no dimension (`dims`)
     NoDimensions,
-    /// a dimension of 0 or 1 switches
-    #[error("torus.dims[{0}]: every dimension needs at least 2 switches")]
+    /// a dimension of 0 or 1 switches (`dims[i]`)
     TooSmall(usize),
-    /// switches without hosts
-    #[error("torus.hosts_per_switch: every switch needs at least one host")]
+    /// switches without hosts (`hosts_per_switch`)
     NoHosts,
-    /// more ports than the simulator models
-    #[error(
-        "torus.dims: the network has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most \
-         vesper models"
-    )]
+    /// more ports than the simulator models (`dims`)
     TooLarge,
 }
+
+impl TorusError {
+    /// The rule broken.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            TorusError::NoDimensions => "a torus needs at least one dimension",
+            TorusError::TooSmall(_) => "every dimension needs at least 2 switches",
+            TorusError::NoHosts => "every switch needs at least one host",
+            TorusError::TooLarge => {
+                "the network has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most vesper \
+                 models"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for TorusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TorusError::TooSmall(i) => write!(f, "torus.dims[{i}]: {}", self.rule()),
+            TorusError::NoHosts => write!(f, "torus.hosts_per_switch: {}", self.rule()),
+            TorusError::NoDimensions | TorusError::TooLarge => write!(f, "torus.dims: {}", self.rule()),
+        }
+    }
+}
+
+impl std::error::Error for TorusError {}
 
 impl Torus {
     /// A torus (`wrap`) or mesh of `dims` switches with `hosts_per_switch` hosts each, checked.

@@ -47,12 +47,11 @@ pub struct Xgft {
     pub parents: Vec<u32>,
 }
 
-/// Why an XGFT cannot be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an XGFT cannot be built: the rule broken ([`XgftError::rule`]), its values with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum XgftError {
     /// the two lists differ in length, or are empty
-    #[error("xgft: m and w must both list h ≥ 1 values (got {children} and {parents})")]
     Height {
         /// values of m
         children: usize,
@@ -60,23 +59,14 @@ pub enum XgftError {
         parents: usize,
     },
     /// a zero in m or w
-    #[error("xgft: every m_i and w_i must be at least 1")]
     Zero,
     /// hosts with several parents are multi-rail hosts, not supported here
-    #[error("xgft: w1 must be 1 (hosts have one port)")]
     HostParents,
     /// more ports than the simulator models
-    #[error(
-        "xgft: the tree has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most vesper models"
-    )]
     TooLarge,
     /// more levels than a tree may have
-    #[error("xgft: the tree has {0} levels of switches; vesper builds trees of at most {MAX_LEVELS}")]
     TooManyLevels(usize),
     /// routes through more switches than packets count
-    #[error(
-        "xgft: its longest route crosses {switches} switches (up to level {top} and down); vesper counts at most 65,535 on a route"
-    )]
     TooTall {
         /// the switches crossed
         switches: u64,
@@ -84,7 +74,6 @@ pub enum XgftError {
         top: usize,
     },
     /// a communication pattern names a host the tree does not have
-    #[error("xgft pattern: phases[{phase}][{flow}] names host {host}, the tree has {hosts} hosts")]
     UnknownHost {
         /// index of the phase
         phase: usize,
@@ -96,7 +85,6 @@ pub enum XgftError {
         hosts: u32,
     },
     /// a path that is not a route of the tree between the two hosts
-    #[error("xgft: the output ports {path:?} do not lead from host {src} to host {dst}")]
     BadPath {
         /// the source host
         src: u32,
@@ -106,6 +94,50 @@ pub enum XgftError {
         path: Vec<u32>,
     },
 }
+
+impl XgftError {
+    /// The rule broken, with its values.
+    pub fn rule(&self) -> String {
+        match self {
+            XgftError::Height { children, parents } => {
+                format!("m and w must both list h ≥ 1 values (got {children} and {parents})")
+            }
+            XgftError::Zero => "every m_i and w_i must be at least 1".into(),
+            XgftError::HostParents => "w1 must be 1 (hosts have one port)".into(),
+            XgftError::TooLarge => {
+                "the tree has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most vesper models"
+                    .into()
+            }
+            XgftError::TooManyLevels(levels) => {
+                format!("the tree has {levels} levels of switches; vesper builds trees of at most {MAX_LEVELS}")
+            }
+            XgftError::TooTall { switches, top } => format!(
+                "its longest route crosses {switches} switches (up to level {top} and down); vesper counts at most \
+                 65,535 on a route"
+            ),
+            XgftError::UnknownHost {
+                phase,
+                flow,
+                host,
+                hosts,
+            } => format!("phases[{phase}][{flow}] names host {host}, the tree has {hosts} hosts"),
+            XgftError::BadPath { src, dst, path } => {
+                format!("the output ports {path:?} do not lead from host {src} to host {dst}")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for XgftError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XgftError::UnknownHost { .. } => write!(f, "xgft pattern: {}", self.rule()),
+            _ => write!(f, "xgft: {}", self.rule()),
+        }
+    }
+}
+
+impl std::error::Error for XgftError {}
 
 impl Xgft {
     /// XGFT(h; m; w), checked.

@@ -5,7 +5,7 @@ use clap::Subcommand;
 use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
 
 use crate::config::{FabricConfig, NetworkConfig};
-use crate::network_file::{self, SwitchName};
+use crate::description::{self, Field, SwitchName};
 use crate::preset;
 
 use super::network::*;
@@ -157,16 +157,16 @@ impl WormholeBench {
     /// A network the model refused, named by the flag that gave the field it names, or
     /// else by the flags given (the networks built in are valid as they are: flits too
     /// large for the default buffers show as a buffer error).
-    fn name_build_error(&self, e: impl std::fmt::Display) -> anyhow::Error {
+    fn name_build_error(&self, e: &vesper_netmodels::BuildError) -> anyhow::Error {
         let text = e.to_string();
         let given: Vec<_> = [
-            ("buffer_bytes", "--buffer-bytes", self.buffer_bytes),
-            ("flit_bytes", "--flit-bytes", self.flit_bytes),
+            (Field::BufferBytes, "--buffer-bytes", self.buffer_bytes),
+            (Field::FlitBytes, "--flit-bytes", self.flit_bytes),
         ]
         .into_iter()
         .filter_map(|(field, flag, value)| value.map(|v| (field, format!("{flag} {v}"))))
         .collect();
-        let named = match flag_of_field_named(&text, &given) {
+        let named = match flag_of(e, &given) {
             Some(flag) => flag.to_string(),
             None => given
                 .iter()
@@ -228,7 +228,7 @@ pub fn bench_model(
     }
     // A network the model refuses (buffers too small for their flits, say) is reported
     // before the table's header, not under it.
-    network.build().map_err(|e| wormhole.name_build_error(e))?;
+    network.build().map_err(|e| wormhole.name_build_error(&e))?;
     let mut points = Vec::new();
     if !json {
         println!("network: {}", network.describe());
@@ -301,7 +301,7 @@ pub fn bench(command: BenchCommand) -> anyhow::Result<()> {
             };
             // Checked before the crossbar is built (its cables alone could exhaust memory)
             // and before anything is printed.
-            network_file::host_count(hosts).map_err(|rule| anyhow::anyhow!("--hosts {hosts}: {rule}"))?;
+            description::host_count(hosts).map_err(|rule| anyhow::anyhow!("--hosts {hosts}: {rule}"))?;
             anyhow::ensure!(
                 preset.is_some() || hosts >= 2,
                 "--hosts {hosts}: the model benchmark needs two hosts or more"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::config::{FabricConfig, number_text};
-use crate::network_file::{KindName, RoutingName};
+use crate::description::{Field, KindName, RoutingName};
 
 use super::network::*;
 use super::*;
@@ -600,13 +600,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     && let Some(mbps) = config.bandwidth_mbps.filter(|&b| b > 0.0)
                 {
                     spec.bandwidth_mbps = Some(mbps);
-                    from_config.push(("bandwidth_mbps", name("environment information", "bw_MBps", mbps)));
+                    from_config.push((Field::BandwidthMbps, name("environment information", "bw_MBps", mbps)));
                 }
                 if spec.hosts.is_none()
                     && let Some(nodes) = config.nodes
                 {
                     spec.hosts = Some(nodes);
-                    from_config.push(("hosts", name("environment information", "n_nodes", f64::from(nodes))));
+                    from_config.push((
+                        Field::Hosts,
+                        name("environment information", "n_nodes", f64::from(nodes)),
+                    ));
                 }
             }
             options_from_config(path, &config, &args)?

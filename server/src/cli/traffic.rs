@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use vesper_netmodels::SimTime;
 
-use crate::network_file::{self, NetworkSpec, RoutingName, SwitchName};
+use crate::description::{self, Claim, Field, NetworkSpec, RoutingName, SwitchName};
 use crate::preset;
 
 use super::network::*;
@@ -130,7 +130,7 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
         }
     } else if !args.compare_network.is_empty() {
         for file in &args.compare_network {
-            let mut spec = network_file::read_spec(std::path::Path::new(file))
+            let mut spec = description::read_spec(std::path::Path::new(file))
                 .with_context(|| format!("--compare-network {file}"))?;
             spec.overlay(overrides.clone());
             specs.push((file.clone(), spec, file.clone()));
@@ -157,19 +157,23 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
                     label.push(value_name(s));
                     // The base's fields of other switch kinds do not apply to this one (the
                     // flags' still do, and are refused as usual).
-                    if *s != SwitchName::Wormhole {
-                        spec.flit_bytes = overrides.flit_bytes;
-                        spec.buffer_bytes = overrides.buffer_bytes;
-                        spec.bubble = overrides.bubble;
-                        spec.arbitration = overrides.arbitration;
-                        spec.initial_pointer = overrides.initial_pointer.clone();
-                        if spec.routing != Some(RoutingName::Random) {
-                            spec.seed = overrides.seed;
+                    let others: Vec<Field> = Field::ALL
+                        .iter()
+                        .copied()
+                        .filter(|f| matches!(f.claim(), Claim::Switches(list) if !list.contains(s)))
+                        .collect();
+                    let mut flags = overrides.clone();
+                    for &f in Field::ALL {
+                        if others.contains(&f) {
+                            spec.clear(f);
+                        } else {
+                            flags.clear(f);
                         }
                     }
-                    if *s != SwitchName::Cioq {
-                        spec.speedup = overrides.speedup;
-                        spec.virtual_output_queues = overrides.virtual_output_queues;
+                    spec.overlay(flags);
+                    // The seed draws random routes too.
+                    if *s != SwitchName::Wormhole && spec.routing != Some(RoutingName::Random) {
+                        spec.seed = overrides.seed;
                     }
                 }
                 let label = if label.is_empty() {

@@ -9,7 +9,7 @@ use vesper_client_dimemas_adapter::replay::Workload;
 use vesper_map2topo::routes::{RouteList, write_canonical, write_myrinet};
 use vesper_map2topo::{NamedTopology, WriteOptions, write_map};
 use vesper_netmodels::{HostId, LinkParams, Torus, Xgft};
-use vesper_server::network_file::{parse, read};
+use vesper_server::description::{parse, read};
 use vesper_tests::replay_on;
 
 /// A fresh folder for this test's files.

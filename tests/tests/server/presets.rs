@@ -4,7 +4,7 @@
 //! the seed-004 workloads at full size and for every synthetic workload, small.
 
 use vesper_client_dimemas_adapter::replay::Workload;
-use vesper_server::network_file::{KindName, RoutingName};
+use vesper_server::description::{KindName, RoutingName};
 use vesper_server::preset::{self, PRESETS};
 use vesper_tests::{every_synthetic_workload, replay_on};
 
