@@ -170,7 +170,7 @@ fn applies(field: Option<Field>, kind: KindName) -> String {
     };
     match field.map(Field::claim) {
         Some(Claim::Kinds(list)) if list == [KindName::Ideal] => format!(
-            "kind = {}, not \"{}\" (switched networks take link_bandwidth_mbs and link_latency_ns)",
+            "kind = {} (switched networks take link_bandwidth_mbs and link_latency_ns), not \"{}\"",
             kinds(list),
             kind.name()
         ),

@@ -248,40 +248,9 @@ network_fields! {
     k (K): u32 => Claim::Kinds(&[KaryNtree]);
     n (N): u32 => Claim::Kinds(&[KaryNtree]);
     k_up (KUp): u32 => Claim::Kinds(&[KaryNtree]);
-    levels (Levels): BTreeMap<String, LevelSpec> => Claim::Kinds(&[Xgft, KaryNtree]);
     dims (Dims): Vec<u32> => Claim::Kinds(&[Torus, Mesh]);
     dimensions (Dimensions): u32 => Claim::Kinds(&[Hypercube]);
     hosts_per_switch (HostsPerSwitch): u32 => Claim::Kinds(&[Torus, Mesh, Hypercube]);
-    rails (Rails): Vec<NetworkSpec> => Claim::Kinds(&[MultiRail]);
-    models (Models): BTreeMap<String, ModelSpec> => Claim::Kinds(&[Map]);
-    map (Map): PathBuf => Claim::Kinds(&[Map]);
-    #[serde(default, deserialize_with = "one_or_more_paths")]
-    routes (Routes): Vec<PathBuf> => Claim::Kinds(&[Map]),
-        /// The map's routes: a route file, canonical (absolute output ports) or Myrinet
-        /// (turns); several lines for one pair are alternatives. A map of several rails
-        /// takes one per rail, in rail order (--routes r0.routes --routes r1.routes).
-        flag routes: Vec<PathBuf> [value_name = "FILE", requires = "map"];
-    route_policy (RoutePolicy): RoutePolicyName => Claim::Kinds(&[Map]),
-        /// How a message picks one of its pair's routes: first, round-robin, random
-        /// (--seed), hash [default: first].
-        flag route_policy: Option<RoutePolicyName> [value_enum];
-    rail_policy (RailPolicy): RailPolicyName => Claim::Kinds(&[MultiRail, Map]),
-        /// multi-rail: how a host picks the rail of a message: in turn (`round-robin`),
-        /// `by-destination` (rail dst mod N), `size-threshold` (below --rail-threshold on
-        /// rail 0, the others over the other rails), or `striped` over every rail
-        /// [default: round-robin].
-        flag rail_policy: Option<RailPolicyName> [value_enum];
-    rail_threshold_bytes (RailThresholdBytes): u32 => Claim::Kinds(&[MultiRail, Map]),
-        /// multi-rail size-threshold: the smallest message that leaves rail 0 [bytes].
-        flag rail_threshold: Option<u32> [value_name = "BYTES"];
-    bandwidth_mbps (BandwidthMbps): f64 => Claim::Kinds(&[KindName::Ideal]),
-        /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
-        /// bytes/s]; use the configuration's inter-node bandwidth.
-        flag bandwidth: Option<f64> [value_name = "MBPS"];
-    latency_ns (LatencyNs): f64 => Claim::Kinds(&[KindName::Ideal]),
-        /// ideal: latency added to every transfer [ns; default: 0]; use the
-        /// configuration's inter-node latency (and set it to 0 in the replayer).
-        flag latency: Option<f64> [value_name = "NS"];
     routing (Routing): RoutingName => Claim::Switched,
         /// Routing: on fat trees `d-mod-k`, `s-mod-k`, `random` (a static seeded choice per
         /// pair, --seed) or `pattern-aware` (routes chosen so that flows of one phase of a
@@ -348,6 +317,37 @@ network_fields! {
         /// Seed of the wormhole switches' random initial pointers and of random routing
         /// [default: 1].
         flag seed: Option<u64> [];
+    bandwidth_mbps (BandwidthMbps): f64 => Claim::Kinds(&[KindName::Ideal]),
+        /// ideal: bandwidth of every transfer [MBps as in Dimemas configurations, 2^20
+        /// bytes/s]; use the configuration's inter-node bandwidth.
+        flag bandwidth: Option<f64> [value_name = "MBPS"];
+    latency_ns (LatencyNs): f64 => Claim::Kinds(&[KindName::Ideal]),
+        /// ideal: latency added to every transfer [ns; default: 0]; use the
+        /// configuration's inter-node latency (and set it to 0 in the replayer).
+        flag latency: Option<f64> [value_name = "NS"];
+    levels (Levels): BTreeMap<String, LevelSpec> => Claim::Kinds(&[Xgft, KaryNtree]);
+    models (Models): BTreeMap<String, ModelSpec> => Claim::Kinds(&[Map]);
+    rails (Rails): Vec<NetworkSpec> => Claim::Kinds(&[MultiRail]);
+    map (Map): PathBuf => Claim::Kinds(&[Map]);
+    #[serde(default, deserialize_with = "one_or_more_paths")]
+    routes (Routes): Vec<PathBuf> => Claim::Kinds(&[Map]),
+        /// The map's routes: a route file, canonical (absolute output ports) or Myrinet
+        /// (turns); several lines for one pair are alternatives. A map of several rails
+        /// takes one per rail, in rail order (--routes r0.routes --routes r1.routes).
+        flag routes: Vec<PathBuf> [value_name = "FILE", requires = "map"];
+    route_policy (RoutePolicy): RoutePolicyName => Claim::Kinds(&[Map]),
+        /// How a message picks one of its pair's routes: first, round-robin, random
+        /// (--seed), hash [default: first].
+        flag route_policy: Option<RoutePolicyName> [value_enum];
+    rail_policy (RailPolicy): RailPolicyName => Claim::Kinds(&[MultiRail, Map]),
+        /// multi-rail: how a host picks the rail of a message: in turn (`round-robin`),
+        /// `by-destination` (rail dst mod N), `size-threshold` (below --rail-threshold on
+        /// rail 0, the others over the other rails), or `striped` over every rail
+        /// [default: round-robin].
+        flag rail_policy: Option<RailPolicyName> [value_enum];
+    rail_threshold_bytes (RailThresholdBytes): u32 => Claim::Kinds(&[MultiRail, Map]),
+        /// multi-rail size-threshold: the smallest message that leaves rail 0 [bytes].
+        flag rail_threshold: Option<u32> [value_name = "BYTES"];
 }
 
 impl Field {
