@@ -1,8 +1,79 @@
-//! The `vesper` command line: one module a subcommand, each a function from its parsed
-//! arguments to its result; `main.rs` parses and dispatches.
+//! The `vesper` command line: [`parse`] reads it as the binary does, and each
+//! subcommand lives in a module of its own, as a function from its parsed arguments to
+//! its result; `main.rs` parses and dispatches.
 //!
 //! The subcommands print through the `println!` and `print!` of this module, which end
 //! the program quietly when standard output is closed early (`vesper run | head`).
+
+use clap::{Parser, Subcommand};
+
+/// The command line of `vesper`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "vesper",
+    version,
+    about = "Interconnect simulator that co-simulates with MPI trace replayers (Dimemas --venus)",
+    long_about = "vesper hosts a deterministic model of an HPC interconnect and synchronises with \
+                  task-replay clients (Dimemas built with its network-server client, run with \
+                  `--venus --venuscon 127.0.0.1:10000`) over a text protocol of SEND / STOP / END \
+                  lines and COMPLETED SEND replies."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+/// What `vesper` is asked to do (a subcommand).
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Run the co-simulation server.
+    Serve(Box<serve::ServeArgs>),
+    /// Replay a Dimemas trace or a synthetic workload against an in-process server over loopback (or
+    /// locally with --no-server) and print the predicted execution time; on the fat-tree
+    /// preset (256 hosts) unless --network, --preset or --map names another.
+    Run(Box<run::RunArgs>),
+    /// Describe a network: hosts, switches, cables, diameter, bisection; optionally
+    /// draw it (Graphviz) or list the presets.
+    Topo(Box<topo::TopoArgs>),
+    /// Open-loop synthetic traffic: one operating point (--load) or a latency–load curve
+    /// (--sweep), as a table, JSON or an SVG plot; on the kary-ntree preset (64 hosts)
+    /// unless --network, --preset or --map names another.
+    Traffic(Box<traffic::TrafficArgs>),
+    /// Measure the server's performance.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
+    /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
+    Collect(crate::network_trace::collect::CollectArgs),
+}
+
+impl Verb {
+    /// The log level when `VESPER_LOG` sets none: a server reports as it goes; `run`
+    /// and `traffic` print their result, and log only problems.
+    pub fn default_log_level(&self) -> &'static str {
+        match self {
+            Verb::Run(_) | Verb::Traffic(_) => "warn",
+            _ => "info",
+        }
+    }
+}
+
+/// The command line `args` (the program's name first) read as `vesper` reads it: clap's
+/// parse, then what `run` needs to know of the flags given. An error is clap's, to
+/// print and exit with ([`clap::Error::exit`]), help and version included.
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let (Verb::Run(args), Some(matches)) = (&mut cli.verb, matches.subcommand_matches("run")) {
+        args.note_given_flags(matches);
+    }
+    Ok(cli)
+}
 
 /// `println!` that ends the program quietly when standard output is closed early
 /// (`vesper run | head`) instead of panicking.

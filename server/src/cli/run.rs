@@ -138,6 +138,32 @@ pub struct RunArgs {
     pub network_trace: crate::network_trace::TraceArgs,
 }
 
+impl RunArgs {
+    /// Records which synthetic workload, network and network trace flags `matches` (the
+    /// `run` subcommand's) were given on the command line, for the checks that refuse
+    /// flags without effect.
+    pub fn note_given_flags(&mut self, matches: &clap::ArgMatches) {
+        let given_id = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        self.workload_flags = WORKLOAD_FLAGS
+            .iter()
+            .filter(|(id, _)| given_id(id))
+            .map(|&(_, flag)| flag)
+            .collect();
+        // The flags of a server of `run`'s own, as given: `--server` refuses them.
+        let given = |flags: clap::Command| -> Vec<String> {
+            flags
+                .get_arguments()
+                .filter(|arg| given_id(arg.get_id().as_str()))
+                .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+                .collect()
+        };
+        self.network_flags = given(<NetworkArgs as clap::Args>::augment_args(clap::Command::new("network")));
+        self.trace_flags = given(<crate::network_trace::TraceArgs as clap::Args>::augment_args(
+            clap::Command::new("trace"),
+        ));
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkloadArg {
     PingPong,
