@@ -1,10 +1,14 @@
 //! `vesper`: the network co-simulation server and its tools. This file parses the
-//! command line (as `vesper_server::cli::parse` does) and dispatches; each subcommand
-//! lives in `vesper_server::cli`.
+//! command line (`vesper_server::cli::parse`), sets up the log, and runs the command
+//! (`vesper_server::cli::execute`) on standard output and standard error; each
+//! subcommand lives in `vesper_server::cli`.
 
-use vesper_server::cli::{self, Verb};
+use std::io::Write as _;
+use std::process::ExitCode;
 
-fn main() -> anyhow::Result<()> {
+use vesper_server::cli;
+
+fn main() -> ExitCode {
     let cli = cli::parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -14,12 +18,12 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| cli.verb.default_log_level().into()),
         )
         .init();
-    match cli.verb {
-        Verb::Serve(args) => cli::serve::serve(*args),
-        Verb::Run(args) => cli::run::run(*args),
-        Verb::Topo(args) => cli::topo::topo(*args),
-        Verb::Traffic(args) => cli::traffic::traffic(*args),
-        Verb::Collect(args) => Ok(vesper_server::network_trace::collect::collect(&args)?),
-        Verb::Bench(command) => cli::bench::bench(command),
+    match cli::execute(cli.verb, &mut cli::Stdout, &mut std::io::stderr()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // As returning the error from `main` prints it.
+            let _ = writeln!(std::io::stderr(), "{}", cli::error_text(&e));
+            ExitCode::FAILURE
+        }
     }
 }

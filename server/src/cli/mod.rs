@@ -1,9 +1,9 @@
-//! The `vesper` command line: [`parse`] reads it as the binary does, and each
-//! subcommand lives in a module of its own, as a function from its parsed arguments to
-//! its result; `main.rs` parses and dispatches.
-//!
-//! The subcommands print through the `println!` and `print!` of this module, which end
-//! the program quietly when standard output is closed early (`vesper run | head`).
+//! The `vesper` command line: [`parse`] reads it as the binary does, and [`execute`]
+//! runs the command. Each subcommand lives in a module of its own, as a function from
+//! its parsed arguments to a typed result that displays as the bytes `vesper` prints
+//! (`run::Run`, `topo::Topo`, `traffic::Traffic`, `bench::BenchSync`), so that tests
+//! call commands in their own process; `main.rs` parses, sets up the log and hands
+//! [`execute`] standard output ([`Stdout`]) and standard error.
 
 use clap::{Parser, Subcommand};
 
@@ -75,25 +75,57 @@ where
     Ok(cli)
 }
 
-/// `println!` that ends the program quietly when standard output is closed early
-/// (`vesper run | head`) instead of panicking.
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
-            exit_on_write_error(e);
-        }
+/// A line of a command's notes (what it tells on standard error as it goes: files
+/// written, warnings); a note that cannot be written is dropped.
+macro_rules! note {
+    ($notes:expr, $($arg:tt)*) => {{
+        let _ = writeln!($notes, $($arg)*);
     }};
 }
 
-/// `print!`, as [`println!`].
-macro_rules! print {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = write!(std::io::stdout(), $($arg)*) {
-            exit_on_write_error(e);
+/// Runs `verb`, writing what it prints to `out` (standard output in the binary) and
+/// its notes to `notes` (standard error). `run`, `topo`, `traffic` and `bench sync` make
+/// a typed result, written here once they are done; `bench model` writes its table a
+/// row a load as it measures; `serve` and `collect` run servers, and write their
+/// reports and traces themselves.
+pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    match verb {
+        Verb::Serve(args) => serve::serve(*args),
+        Verb::Run(args) => Ok(write!(out, "{}", run::run(*args, notes)?)?),
+        Verb::Topo(args) => {
+            let topo = topo::topo(*args, notes)?;
+            write!(out, "{topo}")?;
+            topo.refusal()
         }
-    }};
+        Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
+        Verb::Bench(command) => bench::bench(command, out),
+        Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+    }
+}
+
+/// An error as `vesper` prints it on standard error before it exits with status 1
+/// (as `main` returning the error would: `Error: ` and its chain of causes).
+pub fn error_text(e: &anyhow::Error) -> String {
+    format!("Error: {e:?}")
+}
+
+/// The process's standard output for [`execute`], where a failed write ends the
+/// program: quietly (status 0) when standard output was closed early (`vesper run |
+/// head`), with a message (status 1) otherwise.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stdout;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stdout().write(buf) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => exit_on_write_error(e),
+            written => written,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().flush().or_else(|e| exit_on_write_error(e))
+    }
 }
 
 /// Standard output failed: a closed pipe ends the program quietly, anything else with
