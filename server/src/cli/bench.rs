@@ -80,33 +80,53 @@ pub enum BenchCommand {
     },
 }
 
+/// What `vesper bench sync` prints: its measurement, as text or (`--json`) in full as
+/// JSON.
+#[derive(Debug)]
+pub struct BenchSync {
+    pub result: crate::bench::SyncBenchResult,
+    pub json: bool,
+}
+
+impl std::fmt::Display for BenchSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let result = &self.result;
+        if self.json {
+            let json = serde_json::to_string_pretty(result).map_err(|_| std::fmt::Error)?;
+            return writeln!(f, "{json}");
+        }
+        writeln!(f, "sync round trips: {}", result.round_trips)?;
+        writeln!(f, "round trips per second: {:.0}", result.round_trips_per_second)?;
+        if let Some(c) = result.client_round_trip_us {
+            writeln!(
+                f,
+                "client round trip [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
+                c.p50, c.p99, c.mean, c.max
+            )?;
+        }
+        if let Some(s) = result.server.as_ref().and_then(|r| r.wall.reply_latency_us) {
+            writeln!(
+                f,
+                "server reply latency [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
+                s.p50, s.p99, s.mean, s.max
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `vesper bench sync`: the synchronisation round trip, measured.
 pub fn bench_sync(
     round_trips: u64,
     warmup: u64,
     json: bool,
     server: Option<std::net::SocketAddr>,
     spin: std::time::Duration,
-) -> anyhow::Result<()> {
-    let result = crate::bench::sync(round_trips, warmup, server, spin)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-        return Ok(());
-    }
-    println!("sync round trips: {}", result.round_trips);
-    println!("round trips per second: {:.0}", result.round_trips_per_second);
-    if let Some(c) = result.client_round_trip_us {
-        println!(
-            "client round trip [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
-            c.p50, c.p99, c.mean, c.max
-        );
-    }
-    if let Some(s) = result.server.and_then(|r| r.wall.reply_latency_us) {
-        println!(
-            "server reply latency [µs]: p50 {:.1}  p99 {:.1}  mean {:.1}  max {:.1}",
-            s.p50, s.p99, s.mean, s.max
-        );
-    }
-    Ok(())
+) -> anyhow::Result<BenchSync> {
+    Ok(BenchSync {
+        result: crate::bench::sync(round_trips, warmup, server, spin)?,
+        json,
+    })
 }
 
 /// The accepted load of the overloaded run of `vesper ARGS` (a `bench model --json`).
@@ -181,7 +201,9 @@ impl WormholeBench {
     }
 }
 
-/// Runs the model benchmark at `loads`, as fractions of `saturation` when given.
+/// Runs the model benchmark at `loads`, as fractions of `saturation` when given, and
+/// writes its table to `out` a row a load as it is measured (or, with `json`, its
+/// points once all are).
 #[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 pub fn bench_model(
     mut network: NetworkConfig,
@@ -192,6 +214,7 @@ pub fn bench_model(
     seed: u64,
     switch: Option<SwitchName>,
     json: bool,
+    out: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
     let FabricConfig::Switched(s) = &mut network.fabric else {
         anyhow::bail!("the model benchmark needs a network of one rail of switches");
@@ -231,8 +254,9 @@ pub fn bench_model(
     network.build().map_err(|e| wormhole.name_build_error(&e))?;
     let mut points = Vec::new();
     if !json {
-        println!("network: {}", network.describe());
-        println!(
+        writeln!(out, "network: {}", network.describe())?;
+        writeln!(
+            out,
             "{:>6} {:>8} {:>9} {:>10} {:>12} {:>8} {:>14} {:>14} {:>14} {:>12} {:>12} {:>9}",
             "hosts",
             "offered",
@@ -246,7 +270,7 @@ pub fn bench_model(
             "events/s",
             "latency ns",
             "peak MiB"
-        );
+        )?;
     }
     for &load in loads {
         let p = crate::bench::model(&network, load * scale, duration, seed)?;
@@ -254,7 +278,8 @@ pub fn bench_model(
             let flit_hops = p
                 .flit_hops
                 .map_or("-".to_string(), |f| format!("{:.0}", f as f64 / p.wall_seconds));
-            println!(
+            writeln!(
+                out,
                 "{:>6} {:>8.3} {:>9.3} {:>10} {:>12} {:>8.2} {:>14.0} {:>14.0} {:>14} {:>12.0} {:>12.0} {:>9.1}",
                 p.hosts,
                 p.offered_load,
@@ -268,18 +293,18 @@ pub fn bench_model(
                 p.events_per_second,
                 p.mean_latency_ns,
                 p.peak_memory_mib.unwrap_or(f64::NAN)
-            );
+            )?;
         }
         points.push(p);
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&points)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&points)?)?;
     }
     Ok(())
 }
 
-/// Runs `vesper bench …`.
-pub fn bench(command: BenchCommand) -> anyhow::Result<()> {
+/// Runs `vesper bench …`, writing what it prints to `out`.
+pub fn bench(command: BenchCommand, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match command {
         BenchCommand::Model {
             hosts,
@@ -343,13 +368,13 @@ pub fn bench(command: BenchCommand) -> anyhow::Result<()> {
                 );
                 let saturation = saturation_in_child(&child)?;
                 if !json {
-                    println!("saturation throughput: {saturation:.3} of the link rate");
+                    writeln!(out, "saturation throughput: {saturation:.3} of the link rate")?;
                 }
                 Some(saturation)
             } else {
                 None
             };
-            bench_model(network, &loads, scale, wormhole, duration_us, seed, switch, json)
+            bench_model(network, &loads, scale, wormhole, duration_us, seed, switch, json, out)
         }
         BenchCommand::Sync {
             round_trips,
@@ -357,12 +382,9 @@ pub fn bench(command: BenchCommand) -> anyhow::Result<()> {
             json,
             server,
             spin_us,
-        } => bench_sync(
-            round_trips,
-            warmup,
-            json,
-            server,
-            std::time::Duration::from_micros(spin_us),
-        ),
+        } => {
+            let spin = std::time::Duration::from_micros(spin_us);
+            Ok(write!(out, "{}", bench_sync(round_trips, warmup, json, server, spin)?)?)
+        }
     }
 }

@@ -1,28 +1,131 @@
-//! The `vesper` command line: one module a subcommand, each a function from its parsed
-//! arguments to its result; `main.rs` parses and dispatches.
-//!
-//! The subcommands print through the `println!` and `print!` of this module, which end
-//! the program quietly when standard output is closed early (`vesper run | head`).
+//! The `vesper` command line: [`parse`] reads it as the binary does, and [`execute`]
+//! runs the command. Each subcommand lives in a module of its own, as a function from
+//! its parsed arguments to a typed result that displays as the bytes `vesper` prints
+//! (`run::Run`, `topo::Topo`, `traffic::Traffic`, `bench::BenchSync`), so that tests
+//! call commands in their own process; `main.rs` parses, sets up the log and hands
+//! [`execute`] standard output ([`Stdout`]) and standard error.
 
-/// `println!` that ends the program quietly when standard output is closed early
-/// (`vesper run | head`) instead of panicking.
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
-            exit_on_write_error(e);
+use clap::{Parser, Subcommand};
+
+/// The command line of `vesper`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "vesper",
+    version,
+    about = "Interconnect simulator that co-simulates with MPI trace replayers (Dimemas --venus)",
+    long_about = "vesper hosts a deterministic model of an HPC interconnect and synchronises with \
+                  task-replay clients (Dimemas built with its network-server client, run with \
+                  `--venus --venuscon 127.0.0.1:10000`) over a text protocol of SEND / STOP / END \
+                  lines and COMPLETED SEND replies."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+/// What `vesper` is asked to do (a subcommand).
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Run the co-simulation server.
+    Serve(Box<serve::ServeArgs>),
+    /// Replay a Dimemas trace or a synthetic workload against an in-process server over loopback (or
+    /// locally with --no-server) and print the predicted execution time; on the fat-tree
+    /// preset (256 hosts) unless --network, --preset or --map names another.
+    Run(Box<run::RunArgs>),
+    /// Describe a network: hosts, switches, cables, diameter, bisection; optionally
+    /// draw it (Graphviz) or list the presets.
+    Topo(Box<topo::TopoArgs>),
+    /// Open-loop synthetic traffic: one operating point (--load) or a latency–load curve
+    /// (--sweep), as a table, JSON or an SVG plot; on the kary-ntree preset (64 hosts)
+    /// unless --network, --preset or --map names another.
+    Traffic(Box<traffic::TrafficArgs>),
+    /// Measure the server's performance.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
+    /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
+    Collect(crate::network_trace::collect::CollectArgs),
+}
+
+impl Verb {
+    /// The log level when `VESPER_LOG` sets none: a server reports as it goes; `run`
+    /// and `traffic` print their result, and log only problems.
+    pub fn default_log_level(&self) -> &'static str {
+        match self {
+            Verb::Run(_) | Verb::Traffic(_) => "warn",
+            _ => "info",
         }
+    }
+}
+
+/// The command line `args` (the program's name first) read as `vesper` reads it: clap's
+/// parse, then what `run` needs to know of the flags given. An error is clap's, to
+/// print and exit with ([`clap::Error::exit`]), help and version included.
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let (Verb::Run(args), Some(matches)) = (&mut cli.verb, matches.subcommand_matches("run")) {
+        args.note_given_flags(matches);
+    }
+    Ok(cli)
+}
+
+/// A line of a command's notes (what it tells on standard error as it goes: files
+/// written, warnings); a note that cannot be written is dropped.
+macro_rules! note {
+    ($notes:expr, $($arg:tt)*) => {{
+        let _ = writeln!($notes, $($arg)*);
     }};
 }
 
-/// `print!`, as [`println!`].
-macro_rules! print {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = write!(std::io::stdout(), $($arg)*) {
-            exit_on_write_error(e);
+/// Runs `verb`, writing what it prints to `out` (standard output in the binary) and
+/// its notes to `notes` (standard error). `run`, `topo`, `traffic` and `bench sync` make
+/// a typed result, written here once they are done; `bench model` writes its table a
+/// row a load as it measures; `serve` and `collect` run servers, and write their
+/// reports and traces themselves.
+pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    match verb {
+        Verb::Serve(args) => serve::serve(*args),
+        Verb::Run(args) => Ok(write!(out, "{}", run::run(*args, notes)?)?),
+        Verb::Topo(args) => {
+            let topo = topo::topo(*args, notes)?;
+            write!(out, "{topo}")?;
+            topo.refusal()
         }
-    }};
+        Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
+        Verb::Bench(command) => bench::bench(command, out),
+        Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+    }
+}
+
+/// An error as `vesper` prints it on standard error before it exits with status 1
+/// (as `main` returning the error would: `Error: ` and its chain of causes).
+pub fn error_text(e: &anyhow::Error) -> String {
+    format!("Error: {e:?}")
+}
+
+/// The process's standard output for [`execute`], where a failed write ends the
+/// program: quietly (status 0) when standard output was closed early (`vesper run |
+/// head`), with a message (status 1) otherwise.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stdout;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stdout().write(buf) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => exit_on_write_error(e),
+            written => written,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().flush().or_else(|e| exit_on_write_error(e))
+    }
 }
 
 /// Standard output failed: a closed pipe ends the program quietly, anything else with

@@ -138,6 +138,32 @@ pub struct RunArgs {
     pub network_trace: crate::network_trace::TraceArgs,
 }
 
+impl RunArgs {
+    /// Records which synthetic workload, network and network trace flags `matches` (the
+    /// `run` subcommand's) were given on the command line, for the checks that refuse
+    /// flags without effect.
+    pub fn note_given_flags(&mut self, matches: &clap::ArgMatches) {
+        let given_id = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        self.workload_flags = WORKLOAD_FLAGS
+            .iter()
+            .filter(|(id, _)| given_id(id))
+            .map(|&(_, flag)| flag)
+            .collect();
+        // The flags of a server of `run`'s own, as given: `--server` refuses them.
+        let given = |flags: clap::Command| -> Vec<String> {
+            flags
+                .get_arguments()
+                .filter(|arg| given_id(arg.get_id().as_str()))
+                .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+                .collect()
+        };
+        self.network_flags = given(<NetworkArgs as clap::Args>::augment_args(clap::Command::new("network")));
+        self.trace_flags = given(<crate::network_trace::TraceArgs as clap::Args>::augment_args(
+            clap::Command::new("trace"),
+        ));
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkloadArg {
     PingPong,
@@ -178,6 +204,7 @@ pub fn write_output(
     outcome: &vesper_client_dimemas_adapter::replay::Outcome,
     mapping: &vesper_client_dimemas_adapter::replay::Mapping,
     date: &str,
+    notes: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
     use std::io::Write as _;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -201,7 +228,11 @@ pub fn write_output(
     } else {
         ""
     };
-    eprintln!("wrote result.json, app.prv/.pcf/.row{network} in {}", dir.display());
+    note!(
+        notes,
+        "wrote result.json, app.prv/.pcf/.row{network} in {}",
+        dir.display()
+    );
     Ok(())
 }
 
@@ -464,7 +495,9 @@ pub fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimema
     Ok(workload)
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
+/// `vesper run`: the replay, and the files `--output` and `--save-trace` ask for (notes
+/// on them, and the trace's warnings, go to `notes`).
+pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run> {
     use vesper_client_dimemas_adapter::dim;
     use vesper_client_dimemas_adapter::replay::collective::Methods;
     use vesper_client_dimemas_adapter::replay::{Cursor, IdealBus, Programs, StartDelays, Workload};
@@ -525,10 +558,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             })?;
             reading.finish_and_clear();
             for warning in &opened.warnings {
-                eprintln!("warning: {warning}");
+                note!(notes, "warning: {warning}");
             }
             if opened.collectives > 0 {
-                eprintln!("{} collective calls {}", opened.collectives, methods.describe());
+                note!(notes, "{} collective calls {}", opened.collectives, methods.describe());
             }
             let programs = opened.programs;
             if args.imbalance_ns > 0 {
@@ -543,7 +576,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 Some(path) => {
                     let trace = dim::read_with(path, &methods)?;
                     for warning in &trace.warnings {
-                        eprintln!("warning: {warning}");
+                        note!(notes, "warning: {warning}");
                     }
                     anyhow::ensure!(
                         trace.threads.iter().all(|&n| n == 1),
@@ -551,7 +584,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                         path.display()
                     );
                     if trace.collectives > 0 {
-                        eprintln!("{} collective calls {}", trace.collectives, methods.describe());
+                        note!(notes, "{} collective calls {}", trace.collectives, methods.describe());
                     }
                     trace.workload
                 }
@@ -570,7 +603,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 );
                 dim::write(&workload, &mut file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
-                eprintln!("trace saved to {}", path.display());
+                note!(notes, "trace saved to {}", path.display());
             }
             let workload = Arc::new(workload);
             (Some(Arc::clone(&workload)), Box::new(Cursor::new(workload)))
@@ -738,114 +771,182 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     };
     progress.finish_and_clear();
-    // One row per program: per task, or per thread of each task when tasks have several.
-    let threaded = outcome.threads.iter().any(|&n| n > 1);
-    let mut labels = Vec::with_capacity(outcome.tasks.len());
-    for (task, &threads) in outcome.threads.iter().enumerate() {
-        for thread in 0..threads {
-            labels.push((
-                task,
-                thread,
-                if threaded {
-                    format!("{task}.{thread}")
-                } else {
-                    task.to_string()
-                },
-            ));
-        }
-    }
-    let tasks: Vec<_> = outcome
-        .tasks
-        .iter()
-        .zip(&labels)
-        .map(|(t, (task, thread, _))| {
-            let mut row = serde_json::json!({
-                "compute_ns": t.compute as f64 / 1e3,
-                "communication_ns": t.communication as f64 / 1e3,
-                "waiting_ns": t.waiting as f64 / 1e3,
-                "end_ns": t.end as f64 / 1e3,
-            });
-            if threaded {
-                row["task"] = serde_json::json!(task);
-                row["thread"] = serde_json::json!(thread);
-            }
-            row
-        })
-        .collect();
-    let mut result = serde_json::json!({
-        "workload": name,
-        "network": network,
-        "predicted_ns": outcome.predicted as f64 / 1e3,
-        "messages": outcome.messages,
-        "intra_node_messages": outcome.intra_node,
-        "tasks": tasks,
-        "server": report,
-    });
-    if let Some(server) = &external {
-        result["server_note"] = serde_json::json!(external_report_note(server));
-    }
-    if let Some(dir) = &args.output {
-        write_output(dir, &result, &outcome, &options.mapping, &args.trace_date)?;
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
-        return Ok(());
-    }
-    println!("workload: {name}");
-    println!("network: {network}");
-    let within = match outcome.intra_node {
-        0 => String::new(),
-        n => format!(", {n} within nodes"),
+    let mut run = Run {
+        workload: name,
+        network,
+        outcome,
+        report,
+        server_note: external.as_ref().map(external_report_note),
+        output: args.output.clone(),
+        own_server: !args.no_server && external.is_none(),
+        json: args.json,
     };
-    println!(
-        "predicted execution time: {:.3} µs ({} messages{within})",
-        outcome.predicted as f64 / 1e6,
-        outcome.messages
-    );
-    // Compute + communication + waiting = end (see TaskTimes).
-    println!(
-        "{:>6} {:>14} {:>16} {:>14} {:>14}",
-        if threaded { "thread" } else { "task" },
-        "compute µs",
-        "communication µs",
-        "waiting µs",
-        "end µs"
-    );
-    for (times, (_, _, label)) in outcome.tasks.iter().zip(&labels) {
-        println!(
-            "{label:>6} {:>14.3} {:>16.3} {:>14.3} {:>14.3}",
-            times.compute as f64 / 1e6,
-            times.communication as f64 / 1e6,
-            times.waiting as f64 / 1e6,
-            times.end as f64 / 1e6
-        );
+    if let Some(dir) = &args.output {
+        write_output(
+            dir,
+            &run.result(),
+            &run.outcome,
+            &options.mapping,
+            &args.trace_date,
+            notes,
+        )?;
     }
-    if let Some(report) = report {
-        println!(
-            "server: {} sync round trips, {} model events, message latency {}",
-            report.simulation.sync_round_trips,
-            report.simulation.events_processed,
-            report.simulation.latency_ns.map_or("-".to_string(), |l| format!(
-                "p50 {:.0} ns, p99 {:.0} ns, max {:.0} ns",
-                l.p50, l.p99, l.max
-            ))
-        );
+    // Written: what is printed needs no more of it.
+    run.outcome.record = None;
+    Ok(run)
+}
+
+/// What `vesper run` prints: the prediction and its split per task, with the server's
+/// summary, as a table or (`--json`) as [`Run::result`].
+#[derive(Debug)]
+pub struct Run {
+    /// the workload's (or trace's) name
+    pub workload: String,
+    /// the network replayed on, described
+    pub network: String,
+    /// the replay's outcome (its record, if one was made, dropped once written)
+    pub outcome: vesper_client_dimemas_adapter::replay::Outcome,
+    /// the report of the server of `run`'s own, if it had one
+    pub report: Option<crate::Report>,
+    /// where the report of an external server (`--server`) is
+    pub server_note: Option<String>,
+    /// the folder `--output` wrote the result into
+    pub output: Option<PathBuf>,
+    /// whether the replay ran against a server of `run`'s own (which writes the network
+    /// trace with `--output`)
+    pub own_server: bool,
+    pub json: bool,
+}
+
+impl Run {
+    /// Whether tasks have several threads: the rows are then per thread.
+    fn threaded(&self) -> bool {
+        self.outcome.threads.iter().any(|&n| n > 1)
     }
-    if let Some(server) = &external {
-        println!("server: {}", external_report_note(server));
+
+    /// One row per program: per task, or per thread of each task when tasks have
+    /// several; each with its task, thread and label.
+    fn rows(&self) -> Vec<(usize, u32, String)> {
+        let threaded = self.threaded();
+        let mut labels = Vec::with_capacity(self.outcome.tasks.len());
+        for (task, &threads) in self.outcome.threads.iter().enumerate() {
+            for thread in 0..threads {
+                labels.push((
+                    task,
+                    thread,
+                    if threaded {
+                        format!("{task}.{thread}")
+                    } else {
+                        task.to_string()
+                    },
+                ));
+            }
+        }
+        labels
     }
-    if args.output.is_none() {
-        let network = if args.no_server || external.is_some() {
-            ""
-        } else {
-            " and network.prv"
+
+    /// The result as JSON: what `--json` prints and `--output` writes as result.json.
+    pub fn result(&self) -> serde_json::Value {
+        let threaded = self.threaded();
+        let tasks: Vec<_> = self
+            .outcome
+            .tasks
+            .iter()
+            .zip(self.rows())
+            .map(|(t, (task, thread, _))| {
+                let mut row = serde_json::json!({
+                    "compute_ns": t.compute as f64 / 1e3,
+                    "communication_ns": t.communication as f64 / 1e3,
+                    "waiting_ns": t.waiting as f64 / 1e3,
+                    "end_ns": t.end as f64 / 1e3,
+                });
+                if threaded {
+                    row["task"] = serde_json::json!(task);
+                    row["thread"] = serde_json::json!(thread);
+                }
+                row
+            })
+            .collect();
+        let mut result = serde_json::json!({
+            "workload": self.workload,
+            "network": self.network,
+            "predicted_ns": self.outcome.predicted as f64 / 1e3,
+            "messages": self.outcome.messages,
+            "intra_node_messages": self.outcome.intra_node,
+            "tasks": tasks,
+            "server": self.report,
+        });
+        if let Some(note) = &self.server_note {
+            result["server_note"] = serde_json::json!(note);
+        }
+        result
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.json {
+            let json = serde_json::to_string_pretty(&self.result()).map_err(|_| std::fmt::Error)?;
+            return writeln!(f, "{json}");
+        }
+        let outcome = &self.outcome;
+        writeln!(f, "workload: {}", self.workload)?;
+        writeln!(f, "network: {}", self.network)?;
+        let within = match outcome.intra_node {
+            0 => String::new(),
+            n => format!(", {n} within nodes"),
         };
-        println!(
-            "(--output DIR writes this as result.json, with the Paraver traces app.prv{network}; --json prints it \
-             as JSON)"
-        );
+        writeln!(
+            f,
+            "predicted execution time: {:.3} µs ({} messages{within})",
+            outcome.predicted as f64 / 1e6,
+            outcome.messages
+        )?;
+        // Compute + communication + waiting = end (see TaskTimes).
+        writeln!(
+            f,
+            "{:>6} {:>14} {:>16} {:>14} {:>14}",
+            if self.threaded() { "thread" } else { "task" },
+            "compute µs",
+            "communication µs",
+            "waiting µs",
+            "end µs"
+        )?;
+        for (times, (_, _, label)) in outcome.tasks.iter().zip(self.rows()) {
+            writeln!(
+                f,
+                "{label:>6} {:>14.3} {:>16.3} {:>14.3} {:>14.3}",
+                times.compute as f64 / 1e6,
+                times.communication as f64 / 1e6,
+                times.waiting as f64 / 1e6,
+                times.end as f64 / 1e6
+            )?;
+        }
+        if let Some(report) = &self.report {
+            writeln!(
+                f,
+                "server: {} sync round trips, {} model events, message latency {}",
+                report.simulation.sync_round_trips,
+                report.simulation.events_processed,
+                report.simulation.latency_ns.map_or("-".to_string(), |l| format!(
+                    "p50 {:.0} ns, p99 {:.0} ns, max {:.0} ns",
+                    l.p50, l.p99, l.max
+                ))
+            )?;
+        }
+        if let Some(note) = &self.server_note {
+            writeln!(f, "server: {note}")?;
+        }
+        if self.output.is_none() {
+            let network = if self.own_server { " and network.prv" } else { "" };
+            writeln!(
+                f,
+                "(--output DIR writes this as result.json, with the Paraver traces app.prv{network}; --json prints it \
+                 as JSON)"
+            )?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Where the report of the external server `vesper run --server` replayed against is:

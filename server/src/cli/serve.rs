@@ -82,7 +82,21 @@ pub enum Rendezvous {
     Wire,
 }
 
-pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+/// The server `vesper serve` is to run, checked before anything listens.
+#[derive(Debug)]
+pub struct Prepared {
+    pub config: ServerConfig,
+    /// where the reports go, opened
+    pub writer: crate::report::ReportWriter,
+    /// where the network came from, to name it in a refusal of the model's
+    pub origin: String,
+}
+
+/// What `vesper serve` checks and opens before it listens: the limits, the network
+/// trace, the report's destination and the network, as a server's configuration.
+/// (The address to listen on, and the network the model builds, are checked by
+/// [`serve`] as it starts.)
+pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
     anyhow::ensure!(args.clients > 0, "--clients 0: a run needs at least one client");
     for (flag, value) in [
         ("--max-connections", args.max_connections),
@@ -138,6 +152,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)"
         );
     }
+    Ok(Prepared { config, writer, origin })
+}
+
+/// `vesper serve`: the server, until its run ends (or, with `--keep-serving`, until a
+/// signal); reports are written as runs end.
+pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let Prepared { config, writer, origin } = prepare(&args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::config::{FabricConfig, NetworkConfig};
+use crate::network_summary::Summary;
 use crate::preset;
 
 use super::network::*;
-use super::*;
 
 #[derive(Debug, clap::Args)]
 pub struct TopoArgs {
@@ -41,53 +41,106 @@ pub struct TopoArgs {
     pub json: bool,
 }
 
-pub fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
-    if args.presets {
-        for p in preset::PRESETS {
-            println!("{:<14} {}", p.name, p.summary);
+/// What `vesper topo` prints.
+#[derive(Debug)]
+pub enum Topo {
+    /// `--presets`: the presets, a line each.
+    Presets(&'static [preset::Preset]),
+    /// `--print`: a preset's network file.
+    PresetFile(&'static str),
+    /// The network's summary, a rail each (as JSON with `--json`).
+    Summary {
+        rails: Vec<Summary>,
+        json: bool,
+        /// Why `serve`, `run` and `traffic` would refuse the network described: an
+        /// error after the summary (no files are written then).
+        cannot_simulate: Option<String>,
+    },
+}
+
+impl Topo {
+    /// The error `vesper topo` ends with once it has printed this: a network it
+    /// described but that cannot be simulated.
+    pub fn refusal(&self) -> anyhow::Result<()> {
+        match self {
+            Topo::Summary {
+                cannot_simulate: Some(reason),
+                ..
+            } => Err(anyhow::Error::msg(reason.clone())),
+            _ => Ok(()),
         }
-        return Ok(());
+    }
+}
+
+impl std::fmt::Display for Topo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Topo::Presets(presets) => {
+                for p in *presets {
+                    writeln!(f, "{:<14} {}", p.name, p.summary)?;
+                }
+                Ok(())
+            }
+            Topo::PresetFile(file) => write!(f, "{file}"),
+            Topo::Summary { rails, json: true, .. } => {
+                let json = match rails.as_slice() {
+                    [one] => serde_json::to_string_pretty(one),
+                    rails => serde_json::to_string_pretty(rails),
+                };
+                writeln!(f, "{}", json.map_err(|_| std::fmt::Error)?)
+            }
+            Topo::Summary { rails, .. } => match rails.as_slice() {
+                [one] => writeln!(f, "{one}"),
+                rails => {
+                    for (i, rail) in rails.iter().enumerate() {
+                        writeln!(f, "rail {i}:\n  {}", rail.to_string().replace('\n', "\n  "))?;
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+}
+
+/// `vesper topo`: the network's summary, after writing the files asked for (notes on
+/// them go to `notes`).
+pub fn topo(mut args: TopoArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Topo> {
+    if args.presets {
+        return Ok(Topo::Presets(preset::PRESETS));
     }
     if args.print {
         let name = args.net.preset.as_deref().unwrap_or_default();
-        print!("{}", preset::find(name).map_err(anyhow::Error::msg)?.file);
-        return Ok(());
+        return Ok(Topo::PresetFile(preset::find(name).map_err(anyhow::Error::msg)?.file));
     }
     if let Some(file) = args.file.take() {
         args.net.network = Some(file.display().to_string());
     }
     let network = network(&args.net, None)?;
-    let summaries = crate::network_summary::summarize(&network);
+    let rails = crate::network_summary::summarize(&network);
     anyhow::ensure!(
-        !summaries.is_empty(),
+        !rails.is_empty(),
         "the ideal network has no topology: it joins every pair of hosts without contention"
     );
-    if args.json {
-        let json = match summaries.as_slice() {
-            [one] => serde_json::to_string_pretty(one)?,
-            rails => serde_json::to_string_pretty(rails)?,
-        };
-        println!("{json}");
-    } else if let [one] = summaries.as_slice() {
-        println!("{one}");
-    } else {
-        for (i, rail) in summaries.iter().enumerate() {
-            println!("rail {i}:\n  {}", rail.to_string().replace('\n', "\n  "));
-        }
-    }
     // What `serve`, `run` and `traffic` would refuse (buffers too small for the cables,
-    // routes that miss a pair), refused here too: the description alone does not build
-    // the switches and routes.
-    network
-        .build()
-        .map_err(|e| anyhow::anyhow!("this network cannot be simulated: {e}"))?;
+    // routes that miss a pair), refused here too, after the summary: the description
+    // alone does not build the switches and routes.
+    if let Err(e) = network.build() {
+        return Ok(Topo::Summary {
+            rails,
+            json: args.json,
+            cannot_simulate: Some(format!("this network cannot be simulated: {e}")),
+        });
+    }
     if args.write_map.is_some() || args.write_routes.is_some() {
-        write_map_files(&network, args.write_map.as_deref(), args.write_routes.as_deref())?;
+        write_map_files(&network, args.write_map.as_deref(), args.write_routes.as_deref(), notes)?;
     }
     if let Some(path) = &args.dot {
-        let devices: u32 = summaries.iter().map(|s| s.switches).sum::<u32>() + network.hosts;
+        let devices: u32 = rails.iter().map(|s| s.switches).sum::<u32>() + network.hosts;
         if devices > 5000 {
-            eprintln!("note: {devices} devices; Graphviz takes long to lay out pictures of this size");
+            note!(
+                notes,
+                "note: {devices} devices; Graphviz takes long to lay out pictures of this size"
+            );
         }
         let picture = match &network.fabric {
             FabricConfig::Switched(s) => crate::network_summary::dot(s, network.hosts),
@@ -95,9 +148,13 @@ pub fn topo(mut args: TopoArgs) -> anyhow::Result<()> {
             FabricConfig::Ideal(_) => String::new(),
         };
         std::fs::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;
-        eprintln!("picture written to {}", path.display());
+        note!(notes, "picture written to {}", path.display());
     }
-    Ok(())
+    Ok(Topo::Summary {
+        rails,
+        json: args.json,
+        cannot_simulate: None,
+    })
 }
 
 /// `x.routes` as rail `r`'s file: `x.r<r>.routes`.
@@ -116,6 +173,7 @@ pub fn write_map_files(
     network: &NetworkConfig,
     map: Option<&std::path::Path>,
     routes: Option<&std::path::Path>,
+    notes: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
     // The topology as configured (routing, links), named as the map named it.
     let named = |s: &crate::config::SwitchedConfig| {
@@ -152,7 +210,7 @@ pub fn write_map_files(
     if let Some(path) = map {
         let text = vesper_map2topo::MapFile::from_rails(&rails, vesper_map2topo::WriteOptions::default())?.to_string();
         std::fs::write(path, text).with_context(|| format!("--write-map {}: cannot write", path.display()))?;
-        eprintln!("map written to {}", path.display());
+        note!(notes, "map written to {}", path.display());
     }
     if let Some(path) = routes {
         // One file per rail: FILE itself for a single network, FILE with `.r<N>` before
@@ -165,7 +223,7 @@ pub fn write_map_files(
             let list = vesper_map2topo::generate::routes_of(&net.topology).map_err(anyhow::Error::msg)?;
             std::fs::write(&path, vesper_map2topo::routes::write_canonical(&list, net))
                 .with_context(|| format!("--write-routes {}: cannot write", path.display()))?;
-            eprintln!("{} routes written to {}", list.len(), path.display());
+            note!(notes, "{} routes written to {}", list.len(), path.display());
         }
     }
     Ok(())

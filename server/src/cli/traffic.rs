@@ -109,8 +109,9 @@ pub enum ProcessArg {
     Poisson,
 }
 
-/// `vesper traffic`: the configurations the flags name, their curves, and the outputs.
-pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
+/// `vesper traffic`: the configurations the flags name, their curves, and the plot
+/// (notes on it go to `notes`).
+pub fn traffic(args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Traffic> {
     use crate::traffic_sweep::{self, Configuration};
 
     // (clap's `requires` would let --load, which conflicts with --sweep, stand in.)
@@ -255,17 +256,37 @@ pub fn traffic(args: TrafficArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.svg {
         std::fs::write(path, traffic_sweep::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;
-        eprintln!("plot written to {}", path.display());
+        note!(notes, "plot written to {}", path.display());
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&curves)?);
-    } else {
-        print!("{}", traffic_sweep::table(&curves));
-        if let Some(mib) = crate::bench::peak_memory_mib() {
-            println!("peak memory of the process: {mib:.1} MiB");
+    Ok(Traffic {
+        curves,
+        json: args.json,
+        peak_memory_mib: crate::bench::peak_memory_mib(),
+    })
+}
+
+/// What `vesper traffic` prints: its curves, as a table (with the process's peak
+/// memory) or as JSON.
+#[derive(Debug)]
+pub struct Traffic {
+    pub curves: Vec<crate::traffic_sweep::Curve>,
+    pub json: bool,
+    /// the process's peak memory when the curves were done [MiB], where known
+    pub peak_memory_mib: Option<f64>,
+}
+
+impl std::fmt::Display for Traffic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.json {
+            let json = serde_json::to_string_pretty(&self.curves).map_err(|_| std::fmt::Error)?;
+            return writeln!(f, "{json}");
         }
+        write!(f, "{}", crate::traffic_sweep::table(&self.curves))?;
+        if let Some(mib) = self.peak_memory_mib {
+            writeln!(f, "peak memory of the process: {mib:.1} MiB")?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The traffic the flags describe for a network with host link `link` (`flit_ns`: its
