@@ -22,11 +22,11 @@ use vesper_netmodels::{Device, HostId, LinkParams, Routing, Topology, Torus, Xgf
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    verb: Verb,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Verb {
     /// Write an extended generalized fat tree XGFT(h; m1..mh; w1..wh) as a map, e.g.
     /// `map2topo xgft 3 16,16,8 1,16,16 -o tree.map`.
     Xgft {
@@ -166,8 +166,8 @@ enum Format {
 }
 
 fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
-        Command::Xgft {
+    match Cli::parse().verb {
+        Verb::Xgft {
             height,
             children,
             parents,
@@ -187,7 +187,7 @@ fn main() -> anyhow::Result<()> {
             }
             export(topology, &out)
         }
-        Command::Torus {
+        Verb::Torus {
             dims,
             mesh,
             hosts_per_switch,
@@ -196,7 +196,7 @@ fn main() -> anyhow::Result<()> {
             Torus::new(dims, !mesh, hosts_per_switch)?.topology(LinkParams::default()),
             &out,
         ),
-        Command::Hypercube {
+        Verb::Hypercube {
             n,
             hosts_per_switch,
             out,
@@ -204,8 +204,8 @@ fn main() -> anyhow::Result<()> {
             Torus::hypercube(n, hosts_per_switch)?.topology(LinkParams::default()),
             &out,
         ),
-        Command::Check { map, routes } => check(&map, routes.as_deref()),
-        Command::Ibnet { dump, tables, out } => {
+        Verb::Check { map, routes } => check(&map, routes.as_deref()),
+        Verb::Ibnet { dump, tables, out } => {
             let file = dump.display().to_string();
             let text = read_input("dump", &dump, vesper_map2topo::MAX_DUMP_BYTES)?;
             let mut fabric = vesper_map2topo::read_ibnetdiscover(&file, &text, LinkParams::default())?;
@@ -232,7 +232,7 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Routes {
+        Verb::Routes {
             map,
             algorithm,
             paths,
@@ -250,7 +250,7 @@ fn main() -> anyhow::Result<()> {
             };
             emit_routes(output.as_deref(), &routes, &net, format)
         }
-        Command::Convert {
+        Verb::Convert {
             map,
             routes,
             to,
@@ -260,7 +260,7 @@ fn main() -> anyhow::Result<()> {
             let routes = read_routes("routes", &routes, &net)?;
             emit_routes(output.as_deref(), &routes, &net, to)
         }
-        Command::Conflicts { map, routes, pattern } => {
+        Verb::Conflicts { map, routes, pattern } => {
             let net = single_rail(&map)?;
             let routes = read_routes("routes", &routes, &net)?;
             let phases = read_pattern(&pattern, &net)?;

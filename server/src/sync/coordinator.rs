@@ -2,7 +2,7 @@
 //! null-message synchronisation with every connected client.
 //!
 //! ```text
-//!  session 0 ─┐  Command (Connect, Batch, Finish, Disconnect)   ┌─▶ Simulation
+//!  session 0 ─┐  SessionEvent (Connect, Batch, Finish, Disconnect)   ┌─▶ Simulation
 //!  session 1 ─┼─────────────────────────────────▶ Coordinator ─┤
 //!  session n ─┘  ◀──── replies (one write each) ────────────────┘   statistics
 //! ```
@@ -67,7 +67,7 @@ pub enum BatchItem {
 
 /// What sessions tell the coordinator.
 #[derive(Debug)]
-pub enum Command {
+pub enum SessionEvent {
     /// a client connected
     Connect {
         /// its id
@@ -256,14 +256,14 @@ impl Coordinator {
     }
 
     /// Applies one command and advances the model as far as the clients allow.
-    pub fn apply(&mut self, command: Command) {
+    pub fn apply(&mut self, command: SessionEvent) {
         self.handle(command);
         self.progress();
     }
 
-    fn handle(&mut self, command: Command) {
+    fn handle(&mut self, command: SessionEvent) {
         match command {
-            Command::Connect { client, peer } => {
+            SessionEvent::Connect { client, peer } => {
                 self.connected += 1;
                 // A client joining a run in progress cannot send into the past.
                 let promise = self.sim.now();
@@ -291,13 +291,13 @@ impl Coordinator {
                     },
                 );
             }
-            Command::Batch {
+            SessionEvent::Batch {
                 client,
                 items,
                 stop,
                 received,
             } => self.batch(client, items, stop, received),
-            Command::Finish { client } => {
+            SessionEvent::Finish { client } => {
                 if let Some(c) = self.clients.get_mut(&client) {
                     if c.in_flight > 0 {
                         warn!("{} finished with {} messages still in flight", c.name, c.in_flight);
@@ -307,12 +307,12 @@ impl Coordinator {
                     c.report.finished = true;
                 }
             }
-            Command::Rejected { client, lines } => {
+            SessionEvent::Rejected { client, lines } => {
                 if let Some(c) = self.clients.get_mut(&client) {
                     c.report.bad_lines += lines;
                 }
             }
-            Command::Disconnect { client } => {
+            SessionEvent::Disconnect { client } => {
                 if let Some(c) = self.clients.get_mut(&client)
                     && c.state != ClientState::Gone
                 {

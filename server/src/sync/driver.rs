@@ -59,7 +59,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::report::Report;
-use crate::sync::coordinator::{ClientId, Command, Coordinator};
+use crate::sync::coordinator::{ClientId, Coordinator, SessionEvent};
 use crate::sync::session::{Session, SessionLimits};
 
 /// How often a long run logs where it is.
@@ -124,7 +124,7 @@ struct Connection {
     output: Vec<u8>,
     /// commands read and not yet applied, in order: none is applied while the client's
     /// last batch is unanswered
-    pending: VecDeque<Command>,
+    pending: VecDeque<SessionEvent>,
     /// the socket may hold bytes not read yet (the read budget ran out, or reading
     /// was held back)
     unread: bool,
@@ -157,10 +157,10 @@ struct Connection {
 impl Connection {
     /// Takes the commands its session made: lines dropped before the first good one
     /// are only counted until the connection is a client.
-    fn queue(&mut self, commands: &mut Vec<Command>) {
+    fn queue(&mut self, commands: &mut Vec<SessionEvent>) {
         if !self.spoke {
             let before = commands.len();
-            commands.retain(|c| !matches!(c, Command::Rejected { .. }));
+            commands.retain(|c| !matches!(c, SessionEvent::Rejected { .. }));
             self.early_rejects += (before - commands.len()) as u64;
         }
         self.pending.extend(commands.drain(..));
@@ -173,12 +173,12 @@ impl Connection {
         self.quiet_since = Instant::now();
         let rejected = std::mem::take(&mut self.early_rejects);
         if rejected > 0 {
-            self.pending.push_front(Command::Rejected {
+            self.pending.push_front(SessionEvent::Rejected {
                 client,
                 lines: rejected,
             });
         }
-        self.pending.push_front(Command::Connect {
+        self.pending.push_front(SessionEvent::Connect {
             client,
             peer: self.peer.clone(),
         });
@@ -252,7 +252,7 @@ pub struct Driver {
     limits: SessionLimits,
     occupancy: Arc<Occupancy>,
     shutdown: Arc<AtomicBool>,
-    commands: Vec<Command>,
+    commands: Vec<SessionEvent>,
     /// connections whose socket failed on a write, to drop
     failed: Vec<ClientId>,
 }

@@ -1,10 +1,10 @@
 //! One client connection's protocol state, independent of sockets: frames and parses
-//! the bytes received, gathers a batch until `END`, and turns it into a [`Command`]
+//! the bytes received, gathers a batch until `END`, and turns it into a [`SessionEvent`]
 //! for the coordinator.
 //!
 //! ```text
-//!  bytes ─▶ LineCodec ─▶ batch (SEND/PROTO…, STOP) ─END─▶ Command::Batch
-//!                                             FINISH ─▶ Command::Finish
+//!  bytes ─▶ LineCodec ─▶ batch (SEND/PROTO…, STOP) ─END─▶ SessionEvent::Batch
+//!                                             FINISH ─▶ SessionEvent::Finish
 //! ```
 //!
 //! A bad line is logged (client, line number, what was expected) and dropped; nothing
@@ -19,7 +19,7 @@ use vesper_protocol::ClientMessage;
 use vesper_protocol::codec::{ClientLines, Line, LineCodec};
 
 use crate::log_budget::LogBudget;
-use crate::sync::coordinator::{BatchItem, ClientId, Command};
+use crate::sync::coordinator::{BatchItem, ClientId, SessionEvent};
 
 /// Limits a session enforces on its own.
 #[derive(Debug, Clone, Copy)]
@@ -79,10 +79,10 @@ impl Session {
 
     /// The connection is dropped: the batch under way and any line part way through
     /// are forgotten, and the client is gone.
-    pub fn abandon(&mut self, commands: &mut Vec<Command>) {
+    pub fn abandon(&mut self, commands: &mut Vec<SessionEvent>) {
         self.items.clear();
         self.stop = None;
-        commands.push(Command::Disconnect { client: self.client });
+        commands.push(SessionEvent::Disconnect { client: self.client });
     }
 
     /// Whether the client has sent `FINISH`.
@@ -96,7 +96,7 @@ impl Session {
     }
 
     /// Consumes every complete line in `buf`, appending the commands they make.
-    pub fn feed(&mut self, buf: &mut BytesMut, commands: &mut Vec<Command>) {
+    pub fn feed(&mut self, buf: &mut BytesMut, commands: &mut Vec<SessionEvent>) {
         // The codec never fails on bytes: bad lines come back as items.
         while let Ok(Some(line)) = self.codec.decode(buf) {
             self.line(line, commands);
@@ -104,15 +104,15 @@ impl Session {
     }
 
     /// The connection closed: a last line without its newline still counts.
-    pub fn close(&mut self, buf: &mut BytesMut, commands: &mut Vec<Command>) {
+    pub fn close(&mut self, buf: &mut BytesMut, commands: &mut Vec<SessionEvent>) {
         self.closed = true;
         while let Ok(Some(line)) = self.codec.decode_eof(buf) {
             self.line(line, commands);
         }
-        commands.push(Command::Disconnect { client: self.client });
+        commands.push(SessionEvent::Disconnect { client: self.client });
     }
 
-    fn line(&mut self, line: Line<ClientMessage>, commands: &mut Vec<Command>) {
+    fn line(&mut self, line: Line<ClientMessage>, commands: &mut Vec<SessionEvent>) {
         let number = line.number;
         let message = match line.message {
             Ok(message) => message,
@@ -124,7 +124,7 @@ impl Session {
                 };
                 self.log
                     .warn(&self.name, format_args!(" line {number}: {e}; line ignored{cut}"));
-                commands.push(Command::Rejected {
+                commands.push(SessionEvent::Rejected {
                     client: self.client,
                     lines: 1,
                 });
@@ -156,7 +156,7 @@ impl Session {
                 return;
             }
             ClientMessage::End => {
-                commands.push(Command::Batch {
+                commands.push(SessionEvent::Batch {
                     client: self.client,
                     items: std::mem::take(&mut self.items),
                     stop: self.stop.take(),
@@ -173,7 +173,7 @@ impl Session {
                         self.name
                     );
                 }
-                commands.push(Command::Finish { client: self.client });
+                commands.push(SessionEvent::Finish { client: self.client });
                 return;
             }
         };
@@ -188,7 +188,7 @@ impl Session {
                 );
                 self.overflow_warned = true;
             }
-            commands.push(Command::Rejected {
+            commands.push(SessionEvent::Rejected {
                 client: self.client,
                 lines: 1,
             });
@@ -213,7 +213,7 @@ mod tests {
         )
     }
 
-    fn feed(s: &mut Session, text: &str) -> Vec<Command> {
+    fn feed(s: &mut Session, text: &str) -> Vec<SessionEvent> {
         let mut buf = BytesMut::from(text.as_bytes());
         let mut out = Vec::new();
         s.feed(&mut buf, &mut out);
@@ -226,7 +226,7 @@ mod tests {
         assert!(feed(&mut s, "SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\nSTOP 6500\n").is_empty());
         let out = feed(&mut s, "END\n");
         let [
-            Command::Batch {
+            SessionEvent::Batch {
                 client, items, stop, ..
             },
         ] = &out[..]
@@ -237,10 +237,10 @@ mod tests {
         assert_eq!(stop.map(|(line, t)| (line, t.0)), Some((2, 6500.0)));
     }
 
-    fn rejected(commands: &[Command]) -> usize {
+    fn rejected(commands: &[SessionEvent]) -> usize {
         commands
             .iter()
-            .filter(|c| matches!(c, Command::Rejected { client: 3, lines: 1 }))
+            .filter(|c| matches!(c, SessionEvent::Rejected { client: 3, lines: 1 }))
             .count()
     }
 
@@ -249,7 +249,7 @@ mod tests {
         let mut s = session();
         let out = feed(&mut s, "HELLO\nSEND 1 0 1\nSTOP 5\nEND\n");
         assert_eq!(rejected(&out), 2);
-        assert!(matches!(out.last(), Some(Command::Batch { items, .. }) if items.is_empty()));
+        assert!(matches!(out.last(), Some(SessionEvent::Batch { items, .. }) if items.is_empty()));
     }
 
     #[test]
@@ -257,7 +257,7 @@ mod tests {
         let mut s = session();
         let send = "SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\n";
         let out = feed(&mut s, &format!("{send}{send}{send}STOP 1\nEND\n"));
-        assert!(matches!(out.last(), Some(Command::Batch { items, .. }) if items.len() == 2));
+        assert!(matches!(out.last(), Some(SessionEvent::Batch { items, .. }) if items.len() == 2));
         assert_eq!(rejected(&out), 1);
     }
 
@@ -265,9 +265,9 @@ mod tests {
     fn finish_then_close() {
         let mut s = session();
         let out = feed(&mut s, "FINISH\nSTOP 5\n");
-        assert!(matches!(&out[..], [Command::Finish { client: 3 }]));
+        assert!(matches!(&out[..], [SessionEvent::Finish { client: 3 }]));
         let mut out = Vec::new();
         s.close(&mut BytesMut::new(), &mut out);
-        assert!(matches!(&out[..], [Command::Disconnect { client: 3 }]));
+        assert!(matches!(&out[..], [SessionEvent::Disconnect { client: 3 }]));
     }
 }

@@ -34,7 +34,7 @@ fn coordinator(clients: usize) -> Coordinator {
 }
 
 fn connect(c: &mut Coordinator, client: ClientId) {
-    c.apply(Command::Connect {
+    c.apply(SessionEvent::Connect {
         client,
         peer: format!("test{client}"),
     });
@@ -61,7 +61,7 @@ fn data(t: f64, src: u32, dst: u32, size: u32, app: u32, ev: u64) -> BatchItem {
 }
 
 fn batch(c: &mut Coordinator, client: ClientId, items: Vec<BatchItem>, stop: f64) {
-    c.apply(Command::Batch {
+    c.apply(SessionEvent::Batch {
         client,
         items,
         stop: Some((2, WireTime(stop))),
@@ -212,7 +212,7 @@ fn a_run_past_the_clocks_end_stops_with_its_reason_instead_of_hanging() {
 fn a_batch_without_stop_is_answered_at_the_last_reply() {
     let mut c = coordinator(1);
     connect(&mut c, 0);
-    c.apply(Command::Batch {
+    c.apply(SessionEvent::Batch {
         client: 0,
         items: vec![data(0.0, 0, 1, 8, 0, 1)],
         stop: None,
@@ -314,11 +314,11 @@ fn a_finished_client_no_longer_holds_time_back() {
     connect(&mut c, 1);
     batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
     assert!(replies(&mut c).is_empty());
-    c.apply(Command::Finish { client: 1 });
+    c.apply(SessionEvent::Finish { client: 1 });
     assert_eq!(completion_times(&replies(&mut c)[0].1), vec![4246.0]);
-    c.apply(Command::Disconnect { client: 1 });
+    c.apply(SessionEvent::Disconnect { client: 1 });
     assert!(!c.is_complete());
-    c.apply(Command::Finish { client: 0 });
+    c.apply(SessionEvent::Finish { client: 0 });
     assert!(c.is_complete());
 }
 
@@ -328,7 +328,7 @@ fn a_vanished_client_is_dropped_and_its_completions_discarded() {
     connect(&mut c, 0);
     connect(&mut c, 1);
     batch(&mut c, 1, vec![data(0.0, 2, 3, 1024, 1, 9)], 1e9);
-    c.apply(Command::Disconnect { client: 1 });
+    c.apply(SessionEvent::Disconnect { client: 1 });
     batch(&mut c, 0, vec![data(0.0, 0, 1, 1024, 0, 1)], 1e9);
     let got = replies(&mut c);
     assert_eq!(got.len(), 1);
