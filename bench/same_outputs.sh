@@ -443,6 +443,9 @@ check err error.d-mod-k-on-crossbar vesper topo --network crossbar --routing d-m
 check err error.torus-without-bubble vesper topo ../in/bad-no-bubble.toml
 check err error.ideal-without-bandwidth vesper run --network ideal
 check err error.ideal-bandwidth-0 vesper serve --network ../in/bad-ideal.toml
+check err error.traffic-routing-pattern vesper traffic --load 0.1 --routing pattern-aware --routing-pattern ../in/no-such-pattern
+check err error.torus-dims-1 vesper topo --preset torus-3d --hosts 3
+check err error.rail-seed-not-random vesper run --preset two-rail-fat-tree --switch cioq --speedup 0
 check err error.ideal-link-latency vesper run --network ideal --bandwidth 250 --link-latency 3
 check err error.ideal-no-topology vesper topo --network ideal --bandwidth 250
 check err error.bandwidth-not-ideal vesper run --bandwidth 250

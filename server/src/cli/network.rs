@@ -31,6 +31,9 @@ pub struct NetworkArgs {
     /// The fields the flags set.
     #[command(flatten)]
     pub fields: NetworkFlags,
+    /// Flags a command renames (`vesper traffic`'s `--routing-pattern`), for messages.
+    #[arg(skip)]
+    pub renamed: Vec<(Field, &'static str)>,
 }
 
 /// The field of a description that sets a model's `parameter`.
@@ -61,7 +64,13 @@ pub fn flag_of<'a>(e: &BuildError, given: &'a [(Field, String)]) -> Option<&'a s
 impl NetworkArgs {
     /// The fields the flags give, and each one's flag as typed (for messages).
     pub fn overrides(&self) -> (NetworkSpec, Vec<(Field, String)>) {
-        self.fields.layer()
+        let (spec, mut given) = self.fields.layer();
+        for (field, typed) in &mut given {
+            if let (Some(&(_, name)), Some(flag)) = (self.renamed.iter().find(|(f, _)| f == field), field.flag()) {
+                *typed = typed.replacen(flag, name, 1);
+            }
+        }
+        (spec, given)
     }
 
     /// The description: the base (the preset, the file, `crossbar`, `ideal`, or

@@ -111,9 +111,11 @@ pub enum ProcessArg {
 
 /// `vesper traffic`: the configurations the flags name, their curves, and the plot
 /// (notes on it go to `notes`).
-pub fn traffic(args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Traffic> {
+pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Traffic> {
     use crate::traffic_sweep::{self, Configuration};
 
+    // The network's --pattern is --routing-pattern here.
+    args.net.renamed = vec![(Field::Pattern, "--routing-pattern")];
     // (clap's `requires` would let --load, which conflicts with --sweep, stand in.)
     anyhow::ensure!(
         args.past_saturation.is_none() || args.sweep.is_some(),
@@ -199,12 +201,7 @@ pub fn traffic(args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Res
         .parse()
         .map_err(|e| anyhow::anyhow!("--pattern {e}"))?;
     let mut configurations = Vec::new();
-    // The network's --pattern is --routing-pattern here.
-    let resolve = |spec: &NetworkSpec, origin: &str| {
-        args.net
-            .resolve(spec, origin, &[])
-            .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--pattern ", "--routing-pattern ")))
-    };
+    let resolve = |spec: &NetworkSpec, origin: &str| args.net.resolve(spec, origin, &[]);
     for (label, mut spec, origin) in specs {
         // Pattern-aware routing without a pattern file: routes chosen for the traffic's
         // permutation (one phase, host to host); the hosts come from the tree itself.
