@@ -126,9 +126,21 @@ pub enum TraceError {
     /// the network itself is invalid
     #[error(transparent)]
     Build(#[from] BuildError),
-    /// an option is out of range
-    #[error("{0}")]
-    Options(String),
+    /// the device selection names no device of the network
+    #[error(
+        "the device selection matches no device of the network (hosts are named host0…, switches sw0…; {switches} \
+         switches{})",
+        if *multi_rail { "; rails prefix them with r0., r1., …" } else { "" }
+    )]
+    NoDevice {
+        /// the network's switches
+        switches: usize,
+        /// whether its devices' names carry their rail
+        multi_rail: bool,
+    },
+    /// a backlog quantum of no bytes
+    #[error("the backlog quantum must be at least 1 byte")]
+    ZeroQuantum,
     /// the output failed
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -279,15 +291,10 @@ impl Layout {
                 .iter()
                 .map(|r| r.topology().map_or(0, |t| t.switch_ports.len()))
                 .sum();
-            return Err(TraceError::Options(format!(
-                "the device selection matches no device of the network (hosts are named host0…, switches sw0…; \
-                 {switches} switches{})",
-                if multi {
-                    "; rails prefix them with r0., r1., …"
-                } else {
-                    ""
-                }
-            )));
+            return Err(TraceError::NoDevice {
+                switches,
+                multi_rail: multi,
+            });
         }
         Ok(layout)
     }
@@ -941,9 +948,7 @@ impl<O: TraceOutput> TracedNetwork<O> {
         output: O,
     ) -> Result<TracedNetwork<O>, TraceError> {
         if options.quantum_bytes == 0 {
-            return Err(TraceError::Options(
-                "the backlog quantum must be at least 1 byte".into(),
-            ));
+            return Err(TraceError::ZeroQuantum);
         }
         let layout = Arc::new(Layout::new(&rails, &options.devices)?);
         let n = rails.len();

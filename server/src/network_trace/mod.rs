@@ -297,8 +297,10 @@ pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<
     let target = TraceTarget::open(trace)?;
     let net = TracedNetwork::build(rails, policy, &trace.options, target).map_err(|e| match e {
         vesper_netmodels::TraceError::Build(e) => ServerError::Network(e),
-        vesper_netmodels::TraceError::Options(e) if trace.options.devices.is_all() => TraceSetupError(e).into(),
-        vesper_netmodels::TraceError::Options(e) => TraceSetupError(format!("--trace-devices: {e}")).into(),
+        e @ vesper_netmodels::TraceError::NoDevice { .. } => TraceSetupError(format!("--trace-devices: {e}")).into(),
+        e @ vesper_netmodels::TraceError::ZeroQuantum => {
+            TraceSetupError(format!("--trace-quantum {}: {e}", trace.options.quantum_bytes)).into()
+        }
         // an output that failed
         e => TraceSetupError(format!("trace: {e}")).into(),
     })?;
