@@ -5,6 +5,12 @@
 //! preset, a file and flags ([`NetworkSpec::overlay`]), and the rule that refuses a
 //! field a network does not take ([`Claim`], applied by
 //! [`NetworkSpec::check`](super::checked)).
+//!
+//! To add a field: declare it below (its flag too, if the command line should set it),
+//! take it into the variant of [`Description`](super::Description) that uses it in
+//! `checked.rs` (a field no variant takes is refused wherever it is given, by its
+//! claim), and read it in `resolve.rs`. The test `claims_match_what_each_network_takes`
+//! fails until the claim and the variants agree.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
