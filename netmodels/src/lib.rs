@@ -8,6 +8,11 @@
 //!   Simulation ── inject(at, MessageSpec) ──▶ event loop ──▶ Delivery (arrival, first byte sent)
 //! ```
 //!
+//! Where things are: [`simulation`] (the builder, the event loop, the packet engine),
+//! [`switch`] (every switch model: `output_queued`, `cioq`, `wormhole`), [`topology`]
+//! (topologies and routing), [`adapter`], [`link`], [`trace`] (trace sinks, the
+//! Paraver writer), [`traffic`] (open-loop traffic), [`stats`].
+//!
 //! Nothing here knows about sockets, the wire protocol or wall-clock time: time is
 //! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the
 //! same inputs always give the same outputs.

@@ -13,6 +13,12 @@
 //! but never finishes leaving before it. A message's first byte leaving the source
 //! adapter is its physical send time; the last byte of its last packet reaching the
 //! destination adapter completes it.
+//!
+//! This module holds what every fabric shares (messages, events, the event loop) and
+//! the packet engine of the output-queued and CIOQ switches (adapters, packets, event
+//! handling); the switches themselves live under [`crate::switch`]: output ports and
+//! their queues in [`crate::switch::output_queued`], CIOQ input queues and crossbar in
+//! [`crate::switch::cioq`], the wormhole fabric in [`crate::switch::wormhole`].
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -22,11 +28,12 @@ use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
 use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
+use crate::switch::output_queued::OutPort;
 use crate::switch::wormhole::{Ctx, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
-use crate::trace::{BufferSide, LinkTraversal, NullSink, PortRef, TraceSink};
+use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
 
 /// A message handed to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -547,76 +554,56 @@ enum Fabric {
     Wormhole(Box<WormholeFabric>),
 }
 
-/// Adapters, links and switches.
+/// Adapters, links and switches: the packet engine of the output-queued and CIOQ
+/// switches. Their own parts are `impl Switched` blocks beside them: output ports and
+/// their queues in [`crate::switch::output_queued`], input queues and the crossbar in
+/// [`crate::switch::cioq`].
 #[derive(Debug)]
-struct Switched {
-    switch: SwitchParams,
+pub(crate) struct Switched {
+    pub(crate) switch: SwitchParams,
     /// every host's adapter
-    adapters: Vec<AdapterParams>,
-    wiring: Wiring,
-    routes: RouteTable,
-    ports: Vec<OutPort>,
-    senders: Vec<Sender>,
-    packets: Slab<Packet>,
+    pub(crate) adapters: Vec<AdapterParams>,
+    pub(crate) wiring: Wiring,
+    pub(crate) routes: RouteTable,
+    pub(crate) ports: Vec<OutPort>,
+    pub(crate) senders: Vec<Sender>,
+    pub(crate) packets: Slab<Packet>,
     /// link traversals in progress, by (message, hop); only kept when tracing
-    traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
+    pub(crate) traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
     /// the crossbar of each switch, for CIOQ switches
-    crossbars: Vec<Option<Crossbar>>,
+    pub(crate) crossbars: Vec<Option<Crossbar>>,
     /// the transfers a matching starts, kept between matchings (no allocation per match)
-    scratch_matches: Vec<(u32, u32, u32)>,
-}
-
-/// An output port: the transmitting side of one direction of a cable.
-#[derive(Debug)]
-struct OutPort {
-    /// the port itself
-    owner: Endpoint,
-    /// where the cable leads (`None`: nothing connected)
-    peer: Option<(Endpoint, LinkParams)>,
-    /// a packet is being transmitted
-    busy: bool,
-    /// the packet being transmitted
-    current: Option<PacketId>,
-    /// when the packet being transmitted has left
-    free_at: SimTime,
-    /// a `PortFree` event is scheduled at `free_at` (see `Switched::claim`)
-    release_scheduled: bool,
-    /// the place reserved for that event among those of its instant
-    release_sequence: u64,
-    /// packets waiting for this output, oldest first
-    queue: VecDeque<PacketId>,
-    /// bytes of the waiting packets
-    queued_bytes: u64,
+    pub(crate) scratch_matches: Vec<(u32, u32, u32)>,
 }
 
 /// A packet slot in the slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PacketId(u32);
+pub(crate) struct PacketId(pub(crate) u32);
 
 impl PacketId {
-    fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }
 
 /// A packet inside the network.
 #[derive(Debug, Clone, Copy)]
-struct Packet {
-    message: MessageId,
+pub(crate) struct Packet {
+    pub(crate) message: MessageId,
     /// 0-based position within its message
-    index: u32,
+    pub(crate) index: u32,
     /// header and payload [bytes]
-    wire_bytes: u32,
+    pub(crate) wire_bytes: u32,
     /// the last packet of its message
-    last: bool,
+    pub(crate) last: bool,
     /// links crossed so far
-    hop: u16,
+    pub(crate) hop: u16,
     /// when the head reached the device it is at (or was cut, at the source)
-    head_in: SimTime,
+    pub(crate) head_in: SimTime,
     /// when the tail reaches the input the head is heading for or waiting at
-    tail_at_next_input: SimTime,
+    pub(crate) tail_at_next_input: SimTime,
     /// global index of the input port it arrives at or waits in
-    in_port: u32,
+    pub(crate) in_port: u32,
 }
 
 /// A message inside the model.
@@ -941,11 +928,11 @@ impl<S: TraceSink> Simulation<S> {
 }
 
 /// What a packet-level handler works with besides the network itself.
-struct Step<'a, S> {
-    now: SimTime,
-    messages: &'a mut [Message],
-    queue: &'a mut EventQueue<Event>,
-    sink: &'a mut S,
+pub(crate) struct Step<'a, S> {
+    pub(crate) now: SimTime,
+    pub(crate) messages: &'a mut [Message],
+    pub(crate) queue: &'a mut EventQueue<Event>,
+    pub(crate) sink: &'a mut S,
 }
 
 impl Switched {
@@ -985,16 +972,7 @@ impl Switched {
                         }
                         self.send_next_packet(port, host, step);
                     }
-                    Device::Switch(_) => {
-                        if let Some(next) = out.queue.pop_front() {
-                            out.queued_bytes -= u64::from(self.packets[next.index()].wire_bytes);
-                            if S::ENABLED {
-                                step.sink
-                                    .backlog(now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
-                            }
-                            self.transmit(port, next, step);
-                        }
-                    }
+                    Device::Switch(_) => self.send_queued(port, step),
                 }
             }
             Event::TailArrives { packet } => {
@@ -1016,130 +994,6 @@ impl Switched {
             Event::Delivered { .. } | Event::Worm(_) => {}
         }
         None
-    }
-
-    /// A routed packet joins its CIOQ input queue.
-    fn cioq_arrive<S: TraceSink>(&mut self, switch: SwitchId, packet: PacketId, port: PortId, step: &mut Step<'_, S>) {
-        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
-        let p = self.packets[packet.index()];
-        let (input, output) = (p.in_port - base, port.0 - base);
-        let Some(x) = self.crossbars[switch.index()].as_mut() else {
-            return;
-        };
-        x.enqueue(input, output, packet.0);
-        x.input_mut(input).bytes += u64::from(p.wire_bytes);
-        if S::ENABLED {
-            let at = PortRef {
-                device: Device::Switch(switch),
-                port: input,
-            };
-            step.sink
-                .backlog(step.now, at, BufferSide::Input, x.input_mut(input).bytes);
-        }
-        self.schedule_match(switch, step);
-    }
-
-    fn schedule_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
-        if let Some(x) = self.crossbars[switch.index()].as_mut()
-            && !x.matching
-            && x.has_work()
-        {
-            if step.queue.take_turn(0) {
-                // No other arrival this instant: the match would be the next event.
-                self.cioq_match(switch, step);
-            } else {
-                // After every other arrival of this instant.
-                x.matching = true;
-                step.queue.schedule(step.now, Event::Match { switch });
-            }
-        }
-    }
-
-    /// Starts every crossbar transfer the free ports allow.
-    fn cioq_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
-        let now = step.now;
-        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
-        let Some(x) = self.crossbars[switch.index()].as_mut() else {
-            return;
-        };
-        x.matching = false;
-        let speedup = u64::from(x.speedup());
-        let mut started = std::mem::take(&mut self.scratch_matches);
-        x.matches(&mut started);
-        for &(input, output, packet) in &started {
-            let Some(x) = self.crossbars[switch.index()].as_mut() else {
-                return;
-            };
-            let packet = PacketId(packet);
-            let port = PortId(base + output);
-            let p = &mut self.packets[packet.index()];
-            let link = self.ports[port.index()].peer.map(|(_, link)| link).unwrap_or_default();
-            let transfer = SimTime::from_ps(
-                link.bandwidth
-                    .serialization_time(u64::from(p.wire_bytes))
-                    .as_ps()
-                    .div_ceil(speedup),
-            );
-            // Cut-through: the transfer cannot end before the tail is in.
-            let end = (now + transfer).max(p.tail_at_next_input);
-            p.tail_at_next_input = end;
-            let bytes = u64::from(p.wire_bytes);
-            x.input_mut(input).bytes -= bytes;
-            if S::ENABLED {
-                let at = PortRef {
-                    device: Device::Switch(switch),
-                    port: input,
-                };
-                step.sink.backlog(now, at, BufferSide::Input, x.input_mut(input).bytes);
-            }
-            step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
-            // The head is through: the packet joins its output queue now.
-            self.enter_output(port, packet, step);
-        }
-        started.clear();
-        self.scratch_matches = started;
-    }
-
-    /// Whether `port` is idle now, for a packet that wants it; if not, it is released
-    /// by a `PortFree` event when its packet has left (scheduled now if it was not).
-    ///
-    /// `transmit` keeps the `PortFree` of a packet nothing waits behind out of the
-    /// queue, with its place among the events of its instant reserved: all it would
-    /// do is mark the port idle. Whoever finds the port busy before that place
-    /// schedules it there; after that place, the port is idle. So the events run in
-    /// the same order as if every `PortFree` were scheduled, and most packets below
-    /// saturation save one.
-    fn claim<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) -> bool {
-        let out = &mut self.ports[port.index()];
-        if !out.busy {
-            return true;
-        }
-        if !out.release_scheduled {
-            if step.queue.passed(out.free_at, 0, out.release_sequence) {
-                out.busy = false;
-                out.current = None;
-                return true;
-            }
-            out.release_scheduled = true;
-            step.queue
-                .schedule_reserved(out.free_at, 0, out.release_sequence, Event::PortFree { port });
-        }
-        false
-    }
-
-    /// A packet asks for output `port`: sent now if it is idle, else queued (FIFO).
-    fn enter_output<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
-        if self.claim(port, step) {
-            self.transmit(port, packet, step);
-        } else {
-            let out = &mut self.ports[port.index()];
-            out.queue.push_back(packet);
-            out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
-            if S::ENABLED {
-                step.sink
-                    .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
-            }
-        }
     }
 
     /// Cuts the next packet at `host`'s adapter, if it has any, and sends it.
@@ -1174,96 +1028,7 @@ impl Switched {
         self.transmit(port, packet, step);
     }
 
-    /// Starts sending `packet` on `port`: cut-through, so the output may start before
-    /// the tail has arrived, but cannot finish before it.
-    ///
-    /// The packet's head reaches the far end after the propagation delay. There a
-    /// switch routes it (the request for its output follows after the routing latency)
-    /// and an adapter receives it (complete when the tail arrives): both are scheduled
-    /// from here, one event each, rather than with an event for the head's arrival.
-    fn transmit<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
-        let now = step.now;
-        let out = &mut self.ports[port.index()];
-        let Some((peer, link)) = out.peer else {
-            // Unconnected ports never appear in routes (checked by `build`).
-            return;
-        };
-        out.busy = true;
-        out.current = Some(packet);
-        let owner = out.owner;
-        let p = &mut self.packets[packet.index()];
-        let wire_time = link.bandwidth.serialization_time(u64::from(p.wire_bytes));
-        let tail_sent = (now + wire_time).max(p.tail_at_next_input);
-        let head_arrives = now + link.propagation;
-        let tail_arrives = tail_sent + link.propagation;
-        let sent = *p;
-        p.tail_at_next_input = tail_arrives;
-        p.head_in = head_arrives;
-        if let Device::Switch(_) = peer.device {
-            // Counts the switches of the route (at most `MAX_ROUTE_SWITCHES`, checked).
-            p.hop += 1;
-        }
-        p.in_port = self.wiring.port(peer) as u32;
-        let out = &mut self.ports[port.index()];
-        out.free_at = tail_sent;
-        // Traces record the port's release (the end of a segment at an adapter).
-        out.release_scheduled = S::ENABLED
-            || match owner.device {
-                Device::Host(host) => self.senders[host.index()].len() > 0,
-                Device::Switch(_) => !out.queue.is_empty(),
-            };
-        out.release_sequence = step.queue.reserve();
-        if out.release_scheduled {
-            step.queue
-                .schedule_reserved(tail_sent, 0, out.release_sequence, Event::PortFree { port });
-        }
-        let message = &step.messages[sent.message.index()];
-        match peer.device {
-            Device::Switch(switch) => {
-                let out = self
-                    .routes
-                    .port(message.route, switch, usize::from(sent.hop), message.spec.dst);
-                let next = self.port_id(Endpoint {
-                    device: peer.device,
-                    port: out,
-                });
-                let routed = head_arrives + self.switch.routing_latency;
-                step.queue.schedule(routed, Event::Routed { packet, port: next });
-            }
-            // Routes end at the destination by construction (shortest paths).
-            Device::Host(_) => step.queue.schedule(tail_arrives, Event::TailArrives { packet }),
-        }
-        if S::ENABLED {
-            let key = (sent.message, sent.hop);
-            let t = self.traversals.entry(key).or_insert_with(|| {
-                let t = LinkTraversal {
-                    cookie: message.spec.cookie,
-                    message: message.number,
-                    size_bytes: message.spec.size_bytes,
-                    sender: port_ref(owner),
-                    receiver: port_ref(peer),
-                    first_in: sent.head_in,
-                    first_out: now,
-                    last_out: tail_sent,
-                    first_arrival: head_arrives,
-                    last_arrival: tail_arrives,
-                };
-                step.sink.link_traversal_started(&t);
-                t
-            });
-            t.first_in = t.first_in.min(sent.head_in);
-            t.last_out = t.last_out.max(tail_sent);
-            t.last_arrival = t.last_arrival.max(tail_arrives);
-            if sent.last {
-                // The last packet of a message ends its traversal of this link (the
-                // packets of a message follow one path, in order).
-                step.sink.link_traversal(t);
-                self.traversals.remove(&key);
-            }
-        }
-    }
-
-    fn port_id(&self, endpoint: Endpoint) -> PortId {
+    pub(crate) fn port_id(&self, endpoint: Endpoint) -> PortId {
         PortId(self.wiring.port(endpoint) as u32)
     }
 }
@@ -1275,7 +1040,7 @@ fn host_port(host: HostId) -> Endpoint {
     }
 }
 
-fn port_ref(endpoint: Endpoint) -> PortRef {
+pub(crate) fn port_ref(endpoint: Endpoint) -> PortRef {
     PortRef {
         device: endpoint.device,
         port: endpoint.port,

@@ -2,7 +2,7 @@ use super::*;
 use crate::adapter::{AdapterParams, Interleave};
 use crate::ids::SwitchId;
 use crate::time::Bandwidth;
-use crate::trace::{PortRef, RecordingSink, TraceSink};
+use crate::trace::{BufferSide, PortRef, RecordingSink, TraceSink};
 
 const KIB: u32 = 1024;
 

@@ -16,7 +16,11 @@
 
 use std::collections::VecDeque;
 
+use crate::ids::{Device, PortId, SwitchId};
+use crate::simulation::{Event, PacketId, Step, Switched};
 use crate::switch::{CioqParams, rotated};
+use crate::time::SimTime;
+use crate::trace::{BufferSide, PortRef, TraceSink};
 
 /// One input port's state besides its queues.
 #[derive(Debug, Default)]
@@ -234,6 +238,99 @@ fn mark(output_busy: &[bool], is_dirty: &mut [bool], dirty: &mut Vec<u32>, outpu
     if !is_dirty[output as usize] {
         is_dirty[output as usize] = true;
         dirty.push(output);
+    }
+}
+
+/// The packet engine's side of a CIOQ switch: routed packets join the input queues,
+/// matchings start crossbar transfers, and a transferred packet joins its output
+/// queue (`Switched::enter_output`, in [`crate::switch::output_queued`]).
+impl Switched {
+    /// A routed packet joins its CIOQ input queue.
+    pub(crate) fn cioq_arrive<S: TraceSink>(
+        &mut self,
+        switch: SwitchId,
+        packet: PacketId,
+        port: PortId,
+        step: &mut Step<'_, S>,
+    ) {
+        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
+        let p = self.packets[packet.index()];
+        let (input, output) = (p.in_port - base, port.0 - base);
+        let Some(x) = self.crossbars[switch.index()].as_mut() else {
+            return;
+        };
+        x.enqueue(input, output, packet.0);
+        x.input_mut(input).bytes += u64::from(p.wire_bytes);
+        if S::ENABLED {
+            let at = PortRef {
+                device: Device::Switch(switch),
+                port: input,
+            };
+            step.sink
+                .backlog(step.now, at, BufferSide::Input, x.input_mut(input).bytes);
+        }
+        self.schedule_match(switch, step);
+    }
+
+    pub(crate) fn schedule_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
+        if let Some(x) = self.crossbars[switch.index()].as_mut()
+            && !x.matching
+            && x.has_work()
+        {
+            if step.queue.take_turn(0) {
+                // No other arrival this instant: the match would be the next event.
+                self.cioq_match(switch, step);
+            } else {
+                // After every other arrival of this instant.
+                x.matching = true;
+                step.queue.schedule(step.now, Event::Match { switch });
+            }
+        }
+    }
+
+    /// Starts every crossbar transfer the free ports allow.
+    pub(crate) fn cioq_match<S: TraceSink>(&mut self, switch: SwitchId, step: &mut Step<'_, S>) {
+        let now = step.now;
+        let base = self.wiring.port_base[self.wiring.device_index(Device::Switch(switch))];
+        let Some(x) = self.crossbars[switch.index()].as_mut() else {
+            return;
+        };
+        x.matching = false;
+        let speedup = u64::from(x.speedup());
+        let mut started = std::mem::take(&mut self.scratch_matches);
+        x.matches(&mut started);
+        for &(input, output, packet) in &started {
+            let Some(x) = self.crossbars[switch.index()].as_mut() else {
+                return;
+            };
+            let packet = PacketId(packet);
+            let port = PortId(base + output);
+            let p = &mut self.packets[packet.index()];
+            let link = self.ports[port.index()].peer.map(|(_, link)| link).unwrap_or_default();
+            let transfer = SimTime::from_ps(
+                link.bandwidth
+                    .serialization_time(u64::from(p.wire_bytes))
+                    .as_ps()
+                    .div_ceil(speedup),
+            );
+            // Cut-through: the transfer cannot end before the tail is in.
+            let end = (now + transfer).max(p.tail_at_next_input);
+            p.tail_at_next_input = end;
+            let bytes = u64::from(p.wire_bytes);
+            x.input_mut(input).bytes -= bytes;
+            if S::ENABLED {
+                let at = PortRef {
+                    device: Device::Switch(switch),
+                    port: input,
+                };
+                step.sink.backlog(now, at, BufferSide::Input, x.input_mut(input).bytes);
+            }
+            step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
+            // The head is through: the packet joins its output queue now.
+            self.enter_output(port, packet, step);
+        }
+        started.clear();
+        self.scratch_matches = started;
     }
 }
 

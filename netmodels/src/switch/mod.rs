@@ -1,10 +1,10 @@
-//! Switch models. A switch kind combines three separate questions: where may a packet
-//! go (the topology's route table), is there room downstream (flow control), and who
-//! wins an output (arbitration).
+//! Switch models, every kind in a module of its own here. A switch kind combines three
+//! separate questions: where may a packet go (the topology's route table), is there
+//! room downstream (flow control), and who wins an output (arbitration).
 //!
 //! Kinds ([`SwitchKind`]):
 //!
-//! - **output-queued** (ideal, speedup N): a packet's head is routed after the routing
+//! - **output-queued** (ideal, speedup N), in [`output_queued`]: a packet's head is routed after the routing
 //!   latency and joins the FIFO queue of its output port; the output is never blocked
 //!   by other inputs (unbounded output buffers), so the only contention is for the
 //!   output link itself. Transmission is cut-through at packet level: the output may
@@ -24,10 +24,16 @@
 //!   buffers with stop/go flow control, an output held by one worm from its head to its
 //!   tail, round-robin or oldest-first output arbitration; optionally bubble flow
 //!   control (virtual cut-through admission) for the rings of tori.
+//!
+//! The output-queued and CIOQ switches move whole packets: they share the packet engine
+//! of [`crate::simulation`] (adapters, packets, the event loop), and their own parts are
+//! `impl` blocks of it in their modules. The wormhole fabric is a model of its own,
+//! flit by flit, that the simulation hands its events to.
 
 use crate::time::SimTime;
 
 pub mod cioq;
+pub mod output_queued;
 pub mod wormhole;
 
 /// Default routing decision time of a Myrinet Xbar32-class switch.

@@ -5,7 +5,7 @@
 //! ```text
 //!   TracedNetwork ──records──▶ TraceTarget ─┬─▶ FILE.prv.part (spool) ──▶ FILE.prv = header + spool
 //!   (netmodels)                             │                              FILE.pcf, FILE.row
-//!                                           └─▶ bounded queue ──thread──▶ TCP ADDR or a named pipe
+//!                                           └─▶ bounded channel ─thread─▶ TCP ADDR or a named pipe
 //! ```
 //!
 //! The `.prv` header holds the trace's end time, known only at the end: the records
@@ -46,14 +46,15 @@
 
 pub mod collect;
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tracing::{info, warn};
@@ -525,19 +526,20 @@ impl FileTarget {
     }
 }
 
-/// The queue between the simulation and the stream's thread.
+/// What the simulation and the stream's thread both count. The counts are read once
+/// the thread has ended (or, if it does not end in time, as they stand then).
 #[derive(Debug, Default)]
-struct Queue {
-    chunks: VecDeque<Vec<u8>>,
-    /// no more chunks will come
-    closed: bool,
+struct Tally {
     /// the collector failed: everything from now on is dropped
-    failed: Option<String>,
-    dropped_records: u64,
-    sent_bytes: u64,
+    failed: OnceLock<String>,
+    dropped_records: AtomicU64,
+    sent_bytes: AtomicU64,
+    /// records in the channel: sent to it and not yet taken by the thread
+    queued_records: AtomicU64,
 }
 
-type Shared = Arc<(Mutex<Queue>, Condvar)>;
+/// A chunk of whole lines, and how many.
+type Chunk = (Vec<u8>, u64);
 
 /// Opens the stream's sink, in the stream's thread.
 type OpenSink = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
@@ -545,7 +547,11 @@ type OpenSink = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
 #[derive(Debug)]
 struct StreamTarget {
     addr: String,
-    shared: Shared,
+    /// the chunks for the thread, at most [`STREAM_CHUNKS`] waiting; `None` once closed
+    chunks: Option<Sender<Chunk>>,
+    /// disconnected when the thread has ended
+    finished: Receiver<()>,
+    tally: Arc<Tally>,
     chunk: Vec<u8>,
     wait: Duration,
     /// the queue was full for longer than `wait`: drop without waiting until it drains
@@ -599,17 +605,25 @@ impl StreamTarget {
                 connect(addr, &resolved, wait)?
             }
         };
-        let shared: Shared = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
+        let (chunks, queued) = crossbeam_channel::bounded(STREAM_CHUNKS);
+        let (finishing, finished) = crossbeam_channel::bounded(1);
+        let tally = Arc::new(Tally::default());
         let thread = std::thread::Builder::new()
             .name("vesper-trace-stream".into())
             .spawn({
-                let shared = Arc::clone(&shared);
-                move || stream_thread(sink, &shared)
+                let tally = Arc::clone(&tally);
+                move || {
+                    // Dropped when the thread ends, even by a panic: `close` hears it.
+                    let _finishing: Sender<()> = finishing;
+                    stream_thread(sink, queued, &tally);
+                }
             })
             .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot start its thread: {e}")))?;
         Ok(StreamTarget {
             addr: addr.to_string(),
-            shared,
+            chunks: Some(chunks),
+            finished,
+            tally,
             chunk: Vec::with_capacity(STREAM_CHUNK),
             wait,
             stalled: false,
@@ -631,36 +645,33 @@ impl StreamTarget {
             return;
         }
         let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(STREAM_CHUNK));
-        let (lock, ready) = &*self.shared;
-        let Ok(mut queue) = lock.lock() else { return };
-        if queue.failed.is_none() && queue.chunks.len() >= STREAM_CHUNKS && !self.stalled {
-            let deadline = Instant::now() + self.wait;
-            while queue.chunks.len() >= STREAM_CHUNKS && queue.failed.is_none() {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                queue = match ready.wait_timeout(queue, left) {
-                    Ok((q, _)) => q,
-                    Err(_) => return,
-                };
-            }
-        }
-        if queue.failed.is_some() || queue.chunks.len() >= STREAM_CHUNKS {
-            if queue.failed.is_none() && !self.stalled {
-                warn!(
-                    "network trace stream {}: the collector is not keeping up; dropping records",
-                    self.addr
-                );
-            }
-            // Stalled: drop at once until the queue has room again.
-            self.stalled = queue.failed.is_none();
-            queue.dropped_records += lines_in(&chunk);
+        let Some(chunks) = &self.chunks else { return };
+        let lines = lines_in(&chunk);
+        // Counted before it is sent: the thread takes it off the count when it takes it.
+        self.tally.queued_records.fetch_add(lines, Ordering::Relaxed);
+        let queued = self.tally.failed.get().is_none()
+            && match chunks.try_send((chunk, lines)) {
+                Ok(()) => true,
+                // Full: wait for room, unless stalled. A thread that fails closes the
+                // channel, which ends the wait too.
+                Err(TrySendError::Full(chunk)) if !self.stalled => chunks.send_timeout(chunk, self.wait).is_ok(),
+                Err(_) => false,
+            };
+        if queued {
+            self.stalled = false;
             return;
         }
-        self.stalled = false;
-        queue.chunks.push_back(chunk);
-        ready.notify_all();
+        self.tally.queued_records.fetch_sub(lines, Ordering::Relaxed);
+        let failed = self.tally.failed.get().is_some();
+        if !failed && !self.stalled {
+            warn!(
+                "network trace stream {}: the collector is not keeping up; dropping records",
+                self.addr
+            );
+        }
+        // Stalled: drop at once until the channel has room again.
+        self.stalled = !failed;
+        self.tally.dropped_records.fetch_add(lines, Ordering::Relaxed);
     }
 
     /// Sends what is left and waits (up to the wait, at least a second) for the thread.
@@ -669,36 +680,31 @@ impl StreamTarget {
         // is over, and a collector without it has no usable trace.
         self.stalled = false;
         self.push();
-        let (lock, ready) = &*self.shared;
-        if let Ok(mut queue) = lock.lock() {
-            queue.closed = true;
-            ready.notify_all();
-        }
-        let deadline = Instant::now() + self.wait.max(Duration::from_secs(1));
-        while self.thread.as_ref().is_some_and(|t| !t.is_finished()) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        // No more chunks: the thread ends once it has written those in the channel.
+        self.chunks = None;
+        let wait = self.wait.max(Duration::from_secs(1));
         if let Some(thread) = self.thread.take() {
-            if thread.is_finished() {
-                let _ = thread.join();
-            } else {
-                warn!(
+            match self.finished.recv_timeout(wait) {
+                Err(RecvTimeoutError::Timeout) => warn!(
                     "network trace stream {}: the collector did not take the end of the trace",
                     self.addr
-                );
+                ),
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                    let _ = thread.join();
+                }
             }
         }
-        if let Ok(queue) = lock.lock() {
-            let left: u64 = queue.chunks.iter().map(|c| lines_in(c)).sum();
-            let dropped = queue.dropped_records + left;
-            if let Some(reason) = &queue.failed {
-                warn!("network trace stream {}: {reason}", self.addr);
-            }
-            if dropped > 0 {
-                warn!("network trace stream {}: {dropped} records dropped", self.addr);
-            }
-            info!("network trace stream {}: {} bytes sent", self.addr, queue.sent_bytes);
+        // What the thread did not take: all of it once the thread has failed.
+        let left = self.tally.queued_records.load(Ordering::Relaxed);
+        let dropped = self.tally.dropped_records.fetch_add(left, Ordering::Relaxed) + left;
+        if let Some(reason) = self.tally.failed.get() {
+            warn!("network trace stream {}: {reason}", self.addr);
         }
+        if dropped > 0 {
+            warn!("network trace stream {}: {dropped} records dropped", self.addr);
+        }
+        let sent = self.tally.sent_bytes.load(Ordering::Relaxed);
+        info!("network trace stream {}: {sent} bytes sent", self.addr);
     }
 }
 
@@ -757,57 +763,34 @@ fn connect(addr: &str, addresses: &[std::net::SocketAddr], wait: Duration) -> Re
     Err(TraceSetupError(failure))
 }
 
-/// Writes the queue's chunks to the collector until the queue is closed and empty.
-fn stream_thread(open: OpenSink, shared: &Shared) {
-    let (lock, ready) = &**shared;
+/// Writes the channel's chunks to the collector until the channel is closed and empty.
+/// A failure is told in `tally` and ends the thread, which closes the channel (the
+/// receiver is dropped on return, after `failed` is set): the chunks in it are dropped,
+/// still counted as queued (`close` counts them as dropped), later ones are refused,
+/// and a sender waiting for room stops waiting.
+fn stream_thread(open: OpenSink, chunks: Receiver<Chunk>, tally: &Tally) {
     let fail = |reason: String| {
-        if let Ok(mut queue) = lock.lock() {
-            let left: u64 = queue.chunks.drain(..).map(|c| lines_in(&c)).sum();
-            queue.dropped_records += left;
-            queue.failed = Some(reason);
-            ready.notify_all();
-        }
+        let _ = tally.failed.set(reason);
     };
     let mut out = match open() {
         Ok(out) => out,
         Err(e) => return fail(format!("cannot open: {e}")),
     };
-    loop {
-        let chunk = {
-            let Ok(mut queue) = lock.lock() else { return };
-            loop {
-                if let Some(chunk) = queue.chunks.pop_front() {
-                    ready.notify_all();
-                    break Some(chunk);
-                }
-                if queue.closed {
-                    break None;
-                }
-                queue = match ready.wait(queue) {
-                    Ok(q) => q,
-                    Err(_) => return,
-                };
-            }
-        };
-        let Some(chunk) = chunk else {
-            let _ = out.flush();
-            return;
-        };
+    for (chunk, lines) in &chunks {
+        tally.queued_records.fetch_sub(lines, Ordering::Relaxed);
         if let Err(e) = out.write_all(&chunk) {
-            if let Ok(mut queue) = lock.lock() {
-                queue.dropped_records += lines_in(&chunk);
-            }
+            tally.dropped_records.fetch_add(lines, Ordering::Relaxed);
             return fail(format!("the collector failed ({e}); the rest is dropped"));
         }
-        if let Ok(mut queue) = lock.lock() {
-            queue.sent_bytes += chunk.len() as u64;
-        }
+        tally.sent_bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
+    let _ = out.flush();
 }
 
 #[cfg(test)]
 mod tests {
     use std::io::Read;
+    use std::time::Instant;
 
     use vesper_client_dimemas_adapter::replay::{Cursor, ReplayOptions, Workload};
     use vesper_netmodels::trace::check::check;
@@ -943,7 +926,7 @@ mod tests {
         }
         stream.close();
         // 20 MB could never fit the queue and the socket buffers.
-        let dropped = stream.shared.0.lock().expect("unpoisoned").dropped_records;
+        let dropped = stream.tally.dropped_records.load(Ordering::Relaxed);
         assert!(dropped > 50_000, "{dropped}");
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         drop(holder.join());

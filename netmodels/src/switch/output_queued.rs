@@ -1,0 +1,199 @@
+//! The output-queued switch (ideal, speedup N) and the output ports every packet-level
+//! device sends through: an adapter's port, an output-queued switch's, and the output
+//! side of a CIOQ switch ([`crate::switch::cioq`]).
+//!
+//! ```text
+//!   in p0 ──▶ route (latency) ──▶ [queue] out p0 ──▶ link ──▶
+//!   in p1 ──▶ route (latency) ──▶ [queue] out p1 ──▶ link ──▶
+//!                                  FIFO    one packet at a time, at the link's rate
+//! ```
+//!
+//! A packet's head is routed after the routing latency and asks for its output port
+//! (`Switched::enter_output`): it is sent at once if the port is idle, else it joins
+//! the port's FIFO queue, which is unbounded, so the output is never blocked by other
+//! inputs and the only contention is for the output link itself. When the packet being
+//! sent has left, the port sends the oldest waiting one (`Switched::send_queued`).
+//! Transmission is cut-through at packet level (`Switched::transmit`): the output may
+//! start before the tail has arrived, but never finishes before it.
+//!
+//! These are `impl` blocks of the packet engine (`Switched`, in
+//! [`crate::simulation`]), which owns the ports, the packets and the event loop.
+
+use std::collections::VecDeque;
+
+use crate::ids::{Device, PortId};
+use crate::link::LinkParams;
+use crate::simulation::{Event, PacketId, Step, Switched, port_ref};
+use crate::time::SimTime;
+use crate::topology::Endpoint;
+use crate::trace::{BufferSide, LinkTraversal, TraceSink};
+
+/// An output port: the transmitting side of one direction of a cable.
+#[derive(Debug)]
+pub(crate) struct OutPort {
+    /// the port itself
+    pub(crate) owner: Endpoint,
+    /// where the cable leads (`None`: nothing connected)
+    pub(crate) peer: Option<(Endpoint, LinkParams)>,
+    /// a packet is being transmitted
+    pub(crate) busy: bool,
+    /// the packet being transmitted
+    pub(crate) current: Option<PacketId>,
+    /// when the packet being transmitted has left
+    pub(crate) free_at: SimTime,
+    /// a `PortFree` event is scheduled at `free_at` (see `Switched::claim`)
+    pub(crate) release_scheduled: bool,
+    /// the place reserved for that event among those of its instant
+    pub(crate) release_sequence: u64,
+    /// packets waiting for this output, oldest first
+    pub(crate) queue: VecDeque<PacketId>,
+    /// bytes of the waiting packets
+    pub(crate) queued_bytes: u64,
+}
+
+impl Switched {
+    /// Whether `port` is idle now, for a packet that wants it; if not, it is released
+    /// by a `PortFree` event when its packet has left (scheduled now if it was not).
+    ///
+    /// `transmit` keeps the `PortFree` of a packet nothing waits behind out of the
+    /// queue, with its place among the events of its instant reserved: all it would
+    /// do is mark the port idle. Whoever finds the port busy before that place
+    /// schedules it there; after that place, the port is idle. So the events run in
+    /// the same order as if every `PortFree` were scheduled, and most packets below
+    /// saturation save one.
+    pub(crate) fn claim<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) -> bool {
+        let out = &mut self.ports[port.index()];
+        if !out.busy {
+            return true;
+        }
+        if !out.release_scheduled {
+            if step.queue.passed(out.free_at, 0, out.release_sequence) {
+                out.busy = false;
+                out.current = None;
+                return true;
+            }
+            out.release_scheduled = true;
+            step.queue
+                .schedule_reserved(out.free_at, 0, out.release_sequence, Event::PortFree { port });
+        }
+        false
+    }
+
+    /// A packet asks for output `port`: sent now if it is idle, else queued (FIFO).
+    pub(crate) fn enter_output<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
+        if self.claim(port, step) {
+            self.transmit(port, packet, step);
+        } else {
+            let out = &mut self.ports[port.index()];
+            out.queue.push_back(packet);
+            out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
+            if S::ENABLED {
+                step.sink
+                    .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
+            }
+        }
+    }
+
+    /// The packet `port` was sending has left: the oldest packet waiting for it, if any,
+    /// goes next.
+    pub(crate) fn send_queued<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) {
+        let out = &mut self.ports[port.index()];
+        if let Some(next) = out.queue.pop_front() {
+            out.queued_bytes -= u64::from(self.packets[next.index()].wire_bytes);
+            if S::ENABLED {
+                step.sink
+                    .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
+            }
+            self.transmit(port, next, step);
+        }
+    }
+
+    /// Starts sending `packet` on `port`: cut-through, so the output may start before
+    /// the tail has arrived, but cannot finish before it.
+    ///
+    /// The packet's head reaches the far end after the propagation delay. There a
+    /// switch routes it (the request for its output follows after the routing latency)
+    /// and an adapter receives it (complete when the tail arrives): both are scheduled
+    /// from here, one event each, rather than with an event for the head's arrival.
+    pub(crate) fn transmit<S: TraceSink>(&mut self, port: PortId, packet: PacketId, step: &mut Step<'_, S>) {
+        let now = step.now;
+        let out = &mut self.ports[port.index()];
+        let Some((peer, link)) = out.peer else {
+            // Unconnected ports never appear in routes (checked by `build`).
+            return;
+        };
+        out.busy = true;
+        out.current = Some(packet);
+        let owner = out.owner;
+        let p = &mut self.packets[packet.index()];
+        let wire_time = link.bandwidth.serialization_time(u64::from(p.wire_bytes));
+        let tail_sent = (now + wire_time).max(p.tail_at_next_input);
+        let head_arrives = now + link.propagation;
+        let tail_arrives = tail_sent + link.propagation;
+        let sent = *p;
+        p.tail_at_next_input = tail_arrives;
+        p.head_in = head_arrives;
+        if let Device::Switch(_) = peer.device {
+            // Counts the switches of the route (at most `MAX_ROUTE_SWITCHES`, checked).
+            p.hop += 1;
+        }
+        p.in_port = self.wiring.port(peer) as u32;
+        let out = &mut self.ports[port.index()];
+        out.free_at = tail_sent;
+        // Traces record the port's release (the end of a segment at an adapter).
+        out.release_scheduled = S::ENABLED
+            || match owner.device {
+                Device::Host(host) => self.senders[host.index()].len() > 0,
+                Device::Switch(_) => !out.queue.is_empty(),
+            };
+        out.release_sequence = step.queue.reserve();
+        if out.release_scheduled {
+            step.queue
+                .schedule_reserved(tail_sent, 0, out.release_sequence, Event::PortFree { port });
+        }
+        let message = &step.messages[sent.message.index()];
+        match peer.device {
+            Device::Switch(switch) => {
+                let out = self
+                    .routes
+                    .port(message.route, switch, usize::from(sent.hop), message.spec.dst);
+                let next = self.port_id(Endpoint {
+                    device: peer.device,
+                    port: out,
+                });
+                let routed = head_arrives + self.switch.routing_latency;
+                step.queue.schedule(routed, Event::Routed { packet, port: next });
+            }
+            // Routes end at the destination by construction (shortest paths).
+            Device::Host(_) => step.queue.schedule(tail_arrives, Event::TailArrives { packet }),
+        }
+        if S::ENABLED {
+            let key = (sent.message, sent.hop);
+            let t = self.traversals.entry(key).or_insert_with(|| {
+                let t = LinkTraversal {
+                    cookie: message.spec.cookie,
+                    message: message.number,
+                    size_bytes: message.spec.size_bytes,
+                    sender: port_ref(owner),
+                    receiver: port_ref(peer),
+                    first_in: sent.head_in,
+                    first_out: now,
+                    last_out: tail_sent,
+                    first_arrival: head_arrives,
+                    last_arrival: tail_arrives,
+                };
+                step.sink.link_traversal_started(&t);
+                t
+            });
+            t.first_in = t.first_in.min(sent.head_in);
+            t.last_out = t.last_out.max(tail_sent);
+            t.last_arrival = t.last_arrival.max(tail_arrives);
+            if sent.last {
+                // The last packet of a message ends its traversal of this link (the
+                // packets of a message follow one path, in order).
+                step.sink.link_traversal(t);
+                self.traversals.remove(&key);
+            }
+        }
+    }
+}
