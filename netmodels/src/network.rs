@@ -28,6 +28,10 @@ pub trait Network: std::fmt::Debug {
     /// Time of the next pending event, if any.
     fn next_event_time(&self) -> Option<SimTime>;
 
+    /// A time `h ≥ t` such that no message injected at `t` or later can change any
+    /// delivery at or before `h` (see [`Simulation::safe_horizon`](crate::Simulation::safe_horizon)).
+    fn safe_horizon(&self, t: SimTime) -> SimTime;
+
     /// Events processed so far.
     fn events_processed(&self) -> u64;
 
@@ -62,6 +66,10 @@ impl<S: TraceSink + std::fmt::Debug> Network for MultiRail<S> {
 
     fn next_event_time(&self) -> Option<SimTime> {
         MultiRail::next_event_time(self)
+    }
+
+    fn safe_horizon(&self, t: SimTime) -> SimTime {
+        MultiRail::safe_horizon(self, t)
     }
 
     fn events_processed(&self) -> u64 {

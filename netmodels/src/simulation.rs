@@ -407,7 +407,7 @@ impl NetworkBuilder {
 
     /// Validates the description and builds the simulation, tracing into `sink`.
     pub fn build_with_sink<S: TraceSink>(self, sink: S) -> Result<Simulation<S>, BuildError> {
-        let (hosts, fabric) = match self.kind {
+        let (hosts, fabric, reach) = match self.kind {
             Kind::Ideal { hosts, params } => {
                 if hosts == 0 {
                     return Err(TopologyError::NoHosts.into());
@@ -422,7 +422,8 @@ impl NetworkBuilder {
                         bytes: u64::from(u32::MAX),
                     },
                 )?;
-                (hosts, Fabric::Ideal(params))
+                // Messages never meet: nothing injected changes another's delivery.
+                (hosts, Fabric::Ideal(params), SimTime::MAX)
             }
             Kind::Switched {
                 topology,
@@ -486,10 +487,12 @@ impl NetworkBuilder {
                 let wiring = wire(&topology)?;
                 let routes = RouteTable::build(&topology, &wiring)?;
                 if let SwitchKind::Wormhole(params) = switch.kind {
+                    let reach = reach(&topology, switch.routing_latency, u64::from(params.flit_bytes));
                     let fabric = WormholeFabric::new(params, switch.routing_latency, adapters, wiring, routes)?;
                     return Ok(Simulation {
                         hosts: topology.hosts,
                         fabric: Fabric::Wormhole(Box::new(fabric)),
+                        reach,
                         messages: Slab::new(),
                         injected: 0,
                         in_flight: 0,
@@ -519,6 +522,8 @@ impl NetworkBuilder {
                         _ => None,
                     })
                     .collect();
+                // Packets move whole from one device to the next, their heads first.
+                let reach = reach(&topology, switch.routing_latency, 0);
                 let switched = Switched {
                     crossbars,
                     switch,
@@ -531,12 +536,13 @@ impl NetworkBuilder {
                     traversals: BTreeMap::new(),
                     scratch_matches: Vec::new(),
                 };
-                (topology.hosts, Fabric::Switched(Box::new(switched)))
+                (topology.hosts, Fabric::Switched(Box::new(switched)), reach)
             }
         };
         Ok(Simulation {
             hosts,
             fabric,
+            reach,
             messages: Slab::new(),
             injected: 0,
             in_flight: 0,
@@ -544,6 +550,25 @@ impl NetworkBuilder {
             sink,
         })
     }
+}
+
+/// The least time from a message's injection to any change it can make to another
+/// message's delivery on `topology` (see [`Simulation::safe_horizon`]): `unit_bytes` is
+/// what a link must carry before the far end can act on it.
+fn reach(topology: &Topology, routing_latency: SimTime, unit_bytes: u64) -> SimTime {
+    let Some(cable) = topology
+        .cables
+        .iter()
+        .map(|c| c.link.bandwidth.serialization_time(unit_bytes) + c.link.propagation)
+        .min()
+    else {
+        return SimTime::MAX;
+    };
+    let host = |e: &Endpoint| matches!(e.device, Device::Host(_));
+    if topology.cables.iter().any(|c| host(&c.a) && host(&c.b)) {
+        return cable;
+    }
+    cable + routing_latency + cable
 }
 
 /// What carries the messages.
@@ -681,6 +706,9 @@ pub(crate) enum Event {
 pub struct Simulation<S: TraceSink = NullSink> {
     hosts: u32,
     fabric: Fabric,
+    /// the least time from a message's injection to any change it can make to another
+    /// message's delivery (see [`Simulation::safe_horizon`]); `SimTime::MAX`: none
+    reach: SimTime,
     messages: Slab<Message>,
     /// messages injected so far (the last message's number)
     injected: u64,
@@ -703,6 +731,36 @@ impl<S: TraceSink> Simulation<S> {
     /// Time of the next pending event, if any.
     pub fn next_event_time(&self) -> Option<SimTime> {
         self.queue.peek_time()
+    }
+
+    /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or
+    /// later can change any delivery at or before `h` (deliveries at or before `h` that
+    /// the model has reached are final).
+    ///
+    /// The argument, for a message M injected at host H at `t` or later:
+    /// - on the ideal network messages never meet, so `h` is the end of time;
+    /// - otherwise M can change another message's course only where it meets it: at
+    ///   H's adapter (its packets are interleaved with the others of H, from `t`) or
+    ///   at a switch (its head reaches the first one a cable later: a flit's
+    ///   serialization for wormhole switches, whose links carry whole flits, nothing for
+    ///   packet switches, whose heads run ahead of their tails; plus the cable's
+    ///   propagation, plus the routing decision before it asks for an output; stop/go
+    ///   signals and arbitration start from there too). A message it meets there then
+    ///   needs at least one more cable to reach its host. A packet held at H's adapter
+    ///   from `t` needs a cable, a routing decision and a cable too. So no delivery
+    ///   changes before `t + reach`, `reach` = two of the quickest cables (each with
+    ///   that serialization) and a routing decision, or one cable when a cable joins two
+    ///   hosts;
+    /// - a delivery at `t` itself that the model has reached is final: an injection at
+    ///   `t` enters after the events of `t` already processed.
+    ///
+    /// So `h = t + reach − 1 ps` (`t` when `reach` is zero: zero-delay cables and
+    /// routing, and packets of no serialization).
+    pub fn safe_horizon(&self, t: SimTime) -> SimTime {
+        if self.reach == SimTime::MAX {
+            return SimTime::MAX;
+        }
+        t.saturating_add(self.reach.max(SimTime::from_ps(1))) - SimTime::from_ps(1)
     }
 
     /// Events processed so far.

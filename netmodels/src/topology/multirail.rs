@@ -161,6 +161,12 @@ impl<S: TraceSink> MultiRail<S> {
         self.rails.iter().filter_map(Simulation::next_event_time).min()
     }
 
+    /// The safe horizon at `t` ([`Simulation::safe_horizon`]): the earliest of the
+    /// rails', as a message may take any of them (or all, striped).
+    pub fn safe_horizon(&self, t: SimTime) -> SimTime {
+        self.rails.iter().map(|r| r.safe_horizon(t)).min().unwrap_or(t)
+    }
+
     /// Events processed so far, all rails.
     pub fn events_processed(&self) -> u64 {
         self.rails.iter().map(Simulation::events_processed).sum()

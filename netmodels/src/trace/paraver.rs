@@ -1026,6 +1026,10 @@ impl<O: TraceOutput + std::fmt::Debug> Network for TracedNetwork<O> {
         self.net.next_event_time()
     }
 
+    fn safe_horizon(&self, t: SimTime) -> SimTime {
+        self.net.safe_horizon(t)
+    }
+
     fn events_processed(&self) -> u64 {
         self.net.events_processed()
     }
