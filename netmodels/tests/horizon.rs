@@ -253,6 +253,27 @@ proptest! {
     }
 }
 
+/// Messages crowding one destination, small and close together, so that the later
+/// ones meet the earlier ones within a few cable times of their injection.
+fn crowded(count: usize) -> impl Strategy<Value = Vec<(u64, u32, u32, u32)>> {
+    prop::collection::vec((0u64..3_000, 1..HOSTS, Just(HOSTS - 1), 0u32..48), 1..count)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn no_later_message_changes_a_crowded_delivery_within_the_horizon(
+        base in crowded(32),
+        extra in crowded(8),
+        t_ns in 0u64..3_000,
+    ) {
+        for kind in KINDS {
+            check(kind, &base, t_ns, &extra);
+        }
+    }
+}
+
 /// The horizon is not empty where the model allows it: two cables and a routing
 /// decision on the default crossbar, the end of time on the ideal network.
 #[test]
