@@ -95,6 +95,15 @@ impl<E: Copy> EventQueue<E> {
         Self::default()
     }
 
+    /// Every pending event with its time, in no particular order.
+    pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
+        self.heap
+            .items
+            .iter()
+            .chain(self.lanes.iter().flatten())
+            .map(|entry| (entry.time(), &entry.event))
+    }
+
     /// The time of the last event popped (the simulation clock).
     pub fn now(&self) -> SimTime {
         self.now

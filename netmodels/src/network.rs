@@ -32,6 +32,10 @@ pub trait Network: std::fmt::Debug {
     /// delivery at or before `h` (see [`Simulation::safe_horizon`](crate::Simulation::safe_horizon)).
     fn safe_horizon(&self, t: SimTime) -> SimTime;
 
+    /// Appends to `out` the deliveries at or before `until` the model has already fixed
+    /// (see [`Simulation::known_deliveries`](crate::Simulation::known_deliveries)).
+    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>);
+
     /// Events processed so far.
     fn events_processed(&self) -> u64;
 
@@ -70,6 +74,10 @@ impl<S: TraceSink + std::fmt::Debug> Network for MultiRail<S> {
 
     fn safe_horizon(&self, t: SimTime) -> SimTime {
         MultiRail::safe_horizon(self, t)
+    }
+
+    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+        MultiRail::known_deliveries(self, until, out);
     }
 
     fn events_processed(&self) -> u64 {

@@ -663,6 +663,19 @@ pub(crate) struct Cut {
 }
 
 impl Message {
+    /// The message's delivery, its last byte arriving at `arrived`.
+    pub(crate) fn delivery(&self, arrived: SimTime) -> Delivery {
+        Delivery {
+            cookie: self.spec.cookie,
+            src: self.spec.src,
+            dst: self.spec.dst,
+            size_bytes: self.spec.size_bytes,
+            injected_at: self.injected_at,
+            first_byte_sent: self.first_byte_sent,
+            arrived,
+        }
+    }
+
     /// Cuts the next packet (payload up to the adapter's, plus its header) at `now`;
     /// the first one marks the message's physical send time.
     pub(crate) fn cut(&mut self, adapter: &AdapterParams, now: SimTime) -> Cut {
@@ -731,6 +744,32 @@ impl<S: TraceSink> Simulation<S> {
     /// Time of the next pending event, if any.
     pub fn next_event_time(&self) -> Option<SimTime> {
         self.queue.peek_time()
+    }
+
+    /// Appends to `out` the deliveries at or before `until` that the model has already
+    /// scheduled and that nothing in it can move: the ideal network's (each is
+    /// scheduled as its message enters), and the packet switches' whose last packet is
+    /// on its last cable (its arrival is fixed when it starts, and the packets of a
+    /// message arrive in order). Wormhole switches give none yet. Within
+    /// [`Simulation::safe_horizon`] they are final, as no new message can change them;
+    /// the model still delivers them when it reaches their time.
+    pub fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+        let delivery = |message: MessageId, arrived: SimTime| self.messages[message.index()].delivery(arrived);
+        for (at, event) in self.queue.pending() {
+            if at > until {
+                continue;
+            }
+            match (event, &self.fabric) {
+                (Event::Delivered { message }, Fabric::Ideal(_)) => out.push(delivery(*message, at)),
+                (Event::TailArrives { packet }, Fabric::Switched(net)) => {
+                    let p = &net.packets[packet.index()];
+                    if p.last {
+                        out.push(delivery(p.message, at));
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or
@@ -969,16 +1008,7 @@ impl<S: TraceSink> Simulation<S> {
             (_, Fabric::Ideal(_) | Fabric::Wormhole(_)) => None,
         };
         if let Some(message) = delivered {
-            let m = self.messages[message.index()];
-            deliveries.push(Delivery {
-                cookie: m.spec.cookie,
-                src: m.spec.src,
-                dst: m.spec.dst,
-                size_bytes: m.spec.size_bytes,
-                injected_at: m.injected_at,
-                first_byte_sent: m.first_byte_sent,
-                arrived: now,
-            });
+            deliveries.push(self.messages[message.index()].delivery(now));
             self.messages.release(message.0);
             self.in_flight -= 1;
         }

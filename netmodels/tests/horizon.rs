@@ -153,19 +153,36 @@ impl Kind {
 }
 
 /// Injects `messages` (time, spec) as the server does (those of an instant before its
-/// events) and runs to the end.
-fn replay(mut net: Box<dyn Network>, messages: &[(SimTime, MessageSpec)]) -> Vec<Delivery> {
+/// events) and runs to the end; with `probe` (t, until), also gives the deliveries the
+/// model had fixed up to `until` once it had processed every event before `t`.
+fn replay(
+    mut net: Box<dyn Network>,
+    messages: &[(SimTime, MessageSpec)],
+    probe: Option<(SimTime, SimTime)>,
+) -> (Vec<Delivery>, Vec<Delivery>) {
     let mut sorted = messages.to_vec();
     sorted.sort_by_key(|(at, spec)| (*at, spec.cookie));
-    let mut deliveries = Vec::new();
+    let (mut deliveries, mut known) = (Vec::new(), Vec::new());
+    let mut probe = probe;
+    let mut look = |net: &mut Box<dyn Network>, deliveries: &mut Vec<Delivery>, before: SimTime| {
+        if let Some((t, until)) = probe.filter(|&(t, _)| t <= before) {
+            if t > SimTime::ZERO {
+                net.run_until(t - SimTime::from_ps(1), deliveries);
+            }
+            net.known_deliveries(until, &mut known);
+            probe = None;
+        }
+    };
     for (at, spec) in sorted {
+        look(&mut net, &mut deliveries, at);
         if at > SimTime::ZERO {
             net.run_until(at - SimTime::from_ps(1), &mut deliveries);
         }
         net.inject(at, spec).expect("injected at or after the clock");
     }
+    look(&mut net, &mut deliveries, SimTime::MAX);
     net.run_until(SimTime::MAX, &mut deliveries);
-    deliveries
+    (deliveries, known)
 }
 
 fn message(src: u32, hop: u32, size_bytes: u32, cookie: u64) -> MessageSpec {
@@ -205,8 +222,8 @@ fn check(kind: Kind, base: &[(u64, u32, u32, u32)], t_ns: u64, extra: &[(u64, u3
             .enumerate()
             .map(|(i, &(later, src, hop, size))| (extra_at(i, later), message(src, hop, size, 1_000_000 + i as u64))),
     );
-    let alone = replay(kind.build(), &base);
-    let together = replay(kind.build(), &with_extra);
+    let (alone, _) = replay(kind.build(), &base, None);
+    let (together, known) = replay(kind.build(), &with_extra, Some((t, horizon)));
     let early = |deliveries: &[Delivery]| -> Vec<(u64, SimTime)> {
         let mut list: Vec<(u64, SimTime)> = deliveries
             .iter()
@@ -221,6 +238,22 @@ fn check(kind: Kind, base: &[(u64, u32, u32, u32)], t_ns: u64, extra: &[(u64, u3
         early(&together),
         "{kind:?}: messages injected from {t} changed deliveries at or before the horizon {horizon}"
     );
+    // What the model had fixed by `t` within the horizon it delivers, at that time.
+    for k in &known {
+        assert!(
+            together.iter().any(|d| d == k),
+            "{kind:?}: {k:?} was known at {t} but not delivered so"
+        );
+    }
+    if matches!(kind, Kind::Ideal) {
+        let pending = base.iter().filter(|(at, _)| *at < t).count();
+        let delivered = alone.iter().filter(|d| d.injected_at < t && d.arrived < t).count();
+        assert_eq!(
+            known.len(),
+            pending - delivered,
+            "the ideal network knows every message in flight"
+        );
+    }
 }
 
 const KINDS: [Kind; 12] = [

@@ -167,6 +167,49 @@ impl<S: TraceSink> MultiRail<S> {
         self.rails.iter().map(|r| r.safe_horizon(t)).min().unwrap_or(t)
     }
 
+    /// The deliveries at or before `until` the rails have already fixed
+    /// ([`Simulation::known_deliveries`]); a striped message once every part is.
+    pub fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+        if self.policy != RailPolicy::Striped {
+            for rail in &self.rails {
+                rail.known_deliveries(until, out);
+            }
+            return;
+        }
+        let mut parts = Vec::new();
+        for rail in &self.rails {
+            rail.known_deliveries(until, &mut parts);
+        }
+        // (stripe, parts known, last arrival, first byte sent)
+        let mut known: std::collections::BTreeMap<u32, (u32, SimTime, SimTime)> = std::collections::BTreeMap::new();
+        for part in &parts {
+            let entry = known
+                .entry(part.cookie as u32)
+                .or_insert((0, SimTime::ZERO, SimTime::MAX));
+            *entry = (
+                entry.0 + 1,
+                entry.1.max(part.arrived),
+                entry.2.min(part.first_byte_sent),
+            );
+        }
+        for (index, (count, arrived, first_byte_sent)) in known {
+            let Some(stripe) = self.stripes.get(index as usize) else {
+                continue;
+            };
+            if count == stripe.parts_left {
+                out.push(Delivery {
+                    cookie: stripe.spec.cookie,
+                    src: stripe.spec.src,
+                    dst: stripe.spec.dst,
+                    size_bytes: stripe.spec.size_bytes,
+                    injected_at: stripe.injected_at,
+                    first_byte_sent: stripe.first_byte_sent.min(first_byte_sent),
+                    arrived,
+                });
+            }
+        }
+    }
+
     /// Events processed so far, all rails.
     pub fn events_processed(&self) -> u64 {
         self.rails.iter().map(Simulation::events_processed).sum()

@@ -1030,6 +1030,10 @@ impl<O: TraceOutput + std::fmt::Debug> Network for TracedNetwork<O> {
         self.net.safe_horizon(t)
     }
 
+    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+        self.net.known_deliveries(until, out);
+    }
+
     fn events_processed(&self) -> u64 {
         self.net.events_processed()
     }
