@@ -95,13 +95,14 @@ impl<E: Copy> EventQueue<E> {
         Self::default()
     }
 
-    /// Every pending event with its time, in no particular order.
-    pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
+    /// Every pending event with its time and its place in the order events are
+    /// processed (a smaller place first), in no particular order.
+    pub fn pending(&self) -> impl Iterator<Item = (SimTime, u128, &E)> {
         self.heap
             .items
             .iter()
             .chain(self.lanes.iter().flatten())
-            .map(|entry| (entry.time(), &entry.event))
+            .map(|entry| (entry.time(), entry.key, &entry.event))
     }
 
     /// The time of the last event popped (the simulation clock).
@@ -199,6 +200,12 @@ impl<E: Copy> EventQueue<E> {
         let sequence = self.reserve();
         self.last_key = Entry::<E>::key(self.now, rank, sequence);
         true
+    }
+
+    /// Counts an event whose work the caller did at once after [`Self::take_turn`], so
+    /// that the count does not depend on whether it took its turn.
+    pub fn count_taken_turn(&mut self) {
+        self.processed += 1;
     }
 
     /// The time of the earliest pending event.

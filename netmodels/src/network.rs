@@ -32,9 +32,10 @@ pub trait Network: std::fmt::Debug {
     /// delivery at or before `h` (see [`Simulation::safe_horizon`](crate::Simulation::safe_horizon)).
     fn safe_horizon(&self, t: SimTime) -> SimTime;
 
-    /// Appends to `out` the deliveries at or before `until` the model has already fixed
-    /// (see [`Simulation::known_deliveries`](crate::Simulation::known_deliveries)).
-    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>);
+    /// Appends to `out` the deliveries no message injected at `since` or later can
+    /// change, in delivery order (see
+    /// [`Simulation::final_deliveries`](crate::Simulation::final_deliveries)).
+    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>);
 
     /// Events processed so far.
     fn events_processed(&self) -> u64;
@@ -76,8 +77,8 @@ impl<S: TraceSink + std::fmt::Debug> Network for MultiRail<S> {
         MultiRail::safe_horizon(self, t)
     }
 
-    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
-        MultiRail::known_deliveries(self, until, out);
+    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+        MultiRail::final_deliveries(self, since, out);
     }
 
     fn events_processed(&self) -> u64 {

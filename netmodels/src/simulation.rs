@@ -746,30 +746,34 @@ impl<S: TraceSink> Simulation<S> {
         self.queue.peek_time()
     }
 
-    /// Appends to `out` the deliveries at or before `until` that the model has already
-    /// scheduled and that nothing in it can move: the ideal network's (each is
-    /// scheduled as its message enters), and the packet switches' whose last packet is
-    /// on its last cable (its arrival is fixed when it starts, and the packets of a
-    /// message arrive in order). Wormhole switches give none yet. Within
-    /// [`Simulation::safe_horizon`] they are final, as no new message can change them;
-    /// the model still delivers them when it reaches their time.
-    pub fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+    /// Appends to `out` the deliveries that no message injected at `since` or later can
+    /// change, in the order the model will make them: those it has already fixed, the
+    /// ideal network's (each is scheduled as its message enters, and messages never
+    /// meet) and the packet switches' whose last packet is on its last cable (its
+    /// arrival is fixed when it starts, and the packets of a message arrive in order).
+    /// Wormhole switches give none yet: their deliveries within
+    /// [`Simulation::safe_horizon`]`(since)` would be final too, but the model only knows
+    /// them by reaching them. The model still delivers each when it reaches its time.
+    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+        // Fixed whatever comes later: `since` does not narrow them.
+        let _ = since;
         let delivery = |message: MessageId, arrived: SimTime| self.messages[message.index()].delivery(arrived);
-        for (at, event) in self.queue.pending() {
-            if at > until {
-                continue;
-            }
+        let mut found: Vec<(u128, Delivery)> = Vec::new();
+        for (at, place, event) in self.queue.pending() {
             match (event, &self.fabric) {
-                (Event::Delivered { message }, Fabric::Ideal(_)) => out.push(delivery(*message, at)),
+                (Event::Delivered { message }, Fabric::Ideal(_)) => found.push((place, delivery(*message, at))),
                 (Event::TailArrives { packet }, Fabric::Switched(net)) => {
                     let p = &net.packets[packet.index()];
                     if p.last {
-                        out.push(delivery(p.message, at));
+                        found.push((place, delivery(p.message, at)));
                     }
                 }
                 _ => {}
             }
         }
+        // In the order the model will deliver them.
+        found.sort_unstable_by_key(|&(place, _)| place);
+        out.extend(found.into_iter().map(|(_, d)| d));
     }
 
     /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or
@@ -929,8 +933,11 @@ impl<S: TraceSink> Simulation<S> {
         let event = Event::Inject { message };
         if !S::ENABLED && at == self.queue.now() && self.queue.take_turn(0) {
             // The clock is already there and the injection would be the next event: it
-            // enters its adapter now, one event fewer (an injection never completes a
-            // message at once). Traces keep the event, for their clock.
+            // enters its adapter now, with no trip through the queue (an injection never
+            // completes a message at once). Traces keep the event, for their clock. It
+            // still counts as one, so that the count does not depend on where the clock
+            // stood when the message came (which depends on when clients synchronise).
+            self.queue.count_taken_turn();
             let mut none = Vec::new();
             self.handle(at, event, &mut none);
             debug_assert!(none.is_empty(), "an injection delivered a message at once");

@@ -153,8 +153,9 @@ impl Kind {
 }
 
 /// Injects `messages` (time, spec) as the server does (those of an instant before its
-/// events) and runs to the end; with `probe` (t, until), also gives the deliveries the
-/// model had fixed up to `until` once it had processed every event before `t`.
+/// events) and runs to the end; with `probe` (t, since), also gives the deliveries the
+/// model called final for messages injected from `since` on, once it had processed
+/// every event before `t`.
 fn replay(
     mut net: Box<dyn Network>,
     messages: &[(SimTime, MessageSpec)],
@@ -165,11 +166,11 @@ fn replay(
     let (mut deliveries, mut known) = (Vec::new(), Vec::new());
     let mut probe = probe;
     let mut look = |net: &mut Box<dyn Network>, deliveries: &mut Vec<Delivery>, before: SimTime| {
-        if let Some((t, until)) = probe.filter(|&(t, _)| t <= before) {
+        if let Some((t, since)) = probe.filter(|&(t, _)| t <= before) {
             if t > SimTime::ZERO {
                 net.run_until(t - SimTime::from_ps(1), deliveries);
             }
-            net.known_deliveries(until, &mut known);
+            net.final_deliveries(since, &mut known);
             probe = None;
         }
     };
@@ -223,7 +224,7 @@ fn check(kind: Kind, base: &[(u64, u32, u32, u32)], t_ns: u64, extra: &[(u64, u3
             .map(|(i, &(later, src, hop, size))| (extra_at(i, later), message(src, hop, size, 1_000_000 + i as u64))),
     );
     let (alone, _) = replay(kind.build(), &base, None);
-    let (together, known) = replay(kind.build(), &with_extra, Some((t, horizon)));
+    let (together, known) = replay(kind.build(), &with_extra, Some((t, t)));
     let early = |deliveries: &[Delivery]| -> Vec<(u64, SimTime)> {
         let mut list: Vec<(u64, SimTime)> = deliveries
             .iter()
@@ -238,13 +239,21 @@ fn check(kind: Kind, base: &[(u64, u32, u32, u32)], t_ns: u64, extra: &[(u64, u3
         early(&together),
         "{kind:?}: messages injected from {t} changed deliveries at or before the horizon {horizon}"
     );
-    // What the model had fixed by `t` within the horizon it delivers, at that time.
-    for k in &known {
-        assert!(
-            together.iter().any(|d| d == k),
-            "{kind:?}: {k:?} was known at {t} but not delivered so"
-        );
-    }
+    // What the model had fixed by `t` within the horizon it delivers, at that time and
+    // in that order.
+    let places: Vec<usize> = known
+        .iter()
+        .map(|k| {
+            together
+                .iter()
+                .position(|d| d == k)
+                .unwrap_or_else(|| panic!("{kind:?}: {k:?} was known at {t} but not delivered so"))
+        })
+        .collect();
+    assert!(
+        places.windows(2).all(|w| w[0] < w[1]),
+        "{kind:?}: known deliveries out of the model's order"
+    );
     if matches!(kind, Kind::Ideal) {
         let pending = base.iter().filter(|(at, _)| *at < t).count();
         let delivered = alone.iter().filter(|d| d.injected_at < t && d.arrived < t).count();

@@ -405,6 +405,18 @@ pub enum RendezvousMode {
     },
 }
 
+/// How a waiting client is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Replies {
+    /// the completions at its earliest completion time, and with them every later one
+    /// the model has already fixed within its safe horizon (no message any client may
+    /// still send can change them): fewer round trips, the same predictions
+    #[default]
+    Batched,
+    /// the completions at its earliest completion time only
+    Earliest,
+}
+
 /// How long a client may stall part way through a line or a batch, or leave its
 /// replies unread (the legacy client writes each batch with one `send()` and reads
 /// every reply at once, so a live one never comes near it).
@@ -462,6 +474,8 @@ pub struct ServerConfig {
     pub spin: Duration,
     /// how `PROTO` lines are modelled
     pub rendezvous: RendezvousMode,
+    /// how a waiting client is answered
+    pub replies: Replies,
     /// the network's Paraver trace, if one is written
     pub trace: Option<crate::network_trace::TraceConfig>,
 }
@@ -482,6 +496,7 @@ impl Default for ServerConfig {
             accept_backoff: Duration::from_millis(100),
             spin: Duration::from_micros(200),
             rendezvous: RendezvousMode::Dimemas,
+            replies: Replies::default(),
             trace: None,
         }
     }

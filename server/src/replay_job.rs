@@ -35,12 +35,13 @@ pub const CLIENT_SPIN: Duration = Duration::from_micros(200);
 const SERVER_GRACE: Duration = Duration::from_secs(2);
 
 /// Replays `programs` (checked: every send has its receive) against a server on
-/// `network` (writing the network trace `trace` asks for), telling `progress` how far
+/// `network` (writing the network trace `trace` asks for, answering as `replies` says), telling `progress` how far
 /// it has got; returns the prediction and the server's report. The client polls for
 /// each reply for up to `client_spin` before it blocks.
 pub fn over_server(
     network: NetworkConfig,
     trace: Option<TraceConfig>,
+    replies: crate::config::Replies,
     mut programs: Box<dyn Programs + Send>,
     options: ReplayOptions,
     client_spin: Duration,
@@ -55,6 +56,7 @@ pub fn over_server(
     let config = ServerConfig {
         network,
         trace,
+        replies,
         ..ServerConfig::default()
     };
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));

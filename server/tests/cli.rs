@@ -281,7 +281,8 @@ fn the_ideal_network_serves_from_a_file() {
     let file = dir.join("ideal.toml");
     let text = "[network]\nkind = \"ideal\"\nhosts = 4\nbandwidth_mbps = 250\nlatency_ns = 1500\n";
     std::fs::write(&file, text).expect("write");
-    let (mut child, addr) = start(&["--network", file.to_str().expect("utf-8 path")]);
+    // Each reply at one completion time, as the protocol first had it.
+    let (mut child, addr) = start(&["--network", file.to_str().expect("utf-8 path"), "--replies", "earliest"]);
     let mut client = LegacyConnection::connect(addr).expect("connects");
     client
         .exchange(&[

@@ -28,7 +28,7 @@ use vesper_client_dimemas_adapter::{LegacyConnection, Reply};
 use vesper_netmodels::{AdapterParams, IdealParams};
 use vesper_protocol::{ClientMessage, Completion, DataMessage, Token, WireTime};
 use vesper_server::config::{
-    DIMEMAS_MB, FabricConfig, NetworkConfig, Placement, ServerConfig, SwitchedConfig, bandwidth, time_from_ns,
+    DIMEMAS_MB, FabricConfig, NetworkConfig, Placement, Replies, ServerConfig, SwitchedConfig, bandwidth, time_from_ns,
 };
 use vesper_server::{Report, ServerError};
 
@@ -65,6 +65,10 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
         },
         clients,
         spin: Duration::from_micros(50),
+        // The exchanges these tests check are the protocol's first form: each reply at
+        // one completion time. Batched replies have tests of their own (replies.rs,
+        // random.rs).
+        replies: Replies::Earliest,
         ..ServerConfig::default()
     }
 }

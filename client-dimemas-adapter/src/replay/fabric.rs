@@ -208,8 +208,11 @@ pub struct ServerFabric {
     /// application id written in the lines
     app: u32,
     batch: Vec<ClientMessage>,
-    /// message id by the token sent with it
+    /// message id by the token sent with it, for messages whose completion is not known
     in_flight: BTreeMap<String, u64>,
+    /// completions the server told ahead of their time (stamped later than the earliest
+    /// of their reply), by time: each is taken at its own time, as Dimemas does
+    known: BTreeMap<Ps, Vec<u64>>,
     /// round trips made
     pub round_trips: u64,
 }
@@ -222,6 +225,7 @@ impl ServerFabric {
             app,
             batch: Vec::new(),
             in_flight: BTreeMap::new(),
+            known: BTreeMap::new(),
             round_trips: 0,
         }
     }
@@ -297,34 +301,54 @@ impl Fabric for ServerFabric {
     }
 
     fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.len() + self.known.values().map(Vec::len).sum::<usize>()
     }
 
+    /// As Dimemas's client: a completion told ahead waits for its time. With every
+    /// message in flight known and nothing to tell the server, the client goes on
+    /// without asking; otherwise it asks up to `until` but no later than its next known
+    /// completion, as nothing it does not know of may come before that.
     fn advance(&mut self, until: Option<Ps>) -> Result<Option<(Ps, Vec<u64>)>, FabricError> {
+        let next_known = self.known.keys().next().copied();
+        let take_known = |known: &mut BTreeMap<Ps, Vec<u64>>, at: Ps| known.remove(&at).map(|ids| (at, ids));
+        if self.in_flight.is_empty()
+            && self.batch.is_empty()
+            && let Some(at) = next_known
+        {
+            return Ok(match until {
+                Some(until) if until < at => None,
+                _ => take_known(&mut self.known, at),
+            });
+        }
+        let until = match (until, next_known) {
+            (Some(u), Some(k)) => Some(u.min(k)),
+            (u, k) => u.or(k),
+        };
         let stop = until.map_or(WireTime(UNTIL_NEXT_COMPLETION_NS), ns);
         self.batch.push(ClientMessage::Stop(stop));
         self.batch.push(ClientMessage::End);
         let reply = self.connection.exchange(&self.batch)?;
         self.batch.clear();
         self.round_trips += 1;
-        let Some(first) = reply.completions.first() else {
-            if until.is_none() {
-                return Err(FabricError::NoCompletion(self.in_flight.len()));
-            }
-            return Ok(None);
-        };
-        // The server prints the smallest double not earlier than the exact time: the
-        // nearest picosecond is the exact one.
-        let at = (first.time.0 * 1000.0).round() as Ps;
-        let mut done = Vec::new();
+        if reply.completions.is_empty() && until.is_none() {
+            return Err(FabricError::NoCompletion(self.in_flight.len()));
+        }
         for c in &reply.completions {
+            // The server prints the smallest double not earlier than the exact time:
+            // the nearest picosecond is the exact one.
+            let at = (c.time.0 * 1000.0).round() as Ps;
             let id = self
                 .in_flight
                 .remove(c.ev.as_str())
                 .ok_or_else(|| FabricError::UnknownToken(c.ev.to_string()))?;
-            done.push(id);
+            self.known.entry(at).or_default().push(id);
         }
-        Ok(Some((at, done)))
+        // The earliest completion now known, if it comes by `until`.
+        Ok(match (self.known.keys().next().copied(), until) {
+            (Some(at), Some(until)) if at > until => None,
+            (Some(at), _) => take_known(&mut self.known, at),
+            (None, _) => None,
+        })
     }
 }
 

@@ -167,44 +167,51 @@ impl<S: TraceSink> MultiRail<S> {
         self.rails.iter().map(|r| r.safe_horizon(t)).min().unwrap_or(t)
     }
 
-    /// The deliveries at or before `until` the rails have already fixed
-    /// ([`Simulation::known_deliveries`]); a striped message once every part is.
-    pub fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
+    /// The deliveries no message injected at `since` or later can change, on any rail
+    /// ([`Simulation::final_deliveries`]); a striped message once every part is.
+    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
         if self.policy != RailPolicy::Striped {
-            for rail in &self.rails {
-                rail.known_deliveries(until, out);
+            // In the order `run_until` merges the rails' deliveries.
+            let mut merged: Vec<(SimTime, usize, Delivery)> = Vec::new();
+            let mut rail_known = Vec::new();
+            for (index, rail) in self.rails.iter().enumerate() {
+                rail_known.clear();
+                rail.final_deliveries(since, &mut rail_known);
+                merged.extend(rail_known.iter().map(|d| (d.arrived, index, *d)));
             }
+            merged.sort_by_key(|&(arrived, rail, _)| (arrived, rail));
+            out.extend(merged.into_iter().map(|(_, _, d)| d));
             return;
         }
-        let mut parts = Vec::new();
-        for rail in &self.rails {
-            rail.known_deliveries(until, &mut parts);
+        // The parts in the order `run_until` merges them; a message is known when its
+        // last part is.
+        let mut parts: Vec<(SimTime, usize, Delivery)> = Vec::new();
+        let mut rail_known = Vec::new();
+        for (index, rail) in self.rails.iter().enumerate() {
+            rail_known.clear();
+            rail.final_deliveries(since, &mut rail_known);
+            parts.extend(rail_known.iter().map(|d| (d.arrived, index, *d)));
         }
-        // (stripe, parts known, last arrival, first byte sent)
-        let mut known: std::collections::BTreeMap<u32, (u32, SimTime, SimTime)> = std::collections::BTreeMap::new();
-        for part in &parts {
-            let entry = known
-                .entry(part.cookie as u32)
-                .or_insert((0, SimTime::ZERO, SimTime::MAX));
-            *entry = (
-                entry.0 + 1,
-                entry.1.max(part.arrived),
-                entry.2.min(part.first_byte_sent),
-            );
-        }
-        for (index, (count, arrived, first_byte_sent)) in known {
+        parts.sort_by_key(|&(arrived, rail, _)| (arrived, rail));
+        let mut left: std::collections::BTreeMap<u32, (u32, SimTime)> = std::collections::BTreeMap::new();
+        for (_, _, part) in parts {
+            let index = part.cookie as u32;
             let Some(stripe) = self.stripes.get(index as usize) else {
                 continue;
             };
-            if count == stripe.parts_left {
+            let (parts_left, first_byte_sent) =
+                left.entry(index).or_insert((stripe.parts_left, stripe.first_byte_sent));
+            *parts_left -= 1;
+            *first_byte_sent = (*first_byte_sent).min(part.first_byte_sent);
+            if *parts_left == 0 {
                 out.push(Delivery {
                     cookie: stripe.spec.cookie,
                     src: stripe.spec.src,
                     dst: stripe.spec.dst,
                     size_bytes: stripe.spec.size_bytes,
                     injected_at: stripe.injected_at,
-                    first_byte_sent: stripe.first_byte_sent.min(first_byte_sent),
-                    arrived,
+                    first_byte_sent: *first_byte_sent,
+                    arrived: part.arrived,
                 });
             }
         }

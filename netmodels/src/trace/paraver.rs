@@ -1030,8 +1030,8 @@ impl<O: TraceOutput + std::fmt::Debug> Network for TracedNetwork<O> {
         self.net.safe_horizon(t)
     }
 
-    fn known_deliveries(&self, until: SimTime, out: &mut Vec<Delivery>) {
-        self.net.known_deliveries(until, out);
+    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+        self.net.final_deliveries(since, out);
     }
 
     fn events_processed(&self) -> u64 {

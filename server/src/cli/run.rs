@@ -119,6 +119,12 @@ pub struct RunArgs {
     /// waits (0: block at once, as Dimemas does).
     #[arg(long, value_name = "US", default_value_t = 200)]
     pub client_spin_us: u64,
+    /// How the in-process server answers: `batched` (with the completions of the
+    /// earliest time, every later one the model has already fixed within its safe
+    /// horizon: fewer round trips) or `earliest` (the completions of the earliest time
+    /// only); the predictions are the same [default: batched].
+    #[arg(long, value_enum)]
+    pub replies: Option<crate::config::Replies>,
     /// Write the result (result.json) and the application Paraver trace (app.prv,
     /// app.pcf, app.row: tasks as threads, MPI states, one record per message) here.
     #[arg(long, value_name = "DIR")]
@@ -516,6 +522,10 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
             .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
     }
     let external = match &args.server {
+        Some(_) if args.replies.is_some() => anyhow::bail!(
+            "--replies: a server started apart answers as it was started (vesper serve --replies); leave --replies \
+             out with --server"
+        ),
         Some(address) => {
             // The (last) choice that makes a family analytic, to name it.
             let analytic = args.collective.iter().rev().find(|choice| {
@@ -759,6 +769,7 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
                 let (outcome, report) = crate::replay_job::over_server(
                     network.clone(),
                     trace,
+                    args.replies.unwrap_or_default(),
                     programs,
                     options.clone(),
                     spin,

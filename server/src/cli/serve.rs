@@ -51,6 +51,13 @@ pub struct ServeArgs {
     /// Size of a rendezvous request or acknowledgment in `wire` mode [bytes].
     #[arg(long, default_value_t = 64)]
     pub control_size: u32,
+    /// How a waiting client is answered: `batched` sends, with the completions of its
+    /// earliest completion time, every later one the model has already fixed within
+    /// its safe horizon (no message any client may still send can change them), so the
+    /// client needs fewer round trips; `earliest` sends the completions of the earliest
+    /// time only. The predictions are the same.
+    #[arg(long, value_enum, default_value_t = crate::config::Replies::Batched)]
+    pub replies: crate::config::Replies,
     /// Serve run after run: when every client of a run has finished, the next run
     /// starts on a fresh network at time zero with the clients that connected
     /// meanwhile; each run's report is written as it ends (JSON Lines).
@@ -144,6 +151,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
             },
         },
         trace,
+        replies: args.replies,
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {

@@ -829,6 +829,7 @@ mod tests {
         let (_, report) = crate::replay_job::over_server(
             network(),
             trace,
+            crate::config::Replies::default(),
             programs,
             ReplayOptions::default(),
             Duration::ZERO,

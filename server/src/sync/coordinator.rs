@@ -35,7 +35,7 @@ use vesper_netmodels::stats::Histogram;
 use vesper_netmodels::{Delivery, MessageSpec, MultiRail, Network, SimTime, TraceSummary};
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
-use crate::config::{RendezvousMode, ServerConfig};
+use crate::config::{RendezvousMode, Replies, ServerConfig};
 use crate::log_budget::LogBudget;
 use crate::report::{ClientReport, Report, SimulationReport, WallReport};
 use crate::sync::rendezvous::{Ready, RendezvousId, RendezvousTable};
@@ -141,6 +141,8 @@ struct SendRecord {
     client: ClientId,
     request: DataMessage,
     requested_at: SimTime,
+    /// its completion was told ahead of the model's delivery (batched replies)
+    told: bool,
 }
 
 /// Why the coordinator stopped a run before its clients finished.
@@ -199,6 +201,8 @@ pub struct Coordinator {
     shutdown: Arc<AtomicBool>,
     /// replies to write, in order; each is one write
     outbox: Vec<(ClientId, Bytes)>,
+    /// deliveries the model has fixed ahead of its clock (batched replies), scratch
+    known: Vec<Delivery>,
     /// why the run cannot go on, if it cannot
     stopped: Option<Stopped>,
 }
@@ -229,6 +233,7 @@ impl Coordinator {
             started: Instant::now(),
             shutdown,
             outbox: Vec::new(),
+            known: Vec::new(),
             stopped: None,
         }
     }
@@ -465,6 +470,7 @@ impl Coordinator {
             client: id,
             request: *message,
             requested_at: at,
+            told: false,
         }));
         if rendezvous && let RendezvousMode::Wire { .. } = self.config.rendezvous {
             let key = (
@@ -693,7 +699,7 @@ impl Coordinator {
             return;
         };
         client.in_flight -= 1;
-        if client.state == ClientState::Gone {
+        if client.state == ClientState::Gone || record.told {
             return;
         }
         // Never report earlier than the client's last reply (only possible with a
@@ -703,12 +709,37 @@ impl Coordinator {
         client.completions.push_back((at, line));
     }
 
+    /// The earliest time any client may still send at (`frontier`: everything strictly
+    /// before it has been processed): a computing client's last reply; a waiting
+    /// client's STOP, its next completion or the frontier, whichever comes first (it
+    /// sends once answered); zero while clients are expected.
+    fn earliest_send(&self, frontier: SimTime) -> SimTime {
+        if self.connected < self.config.clients {
+            return SimTime::ZERO;
+        }
+        let next = |c: &Client| c.completions.front().map_or(SimTime::MAX, |(t, _)| *t);
+        self.clients
+            .values()
+            .map(|c| match c.state {
+                ClientState::Running => c.promise,
+                ClientState::Waiting { stop, .. } => stop.min(frontier).min(next(c)),
+                ClientState::Gone => SimTime::MAX,
+            })
+            .min()
+            .unwrap_or(SimTime::MAX)
+    }
+
+    /// Answers every waiting client whose answer is due: at its earliest completion
+    /// time `c` with the completions of `c` (or at its STOP, or at once when it waits
+    /// with nothing in flight). Batched replies add, in time order, its later
+    /// completions that no message sent from the earliest time any client may still
+    /// send at can change ([`Network::final_deliveries`]).
     fn answer_clients(&mut self) {
         // Everything strictly before `frontier` has been processed.
         let frontier = self.next_time().unwrap_or(SimTime::MAX);
-        let reply_limit = self.config.reply_limit;
+        let mut answers = Vec::new();
         for (&id, client) in self.clients.iter_mut() {
-            let ClientState::Waiting { stop, received } = client.state else {
+            let ClientState::Waiting { stop, .. } = client.state else {
                 continue;
             };
             let due = client.completions.front().map(|(t, _)| *t).filter(|&c| c <= stop);
@@ -727,7 +758,36 @@ impl Coordinator {
                 None if stop < frontier => stop,
                 None => continue,
             };
-            let reply = take_reply(&mut client.completions, answer_at, reply_limit);
+            answers.push((id, answer_at));
+        }
+        if answers.is_empty() {
+            return;
+        }
+        self.known.clear();
+        if self.config.replies == Replies::Batched {
+            self.sim.final_deliveries(self.earliest_send(frontier), &mut self.known);
+        }
+        let reply_limit = self.config.reply_limit;
+        for (id, answer_at) in answers {
+            // Its completions fixed after `c`, in the order the model will deliver them.
+            let mut ahead: Vec<(usize, Completion)> = Vec::new();
+            for delivery in self.known.iter().filter(|d| d.arrived > answer_at) {
+                let slot = delivery.cookie as usize;
+                if let Some(Some(Record::Data(record))) = self.records.get(slot)
+                    && record.client == id
+                    && !record.told
+                {
+                    ahead.push((slot, translate::completion(&record.request, delivery, delivery.arrived)));
+                }
+            }
+            let Some(client) = self.clients.get_mut(&id) else {
+                continue;
+            };
+            let ClientState::Waiting { received, .. } = client.state else {
+                continue;
+            };
+            let lines: Vec<Completion> = ahead.iter().map(|(_, line)| *line).collect();
+            let (reply, told) = take_reply(&mut client.completions, answer_at, reply_limit, &lines);
             client.report.round_trips += 1;
             client.promise = answer_at;
             client.state = ClientState::Running;
@@ -735,6 +795,11 @@ impl Coordinator {
             self.simulated_end = self.simulated_end.max(answer_at);
             self.reply_latency_ns.record(received.elapsed().as_nanos() as u64);
             self.outbox.push((id, reply));
+            for &(slot, _) in &ahead[..told] {
+                if let Some(Some(Record::Data(record))) = self.records.get_mut(slot) {
+                    record.told = true;
+                }
+            }
         }
     }
 
@@ -832,28 +897,51 @@ impl Coordinator {
 }
 
 /// The reply at `at`: as many completions due at `at` as fit in `limit` bytes together
-/// with the closing `END`, whole lines only; the rest stay for the client's next STOP.
-fn take_reply(completions: &mut VecDeque<(SimTime, Completion)>, at: SimTime, limit: Option<usize>) -> Bytes {
+/// with the closing `END`, whole lines only, the rest staying for the client's next
+/// STOP; then, once every one due at `at` is in, as many of `ahead` (later completions
+/// told early, in time order) as fit. Gives the reply and how many of `ahead` it holds.
+fn take_reply(
+    completions: &mut VecDeque<(SimTime, Completion)>,
+    at: SimTime,
+    limit: Option<usize>,
+    ahead: &[Completion],
+) -> (Bytes, usize) {
     const END: &[u8] = b"END\n";
     let mut out = BytesMut::with_capacity(limit.unwrap_or(512));
     let mut line = BytesMut::new();
+    // Whether `line` fits (at least one line always does, or the client could never
+    // progress).
+    let fits = |out: &BytesMut, line: &BytesMut| {
+        limit.is_none_or(|l| out.len() + line.len() + END.len() <= l || out.is_empty())
+    };
+    let mut all_due = true;
     while let Some((t, completion)) = completions.front() {
         if *t != at {
             break;
         }
         line.clear();
         vesper_protocol::codec::encode_line(&ServerMessage::Completed(*completion), &mut line);
-        if let Some(limit) = limit {
-            // Always hand out at least one line, or the client could never progress.
-            if out.len() + line.len() + END.len() > limit && !out.is_empty() {
-                break;
-            }
+        if !fits(&out, &line) {
+            all_due = false;
+            break;
         }
         out.put_slice(&line);
         completions.pop_front();
     }
+    let mut told = 0;
+    if all_due {
+        for completion in ahead {
+            line.clear();
+            vesper_protocol::codec::encode_line(&ServerMessage::Completed(*completion), &mut line);
+            if !fits(&out, &line) {
+                break;
+            }
+            out.put_slice(&line);
+            told += 1;
+        }
+    }
     out.put_slice(END);
-    out.freeze()
+    (out.freeze(), told)
 }
 
 #[cfg(test)]

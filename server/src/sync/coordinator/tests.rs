@@ -24,9 +24,15 @@ fn network(hosts: u32) -> NetworkConfig {
 }
 
 fn coordinator(clients: usize) -> Coordinator {
+    coordinator_replying(clients, Replies::Earliest)
+}
+
+/// A coordinator of `clients` on 32 hosts of a crossbar, answering as `replies` says.
+fn coordinator_replying(clients: usize, replies: Replies) -> Coordinator {
     let config = ServerConfig {
         network: network(32),
         clients,
+        replies,
         ..ServerConfig::default()
     };
     let sim = config.network.build().expect("valid network");
@@ -587,4 +593,72 @@ fn a_task_mapping_places_nodes_on_the_hosts_it_lists() {
             .network
             .ends_with(", 3 nodes placed by a task mapping")
     );
+}
+
+#[test]
+fn batched_replies_tell_what_the_model_has_fixed_with_the_first_answer() {
+    let mut c = coordinator_replying(1, Replies::Batched);
+    connect(&mut c, 0);
+    // Two messages on separate paths: 0→1 arrives at 4246 ns, 2→3 with twice the bytes
+    // later; the client stops before either.
+    batch(
+        &mut c,
+        0,
+        vec![data(0.0, 0, 1, 1024, 0, 1), data(0.0, 2, 3, 2048, 0, 2)],
+        4245.0,
+    );
+    let got = replies(&mut c);
+    // Answered at its STOP, with both completions told ahead: each packet is on its
+    // last cable, so nothing can change its arrival.
+    assert_eq!(completion_times(&got[0].1), vec![4246.0, 8342.0]);
+    // Told once: nothing more to say when the model reaches them.
+    batch(&mut c, 0, vec![], 1e9);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+    let mut earliest = coordinator(1);
+    connect(&mut earliest, 0);
+    batch(
+        &mut earliest,
+        0,
+        vec![data(0.0, 0, 1, 1024, 0, 1), data(0.0, 2, 3, 2048, 0, 2)],
+        4245.0,
+    );
+    assert_eq!(replies(&mut earliest), vec![(0, "END\n".to_string())]);
+}
+
+#[test]
+fn batched_replies_keep_the_legacy_limit_and_tell_the_rest_in_time() {
+    let mut c = coordinator_replying(1, Replies::Batched);
+    connect(&mut c, 0);
+    // 16 messages at 4246 ns and 16 later ones: more than 500 bytes.
+    let items = (0..16)
+        .flat_map(|n| {
+            [
+                data(0.0, n, n + 16, 1024, 0, 0x55a873d62cc0 + u64::from(n)),
+                data(100.0, n + 16, n, 1024, 0, 0x55a873d63cc0 + u64::from(n)),
+            ]
+        })
+        .collect();
+    batch(&mut c, 0, items, 2.52e17);
+    let mut told = Vec::new();
+    for round in 0..32 {
+        let got = replies(&mut c);
+        assert_eq!(got.len(), 1, "round {round}");
+        let reply = &got[0].1;
+        assert!(reply.len() <= 500, "{} bytes", reply.len());
+        let times = completion_times(reply);
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "in time order: {times:?}");
+        told.extend(times);
+        if told.len() == 32 {
+            break;
+        }
+        // The client STOPs at its earliest completion not yet taken.
+        let next = if told.iter().filter(|&&t| t == 4246.0).count() < 16 {
+            4246.0
+        } else {
+            2.52e17
+        };
+        batch(&mut c, 0, vec![], next);
+    }
+    assert_eq!(told.len(), 32, "every completion told once");
+    assert_eq!(told.iter().filter(|&&t| t == 4346.0).count(), 16);
 }
