@@ -20,8 +20,20 @@
 //!   client sequence, client) order just before the model reaches their time, so the
 //!   result never depends on which socket's bytes arrived first;
 //! - a waiting client is answered as soon as everything up to its earliest completion
-//!   `c` (or its STOP) has been processed, with the completions at `c` only: the model
-//!   cannot run past `c` before the client answers, since it then allows only `e < c`.
+//!   `c` (or its STOP) has been processed, with the completions at `c`: the model
+//!   cannot run past `c` before the client answers, since it then allows only `e < c`;
+//! - with batched replies (the default) the answer also carries, in the model's
+//!   delivery order, the client's later completions that no message injected from `E`
+//!   on can change, `E` the earliest time any client may still send at (a computing
+//!   client's last reply; a waiting one's STOP, next completion or the frontier; zero
+//!   while clients are expected): the model has fixed them ahead of its clock
+//!   (`Network::final_deliveries`). Each is told once; when the model reaches it, it
+//!   is not queued again. The client's promise is still `c`, so the model stays behind
+//!   everything the client may still send, and the predictions are those of
+//!   `--replies earliest`;
+//! - a reply never exceeds the reply limit: the completions at `c` first (what does not
+//!   fit waits for the next STOP), then as many told-ahead ones as fit (the others are
+//!   told when the model reaches them).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
