@@ -1,11 +1,16 @@
-//! The discrete-event engine: a queue of events ordered by (time, rank, insertion
-//! sequence).
+//! The discrete-event engine: a queue of events ordered by (time, rank, origin,
+//! the origin's own sequence).
 //!
 //! Ties in time are broken first by an optional rank (a model may say, for instance,
 //! that a flow-control signal arriving at an instant takes effect before a send at that
-//! instant), then by the order of scheduling (FIFO), which makes a run a pure function
-//! of its inputs. Events are small `Copy` values held by value: no allocation per
-//! event.
+//! instant), then by the component that scheduled the event (its *origin*: the device
+//! whose event was being handled, or the host a message is injected at), then by the
+//! order in which that origin scheduled its events (FIFO per origin). That makes a run
+//! a pure function of its inputs, and the order of two events does not depend on how
+//! the components are spread over partitions of the network: each origin's
+//! sequence only counts its own events. A queue with one origin (the default) orders
+//! ties by the order of scheduling alone. Events are small `Copy` values held by value:
+//! no allocation per event.
 //!
 //! ```text
 //!   schedule ──▶ lane of its delay class (0, < 66 ns, < 524 ns, …), if later than
@@ -24,15 +29,17 @@ use crate::time::SimTime;
 /// A pending event.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
-    /// (time, rank, sequence) packed into one integer, compared in one go: time in the
-    /// high 64 bits, then the rank (8 bits), then the sequence (56 bits)
+    /// (time, rank, place) packed into one integer, compared in one go: time in the
+    /// high 64 bits, then the rank (`RANK_BITS`), then the place (the origin and its
+    /// sequence, see [`EventQueue::reserve`])
     key: u128,
     event: E,
 }
 
 impl<E> Entry<E> {
-    fn key(time: SimTime, rank: u8, sequence: u64) -> u128 {
-        (u128::from(time.as_ps()) << 64) | (u128::from(rank) << 56) | u128::from(sequence & SEQUENCE_MASK)
+    fn key(time: SimTime, rank: u8, place: u64) -> u128 {
+        debug_assert!(u32::from(rank) < 1 << RANK_BITS, "rank {rank} out of range");
+        (u128::from(time.as_ps()) << 64) | (u128::from(rank) << PLACE_BITS) | u128::from(place & PLACE_MASK)
     }
 
     fn time(&self) -> SimTime {
@@ -40,8 +47,15 @@ impl<E> Entry<E> {
     }
 }
 
-/// Sequence numbers wrap after 2^56 events (7 × 10^16): far beyond any run.
-const SEQUENCE_MASK: u64 = (1 << 56) - 1;
+/// Bits of an event's rank: ranks 0 to 7.
+const RANK_BITS: u32 = 3;
+
+/// Bits of an event's place: its origin in the high bits, as many as the origins need,
+/// and its sequence among that origin's events in the rest. One origin leaves 61 bits
+/// (2 × 10^18 events); 2^26 origins (the most devices a network may have) leave 35 (3 ×
+/// 10^10 events of each device): far beyond any run either way.
+const PLACE_BITS: u32 = 64 - RANK_BITS;
+const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
 
 /// FIFO lanes beside the heap, one per class of delay (see `delay_class`).
 const LANES: usize = 6;
@@ -69,7 +83,11 @@ pub struct EventQueue<E> {
     /// last), popped from the front: no heap walk for them. The earliest event is the
     /// first of the heap's and the lanes' fronts.
     lanes: [VecDeque<Entry<E>>; LANES],
-    next_sequence: u64,
+    /// per origin, the place its next event takes: the origin in the high bits, its
+    /// count of events in the low `sequence_bits`
+    next_place: Vec<u64>,
+    /// the origin of the events scheduled now
+    origin: usize,
     now: SimTime,
     /// the key of the last event popped
     last_key: u128,
@@ -81,7 +99,8 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             heap: Heap { items: Vec::new() },
             lanes: std::array::from_fn(|_| VecDeque::new()),
-            next_sequence: 0,
+            next_place: vec![0],
+            origin: 0,
             now: SimTime::ZERO,
             last_key: 0,
             processed: 0,
@@ -90,9 +109,30 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
-    /// An empty queue at time zero.
+    /// An empty queue at time zero with one origin: ties in (time, rank) go in the
+    /// order events were scheduled.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty queue at time zero whose events come from `origins` components (at
+    /// least one; at most 2^26), each with its own sequence (see [`Self::set_origin`]).
+    pub fn with_origins(origins: usize) -> Self {
+        let origins = origins.max(1);
+        let origin_bits = usize::BITS - (origins - 1).leading_zeros();
+        assert!(origin_bits <= 26, "{origins} origins: at most 2^26");
+        let sequence_bits = PLACE_BITS - origin_bits;
+        EventQueue {
+            next_place: (0..origins as u64).map(|o| o << sequence_bits).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Makes `origin` (below the number of origins) the origin of the events scheduled
+    /// and places reserved from now on: the component whose event is being handled.
+    pub fn set_origin(&mut self, origin: usize) {
+        debug_assert!(origin < self.next_place.len(), "origin {origin} out of range");
+        self.origin = origin;
     }
 
     /// Every pending event with its time and its place in the order events are
@@ -136,18 +176,19 @@ impl<E: Copy> EventQueue<E> {
         self.schedule_reserved(time, rank, sequence, event);
     }
 
-    /// Takes the sequence number of an event that may be scheduled later, with
-    /// [`Self::schedule_reserved`], in the place among its instant's events it would
+    /// Takes the place (origin and sequence) of an event that may be scheduled later,
+    /// with [`Self::schedule_reserved`], among its instant's events: the place it would
     /// have had if scheduled now. A model keeps events that will probably not be needed
     /// out of the queue this way, and schedules them when they are, with no change in
     /// the order of events.
     pub fn reserve(&mut self) -> u64 {
-        let sequence = self.next_sequence;
-        self.next_sequence += 1;
-        sequence
+        let place = &mut self.next_place[self.origin];
+        let taken = *place;
+        *place += 1;
+        taken
     }
 
-    /// Whether an event scheduled at `time` with `rank` and the reserved `sequence`
+    /// Whether an event scheduled at `time` with `rank` in the reserved place `sequence`
     /// would have been popped already: it must not be scheduled now, its work is due.
     /// That is so if it comes before the last event popped, or before the clock, which
     /// [`Self::advance_clock`] moves past instants that had no event.
@@ -155,8 +196,8 @@ impl<E: Copy> EventQueue<E> {
         time < self.now || (self.processed > 0 && Entry::<E>::key(time, rank, sequence) <= self.last_key)
     }
 
-    /// Schedules `event` at `time` with a `sequence` from [`Self::reserve`]; it must not
-    /// have [`Self::passed`].
+    /// Schedules `event` at `time` in the place `sequence` from [`Self::reserve`]; it
+    /// must not have [`Self::passed`].
     pub fn schedule_reserved(&mut self, time: SimTime, rank: u8, sequence: u64, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         let entry = Entry {
@@ -172,12 +213,12 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Whether every pending event comes after any event that could be scheduled now at
-    /// `rank`: true if an event scheduled at (now, `rank`) would be the next one popped.
+    /// Whether every pending event comes after the event the current origin would
+    /// schedule now at `rank`: true if that event would be the next one popped.
     pub fn nothing_before(&self, rank: u8) -> bool {
         // Written out, with an early exit: a search for the first key through iterator
         // adapters cost about 110 instructions here, on every injection and arbitration.
-        let bound = Entry::<E>::key(self.now, rank, SEQUENCE_MASK);
+        let bound = Entry::<E>::key(self.now, rank, self.next_place[self.origin]);
         if self.heap.peek().is_some_and(|e| e.key <= bound) {
             return false;
         }
@@ -387,7 +428,7 @@ mod tests {
         q.schedule_ranked(SimTime::from_ps(10), 2, 'c');
         q.schedule_ranked(SimTime::from_ps(10), 1, 'b');
         q.schedule(SimTime::from_ps(10), 'a');
-        q.schedule_ranked(SimTime::from_ps(5), 9, 'z');
+        q.schedule_ranked(SimTime::from_ps(5), 7, 'z');
         let mut order = Vec::new();
         while let Some((_, e)) = q.pop_until(SimTime::MAX) {
             order.push(e);
@@ -522,6 +563,39 @@ mod tests {
             }
         }
         c.drain();
+    }
+
+    #[test]
+    fn ties_go_by_origin_then_by_each_origins_order() {
+        // Whatever order the origins schedule in, their events of one instant come
+        // origin by origin, each origin's in its own order.
+        let orders: [&[usize]; 2] = [&[2, 0, 1, 0, 2, 1], &[1, 1, 0, 2, 2, 0]];
+        let popped: Vec<Vec<(usize, u32)>> = orders
+            .iter()
+            .map(|order| {
+                let mut q = EventQueue::with_origins(3);
+                let mut count = [0u32; 3];
+                for &origin in *order {
+                    q.set_origin(origin);
+                    q.schedule(SimTime::from_ps(7), (origin, count[origin]));
+                    count[origin] += 1;
+                }
+                std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|(_, e)| e)).collect()
+            })
+            .collect();
+        let expected = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)];
+        assert_eq!(popped, [expected, expected]);
+    }
+
+    #[test]
+    fn a_turn_is_taken_only_before_every_earlier_origin() {
+        let mut q = EventQueue::with_origins(3);
+        q.set_origin(1);
+        q.schedule(SimTime::ZERO, 'a');
+        q.set_origin(2);
+        assert!(!q.nothing_before(0), "origin 1's event comes before origin 2's");
+        q.set_origin(0);
+        assert!(q.take_turn(0), "origin 0's comes first");
     }
 
     #[test]

@@ -407,7 +407,10 @@ impl NetworkBuilder {
 
     /// Validates the description and builds the simulation, tracing into `sink`.
     pub fn build_with_sink<S: TraceSink>(self, sink: S) -> Result<Simulation<S>, BuildError> {
-        let (hosts, fabric, reach) = match self.kind {
+        // Packet switches order the events of an instant by the device that scheduled
+        // them (see `crate::engine`), so that partitions of the network order them
+        // alike; the ideal network and the wormhole fabric in the order of scheduling.
+        let (hosts, fabric, reach, origins) = match self.kind {
             Kind::Ideal { hosts, params } => {
                 if hosts == 0 {
                     return Err(TopologyError::NoHosts.into());
@@ -423,7 +426,7 @@ impl NetworkBuilder {
                     },
                 )?;
                 // Messages never meet: nothing injected changes another's delivery.
-                (hosts, Fabric::Ideal(params), SimTime::MAX)
+                (hosts, Fabric::Ideal(params), SimTime::MAX, 1)
             }
             Kind::Switched {
                 topology,
@@ -536,7 +539,8 @@ impl NetworkBuilder {
                     traversals: BTreeMap::new(),
                     scratch_matches: Vec::new(),
                 };
-                (topology.hosts, Fabric::Switched(Box::new(switched)), reach)
+                let devices = topology.hosts as usize + topology.switch_ports.len();
+                (topology.hosts, Fabric::Switched(Box::new(switched)), reach, devices)
             }
         };
         Ok(Simulation {
@@ -546,7 +550,7 @@ impl NetworkBuilder {
             messages: Slab::new(),
             injected: 0,
             in_flight: 0,
-            queue: EventQueue::new(),
+            queue: EventQueue::with_origins(origins),
             sink,
         })
     }
@@ -930,6 +934,10 @@ impl<S: TraceSink> Simulation<S> {
             self.sink.injected(at, self.injected);
         }
         self.in_flight += 1;
+        if let Fabric::Switched(_) = self.fabric {
+            // Its adapter schedules it: the host is the origin of its events.
+            self.queue.set_origin(spec.src.index());
+        }
         let event = Event::Inject { message };
         if !S::ENABLED && at == self.queue.now() && self.queue.take_turn(0) {
             // The clock is already there and the injection would be the next event: it
@@ -1034,6 +1042,7 @@ impl Switched {
     /// Handles one packet-level event; returns a message that just completed.
     fn handle<S: TraceSink>(&mut self, event: Event, step: &mut Step<'_, S>) -> Option<MessageId> {
         let now = step.now;
+        step.queue.set_origin(self.device_of(event, step.messages));
         match event {
             Event::Inject { message } => {
                 let src = step.messages[message.index()].spec.src;
@@ -1121,6 +1130,22 @@ impl Switched {
             step.sink.segment(step.now, port_ref(owner), number, record.index, true);
         }
         self.transmit(port, packet, step);
+    }
+
+    /// The index (hosts first, then switches) of the device that handles `event`: the
+    /// origin of the events it schedules.
+    fn device_of(&self, event: Event, messages: &[Message]) -> usize {
+        let hosts = self.adapters.len();
+        match event {
+            Event::Inject { message } => messages[message.index()].spec.src.index(),
+            Event::Routed { port, .. } | Event::PortFree { port } => {
+                self.wiring.device_index(self.ports[port.index()].owner.device)
+            }
+            Event::TailArrives { packet } => messages[self.packets[packet.index()].message.index()].spec.dst.index(),
+            Event::Match { switch } | Event::CrossbarDone { switch, .. } => hosts + switch.index(),
+            Event::Delivered { message } => messages[message.index()].spec.dst.index(),
+            Event::Worm(_) => 0,
+        }
     }
 
     pub(crate) fn port_id(&self, endpoint: Endpoint) -> PortId {

@@ -110,8 +110,10 @@ fn contender(mut c: Client, m: DataMessage, delay: Duration) -> String {
 }
 
 /// X (connected first) and Y both send 1024 bytes at 1000 to node 2; the order of
-/// injection is (time, application, node, sequence), never arrival order.
-/// Returns both transcripts.
+/// injection is (time, application, node, sequence), never arrival order, and at the
+/// switch the packets that arrive at one instant go in the order of the devices they
+/// come from (the lower host first; see netmodels' `engine`), whichever client spoke
+/// first. Returns both transcripts.
 fn contention(x: DataMessage, y: DataMessage, x_first: bool) -> (String, String) {
     let server = TestServer::start(config(4, 2));
     let cx = server.client();
@@ -146,12 +148,14 @@ fn expected(m: &DataMessage, arrival: u64) -> String {
 }
 
 fn contention_by_application(x_first: bool) {
-    // X runs node 0 but is application 1; Y's application 0 goes first.
+    // X runs node 0 but is application 1; Y's application 0 is injected first, but
+    // its packet reaches the switch at the instant X's does, from host 1: X's goes
+    // first.
     let x = with_apps(message(1000.0, 0, 2, 1024, 1), 1, 0);
     let y = message(1000.0, 1, 2, 1024, 2);
     let (tx, ty) = contention(x, y, x_first);
-    assert_eq!(ty, expected(&y, 5246));
-    assert_eq!(tx, expected(&x, 9342));
+    assert_eq!(tx, expected(&x, 5246));
+    assert_eq!(ty, expected(&y, 9342));
 }
 
 fn contention_by_node(x_first: bool) {
@@ -227,10 +231,10 @@ fn contention_at_a_reply_time(x_first: bool) {
         )
     });
     server.wait();
-    // Y (application 0) wins: 5246 + 4246. X waits at the switch output for Y's tail
-    // (5246 + 125 + 4096 = 9467), then 4096 + 25 more.
-    assert_eq!(done_y.time.0, 9492.0, "Y");
-    assert_eq!(done_x.time.0, 13588.0, "X");
+    // X (from host 0) wins at the switch: 5246 + 4246. Y waits at the switch output
+    // for X's tail (5246 + 125 + 4096 = 9467), then 4096 + 25 more.
+    assert_eq!(done_x.time.0, 9492.0, "X");
+    assert_eq!(done_y.time.0, 13588.0, "Y");
 }
 
 #[test]
