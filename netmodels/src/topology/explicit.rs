@@ -409,6 +409,14 @@ mod network_tests {
             build(vec![((HostId(0), HostId(3)), vec![9])]),
             Some("routes: route 0 from host0 to host3: sw0 has no port 9".into())
         );
+        let (mut topology, _) = two_paths(MultipathPolicy::First);
+        topology.routing = Routing::Explicit(Arc::new(
+            ExplicitRoutes::new(3, MultipathPolicy::First, Vec::new()).expect("stored"),
+        ));
+        assert_eq!(
+            NetworkBuilder::new(topology).build().err().map(|e| e.to_string()),
+            Some("routes: the routes are for 3 hosts, the network has 4".into())
+        );
         assert_eq!(
             build(vec![((HostId(0), HostId(1)), vec![1, 0])]),
             Some("routes: route 0 from host0 to host1 reaches a host after 1 of its 2 ports".into())

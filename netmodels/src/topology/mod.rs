@@ -211,9 +211,79 @@ pub enum TopologyError {
         /// ports asked for
         ports: u64,
     },
-    /// explicit routes that do not fit the network
-    #[error("routes: {0}")]
-    Routes(String),
+    /// explicit routes for another number of hosts than the network's
+    #[error("routes: the routes are for {routes} hosts, the network has {hosts}")]
+    RoutesHosts {
+        /// hosts of the routes
+        routes: u32,
+        /// hosts of the network
+        hosts: u32,
+    },
+    /// two distinct hosts without a route between them
+    #[error("routes: no route from host{src} to host{dst}")]
+    NoRoute {
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+    },
+    /// an explicit route that leaves the switches before its last port
+    #[error("routes: route {route} from host{src} to host{dst} reaches a host after {hop} of its {ports} ports")]
+    RouteReachesHost {
+        /// which of the pair's routes (0 for the first)
+        route: usize,
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// the ports taken before the host was reached
+        hop: usize,
+        /// the route's ports
+        ports: usize,
+    },
+    /// an explicit route through a port its switch does not have
+    #[error("routes: route {route} from host{src} to host{dst}: sw{switch} has no port {port}")]
+    RouteNoSuchPort {
+        /// which of the pair's routes (0 for the first)
+        route: usize,
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// the switch
+        switch: u32,
+        /// the port named
+        port: u32,
+    },
+    /// an explicit route through a port without a cable
+    #[error("routes: route {route} from host{src} to host{dst}: sw{switch}.p{port} has no cable")]
+    RouteNoCable {
+        /// which of the pair's routes (0 for the first)
+        route: usize,
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// the switch
+        switch: u32,
+        /// the port
+        port: u32,
+    },
+    /// an explicit route that ends elsewhere than at its destination
+    #[error(
+        "routes: route {route} from host{src} to host{dst} ends at {}, not at host{dst}",
+        end.map_or_else(|| "nothing".to_string(), |e| format!("{}.p{}", e.device, e.port))
+    )]
+    RouteEndsElsewhere {
+        /// which of the pair's routes (0 for the first)
+        route: usize,
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+        /// where it ends (`None`: at a port without a cable)
+        end: Option<Endpoint>,
+    },
     /// a route through more switches than a packet counts
     #[error("routing: {route} crosses {switches} switches; vesper counts at most 65,535 on a route")]
     RouteTooLong {
@@ -489,21 +559,23 @@ impl RouteTable {
     ) -> Result<RouteTable, TopologyError> {
         let hosts = topology.hosts;
         if routes.hosts() != hosts {
-            return Err(TopologyError::Routes(format!(
-                "the routes are for {} hosts, the network has {hosts}",
-                routes.hosts()
-            )));
+            return Err(TopologyError::RoutesHosts {
+                routes: routes.hosts(),
+                hosts,
+            });
         }
         let host_peer = |h: u32| wiring.peer[wiring.port_base[h as usize] as usize].map(|(end, _)| end);
         for src in 0..hosts {
             for dst in 0..hosts {
                 let alternatives = routes.alternatives(HostId(src), HostId(dst));
                 if alternatives.is_empty() && src != dst {
-                    return Err(TopologyError::Routes(format!("no route from host{src} to host{dst}")));
+                    return Err(TopologyError::NoRoute { src, dst });
                 }
-                for (k, id) in alternatives.enumerate() {
+                for (route, id) in alternatives.enumerate() {
                     let path = routes.path(id);
-                    check_route_length(path.len() as u64, || format!("route {k} from host{src} to host{dst}"))?;
+                    check_route_length(path.len() as u64, || {
+                        format!("route {route} from host{src} to host{dst}")
+                    })?;
                     let mut at = host_peer(src);
                     for (hop, &port) in path.iter().enumerate() {
                         let here = match at {
@@ -512,17 +584,23 @@ impl RouteTable {
                                 ..
                             }) => s,
                             _ => {
-                                return Err(TopologyError::Routes(format!(
-                                    "route {k} from host{src} to host{dst} reaches a host after {hop} of its {} ports",
-                                    path.len()
-                                )));
+                                return Err(TopologyError::RouteReachesHost {
+                                    route,
+                                    src,
+                                    dst,
+                                    hop,
+                                    ports: path.len(),
+                                });
                             }
                         };
                         if port >= wiring.switch_ports(here) {
-                            return Err(TopologyError::Routes(format!(
-                                "route {k} from host{src} to host{dst}: sw{} has no port {port}",
-                                here.0
-                            )));
+                            return Err(TopologyError::RouteNoSuchPort {
+                                route,
+                                src,
+                                dst,
+                                switch: here.0,
+                                port,
+                            });
                         }
                         let next = wiring.port(Endpoint {
                             device: Device::Switch(here),
@@ -530,17 +608,22 @@ impl RouteTable {
                         });
                         at = wiring.peer[next].map(|(end, _)| end);
                         if at.is_none() {
-                            return Err(TopologyError::Routes(format!(
-                                "route {k} from host{src} to host{dst}: sw{}.p{port} has no cable",
-                                here.0
-                            )));
+                            return Err(TopologyError::RouteNoCable {
+                                route,
+                                src,
+                                dst,
+                                switch: here.0,
+                                port,
+                            });
                         }
                     }
                     if at.map(|e| e.device) != Some(Device::Host(HostId(dst))) {
-                        return Err(TopologyError::Routes(format!(
-                            "route {k} from host{src} to host{dst} ends at {}, not at host{dst}",
-                            at.map_or_else(|| "nothing".to_string(), |e| format!("{}.p{}", e.device, e.port))
-                        )));
+                        return Err(TopologyError::RouteEndsElsewhere {
+                            route,
+                            src,
+                            dst,
+                            end: at,
+                        });
                     }
                 }
             }

@@ -40,7 +40,7 @@ use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::multirail::MultiRail;
 
-pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError};
+pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError, PatternParam};
 
 /// The largest offered load accepted, in link rates.
 pub const MAX_LOAD: f64 = 4.0;
@@ -167,9 +167,56 @@ pub enum TrafficError {
     /// the pattern does not fit
     #[error(transparent)]
     Pattern(#[from] PatternError),
-    /// a parameter out of range
-    #[error("{0}")]
-    Invalid(String),
+    /// the offered load is not a number above zero
+    #[error("the offered load must be a positive number, not {load}")]
+    LoadNotPositive {
+        /// the load asked for
+        load: f64,
+    },
+    /// the offered load is above [`MAX_LOAD`]
+    #[error("the offered load {load} is above {max} times the link rate")]
+    LoadTooHigh {
+        /// the load asked for
+        load: f64,
+        /// the largest load accepted
+        max: f64,
+    },
+    /// a measurement window of zero
+    #[error("the measurement window must be longer than zero")]
+    EmptyWindow,
+    /// a flit of zero bytes
+    #[error("a flit must hold at least one byte")]
+    FlitEmpty,
+    /// uniform sizes whose minimum is above their maximum
+    #[error("sizes {min}..{max}: the minimum is above the maximum")]
+    SizesReversed {
+        /// the smallest payload [bytes]
+        min: u32,
+        /// the largest payload [bytes]
+        max: u32,
+    },
+    /// a bimodal size's share above 100 %
+    #[error("the large-size share is a percentage, not {large_percent}")]
+    SharePastHundred {
+        /// the share given [%]
+        large_percent: u32,
+    },
+    /// packets of no payload and no header
+    #[error("packets of zero bytes on the wire (no payload and no header) cannot load a link")]
+    EmptyPackets,
+    /// a Bernoulli source asked for more than one packet per slot
+    #[error(
+        "a Bernoulli source creates at most one packet per flit time: load {load} with packets of {wire_bytes:.0} \
+         wire bytes needs {per_slot:.2} per slot (use Poisson, or larger packets)"
+    )]
+    BernoulliTooFast {
+        /// the load asked for
+        load: f64,
+        /// the packets' mean size on the wire [bytes]
+        wire_bytes: f64,
+        /// the packets a slot would need
+        per_slot: f64,
+    },
     /// the model refused a packet (a bug in the generator)
     #[error(transparent)]
     Inject(#[from] InjectError),
@@ -298,34 +345,31 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
 }
 
 fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
-    let invalid = |m: String| Err(TrafficError::Invalid(m));
-    if !(spec.load.is_finite() && spec.load > 0.0) {
-        return invalid(format!("the offered load must be a positive number, not {}", spec.load));
+    let load = spec.load;
+    if !(load.is_finite() && load > 0.0) {
+        return Err(TrafficError::LoadNotPositive { load });
     }
     // Far past any saturation; beyond, unbounded source queues only grow.
-    if spec.load > MAX_LOAD {
-        return invalid(format!(
-            "the offered load {} is above {MAX_LOAD} times the link rate",
-            spec.load
-        ));
+    if load > MAX_LOAD {
+        return Err(TrafficError::LoadTooHigh { load, max: MAX_LOAD });
     }
     if spec.measure == SimTime::ZERO {
-        return invalid("the measurement window must be longer than zero".into());
+        return Err(TrafficError::EmptyWindow);
     }
     if link.flit_bytes == 0 {
-        return invalid("a flit must hold at least one byte".into());
+        return Err(TrafficError::FlitEmpty);
     }
     match spec.sizes {
         Sizes::Uniform { min, max } if min > max => {
-            return invalid(format!("sizes {min}..{max}: the minimum is above the maximum"));
+            return Err(TrafficError::SizesReversed { min, max });
         }
         Sizes::Bimodal { large_percent, .. } if large_percent > 100 => {
-            return invalid(format!("the large-size share is a percentage, not {large_percent}"));
+            return Err(TrafficError::SharePastHundred { large_percent });
         }
         _ => {}
     }
     if spec.sizes.mean_wire_bytes(&link.adapter) <= 0.0 {
-        return invalid("packets of zero bytes on the wire (no payload and no header) cannot load a link".into());
+        return Err(TrafficError::EmptyPackets);
     }
     Ok(())
 }
@@ -356,11 +400,11 @@ impl Generator {
         let rate = spec.load * bytes_per_ps / mean_wire;
         let probability = rate * flit_ps as f64;
         if spec.process == Process::Bernoulli && probability > 1.0 {
-            return Err(TrafficError::Invalid(format!(
-                "a Bernoulli source creates at most one packet per flit time: load {} with packets of {mean_wire:.0} \
-                 wire bytes needs {probability:.2} per slot (use Poisson, or larger packets)",
-                spec.load
-            )));
+            return Err(TrafficError::BernoulliTooFast {
+                load: spec.load,
+                wire_bytes: mean_wire,
+                per_slot: probability,
+            });
         }
         let mut g = Generator {
             next: BinaryHeap::with_capacity(hosts as usize),

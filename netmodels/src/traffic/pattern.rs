@@ -71,21 +71,142 @@ pub enum Pattern {
     RandomPermutation,
 }
 
-/// Why a pattern cannot be used.
+/// Why a pattern cannot be used: each carries the pattern as written and the values
+/// that break the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PatternError {
-    /// not a pattern name, or a bad parameter
-    #[error("{0}")]
-    Syntax(String),
-    /// the pattern does not fit the network's hosts
-    #[error("{pattern}: {rule}")]
-    Hosts {
+    /// not a pattern's name
+    #[error("{pattern}: no such pattern; the patterns are {}", PATTERN_SYNTAX)]
+    UnknownName {
         /// the pattern as written
         pattern: String,
-        /// what the hosts must be
-        rule: String,
+        /// its name (before the first `:`)
+        name: String,
     },
+    /// more parameters than the pattern takes
+    #[error("{pattern}: {name} takes at most {max} parameters")]
+    TooManyParameters {
+        /// the pattern as written
+        pattern: String,
+        /// its name
+        name: String,
+        /// the parameters it takes
+        max: usize,
+        /// the parameters given
+        given: usize,
+    },
+    /// `hot-region:FIRST` without its host count
+    #[error("{pattern}: give both the first host and the host count")]
+    MissingCount {
+        /// the pattern as written
+        pattern: String,
+    },
+    /// a host or host count that is not a whole number
+    #[error("{pattern}: {param} must be a host count or number, not {given:?}")]
+    NotANumber {
+        /// the pattern as written
+        pattern: String,
+        /// the parameter
+        param: PatternParam,
+        /// its text
+        given: String,
+    },
+    /// a fraction that is not a number from 0 to 1
+    #[error("{pattern}: the fraction must be a number from 0 to 1, not {given:?}")]
+    FractionOutOfRange {
+        /// the pattern as written
+        pattern: String,
+        /// its text
+        given: String,
+    },
+    /// a network of fewer than two hosts
+    #[error("{pattern}: needs two hosts or more, the network has {hosts}")]
+    TooFewHosts {
+        /// the pattern
+        pattern: String,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// a bit permutation on a number of hosts that is not a power of two
+    #[error("{pattern}: a bit permutation needs a power-of-two number of hosts, the network has {hosts}")]
+    NotPowerOfTwo {
+        /// the pattern
+        pattern: String,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// a hot spot beyond the network's hosts
+    #[error("{pattern}: host {host} does not exist (the network has {hosts})")]
+    NoSuchHost {
+        /// the pattern
+        pattern: String,
+        /// the hot host
+        host: u32,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// a hot region empty or beyond the network's hosts
+    #[error(
+        "{pattern}: the region {first}..{} must be non-empty and within the {hosts} hosts",
+        u64::from(*first) + u64::from(*count)
+    )]
+    RegionOutside {
+        /// the pattern
+        pattern: String,
+        /// the region's first host
+        first: u32,
+        /// hosts in the region
+        count: u32,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// tornado rows that do not divide the hosts
+    #[error("{pattern}: the rows of {columns} hosts must divide the {hosts} hosts")]
+    RowsDoNotDivide {
+        /// the pattern
+        pattern: String,
+        /// the hosts of a row
+        columns: u32,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// tornado without its row length on a number of hosts that is not a square
+    #[error(
+        "{pattern}: needs a square number of hosts (a 2D grid), the network has {hosts}; give the row length as \
+         tornado:NX"
+    )]
+    NotSquare {
+        /// the pattern
+        pattern: String,
+        /// the network's hosts
+        hosts: u32,
+    },
+}
+
+/// A whole-number parameter of a pattern, as [`PATTERN_SYNTAX`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternParam {
+    /// `hot-spot`'s HOST
+    Host,
+    /// `hot-region`'s FIRST
+    First,
+    /// `hot-region`'s COUNT
+    Count,
+    /// `tornado`'s NX
+    Columns,
+}
+
+impl fmt::Display for PatternParam {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PatternParam::Host => "the host",
+            PatternParam::First => "the first host",
+            PatternParam::Count => "the host count",
+            PatternParam::Columns => "NX",
+        })
+    }
 }
 
 /// The names [`Pattern::from_str`] reads, with their parameters.
@@ -101,13 +222,16 @@ impl FromStr for Pattern {
         let mut parts = text.split(':');
         let name = parts.next().unwrap_or_default();
         let params: Vec<&str> = parts.collect();
-        let bad = |what: &str| PatternError::Syntax(format!("{text}: {what}"));
-        let number = |i: usize, what: &str| -> Result<Option<u32>, PatternError> {
+        let pattern = || text.to_string();
+        let number = |i: usize, param: PatternParam| -> Result<Option<u32>, PatternError> {
             params
                 .get(i)
                 .map(|p| {
-                    p.parse()
-                        .map_err(|_| bad(&format!("{what} must be a host count or number, not {p:?}")))
+                    p.parse().map_err(|_| PatternError::NotANumber {
+                        pattern: pattern(),
+                        param,
+                        given: p.to_string(),
+                    })
                 })
                 .transpose()
         };
@@ -116,7 +240,10 @@ impl FromStr for Pattern {
                 None => Ok(default),
                 Some(p) => match p.parse::<f64>() {
                     Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-                    _ => Err(bad(&format!("the fraction must be a number from 0 to 1, not {p:?}"))),
+                    _ => Err(PatternError::FractionOutOfRange {
+                        pattern: pattern(),
+                        given: p.to_string(),
+                    }),
                 },
             }
         };
@@ -127,22 +254,27 @@ impl FromStr for Pattern {
             _ => 0,
         };
         if params.len() > max_params {
-            return Err(bad(&format!("{name} takes at most {max_params} parameters")));
+            return Err(PatternError::TooManyParameters {
+                pattern: pattern(),
+                name: name.to_string(),
+                max: max_params,
+                given: params.len(),
+            });
         }
         Ok(match name {
             "uniform" => Pattern::Uniform { self_allowed: false },
             "uniform-self" => Pattern::Uniform { self_allowed: true },
             "hot-spot" => Pattern::HotSpot {
-                host: number(0, "the host")?.unwrap_or(0),
+                host: number(0, PatternParam::Host)?.unwrap_or(0),
                 fraction: fraction(1, 0.1)?,
             },
             "hot-region" => {
                 if params.len() == 1 {
-                    return Err(bad("give both the first host and the host count"));
+                    return Err(PatternError::MissingCount { pattern: pattern() });
                 }
                 Pattern::HotRegion {
-                    first: number(0, "the first host")?.unwrap_or(0),
-                    count: number(1, "the host count")?.unwrap_or(1),
+                    first: number(0, PatternParam::First)?.unwrap_or(0),
+                    count: number(1, PatternParam::Count)?.unwrap_or(1),
                     fraction: fraction(2, 0.25)?,
                 }
             }
@@ -152,14 +284,15 @@ impl FromStr for Pattern {
             "butterfly" => Pattern::Butterfly,
             "perfect-shuffle" => Pattern::PerfectShuffle,
             "tornado" => Pattern::Tornado {
-                columns: number(0, "NX")?,
+                columns: number(0, PatternParam::Columns)?,
             },
             "nearest-neighbour" | "nearest-neighbor" => Pattern::NearestNeighbour,
             "random-permutation" => Pattern::RandomPermutation,
             _ => {
-                return Err(PatternError::Syntax(format!(
-                    "{text}: no such pattern; the patterns are {PATTERN_SYNTAX}"
-                )));
+                return Err(PatternError::UnknownName {
+                    pattern: pattern(),
+                    name: name.to_string(),
+                });
             }
         })
     }
@@ -211,20 +344,21 @@ impl Pattern {
     /// The pattern for `hosts` hosts; `seed` draws the random permutation. Refuses host
     /// counts the definition does not cover (bit permutations need a power of two).
     pub fn destinations(&self, hosts: u32, seed: u64) -> Result<Destinations, PatternError> {
-        let refuse = |rule: String| PatternError::Hosts {
-            pattern: self.to_string(),
-            rule,
-        };
+        let pattern = || self.to_string();
         if hosts < 2 {
-            return Err(refuse(format!("needs two hosts or more, the network has {hosts}")));
+            return Err(PatternError::TooFewHosts {
+                pattern: pattern(),
+                hosts,
+            });
         }
         let bits = || {
             if hosts.is_power_of_two() {
                 Ok(hosts.trailing_zeros())
             } else {
-                Err(refuse(format!(
-                    "a bit permutation needs a power-of-two number of hosts, the network has {hosts}"
-                )))
+                Err(PatternError::NotPowerOfTwo {
+                    pattern: pattern(),
+                    hosts,
+                })
             }
         };
         let permutation = |f: &dyn Fn(u32) -> u32| Draw::Fixed((0..hosts).map(f).collect());
@@ -232,7 +366,11 @@ impl Pattern {
             Pattern::Uniform { self_allowed } => Draw::Uniform { self_allowed },
             Pattern::HotSpot { host, fraction } => {
                 if host >= hosts {
-                    return Err(refuse(format!("host {host} does not exist (the network has {hosts})")));
+                    return Err(PatternError::NoSuchHost {
+                        pattern: pattern(),
+                        host,
+                        hosts,
+                    });
                 }
                 Draw::Hot {
                     first: host,
@@ -242,10 +380,12 @@ impl Pattern {
             }
             Pattern::HotRegion { first, count, fraction } => {
                 if count == 0 || u64::from(first) + u64::from(count) > u64::from(hosts) {
-                    return Err(refuse(format!(
-                        "the region {first}..{} must be non-empty and within the {hosts} hosts",
-                        u64::from(first) + u64::from(count)
-                    )));
+                    return Err(PatternError::RegionOutside {
+                        pattern: pattern(),
+                        first,
+                        count,
+                        hosts,
+                    });
                 }
                 Draw::Hot { first, count, fraction }
             }
@@ -277,15 +417,19 @@ impl Pattern {
                 let nx = match columns {
                     Some(nx) if nx > 0 && hosts.is_multiple_of(nx) => nx,
                     Some(nx) => {
-                        return Err(refuse(format!("the rows of {nx} hosts must divide the {hosts} hosts")));
+                        return Err(PatternError::RowsDoNotDivide {
+                            pattern: pattern(),
+                            columns: nx,
+                            hosts,
+                        });
                     }
                     None => {
                         let root = (f64::from(hosts).sqrt().round()) as u32;
                         if root * root != hosts {
-                            return Err(refuse(format!(
-                                "needs a square number of hosts (a 2D grid), the network has {hosts}; \
-                                 give the row length as tornado:NX"
-                            )));
+                            return Err(PatternError::NotSquare {
+                                pattern: pattern(),
+                                hosts,
+                            });
                         }
                         root
                     }
@@ -457,6 +601,82 @@ mod tests {
         assert!(err("hot-spot:0:1.5", 8).contains("from 0 to 1"));
         assert!(err("uniform:3", 8).contains("at most 0"));
         assert_eq!(err("uniform", 1), "uniform: needs two hosts or more, the network has 1");
+        let syntax = |p: &str| p.parse::<Pattern>().expect_err("refused");
+        assert_eq!(
+            syntax("hot-spot:x"),
+            PatternError::NotANumber {
+                pattern: "hot-spot:x".into(),
+                param: PatternParam::Host,
+                given: "x".into(),
+            }
+        );
+        assert_eq!(
+            syntax("hot-spot:x").to_string(),
+            "hot-spot:x: the host must be a host count or number, not \"x\""
+        );
+        assert_eq!(
+            syntax("tornado:-1").to_string(),
+            "tornado:-1: NX must be a host count or number, not \"-1\""
+        );
+        assert_eq!(
+            syntax("hot-region:0:y").to_string(),
+            "hot-region:0:y: the host count must be a host count or number, not \"y\""
+        );
+        assert_eq!(
+            syntax("hot-region:2"),
+            PatternError::MissingCount {
+                pattern: "hot-region:2".into()
+            }
+        );
+        assert_eq!(
+            syntax("hot-region:2").to_string(),
+            "hot-region:2: give both the first host and the host count"
+        );
+        assert_eq!(
+            syntax("hot-spot:0:1.5").to_string(),
+            "hot-spot:0:1.5: the fraction must be a number from 0 to 1, not \"1.5\""
+        );
+        assert_eq!(
+            syntax("tornado:2:3"),
+            PatternError::TooManyParameters {
+                pattern: "tornado:2:3".into(),
+                name: "tornado".into(),
+                max: 1,
+                given: 2,
+            }
+        );
+        assert_eq!(
+            syntax("tornado:2:3").to_string(),
+            "tornado:2:3: tornado takes at most 1 parameters"
+        );
+        assert_eq!(
+            syntax("zigzag").to_string(),
+            format!("zigzag: no such pattern; the patterns are {PATTERN_SYNTAX}")
+        );
+        assert_eq!(
+            err("hot-spot:9", 8),
+            "hot-spot:9:0.1: host 9 does not exist (the network has 8)"
+        );
+        assert_eq!(
+            err("hot-region:6:4", 8),
+            "hot-region:6:4:0.25: the region 6..10 must be non-empty and within the 8 hosts"
+        );
+        assert_eq!(
+            err("tornado:5", 32),
+            "tornado:5: the rows of 5 hosts must divide the 32 hosts"
+        );
+        assert_eq!(
+            err("tornado", 32),
+            "tornado: needs a square number of hosts (a 2D grid), the network has 32; give the row length as \
+             tornado:NX"
+        );
+        assert_eq!(
+            Pattern::Transpose.destinations(12, 0).err(),
+            Some(PatternError::NotPowerOfTwo {
+                pattern: "transpose".into(),
+                hosts: 12
+            })
+        );
         for p in PATTERN_SYNTAX.split(", ") {
             let name = p.split('[').next().unwrap_or_default();
             let parsed: Pattern = name.parse().expect("listed names parse");

@@ -167,7 +167,43 @@ fn bad_parameters_are_refused() {
         err(spec(0.0, 112, 10), &mut net),
         "the offered load must be a positive number, not 0"
     );
-    assert!(err(spec(3.0, 0, 10), &mut net).contains("at most one packet per flit time"));
+    assert_eq!(
+        run(&mut net, link, &spec(f64::NAN, 112, 10))
+            .err()
+            .map(|e| e.to_string()),
+        Some("the offered load must be a positive number, not NaN".into())
+    );
+    assert_eq!(
+        run(&mut net, link, &spec(4.5, 112, 10)).err(),
+        Some(TrafficError::LoadTooHigh { load: 4.5, max: 4.0 })
+    );
+    assert_eq!(
+        err(spec(4.5, 112, 10), &mut net),
+        "the offered load 4.5 is above 4 times the link rate"
+    );
+    assert_eq!(
+        err(spec(0.5, 112, 0), &mut net),
+        "the measurement window must be longer than zero"
+    );
+    let flitless = HostLink { flit_bytes: 0, ..link };
+    assert_eq!(
+        run(&mut net, flitless, &spec(0.5, 112, 10)).err(),
+        Some(TrafficError::FlitEmpty)
+    );
+    let share = TrafficSpec {
+        sizes: Sizes::Bimodal {
+            small: 8,
+            large: 64,
+            large_percent: 101,
+        },
+        ..spec(0.5, 112, 10)
+    };
+    assert_eq!(err(share, &mut net), "the large-size share is a percentage, not 101");
+    assert_eq!(
+        err(spec(3.0, 0, 10), &mut net),
+        "a Bernoulli source creates at most one packet per flit time: load 3 with packets of 16 wire bytes needs \
+         1.50 per slot (use Poisson, or larger packets)"
+    );
     let backwards = TrafficSpec {
         sizes: Sizes::Uniform { min: 9, max: 3 },
         ..spec(0.5, 112, 10)
@@ -184,7 +220,10 @@ fn bad_parameters_are_refused() {
         process: Process::Poisson,
         ..spec(0.5, 0, 10)
     };
-    assert!(run(&mut net, headless, &empty).is_err());
+    assert_eq!(
+        run(&mut net, headless, &empty).err().map(|e| e.to_string()),
+        Some("packets of zero bytes on the wire (no payload and no header) cannot load a link".into())
+    );
     let odd = TrafficSpec {
         pattern: Pattern::BitReversal,
         ..spec(0.5, 112, 10)
