@@ -9,6 +9,7 @@
 //! ```
 //!
 //! Where things are: [`simulation`] (the builder, the event loop, the packet engine),
+//! [`partition`] (which partition of the parallel engine simulates each device),
 //! [`switch`] (every switch model: `output_queued`, `cioq`, `wormhole`), [`topology`]
 //! (topologies and routing), [`adapter`], [`link`], [`trace`] (trace sinks, the
 //! Paraver writer), [`traffic`] (open-loop traffic), [`stats`].
@@ -22,6 +23,7 @@ pub mod engine;
 pub mod ids;
 pub mod link;
 pub mod network;
+pub mod partition;
 pub mod rng;
 pub mod simulation;
 pub mod slab;
