@@ -213,6 +213,31 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The order key of an event at `time` with `rank` in `place` (from
+    /// [`Self::reserve`]): what [`Self::schedule_keyed`] takes, in another queue.
+    pub(crate) fn key_of(time: SimTime, rank: u8, place: u64) -> u128 {
+        Entry::<E>::key(time, rank, place)
+    }
+
+    /// The key of the last event popped (or of the turn last taken).
+    pub(crate) fn last_key(&self) -> u128 {
+        self.last_key
+    }
+
+    /// Schedules `event` with the order key another queue gave it ([`Self::key_of`]):
+    /// an event that crosses from one partition of a network to another keeps its place.
+    pub(crate) fn schedule_keyed(&mut self, key: u128, event: E) {
+        let time = SimTime::from_ps((key >> 64) as u64);
+        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let entry = Entry { key, event };
+        let class = delay_class((time - self.now.min(time)).as_ps());
+        if self.lanes[class].back().is_none_or(|e| e.key < entry.key) {
+            self.lanes[class].push_back(entry);
+        } else {
+            self.heap.push(entry);
+        }
+    }
+
     /// Whether every pending event comes after the event the current origin would
     /// schedule now at `rank`: true if that event would be the next one popped.
     pub fn nothing_before(&self, rank: u8) -> bool {

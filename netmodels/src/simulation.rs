@@ -20,7 +20,7 @@
 //! their queues in [`crate::switch::output_queued`], CIOQ input queues and crossbar in
 //! [`crate::switch::cioq`], the wormhole fabric in [`crate::switch::wormhole`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
@@ -384,6 +384,14 @@ impl NetworkBuilder {
         self
     }
 
+    /// The switches' routing latency (zero for the ideal network).
+    pub(crate) fn routing_latency(&self) -> SimTime {
+        match &self.kind {
+            Kind::Switched { switch, .. } => switch.routing_latency,
+            Kind::Ideal { .. } => SimTime::ZERO,
+        }
+    }
+
     /// The topology, unless the network is ideal.
     pub fn topology(&self) -> Option<&Topology> {
         match &self.kind {
@@ -498,7 +506,8 @@ impl NetworkBuilder {
                         reach,
                         messages: Slab::new(),
                         injected: 0,
-                        in_flight: 0,
+                        entered: 0,
+                        delivered: 0,
                         queue: EventQueue::new(),
                         sink,
                     });
@@ -538,6 +547,7 @@ impl NetworkBuilder {
                     packets: Slab::new(),
                     traversals: BTreeMap::new(),
                     scratch_matches: Vec::new(),
+                    share: None,
                 };
                 let devices = topology.hosts as usize + topology.switch_ports.len();
                 (topology.hosts, Fabric::Switched(Box::new(switched)), reach, devices)
@@ -549,7 +559,8 @@ impl NetworkBuilder {
             reach,
             messages: Slab::new(),
             injected: 0,
-            in_flight: 0,
+            entered: 0,
+            delivered: 0,
             queue: EventQueue::with_origins(origins),
             sink,
         })
@@ -603,6 +614,67 @@ pub(crate) struct Switched {
     pub(crate) crossbars: Vec<Option<Crossbar>>,
     /// the transfers a matching starts, kept between matchings (no allocation per match)
     pub(crate) scratch_matches: Vec<(u32, u32, u32)>,
+    /// this network's part, when it is one partition of a larger one
+    pub(crate) share: Option<Box<Share>>,
+}
+
+/// What a partition of a network keeps about the others (see
+/// [`crate::partition::engine`]).
+#[derive(Debug)]
+pub(crate) struct Share {
+    /// this partition's number
+    part: u32,
+    /// the partition of every device: hosts, then switches
+    of_device: Vec<u32>,
+    /// packets sent to other partitions, not yet handed over
+    crossings: Vec<Crossing>,
+    /// the messages this partition holds a record of, by number
+    by_number: HashMap<u64, MessageId>,
+    /// per message slot: its packets in this partition (cut and not yet gone, or
+    /// arrived and not yet gone), and whether its last packet has left
+    presence: Vec<(u32, bool)>,
+    /// messages whose records this partition no longer needs, to release
+    released: Vec<MessageId>,
+}
+
+impl Share {
+    fn present(&mut self, message: MessageId, packets: u32) {
+        let i = message.index();
+        if self.presence.len() <= i {
+            self.presence.resize(i + 1, (0, false));
+        }
+        self.presence[i].0 += packets;
+    }
+
+    fn forget(&mut self, message: MessageId, number: u64) {
+        self.by_number.remove(&number);
+        if let Some(p) = self.presence.get_mut(message.index()) {
+            *p = (0, false);
+        }
+    }
+}
+
+/// A packet sent across a cut cable, to the partition that handles its next event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Crossing {
+    /// the partition it goes to
+    pub(crate) to: u32,
+    /// its next event's order key, the same in any partition
+    pub(crate) key: u128,
+    pub(crate) event: CrossingEvent,
+    /// the packet (its message slot is the sender's)
+    pub(crate) packet: Packet,
+    /// its message's record as the sender has it
+    pub(crate) message: Message,
+}
+
+/// The event a [`Crossing`] packet has next.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CrossingEvent {
+    /// its head is routed at a switch, asking for `port`
+    Routed { port: PortId },
+    /// its tail reaches its destination adapter
+    TailArrives,
 }
 
 /// A packet slot in the slab.
@@ -729,7 +801,10 @@ pub struct Simulation<S: TraceSink = NullSink> {
     messages: Slab<Message>,
     /// messages injected so far (the last message's number)
     injected: u64,
-    in_flight: usize,
+    /// messages that entered this simulation's adapters, and that it delivered (the
+    /// same messages unless it is one partition of a network)
+    entered: u64,
+    delivered: u64,
     queue: EventQueue<Event>,
     sink: S,
 }
@@ -817,7 +892,13 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Messages injected and not yet delivered.
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.entered.saturating_sub(self.delivered) as usize
+    }
+
+    /// Messages that entered this simulation's adapters, and messages it delivered: in
+    /// a partition of a network, those of its own hosts.
+    pub(crate) fn entered_and_delivered(&self) -> (u64, u64) {
+        (self.entered, self.delivered)
     }
 
     /// Appends to `ports` the output ports a message from `src` to `dst` leaves by (global
@@ -893,20 +974,14 @@ impl<S: TraceSink> Simulation<S> {
     /// At the clock's own time (after [`Self::advance_clock`] to `at`), it enters the
     /// adapter at once if no other event comes first.
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<MessageId, InjectError> {
-        for host in [spec.src, spec.dst] {
-            if host.0 >= self.hosts {
-                return Err(InjectError::UnknownHost {
-                    host,
-                    hosts: self.hosts,
-                });
-            }
-        }
-        if at < self.now() {
-            return Err(InjectError::InThePast { at, now: self.now() });
-        }
-        if at > SimTime::LAST_INJECTION {
-            return Err(InjectError::TooLate { at });
-        }
+        check_injection(self.hosts, self.now(), at, spec)?;
+        let number = self.injected + 1;
+        Ok(self.enter(at, spec, number))
+    }
+
+    /// Hands a checked message, the `number`th injected into the whole network, to its
+    /// source adapter.
+    pub(crate) fn enter(&mut self, at: SimTime, spec: MessageSpec, number: u64) -> MessageId {
         let route = match &mut self.fabric {
             Fabric::Switched(net) => net.routes.route(spec.src, spec.dst),
             Fabric::Wormhole(net) => net.routes_mut().route(spec.src, spec.dst),
@@ -917,10 +992,10 @@ impl<S: TraceSink> Simulation<S> {
             Fabric::Wormhole(net) => net.adapter(spec.src).packets(spec.size_bytes),
             Fabric::Ideal(_) => 1,
         };
-        self.injected += 1;
+        self.injected = number;
         let record = Message {
             spec,
-            number: self.injected,
+            number,
             injected_at: at,
             first_byte_sent: SimTime::MAX,
             bytes_unsent: spec.size_bytes,
@@ -933,7 +1008,10 @@ impl<S: TraceSink> Simulation<S> {
         if S::ENABLED && !matches!(self.fabric, Fabric::Ideal(_)) {
             self.sink.injected(at, self.injected);
         }
-        self.in_flight += 1;
+        self.entered += 1;
+        if let Fabric::Switched(net) = &mut self.fabric {
+            net.arrived_here(message, number);
+        }
         if let Fabric::Switched(_) = self.fabric {
             // Its adapter schedules it: the host is the origin of its events.
             self.queue.set_origin(spec.src.index());
@@ -952,7 +1030,7 @@ impl<S: TraceSink> Simulation<S> {
         } else {
             self.queue.schedule(at, event);
         }
-        Ok(message)
+        message
     }
 
     /// Moves the clock to `time` when no event is pending before it.
@@ -1024,10 +1102,122 @@ impl<S: TraceSink> Simulation<S> {
         };
         if let Some(message) = delivered {
             deliveries.push(self.messages[message.index()].delivery(now));
+            if let Fabric::Switched(net) = &mut self.fabric
+                && let Some(share) = &mut net.share
+            {
+                share.forget(message, self.messages[message.index()].number);
+            }
             self.messages.release(message.0);
-            self.in_flight -= 1;
+            self.delivered += 1;
+        }
+        if let Fabric::Switched(net) = &mut self.fabric
+            && let Some(share) = &mut net.share
+        {
+            for message in share.released.drain(..) {
+                self.messages.release(message.0);
+            }
         }
     }
+
+    /// Makes this simulation partition `part` of a network split as `of_device` says
+    /// (the part of every device: hosts, then switches): it then only handles the
+    /// events of its own devices, and what it sends to another partition's goes to
+    /// [`Self::take_crossings`]. Only packet switches can be split (`false` otherwise).
+    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) -> bool {
+        let Fabric::Switched(net) = &mut self.fabric else {
+            return false;
+        };
+        net.share = Some(Box::new(Share {
+            part,
+            of_device,
+            crossings: Vec::new(),
+            by_number: HashMap::new(),
+            presence: Vec::new(),
+            released: Vec::new(),
+        }));
+        true
+    }
+
+    /// Whether the network can be split into partitions ([`Self::share`]): packet
+    /// switches whose routes are not drawn at random.
+    pub(crate) fn can_be_split(&self) -> bool {
+        matches!(&self.fabric, Fabric::Switched(net) if !net.routes.draws_at_random())
+    }
+
+    /// Whether explicit routes are drawn at random.
+    pub(crate) fn draws_routes_at_random(&self) -> bool {
+        matches!(&self.fabric, Fabric::Switched(net) if net.routes.draws_at_random())
+    }
+
+    /// Moves what this partition sent to others since the last call into `out`.
+    pub(crate) fn take_crossings(&mut self, out: &mut Vec<Crossing>) {
+        if let Fabric::Switched(net) = &mut self.fabric
+            && let Some(share) = &mut net.share
+        {
+            out.append(&mut share.crossings);
+        }
+    }
+
+    /// Takes in a packet another partition sent, in the place among its instant's
+    /// events the sender gave it.
+    pub(crate) fn receive(&mut self, crossing: &Crossing) {
+        let Fabric::Switched(net) = &mut self.fabric else {
+            return;
+        };
+        let Some(share) = &mut net.share else {
+            return;
+        };
+        let number = crossing.message.number;
+        let message = match share.by_number.get(&number) {
+            Some(&message) => message,
+            None => {
+                let mut record = crossing.message;
+                record.route = net.routes.localize(record.route, record.spec.src, record.spec.dst);
+                let message = MessageId(self.messages.insert(record));
+                share.by_number.insert(number, message);
+                message
+            }
+        };
+        share.present(message, 1);
+        let packet = PacketId(net.packets.insert(Packet {
+            message,
+            ..crossing.packet
+        }));
+        let event = match crossing.event {
+            CrossingEvent::Routed { port } => Event::Routed { packet, port },
+            CrossingEvent::TailArrives => Event::TailArrives { packet },
+        };
+        self.queue.schedule_keyed(crossing.key, event);
+    }
+
+    /// Processes every event at or before `limit`, appending completed messages to
+    /// `deliveries` with their place in the order of the whole network's deliveries:
+    /// the greatest key popped so far, `max_key` (see [`crate::partition::engine`]).
+    pub(crate) fn run_window(&mut self, limit: SimTime, deliveries: &mut Vec<(u128, Delivery)>, max_key: &mut u128) {
+        let mut one = Vec::new();
+        while let Some((now, event)) = self.queue.pop_until(limit) {
+            *max_key = (*max_key).max(self.queue.last_key());
+            self.handle(now, event, &mut one);
+            deliveries.extend(one.drain(..).map(|d| (*max_key, d)));
+        }
+    }
+}
+
+/// Whether a message may be injected at `at` into a network of `hosts` hosts whose clock
+/// is at `now`.
+pub(crate) fn check_injection(hosts: u32, now: SimTime, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+    for host in [spec.src, spec.dst] {
+        if host.0 >= hosts {
+            return Err(InjectError::UnknownHost { host, hosts });
+        }
+    }
+    if at < now {
+        return Err(InjectError::InThePast { at, now });
+    }
+    if at > SimTime::LAST_INJECTION {
+        return Err(InjectError::TooLate { at });
+    }
+    Ok(())
 }
 
 /// What a packet-level handler works with besides the network itself.
@@ -1125,11 +1315,62 @@ impl Switched {
         let number = m.number;
         self.senders[host.index()].cut(last, self.adapters[host.index()].interleave);
         let packet = PacketId(self.packets.insert(record));
+        if let Some(share) = &mut self.share {
+            share.present(message, 1);
+        }
         if S::ENABLED {
             let owner = self.ports[port.index()].owner;
             step.sink.segment(step.now, port_ref(owner), number, record.index, true);
         }
         self.transmit(port, packet, step);
+    }
+
+    /// A message entered this partition's adapters (no effect unless partitioned).
+    fn arrived_here(&mut self, message: MessageId, number: u64) {
+        if let Some(share) = &mut self.share {
+            share.by_number.insert(number, message);
+            share.present(message, 0);
+        }
+    }
+
+    /// If `peer` is in another partition, sends it `packet` with its next `event` at
+    /// `at` and returns true: the packet and, once its last packet has gone and its
+    /// destination is elsewhere, its message leave this partition.
+    pub(crate) fn cross<S>(
+        &mut self,
+        peer: Device,
+        at: SimTime,
+        packet: PacketId,
+        event: CrossingEvent,
+        step: &mut Step<'_, S>,
+    ) -> bool {
+        let Some(share) = &mut self.share else {
+            return false;
+        };
+        let to = share.of_device[self.wiring.device_index(peer)];
+        if to == share.part {
+            return false;
+        }
+        let key = EventQueue::<Event>::key_of(at, 0, step.queue.reserve());
+        let p = self.packets[packet.index()];
+        self.packets.release(packet.0);
+        let message = step.messages[p.message.index()];
+        share.crossings.push(Crossing {
+            to,
+            key,
+            event,
+            packet: p,
+            message,
+        });
+        let presence = &mut share.presence[p.message.index()];
+        presence.0 -= 1;
+        presence.1 |= p.last;
+        let dst_here = share.of_device[message.spec.dst.index()] == share.part;
+        if *presence == (0, true) && !dst_here {
+            share.forget(p.message, message.number);
+            share.released.push(p.message);
+        }
+        true
     }
 
     /// The index (hosts first, then switches) of the device that handles `event`: the

@@ -85,9 +85,12 @@
 //! Every part holds at least one switch; so `P` is at most the number of switches, and a
 //! network without switches (two hosts on one cable) runs as one part.
 
+pub mod engine;
 mod graph;
 mod slabs;
 mod subtrees;
+
+pub use engine::{Partitioned, SplitError};
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::time::SimTime;

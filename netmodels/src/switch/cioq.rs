@@ -278,7 +278,10 @@ impl Switched {
             && x.has_work()
         {
             if step.queue.take_turn(0) {
-                // No other arrival this instant: the match would be the next event.
+                // No other arrival this instant: the match would be the next event. It
+                // counts as one, so that the count does not depend on what else is
+                // pending (in a partitioned network, on the partitions).
+                step.queue.count_taken_turn();
                 self.cioq_match(switch, step);
             } else {
                 // After every other arrival of this instant.

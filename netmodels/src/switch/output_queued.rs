@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use crate::ids::{Device, PortId};
 use crate::link::LinkParams;
-use crate::simulation::{Event, PacketId, Step, Switched, port_ref};
+use crate::simulation::{CrossingEvent, Event, PacketId, Step, Switched, port_ref};
 use crate::time::SimTime;
 use crate::topology::Endpoint;
 use crate::trace::{BufferSide, LinkTraversal, TraceSink};
@@ -152,22 +152,37 @@ impl Switched {
                 .schedule_reserved(tail_sent, 0, out.release_sequence, Event::PortFree { port });
         }
         let message = &step.messages[sent.message.index()];
-        match peer.device {
+        let (route, dst) = (message.route, message.spec.dst);
+        // The packet's next event, here or in another partition of the network.
+        let crossed = match peer.device {
             Device::Switch(switch) => {
-                let out = self
-                    .routes
-                    .port(message.route, switch, usize::from(sent.hop), message.spec.dst);
+                let out = self.routes.port(route, switch, usize::from(sent.hop), dst);
                 let next = self.port_id(Endpoint {
                     device: peer.device,
                     port: out,
                 });
                 let routed = head_arrives + self.switch.routing_latency;
-                step.queue.schedule(routed, Event::Routed { packet, port: next });
+                let crossed = self.cross(peer.device, routed, packet, CrossingEvent::Routed { port: next }, step);
+                if !crossed {
+                    step.queue.schedule(routed, Event::Routed { packet, port: next });
+                }
+                crossed
             }
             // Routes end at the destination by construction (shortest paths).
-            Device::Host(_) => step.queue.schedule(tail_arrives, Event::TailArrives { packet }),
+            Device::Host(_) => {
+                let crossed = self.cross(peer.device, tail_arrives, packet, CrossingEvent::TailArrives, step);
+                if !crossed {
+                    step.queue.schedule(tail_arrives, Event::TailArrives { packet });
+                }
+                crossed
+            }
+        };
+        if crossed {
+            // Its record went with it.
+            self.ports[port.index()].current = None;
         }
         if S::ENABLED {
+            let message = &step.messages[sent.message.index()];
             let key = (sent.message, sent.hop);
             let t = self.traversals.entry(key).or_insert_with(|| {
                 let t = LinkTraversal {

@@ -653,14 +653,7 @@ impl RouteTable {
             let alternatives = routes.alternatives(src, dst);
             let count = alternatives.len() as u32;
             if count == 0 {
-                // A message to itself: down the host's own port.
-                let port = self.self_port[src.index()];
-                let next = self.paths.len() as u32;
-                let id = *self.path_of.entry((src.0, dst.0)).or_insert(next);
-                if id == next {
-                    self.paths.push(vec![port]);
-                }
-                return Route::Source(id);
+                return self.source_path(src, dst);
             }
             let pick = match routes.policy() {
                 MultipathPolicy::First => 0,
@@ -677,15 +670,43 @@ impl RouteTable {
             };
             return Route::Explicit(alternatives.start + pick);
         }
-        let Some(routing) = &self.source else {
+        if self.source.is_none() {
             return Route::Table;
-        };
+        }
+        self.source_path(src, dst)
+    }
+
+    /// The path from `src` to `dst` that sources carry (source routing, or a message
+    /// of explicit routes to itself, down the host's own port), numbered in the order
+    /// this table met them.
+    fn source_path(&mut self, src: HostId, dst: HostId) -> Route {
         let next = self.paths.len() as u32;
         let id = *self.path_of.entry((src.0, dst.0)).or_insert(next);
         if id == next {
-            self.paths.push(routing.xgft_path(src, dst).unwrap_or_default());
+            let path = match (&self.explicit, &self.source) {
+                (Some(_), _) => vec![self.self_port[src.index()]],
+                (None, Some(routing)) => routing.xgft_path(src, dst).unwrap_or_default(),
+                (None, None) => Vec::new(),
+            };
+            self.paths.push(path);
         }
         Route::Source(id)
+    }
+
+    /// `route`, of a message from `src` to `dst` that another copy of this table chose
+    /// (another partition's), in this table's terms: each copy numbers the paths
+    /// sources carry as it meets them.
+    pub(crate) fn localize(&mut self, route: Route, src: HostId, dst: HostId) -> Route {
+        match route {
+            Route::Source(_) => self.source_path(src, dst),
+            other => other,
+        }
+    }
+
+    /// Whether routes are drawn at random, message by message, from one generator:
+    /// the draws depend on the order of every host's messages.
+    pub(crate) fn draws_at_random(&self) -> bool {
+        self.rng.is_some()
     }
 
     /// Appends to `ports` the output ports (global indices) a packet from `src` to `dst`

@@ -1,0 +1,381 @@
+//! The partitioned engine: one simulation of a network split into `P` partitions, each
+//! with its own event queue, run side by side on threads, giving what one queue gives.
+//!
+//! ```text
+//!   window [t0, t0 + L)                          L: the lookahead (see `super::lookahead`)
+//!   part 0: pop, handle … ─┐                     ┌─ take in the packets sent to it
+//!   part 1: pop, handle … ─┼─▶ packets that  ───▶├─ …
+//!   part 2: pop, handle … ─┘   crossed a cut     └─ next window: t0 = the least next
+//!                              cable, by part       event time of every part
+//! ```
+//!
+//! # Why the result is that of one queue
+//!
+//! - **Order keys do not depend on the partition.** An event's key is (time, rank,
+//!   origin, the origin's own sequence), the origin being the device whose event
+//!   scheduled it (see [`crate::engine`]). A device's events are handled in the same
+//!   order whatever partition it is in, so it schedules the same events with the same
+//!   keys. A packet that crosses a cut cable takes its next event's key with it.
+//! - **Nothing arrives late.** Only packets cross partitions, on cut cables, and a
+//!   packet sent at `t` takes effect at the far end no sooner than `t + L`: the cable's
+//!   propagation and the switch's routing decision (hosts go with their switch, so a
+//!   host's cable is never cut). A window processes the events before `t0 + L`, so a
+//!   packet sent in it is due in a later window, and is in its partition's queue by
+//!   then. Within a window a partition's queue changes only by its own events, so it
+//!   pops its events in the order one queue over the whole network would pop them.
+//! - **Deliveries keep the one queue's order.** One queue pops the least key of all;
+//!   a partition's next pop is the least of its own. So the one queue's order is the
+//!   merge of the partitions' orders that always takes the partition whose next pop
+//!   has the least key. An event scheduled at the current instant with a key below the
+//!   one being handled (zero-delay cables) is popped at once, right after the event
+//!   that scheduled it: each delivery is therefore tagged with the greatest key its
+//!   partition has popped so far, and a stable sort on the tags (the partitions' lists
+//!   one after the other) makes that merge (tags of different partitions are keys of
+//!   different events, never equal).
+//! - **Windows with no event are skipped:** each starts at the least next event time
+//!   of every partition.
+//!
+//! Every device state lives in one partition: a host's adapter, a switch's ports,
+//! queues and crossbar. Messages have a record in each partition their packets cross
+//! (by message number), released when their last packet has left (see
+//! `simulation::Share`).
+//!
+//! Packet switches (output-queued and CIOQ) can be split; the ideal network has no
+//! switch, the wormhole fabric is not partitioned yet, and explicit routes drawn at
+//! random share one generator between every host's messages.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+
+use super::{PartitionError, Partitioning, lookahead, partition};
+use crate::ids::HostId;
+use crate::simulation::{
+    BuildError, Crossing, Delivery, InjectError, MessageSpec, NetworkBuilder, Simulation, check_injection,
+};
+use crate::time::SimTime;
+
+/// Why a network cannot be split.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SplitError {
+    /// the network cannot be built
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// the partitions cannot be made
+    #[error(transparent)]
+    Partition(#[from] PartitionError),
+    /// this kind of network cannot be split
+    #[error("{parts} partitions: {what} cannot be split into partitions yet; use --partitions 1")]
+    Unsupported {
+        /// partitions asked for
+        parts: u32,
+        /// the kind of network
+        what: &'static str,
+    },
+    /// a cut cable and its routing take no time: partitions could not run apart
+    #[error(
+        "{parts} partitions: a cable between two partitions and the routing decision after it take no time, so the partitions could never run apart; give cables a propagation delay or the switches a routing latency, or use --partitions 1"
+    )]
+    NoLookahead {
+        /// partitions asked for
+        parts: u32,
+    },
+}
+
+/// A network simulated in partitions (see the module's documentation); untraced.
+#[derive(Debug)]
+pub struct Partitioned {
+    parts: Vec<Part>,
+    /// how the network is split (`None`: one partition)
+    partitioning: Option<Partitioning>,
+    /// the window's length; `SimTime::MAX` when no cable is cut
+    lookahead: SimTime,
+    /// messages injected so far (the last message's number)
+    injected: u64,
+    /// windows run so far
+    windows: u64,
+    /// packets that crossed a cut cable so far
+    crossings: u64,
+}
+
+/// One partition.
+#[derive(Debug)]
+struct Part {
+    sim: Simulation,
+    /// the greatest order key popped so far (see the module's documentation)
+    max_key: u128,
+    /// deliveries of the current `run_until`, tagged
+    delivered: Vec<(u128, Delivery)>,
+    /// packets sent to other partitions in the current window
+    sent: Vec<Crossing>,
+}
+
+impl Partitioned {
+    /// Builds the network of `builder` split into `parts` partitions.
+    pub fn build(builder: NetworkBuilder, parts: u32) -> Result<Partitioned, SplitError> {
+        if parts == 0 {
+            return Err(PartitionError::Zero.into());
+        }
+        let topology = builder.topology().cloned();
+        let routing_latency = builder.routing_latency();
+        let one = builder.clone().build()?;
+        if parts == 1 {
+            return Ok(Partitioned {
+                parts: vec![Part::new(one)],
+                partitioning: None,
+                lookahead: SimTime::MAX,
+                injected: 0,
+                windows: 0,
+                crossings: 0,
+            });
+        }
+        let Some(topology) = topology else {
+            return Err(PartitionError::MoreThanSwitches { parts, switches: 0 }.into());
+        };
+        if !one.can_be_split() {
+            let what = if one.draws_routes_at_random() {
+                "explicit routes drawn at random"
+            } else {
+                "the wormhole fabric"
+            };
+            return Err(SplitError::Unsupported { parts, what });
+        }
+        let partitioning = partition(&topology, parts)?;
+        let lookahead = match lookahead(&topology, &partitioning, routing_latency, 0) {
+            None => SimTime::MAX,
+            Some(SimTime::ZERO) => return Err(SplitError::NoLookahead { parts }),
+            Some(l) => l,
+        };
+        let of_device: Vec<u32> = partitioning
+            .host_parts()
+            .iter()
+            .chain(partitioning.switch_parts())
+            .copied()
+            .collect();
+        let mut sims = vec![one];
+        for _ in 1..parts {
+            sims.push(builder.clone().build()?);
+        }
+        let parts = sims
+            .into_iter()
+            .enumerate()
+            .map(|(part, mut sim)| {
+                sim.share(part as u32, of_device.clone());
+                Part::new(sim)
+            })
+            .collect();
+        Ok(Partitioned {
+            parts,
+            partitioning: Some(partitioning),
+            lookahead,
+            injected: 0,
+            windows: 0,
+            crossings: 0,
+        })
+    }
+
+    /// Number of partitions.
+    pub fn partitions(&self) -> u32 {
+        self.parts.len() as u32
+    }
+
+    /// How the network is split (`None`: it is not).
+    pub fn partitioning(&self) -> Option<&Partitioning> {
+        self.partitioning.as_ref()
+    }
+
+    /// The length of a window: the least time from a packet crossing a cut cable to
+    /// its effect at the far end (`SimTime::MAX`: nothing is cut).
+    pub fn lookahead(&self) -> SimTime {
+        self.lookahead
+    }
+
+    /// Windows run so far (each a step of every partition; none with one partition).
+    pub fn windows(&self) -> u64 {
+        self.windows
+    }
+
+    /// Packets that crossed a cut cable so far.
+    pub fn crossings(&self) -> u64 {
+        self.crossings
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> u32 {
+        self.parts[0].sim.hosts()
+    }
+
+    /// The simulation clock: the time of the last event processed anywhere.
+    pub fn now(&self) -> SimTime {
+        self.parts.iter().map(|p| p.sim.now()).max().unwrap_or(SimTime::ZERO)
+    }
+
+    /// Time of the next pending event of any partition.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.parts.iter().filter_map(|p| p.sim.next_event_time()).min()
+    }
+
+    /// Events processed so far, by every partition.
+    pub fn events_processed(&self) -> u64 {
+        self.parts.iter().map(|p| p.sim.events_processed()).sum()
+    }
+
+    /// Events processed so far by each partition.
+    pub fn events_by_partition(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.sim.events_processed()).collect()
+    }
+
+    /// Messages injected and not yet delivered.
+    pub fn in_flight(&self) -> usize {
+        let (entered, delivered) = self.parts.iter().fold((0u64, 0u64), |(e, d), p| {
+            let (pe, pd) = p.sim.entered_and_delivered();
+            (e + pe, d + pd)
+        });
+        entered.saturating_sub(delivered) as usize
+    }
+
+    /// Messages at `host`'s adapter with packets still to send.
+    pub fn source_backlog(&self, host: HostId) -> usize {
+        self.part_of(host).map_or(0, |p| self.parts[p].sim.source_backlog(host))
+    }
+
+    fn part_of(&self, host: HostId) -> Option<usize> {
+        match &self.partitioning {
+            None => Some(0),
+            Some(p) => p.host_parts().get(host.index()).map(|&p| p as usize),
+        }
+    }
+
+    /// Moves every partition's clock to `time` when no event is pending before it.
+    pub fn advance_clock(&mut self, time: SimTime) {
+        for p in &mut self.parts {
+            p.sim.advance_clock(time);
+        }
+    }
+
+    /// Hands a message to its source host's adapter at `at` (see
+    /// [`Simulation::inject`]).
+    pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        check_injection(self.hosts(), self.now(), at, spec)?;
+        let part = self.part_of(spec.src).unwrap_or(0);
+        self.injected += 1;
+        self.parts[part].sim.enter(at, spec, self.injected);
+        Ok(())
+    }
+
+    /// Processes every event at or before `limit`, appending completed messages to
+    /// `deliveries` in the order one queue would complete them.
+    pub fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
+        if self.parts.len() == 1 {
+            self.parts[0].sim.run_until(limit, deliveries);
+            return;
+        }
+        let Some(first) = self.next_event_time().filter(|&t| t <= limit) else {
+            return;
+        };
+        if limit < first.saturating_add(self.lookahead) {
+            // One window: not worth the threads.
+            self.window(limit);
+        } else {
+            self.run_windows_on_threads(limit);
+        }
+        let mut tagged: Vec<(u128, Delivery)> = Vec::new();
+        for p in &mut self.parts {
+            tagged.append(&mut p.delivered);
+        }
+        tagged.sort_by_key(|&(tag, _)| tag);
+        deliveries.extend(tagged.into_iter().map(|(_, d)| d));
+    }
+
+    /// One window, every partition in turn on this thread, up to `end` (included).
+    fn window(&mut self, end: SimTime) {
+        for p in &mut self.parts {
+            p.run(end);
+        }
+        let mut crossings = Vec::new();
+        for p in &mut self.parts {
+            crossings.append(&mut p.sent);
+        }
+        self.crossings += crossings.len() as u64;
+        for c in &crossings {
+            self.parts[c.to as usize].sim.receive(c);
+        }
+        self.windows += 1;
+    }
+
+    /// Windows up to `limit`, one thread per partition.
+    fn run_windows_on_threads(&mut self, limit: SimTime) {
+        let n = self.parts.len();
+        let lookahead = self.lookahead;
+        let barrier = Barrier::new(n);
+        let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+        let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
+        let (windows, crossings) = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .parts
+                .iter_mut()
+                .enumerate()
+                .map(|(me, part)| {
+                    let (barrier, next, mailboxes) = (&barrier, &next, &mailboxes);
+                    scope.spawn(move || {
+                        let mut windows = 0u64;
+                        let mut crossings = 0u64;
+                        loop {
+                            let mine = part.sim.next_event_time().map_or(u64::MAX, SimTime::as_ps);
+                            next[me].store(mine, Ordering::Relaxed);
+                            barrier.wait();
+                            let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
+                            if t0 == u64::MAX || SimTime::from_ps(t0) > limit {
+                                break;
+                            }
+                            let end = SimTime::from_ps(t0)
+                                .saturating_add(lookahead - SimTime::from_ps(1))
+                                .min(limit);
+                            part.run(end);
+                            crossings += part.sent.len() as u64;
+                            for c in part.sent.drain(..) {
+                                mailboxes[c.to as usize]
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push(c);
+                            }
+                            barrier.wait();
+                            let arrived = std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
+                            for c in &arrived {
+                                part.sim.receive(c);
+                            }
+                            windows += 1;
+                        }
+                        (windows, crossings)
+                    })
+                })
+                .collect();
+            // Every thread ran the same windows.
+            let mut totals = (0, 0);
+            for h in handles {
+                let (w, c) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                totals = (w, totals.1 + c);
+            }
+            totals
+        });
+        self.windows += windows;
+        self.crossings += crossings;
+    }
+}
+
+impl Part {
+    fn new(sim: Simulation) -> Part {
+        Part {
+            sim,
+            max_key: 0,
+            delivered: Vec::new(),
+            sent: Vec::new(),
+        }
+    }
+
+    /// Runs this partition's events up to `end` (included).
+    fn run(&mut self, end: SimTime) {
+        self.sim.run_window(end, &mut self.delivered, &mut self.max_key);
+        self.sim.take_crossings(&mut self.sent);
+    }
+}

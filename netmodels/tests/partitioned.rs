@@ -1,0 +1,317 @@
+//! The partitioned engine gives what one event queue gives: the same deliveries, in
+//! the same order, the same event count and clock, for P = 1, 2, 3 and 4 partitions, on
+//! fat trees (table and source routing), tori, meshes, hypercubes and an irregular
+//! graph, output-queued and CIOQ switches, zero-delay cables, tiny packets, messages to
+//! oneself, injections one at a time between short runs (one window at a time) and all
+//! at once before long ones (windows on threads).
+
+use vesper_netmodels::partition::{PartitionError, Partitioned, SplitError};
+use vesper_netmodels::rng::Rng;
+use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
+use vesper_netmodels::{
+    AdapterParams, Arbitration, CioqParams, Delivery, Device, Granularity, HostId, IdealParams, InitialPointer,
+    LinkParams, MessageSpec, NetworkBuilder, SimTime, SwitchId, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
+};
+
+fn link() -> LinkParams {
+    LinkParams::default()
+}
+
+fn cioq(speedup: u32, virtual_output_queues: bool) -> SwitchKind {
+    SwitchKind::Cioq(CioqParams {
+        speedup,
+        virtual_output_queues,
+    })
+}
+
+fn network(topology: Topology, kind: SwitchKind, routing_latency: SimTime, payload_bytes: u32) -> NetworkBuilder {
+    NetworkBuilder::new(topology)
+        .switch_params(SwitchParams { kind, routing_latency })
+        .adapter_params(AdapterParams {
+            payload_bytes,
+            ..AdapterParams::default()
+        })
+}
+
+/// Six switches in a ring with two chords, two hosts each: shortest-path routing on a
+/// graph with no shape.
+fn irregular(link: LinkParams) -> Topology {
+    let switch = |s: u32, port: u32| Endpoint {
+        device: Device::Switch(SwitchId(s)),
+        port,
+    };
+    let mut cables = Vec::new();
+    for h in 0..12 {
+        cables.push(Cable {
+            a: Endpoint {
+                device: Device::Host(HostId(h)),
+                port: 0,
+            },
+            b: switch(h / 2, h % 2),
+            link,
+        });
+    }
+    let mut next_port = [2u32; 6];
+    for (a, b) in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3), (1, 4)] {
+        cables.push(Cable {
+            a: switch(a, next_port[a as usize]),
+            b: switch(b, next_port[b as usize]),
+            link,
+        });
+        next_port[a as usize] += 1;
+        next_port[b as usize] += 1;
+    }
+    Topology {
+        hosts: 12,
+        switch_ports: next_port.to_vec(),
+        cables,
+        routing: Routing::ShortestPath,
+    }
+}
+
+/// The networks tried, by name.
+fn networks() -> Vec<(&'static str, NetworkBuilder)> {
+    let routing = SwitchParams::default().routing_latency;
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let mut s_mod_k = tree.topology(link());
+    s_mod_k.routing = Routing::SModK(tree.clone());
+    let zero = LinkParams {
+        propagation: SimTime::ZERO,
+        ..link()
+    };
+    vec![
+        (
+            "fat tree, d-mod-k, OQ",
+            network(tree.topology(link()), SwitchKind::OutputQueued, routing, 4096),
+        ),
+        (
+            "fat tree, s-mod-k, CIOQ",
+            network(s_mod_k, cioq(1, false), routing, 1024),
+        ),
+        (
+            "torus 4x4x2, OQ, tiny packets",
+            network(
+                Torus::new(vec![4, 4, 2], true, 2).expect("valid").topology(link()),
+                SwitchKind::OutputQueued,
+                routing,
+                64,
+            ),
+        ),
+        (
+            "mesh 3x5, CIOQ with virtual output queues",
+            network(
+                Torus::new(vec![3, 5], false, 1).expect("valid").topology(link()),
+                cioq(2, true),
+                routing,
+                2048,
+            ),
+        ),
+        (
+            "hypercube 4, OQ",
+            network(
+                Torus::hypercube(4, 1).expect("valid").topology(link()),
+                SwitchKind::OutputQueued,
+                routing,
+                4096,
+            ),
+        ),
+        (
+            "irregular graph, OQ",
+            network(irregular(link()), SwitchKind::OutputQueued, routing, 4096),
+        ),
+        (
+            "irregular graph, zero-delay cables, CIOQ",
+            network(irregular(zero), cioq(1, false), SimTime::from_ns(20), 512),
+        ),
+    ]
+}
+
+/// `count` messages between random hosts (a tenth to themselves), of 1 to 20,000
+/// bytes, at random times within 30 µs, in time order.
+fn workload(hosts: u32, count: usize, seed: u64) -> Vec<(SimTime, MessageSpec)> {
+    let mut rng = Rng::new(seed);
+    let mut messages: Vec<(SimTime, MessageSpec)> = (0..count)
+        .map(|i| {
+            let src = rng.below(u64::from(hosts)) as u32;
+            let dst = if rng.below(10) == 0 {
+                src
+            } else {
+                rng.below(u64::from(hosts)) as u32
+            };
+            let at = SimTime::from_ps(rng.below(30_000_000));
+            let spec = MessageSpec {
+                src: HostId(src),
+                dst: HostId(dst),
+                size_bytes: 1 + rng.below(20_000) as u32,
+                cookie: i as u64,
+            };
+            (at, spec)
+        })
+        .collect();
+    messages.sort_by_key(|&(at, spec)| (at, spec.cookie));
+    messages
+}
+
+/// What a run gives: every delivery in order, the events processed and the clock.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    deliveries: Vec<Delivery>,
+    events: u64,
+    now: SimTime,
+}
+
+/// Replays `messages` on `builder`'s network split into `parts` (0: one plain
+/// simulation), each message injected after a run up to its time (`stepwise`) or every
+/// one before a single run.
+fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
+    let mut deliveries = Vec::new();
+    if parts == 0 {
+        let mut sim = builder.clone().build().expect("valid");
+        for &(at, spec) in messages {
+            if stepwise {
+                sim.run_until(at, &mut deliveries);
+            }
+            sim.inject(at, spec).expect("valid");
+        }
+        sim.run_until(SimTime::MAX, &mut deliveries);
+        assert_eq!(sim.in_flight(), 0);
+        return Outcome {
+            deliveries,
+            events: sim.events_processed(),
+            now: sim.now(),
+        };
+    }
+    let mut sim = Partitioned::build(builder.clone(), parts).expect("splits");
+    for &(at, spec) in messages {
+        if stepwise {
+            sim.run_until(at, &mut deliveries);
+        }
+        sim.inject(at, spec).expect("valid");
+    }
+    sim.run_until(SimTime::MAX, &mut deliveries);
+    assert_eq!(sim.in_flight(), 0);
+    if parts > 1 {
+        assert!(sim.crossings() > 0, "packets crossed partitions");
+        assert!(sim.windows() > 0);
+    }
+    Outcome {
+        deliveries,
+        events: sim.events_processed(),
+        now: sim.now(),
+    }
+}
+
+#[test]
+fn any_number_of_partitions_gives_what_one_queue_gives() {
+    for (name, builder) in networks() {
+        let hosts = builder.hosts();
+        for seed in [1] {
+            let messages = workload(hosts, 200, seed);
+            for stepwise in [true, false] {
+                let expected = replay(&builder, 0, &messages, stepwise);
+                assert_eq!(expected.deliveries.len(), messages.len());
+                for parts in 1..=4 {
+                    let got = replay(&builder, parts, &messages, stepwise);
+                    if got != expected {
+                        let first = got
+                            .deliveries
+                            .iter()
+                            .zip(&expected.deliveries)
+                            .position(|(a, b)| a != b);
+                        panic!(
+                            "{name}, seed {seed}, stepwise {stepwise}: {parts} partitions differ from one queue: events {} against {}, clock {} against {}, first different delivery {first:?}: {:?} against {:?}",
+                            got.events,
+                            expected.events,
+                            got.now,
+                            expected.now,
+                            first.map(|i| got.deliveries[i]),
+                            first.map(|i| expected.deliveries[i]),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_busy_network_splits_alike() {
+    // Every host sends to every other at once: long queues at every switch.
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let builder = network(
+        tree.topology(link()),
+        SwitchKind::OutputQueued,
+        SimTime::from_ns(100),
+        1024,
+    );
+    let mut messages = Vec::new();
+    for src in 0..16 {
+        for dst in 0..16 {
+            let spec = MessageSpec {
+                src: HostId(src),
+                dst: HostId(dst),
+                size_bytes: 3000,
+                cookie: u64::from(src * 16 + dst),
+            };
+            messages.push((SimTime::ZERO, spec));
+        }
+    }
+    let expected = replay(&builder, 0, &messages, false);
+    for parts in 2..=4 {
+        assert_eq!(
+            replay(&builder, parts, &messages, false),
+            expected,
+            "{parts} partitions"
+        );
+    }
+}
+
+#[test]
+fn networks_that_cannot_be_split_say_why() {
+    let routing = SwitchParams::default().routing_latency;
+    let tree = || Xgft::kary_ntree(2, 2).expect("valid").topology(link());
+    let split = |builder: NetworkBuilder, parts| Partitioned::build(builder, parts).map(|_| ()).unwrap_err();
+    assert_eq!(
+        split(network(tree(), SwitchKind::OutputQueued, routing, 4096), 0),
+        SplitError::Partition(PartitionError::Zero)
+    );
+    assert_eq!(
+        split(network(tree(), SwitchKind::OutputQueued, routing, 4096), 7),
+        SplitError::Partition(PartitionError::MoreThanSwitches { parts: 7, switches: 4 })
+    );
+    let ideal = NetworkBuilder::ideal(
+        4,
+        IdealParams {
+            bandwidth: link().bandwidth,
+            latency: SimTime::from_ns(500),
+        },
+    );
+    assert_eq!(
+        split(ideal.clone(), 2),
+        SplitError::Partition(PartitionError::MoreThanSwitches { parts: 2, switches: 0 })
+    );
+    assert!(Partitioned::build(ideal, 1).is_ok(), "one partition is any network");
+    let wormhole = SwitchKind::Wormhole(WormholeParams {
+        flit_bytes: 8,
+        buffer_bytes: 512,
+        granularity: Granularity::Coarse,
+        bubble: false,
+        arbitration: Arbitration::RoundRobin {
+            initial: InitialPointer::Random { seed: 7 },
+        },
+    });
+    let err = split(network(tree(), wormhole, routing, 4096), 2);
+    assert!(matches!(err, SplitError::Unsupported { parts: 2, .. }), "{err:?}");
+    assert!(err.to_string().contains("wormhole"), "{err}");
+    let zero = LinkParams {
+        propagation: SimTime::ZERO,
+        ..link()
+    };
+    let instant = network(
+        Xgft::kary_ntree(2, 2).expect("valid").topology(zero),
+        SwitchKind::OutputQueued,
+        SimTime::ZERO,
+        4096,
+    );
+    assert_eq!(split(instant, 2), SplitError::NoLookahead { parts: 2 });
+}
