@@ -60,7 +60,7 @@ pub trait Network: std::fmt::Debug {
     }
 }
 
-impl<S: TraceSink + std::fmt::Debug> Network for MultiRail<S> {
+impl<S: TraceSink + Send + std::fmt::Debug> Network for MultiRail<S> {
     fn hosts(&self) -> u32 {
         MultiRail::hosts(self)
     }

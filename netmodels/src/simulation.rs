@@ -508,6 +508,7 @@ impl NetworkBuilder {
                         injected: 0,
                         entered: 0,
                         delivered: 0,
+                        injections_waiting: 0,
                         queue: EventQueue::new(),
                         sink,
                     });
@@ -561,6 +562,7 @@ impl NetworkBuilder {
             injected: 0,
             entered: 0,
             delivered: 0,
+            injections_waiting: 0,
             queue: EventQueue::with_origins(origins),
             sink,
         })
@@ -805,6 +807,8 @@ pub struct Simulation<S: TraceSink = NullSink> {
     /// same messages unless it is one partition of a network)
     entered: u64,
     delivered: u64,
+    /// injections scheduled and not yet handled (see [`Self::events_processed`])
+    injections_waiting: u64,
     queue: EventQueue<Event>,
     sink: S,
 }
@@ -836,6 +840,14 @@ impl<S: TraceSink> Simulation<S> {
     pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
         // Fixed whatever comes later: `since` does not narrow them.
         let _ = since;
+        let mut found = Vec::new();
+        self.final_deliveries_keyed(&mut found);
+        out.extend(found.into_iter().map(|(_, d)| d));
+    }
+
+    /// [`Self::final_deliveries`] with the keys of the events that make them, in key
+    /// order (a partition's, to be merged with the others').
+    pub(crate) fn final_deliveries_keyed(&self, out: &mut Vec<(u128, Delivery)>) {
         let delivery = |message: MessageId, arrived: SimTime| self.messages[message.index()].delivery(arrived);
         let mut found: Vec<(u128, Delivery)> = Vec::new();
         for (at, place, event) in self.queue.pending() {
@@ -852,7 +864,7 @@ impl<S: TraceSink> Simulation<S> {
         }
         // In the order the model will deliver them.
         found.sort_unstable_by_key(|&(place, _)| place);
-        out.extend(found.into_iter().map(|(_, d)| d));
+        out.extend(found);
     }
 
     /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or
@@ -886,8 +898,13 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     /// Events processed so far.
+    ///
+    /// An injection counts from the moment it is handed over, whether its message enters
+    /// the adapter at once or waits in the queue for the clock: so the count does not
+    /// depend on where the clock stood when it came (on when clients synchronise, or on
+    /// the partition its host is in).
     pub fn events_processed(&self) -> u64 {
-        self.queue.processed()
+        self.queue.processed() + self.injections_waiting
     }
 
     /// Messages injected and not yet delivered.
@@ -1017,6 +1034,7 @@ impl<S: TraceSink> Simulation<S> {
             self.queue.set_origin(spec.src.index());
         }
         let event = Event::Inject { message };
+        self.injections_waiting += 1;
         if !S::ENABLED && at == self.queue.now() && self.queue.take_turn(0) {
             // The clock is already there and the injection would be the next event: it
             // enters its adapter now, with no trip through the queue (an injection never
@@ -1050,6 +1068,9 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     fn handle(&mut self, now: SimTime, event: Event, deliveries: &mut Vec<Delivery>) {
+        if let Event::Inject { .. } = event {
+            self.injections_waiting -= 1;
+        }
         let Simulation {
             fabric,
             messages,

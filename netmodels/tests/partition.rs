@@ -389,7 +389,7 @@ fn errors_name_the_parts_and_the_switches() {
     assert!(
         too_many
             .to_string()
-            .contains("5 asked for, but the network has 4 switches")
+            .contains("5 partitions asked for, but the network has 4 switches")
     );
     assert!(partition(&topology, 4).is_ok());
     assert_eq!(

@@ -127,7 +127,8 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
 }
 
 /// `count` messages between random hosts (a tenth to themselves), of 1 to 20,000
-/// bytes, at random times within 30 µs, in time order.
+/// bytes, at random times within 30 µs (a third on a 100 ns grid, where they meet other
+/// events of their instant), in time order.
 fn workload(hosts: u32, count: usize, seed: u64) -> Vec<(SimTime, MessageSpec)> {
     let mut rng = Rng::new(seed);
     let mut messages: Vec<(SimTime, MessageSpec)> = (0..count)
@@ -138,7 +139,10 @@ fn workload(hosts: u32, count: usize, seed: u64) -> Vec<(SimTime, MessageSpec)> 
             } else {
                 rng.below(u64::from(hosts)) as u32
             };
-            let at = SimTime::from_ps(rng.below(30_000_000));
+            let mut at = SimTime::from_ps(rng.below(30_000_000));
+            if rng.below(3) == 0 {
+                at = SimTime::from_ns(at.as_ps() / 100_000 * 100);
+            }
             let spec = MessageSpec {
                 src: HostId(src),
                 dst: HostId(dst),
@@ -152,12 +156,15 @@ fn workload(hosts: u32, count: usize, seed: u64) -> Vec<(SimTime, MessageSpec)> 
     messages
 }
 
-/// What a run gives: every delivery in order, the events processed and the clock.
+/// What a run gives: every delivery in order, the events processed and the clock, and
+/// the events processed after each injection (the count a driver that stops there
+/// reports).
 #[derive(Debug, PartialEq)]
 struct Outcome {
     deliveries: Vec<Delivery>,
     events: u64,
     now: SimTime,
+    counts: Vec<u64>,
 }
 
 /// Replays `messages` on `builder`'s network split into `parts` (0: one plain
@@ -165,6 +172,7 @@ struct Outcome {
 /// one before a single run.
 fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
     let mut deliveries = Vec::new();
+    let mut counts = Vec::new();
     if parts == 0 {
         let mut sim = builder.clone().build().expect("valid");
         for &(at, spec) in messages {
@@ -172,6 +180,7 @@ fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpe
                 sim.run_until(at, &mut deliveries);
             }
             sim.inject(at, spec).expect("valid");
+            counts.push(sim.events_processed());
         }
         sim.run_until(SimTime::MAX, &mut deliveries);
         assert_eq!(sim.in_flight(), 0);
@@ -179,6 +188,7 @@ fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpe
             deliveries,
             events: sim.events_processed(),
             now: sim.now(),
+            counts,
         };
     }
     let mut sim = Partitioned::build(builder.clone(), parts).expect("splits");
@@ -187,6 +197,7 @@ fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpe
             sim.run_until(at, &mut deliveries);
         }
         sim.inject(at, spec).expect("valid");
+        counts.push(sim.events_processed());
     }
     sim.run_until(SimTime::MAX, &mut deliveries);
     assert_eq!(sim.in_flight(), 0);
@@ -198,6 +209,7 @@ fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpe
         deliveries,
         events: sim.events_processed(),
         now: sim.now(),
+        counts,
     }
 }
 
@@ -218,8 +230,9 @@ fn any_number_of_partitions_gives_what_one_queue_gives() {
                             .iter()
                             .zip(&expected.deliveries)
                             .position(|(a, b)| a != b);
+                        let step = got.counts.iter().zip(&expected.counts).position(|(a, b)| a != b);
                         panic!(
-                            "{name}, seed {seed}, stepwise {stepwise}: {parts} partitions differ from one queue: events {} against {}, clock {} against {}, first different delivery {first:?}: {:?} against {:?}",
+                            "{name}, seed {seed}, stepwise {stepwise}: {parts} partitions differ from one queue: events {} against {} (first different after injection {step:?}), clock {} against {}, first different delivery {first:?}: {:?} against {:?}",
                             got.events,
                             expected.events,
                             got.now,

@@ -204,7 +204,7 @@ pub fn model(
     // elsewhere from the routes of every pair, walked before the clock starts.
     let hops = match shape {
         Shape::Crossbar => None,
-        _ => Some(hop_table(&sim.rails()[0])?),
+        _ => Some(hop_table(sim.rails()[0].first())?),
     };
     let payload = adapter.payload_bytes;
     let packet_time = link

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vesper_map2topo::NamedTopology;
+use vesper_netmodels::partition::{Partitioned, SplitError};
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
     PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
@@ -306,6 +307,20 @@ impl NetworkConfig {
         }
     }
 
+    /// Builds the network with every rail split into `partitions` partitions, run side
+    /// by side on threads (see `vesper_netmodels::partition`); 1: [`Self::build`].
+    pub fn build_split(&self, partitions: u32) -> Result<MultiRail, SplitError> {
+        if partitions == 1 {
+            return Ok(self.build()?);
+        }
+        let (builders, policy) = self.rails();
+        let rails = builders
+            .into_iter()
+            .map(|b| Partitioned::build(b, partitions))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(MultiRail::of_rails(rails, policy)?)
+    }
+
     /// Every rail's builder and the rails' policy (one rail for a single network).
     pub fn rails(&self) -> (Vec<NetworkBuilder>, RailPolicy) {
         match &self.fabric {
@@ -476,6 +491,8 @@ pub struct ServerConfig {
     pub rendezvous: RendezvousMode,
     /// how a waiting client is answered
     pub replies: Replies,
+    /// partitions the network is split into, simulated side by side on threads
+    pub partitions: u32,
     /// the network's Paraver trace, if one is written
     pub trace: Option<crate::network_trace::TraceConfig>,
 }
@@ -497,6 +514,7 @@ impl Default for ServerConfig {
             spin: Duration::from_micros(200),
             rendezvous: RendezvousMode::Dimemas,
             replies: Replies::default(),
+            partitions: 1,
             trace: None,
         }
     }

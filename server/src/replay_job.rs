@@ -24,8 +24,7 @@ use vesper_client_dimemas_adapter::replay::{
     Outcome, Programs, Progress, ReplayOptions, ServerFabric, replay_programs,
 };
 
-use crate::config::{NetworkConfig, ServerConfig};
-use crate::network_trace::TraceConfig;
+use crate::config::ServerConfig;
 use crate::report::Report;
 
 /// How long the in-process client polls for a reply before it blocks, by default.
@@ -34,14 +33,13 @@ pub const CLIENT_SPIN: Duration = Duration::from_micros(200);
 /// How long a failed client waits for the server to say why, if it stopped.
 const SERVER_GRACE: Duration = Duration::from_secs(2);
 
-/// Replays `programs` (checked: every send has its receive) against a server on
-/// `network` (writing the network trace `trace` asks for, answering as `replies` says), telling `progress` how far
-/// it has got; returns the prediction and the server's report. The client polls for
-/// each reply for up to `client_spin` before it blocks.
+/// Replays `programs` (checked: every send has its receive) against a server of
+/// `config` (its network, the network trace it writes, how it answers, its partitions;
+/// one client, the default), telling `progress` how far it has got; returns the
+/// prediction and the server's report. The client polls for each reply for up to
+/// `client_spin` before it blocks.
 pub fn over_server(
-    network: NetworkConfig,
-    trace: Option<TraceConfig>,
-    replies: crate::config::Replies,
+    config: ServerConfig,
     mut programs: Box<dyn Programs + Send>,
     options: ReplayOptions,
     client_spin: Duration,
@@ -53,12 +51,6 @@ pub fn over_server(
         .build()?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
-    let config = ServerConfig {
-        network,
-        trace,
-        replies,
-        ..ServerConfig::default()
-    };
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
     let client = std::thread::spawn({
         move || -> anyhow::Result<Outcome> {

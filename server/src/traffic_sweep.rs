@@ -171,8 +171,15 @@ fn point_seed(seed: u64, load: f64) -> u64 {
     Rng::keyed(seed, &[load.to_bits()]).next_u64()
 }
 
-/// Runs one point of `network` at `load` (`spec.load` is replaced).
-pub fn point(network: &NetworkConfig, spec: &TrafficSpec, load: f64, cycles: bool) -> anyhow::Result<Point> {
+/// Runs one point of `network` at `load` (`spec.load` is replaced), the network split
+/// into `partitions`.
+pub fn point(
+    network: &NetworkConfig,
+    spec: &TrafficSpec,
+    load: f64,
+    cycles: bool,
+    partitions: u32,
+) -> anyhow::Result<Point> {
     let link = host_link(network).map_err(anyhow::Error::msg)?;
     let unit = if cycles { Unit::cycles(&link) } else { Unit::NS };
     let spec = TrafficSpec {
@@ -181,7 +188,9 @@ pub fn point(network: &NetworkConfig, spec: &TrafficSpec, load: f64, cycles: boo
         ..spec.clone()
     };
     let started = Instant::now();
-    let mut net = network.build()?;
+    let mut net = network
+        .build_split(partitions)
+        .map_err(|e| anyhow::anyhow!("--partitions {partitions}: {e}"))?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let r = traffic::run(&mut net, link, &spec)?;
@@ -207,12 +216,14 @@ pub fn point(network: &NetworkConfig, spec: &TrafficSpec, load: f64, cycles: boo
     })
 }
 
-/// Runs `loads` (increasing) on every configuration, `threads` points at a time, each
-/// curve stopping `past` points after its first saturated one.
+/// Runs `loads` (increasing) on every configuration, `threads` points at a time (each
+/// network split into `partitions`), each curve stopping `past` points after its first
+/// saturated one.
 pub fn sweep(
     configurations: &[Configuration],
     loads: &[f64],
     threads: usize,
+    partitions: u32,
     past: usize,
     cycles: bool,
 ) -> anyhow::Result<Vec<Curve>> {
@@ -224,7 +235,7 @@ pub fn sweep(
             let results: Vec<anyhow::Result<Point>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = wave
                     .iter()
-                    .map(|&load| scope.spawn(move || point(&c.network, &c.spec, load, cycles)))
+                    .map(|&load| scope.spawn(move || point(&c.network, &c.spec, load, cycles, partitions)))
                     .collect();
                 handles
                     .into_iter()
@@ -532,7 +543,7 @@ mod tests {
     fn sweeps_do_not_depend_on_threads() {
         let loads = parse_sweep("0.3:1.5:0.3").expect("valid");
         let run = |threads| {
-            let curves = sweep(&[kary_ntree()], &loads, threads, 1, false).expect("runs");
+            let curves = sweep(&[kary_ntree()], &loads, threads, 1, 1, false).expect("runs");
             let mut json = serde_json::to_value(&curves).expect("serialises");
             for p in json[0]["points"].as_array_mut().expect("points") {
                 p["wall_seconds"] = 0.into();
@@ -550,11 +561,29 @@ mod tests {
             .expect("saturates by 1.5");
         assert_eq!(points.len(), first + 2);
         // A point alone equals the same point of the sweep.
-        let alone = point(&kary_ntree().network, &spec(), loads[0], false).expect("runs");
+        let alone = point(&kary_ntree().network, &spec(), loads[0], false, 1).expect("runs");
         assert_eq!(
             alone.accepted_load,
             points[0]["accepted_load"].as_f64().expect("a number")
         );
+    }
+
+    #[test]
+    fn sweeps_do_not_depend_on_partitions() {
+        // Below and past saturation, every field but the timings is the same.
+        let curve = |partitions| {
+            let curves = sweep(&[kary_ntree()], &[0.3, 1.2], 1, partitions, 1, false).expect("runs");
+            let mut json = serde_json::to_value(&curves).expect("serialises");
+            for p in json[0]["points"].as_array_mut().expect("points") {
+                p["wall_seconds"] = 0.into();
+                p["build_seconds"] = 0.into();
+            }
+            json
+        };
+        let one = curve(1);
+        for partitions in [2, 3, 4] {
+            assert_eq!(curve(partitions), one, "{partitions} partitions");
+        }
     }
 
     #[test]
@@ -578,7 +607,7 @@ mod tests {
 
     #[test]
     fn plots_and_tables_name_every_curve() {
-        let curves = sweep(&[kary_ntree()], &[0.2, 0.4], 2, 1, true).expect("runs");
+        let curves = sweep(&[kary_ntree()], &[0.2, 0.4], 2, 1, 1, true).expect("runs");
         let picture = svg(&curves);
         assert!(picture.starts_with("<svg") && picture.ends_with("</svg>\n"));
         assert_eq!(picture.matches("<polyline").count(), 2);

@@ -1520,3 +1520,94 @@ fn run_refuses_a_message_size_the_wire_protocol_cannot_carry() {
     let largest = vesper(&[&ideal[..], &["--size", "2147483647", "--iterations", "1"]].concat());
     assert!(largest.success, "{}", largest.stderr);
 }
+
+/// Splitting the network into partitions changes nothing but the wall clock: the
+/// traffic curves of packet-switched presets (two rails included) and `vesper run`'s
+/// prediction and report. What cannot be split is refused, naming the flag.
+#[test]
+fn partitions_change_nothing_but_the_wall_clock() {
+    let untimed = |json: &str| {
+        let mut curves: serde_json::Value = serde_json::from_str(json).expect("JSON");
+        for curve in curves.as_array_mut().expect("curves") {
+            for p in curve["points"].as_array_mut().expect("points") {
+                p["wall_seconds"] = 0.into();
+                p["build_seconds"] = 0.into();
+            }
+        }
+        curves
+    };
+    let networks: [&[&str]; 4] = [
+        &["--preset", "kary-ntree"],
+        &["--preset", "hypercube"],
+        &["--preset", "fat-tree", "--switch", "cioq"],
+        &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
+    ];
+    for network in networks {
+        let curves = |partitions: &str| {
+            let args = [
+                &[
+                    "--load",
+                    "0.4",
+                    "--measure",
+                    "1000",
+                    "--json",
+                    "--partitions",
+                    partitions,
+                ],
+                network,
+            ]
+            .concat();
+            untimed(&traffic(&args).unwrap_or_else(|e| panic!("{network:?}: {e}")))
+        };
+        assert_eq!(curves("3"), curves("1"), "{network:?}");
+    }
+    let run = |partitions: &str| {
+        let out = vesper(&[
+            "run",
+            "--workload",
+            "all-to-all",
+            "--size",
+            "4096",
+            "--preset",
+            "kary-ntree",
+            "--partitions",
+            partitions,
+        ]);
+        assert!(out.success, "{}", out.stderr);
+        out.stdout
+    };
+    let one = run("1");
+    assert!(
+        one.contains("predicted execution time: 510.538 µs (992 messages)"),
+        "{one}"
+    );
+    assert_eq!(run("2"), one);
+    let refused = |args: &[&str], expected: &str| {
+        let err = traffic(&[&["--load", "0.3"], args].concat()).expect_err("refused");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    };
+    refused(
+        &["--preset", "crossbar", "--partitions", "2"],
+        "--partitions 2: 2 partitions asked for, but the network has 1 switches",
+    );
+    refused(
+        &["--partitions", "0"],
+        "--partitions 0: at least one partition is needed",
+    );
+    refused(
+        &["--preset", "torus-3d", "--partitions", "2"],
+        "--partitions 2: the wormhole fabric cannot be split into 2 partitions yet",
+    );
+    assert_refuses(
+        &[
+            "run",
+            "--workload",
+            "ping-pong",
+            "--server",
+            "127.0.0.1:1",
+            "--partitions",
+            "2",
+        ],
+        "--partitions: a server started apart runs as it was started",
+    );
+}

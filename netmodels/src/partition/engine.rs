@@ -49,10 +49,13 @@ use std::sync::{Barrier, Mutex};
 
 use super::{PartitionError, Partitioning, lookahead, partition};
 use crate::ids::HostId;
+use crate::link::LinkParams;
 use crate::simulation::{
     BuildError, Crossing, Delivery, InjectError, MessageSpec, NetworkBuilder, Simulation, check_injection,
 };
 use crate::time::SimTime;
+use crate::topology::Endpoint;
+use crate::trace::{NullSink, TraceSink};
 
 /// Why a network cannot be split.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,16 +68,24 @@ pub enum SplitError {
     #[error(transparent)]
     Partition(#[from] PartitionError),
     /// this kind of network cannot be split
-    #[error("{parts} partitions: {what} cannot be split into partitions yet; use --partitions 1")]
+    #[error("{what} cannot be split into {parts} partitions yet, only run whole (1 partition)")]
     Unsupported {
         /// partitions asked for
         parts: u32,
         /// the kind of network
         what: &'static str,
     },
+    /// a network trace asked of a split network
+    #[error(
+        "a network trace cannot be written from {parts} partitions yet, only from a network run whole (1 partition)"
+    )]
+    Traced {
+        /// partitions asked for
+        parts: u32,
+    },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
-        "{parts} partitions: a cable between two partitions and the routing decision after it take no time, so the partitions could never run apart; give cables a propagation delay or the switches a routing latency, or use --partitions 1"
+        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay or the switches a routing latency, or run the network whole (1 partition)"
     )]
     NoLookahead {
         /// partitions asked for
@@ -82,10 +93,11 @@ pub enum SplitError {
     },
 }
 
-/// A network simulated in partitions (see the module's documentation); untraced.
+/// A network simulated in partitions (see the module's documentation), or whole: one
+/// partition, which may be traced into `S` (a split network is not traced yet).
 #[derive(Debug)]
-pub struct Partitioned {
-    parts: Vec<Part>,
+pub struct Partitioned<S: TraceSink = NullSink> {
+    parts: Vec<Part<S>>,
     /// how the network is split (`None`: one partition)
     partitioning: Option<Partitioning>,
     /// the window's length; `SimTime::MAX` when no cable is cut
@@ -100,8 +112,8 @@ pub struct Partitioned {
 
 /// One partition.
 #[derive(Debug)]
-struct Part {
-    sim: Simulation,
+struct Part<S: TraceSink> {
+    sim: Simulation<S>,
     /// the greatest order key popped so far (see the module's documentation)
     max_key: u128,
     /// deliveries of the current `run_until`, tagged
@@ -110,7 +122,7 @@ struct Part {
     sent: Vec<Crossing>,
 }
 
-impl Partitioned {
+impl Partitioned<NullSink> {
     /// Builds the network of `builder` split into `parts` partitions.
     pub fn build(builder: NetworkBuilder, parts: u32) -> Result<Partitioned, SplitError> {
         if parts == 0 {
@@ -120,14 +132,7 @@ impl Partitioned {
         let routing_latency = builder.routing_latency();
         let one = builder.clone().build()?;
         if parts == 1 {
-            return Ok(Partitioned {
-                parts: vec![Part::new(one)],
-                partitioning: None,
-                lookahead: SimTime::MAX,
-                injected: 0,
-                windows: 0,
-                crossings: 0,
-            });
+            return Ok(Partitioned::whole(one));
         }
         let Some(topology) = topology else {
             return Err(PartitionError::MoreThanSwitches { parts, switches: 0 }.into());
@@ -172,6 +177,67 @@ impl Partitioned {
             windows: 0,
             crossings: 0,
         })
+    }
+}
+
+impl<S: TraceSink + Send> Partitioned<S> {
+    /// The simulation `sim`, whole.
+    pub fn whole(sim: Simulation<S>) -> Partitioned<S> {
+        Partitioned {
+            parts: vec![Part::new(sim)],
+            partitioning: None,
+            lookahead: SimTime::MAX,
+            injected: 0,
+            windows: 0,
+            crossings: 0,
+        }
+    }
+
+    /// The first partition (the whole network if it is not split): what does not
+    /// depend on the partition (the wiring, the routes, the horizon) is read there.
+    pub fn first(&self) -> &Simulation<S> {
+        &self.parts[0].sim
+    }
+
+    /// The trace sinks, partition by partition.
+    pub fn sinks_mut(&mut self) -> impl Iterator<Item = &mut S> {
+        self.parts.iter_mut().map(|p| p.sim.sink_mut())
+    }
+
+    /// See [`Simulation::safe_horizon`]: the same in every partition.
+    pub fn safe_horizon(&self, t: SimTime) -> SimTime {
+        self.first().safe_horizon(t)
+    }
+
+    /// See [`Simulation::path`].
+    pub fn path(&self, src: HostId, dst: HostId, ports: &mut Vec<u32>) -> bool {
+        self.first().path(src, dst, ports)
+    }
+
+    /// See [`Simulation::port_count`].
+    pub fn port_count(&self) -> usize {
+        self.first().port_count()
+    }
+
+    /// See [`Simulation::port`].
+    pub fn port(&self, port: u32) -> Option<(Endpoint, Option<LinkParams>)> {
+        self.first().port(port)
+    }
+
+    /// Appends to `out` the deliveries no message injected at `since` or later can
+    /// change, in delivery order (see [`Simulation::final_deliveries`]): every
+    /// partition's, in the order of their keys.
+    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+        if self.parts.len() == 1 {
+            self.first().final_deliveries(since, out);
+            return;
+        }
+        let mut keyed = Vec::new();
+        for p in &self.parts {
+            p.sim.final_deliveries_keyed(&mut keyed);
+        }
+        keyed.sort_by_key(|&(key, _)| key);
+        out.extend(keyed.into_iter().map(|(_, d)| d));
     }
 
     /// Number of partitions.
@@ -256,6 +322,10 @@ impl Partitioned {
     /// Hands a message to its source host's adapter at `at` (see
     /// [`Simulation::inject`]).
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        if self.parts.len() == 1 {
+            self.parts[0].sim.inject(at, spec)?;
+            return Ok(());
+        }
         check_injection(self.hosts(), self.now(), at, spec)?;
         let part = self.part_of(spec.src).unwrap_or(0);
         self.injected += 1;
@@ -363,8 +433,8 @@ impl Partitioned {
     }
 }
 
-impl Part {
-    fn new(sim: Simulation) -> Part {
+impl<S: TraceSink> Part<S> {
+    fn new(sim: Simulation<S>) -> Part<S> {
         Part {
             sim,
             max_key: 0,

@@ -129,11 +129,11 @@ pub struct Partitioning {
 #[non_exhaustive]
 pub enum PartitionError {
     /// zero parts asked for
-    #[error("partitions: at least one is needed (got 0)")]
+    #[error("at least one partition is needed (got 0)")]
     Zero,
     /// more parts than switches: every part needs a switch
     #[error(
-        "partitions: {parts} asked for, but the network has {switches} switches and every partition holds at least \
+        "{parts} partitions asked for, but the network has {switches} switches and every partition holds at least \
          one (a network without switches runs as one partition)"
     )]
     MoreThanSwitches {

@@ -18,6 +18,7 @@
 //! per rail, complete when the last part arrives).
 
 use crate::ids::HostId;
+use crate::partition::Partitioned;
 use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, Simulation};
 use crate::slab::Slab;
 use crate::time::SimTime;
@@ -67,7 +68,7 @@ struct Stripe {
 /// Several rails joining the same hosts, and the hosts' routers.
 #[derive(Debug)]
 pub struct MultiRail<S: TraceSink = NullSink> {
-    rails: Vec<Simulation<S>>,
+    rails: Vec<Partitioned<S>>,
     policy: RailPolicy,
     /// the next rail of each source host (round-robin and size policies)
     next_rail: Vec<u32>,
@@ -105,9 +106,15 @@ pub enum RailsError {
     },
 }
 
-impl<S: TraceSink> MultiRail<S> {
+impl<S: TraceSink + Send> MultiRail<S> {
     /// Rails joining the same hosts, routed by `policy`.
     pub fn new(rails: Vec<Simulation<S>>, policy: RailPolicy) -> Result<MultiRail<S>, BuildError> {
+        MultiRail::of_rails(rails.into_iter().map(Partitioned::whole).collect(), policy)
+    }
+
+    /// Rails joining the same hosts, each whole or split into partitions, routed by
+    /// `policy`.
+    pub fn of_rails(rails: Vec<Partitioned<S>>, policy: RailPolicy) -> Result<MultiRail<S>, BuildError> {
         let Some(first) = rails.first() else {
             return Err(RailsError::None.into());
         };
@@ -142,23 +149,23 @@ impl<S: TraceSink> MultiRail<S> {
     }
 
     /// The rails.
-    pub fn rails(&self) -> &[Simulation<S>] {
+    pub fn rails(&self) -> &[Partitioned<S>] {
         &self.rails
     }
 
     /// The rails' trace sinks, rail by rail.
     pub fn sinks_mut(&mut self) -> impl Iterator<Item = &mut S> {
-        self.rails.iter_mut().map(Simulation::sink_mut)
+        self.rails.iter_mut().flat_map(Partitioned::sinks_mut)
     }
 
     /// The latest rail clock: no injection may come before it.
     pub fn now(&self) -> SimTime {
-        self.rails.iter().map(Simulation::now).max().unwrap_or(SimTime::ZERO)
+        self.rails.iter().map(Partitioned::now).max().unwrap_or(SimTime::ZERO)
     }
 
     /// Time of the next pending event of any rail.
     pub fn next_event_time(&self) -> Option<SimTime> {
-        self.rails.iter().filter_map(Simulation::next_event_time).min()
+        self.rails.iter().filter_map(Partitioned::next_event_time).min()
     }
 
     /// The safe horizon at `t` ([`Simulation::safe_horizon`]): the earliest of the
@@ -219,7 +226,7 @@ impl<S: TraceSink> MultiRail<S> {
 
     /// Events processed so far, all rails.
     pub fn events_processed(&self) -> u64 {
-        self.rails.iter().map(Simulation::events_processed).sum()
+        self.rails.iter().map(Partitioned::events_processed).sum()
     }
 
     /// Messages injected and not yet delivered (a striped message counts once).
@@ -445,7 +452,7 @@ mod tests {
                 spec(0, 1, 5000, 4),
             ],
         );
-        let events: Vec<u64> = three.rails().iter().map(Simulation::events_processed).collect();
+        let events: Vec<u64> = three.rails().iter().map(Partitioned::events_processed).collect();
         // Two small messages on rail 0, one large message on each of rails 1 and 2.
         assert!(events[0] > 0 && events[1] > 0 && events[1] == events[2], "{events:?}");
     }

@@ -1004,7 +1004,7 @@ impl<O: TraceOutput> TracedNetwork<O> {
     /// Records held in the reorder windows now (they grow with what is open, not with
     /// the length of the run).
     pub fn buffered(&self) -> usize {
-        self.net.rails().iter().map(|r| r.sink().heap.len()).sum()
+        self.net.rails().iter().map(|r| r.first().sink().heap.len()).sum()
     }
 
     /// The output (after [`TracedNetwork::finish`], complete).

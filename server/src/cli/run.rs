@@ -125,6 +125,11 @@ pub struct RunArgs {
     /// only); the predictions are the same [default: batched].
     #[arg(long, value_enum)]
     pub replies: Option<crate::config::Replies>,
+    /// Split the in-process server's network into N partitions simulated side by side
+    /// on N threads (output-queued and CIOQ switches); the prediction does not depend
+    /// on N [default: 1].
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<u32>,
     /// Write the result (result.json) and the application Paraver trace (app.prv,
     /// app.pcf, app.row: tasks as threads, MPI states, one record per message) here.
     #[arg(long, value_name = "DIR")]
@@ -526,6 +531,10 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
             "--replies: a server started apart answers as it was started (vesper serve --replies); leave --replies \
              out with --server"
         ),
+        Some(_) if args.partitions.is_some() => anyhow::bail!(
+            "--partitions: a server started apart runs as it was started (vesper serve --partitions); leave \
+             --partitions out with --server"
+        ),
         Some(address) => {
             // The (last) choice that makes a family analytic, to name it.
             let analytic = args.collective.iter().rev().find(|choice| {
@@ -747,6 +756,10 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
             );
             let progress = new_progress(programs.total());
             let (outcome, report) = if args.no_server {
+                anyhow::ensure!(
+                    args.partitions.is_none_or(|p| p == 1),
+                    "--partitions with --no-server: the local bus model is not partitioned; leave --partitions out"
+                );
                 let FabricConfig::Ideal(params) = network.fabric else {
                     anyhow::bail!(
                         "--no-server replays over the local bus model: give --network ideal --bandwidth MBPS"
@@ -766,16 +779,16 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
                     None,
                 )
             } else {
-                let (outcome, report) = crate::replay_job::over_server(
-                    network.clone(),
+                let config = crate::ServerConfig {
+                    network: network.clone(),
                     trace,
-                    args.replies.unwrap_or_default(),
-                    programs,
-                    options.clone(),
-                    spin,
-                    show_progress(&progress),
-                )
-                .map_err(|e| args.net.name_build_error(e, &origin))?;
+                    replies: args.replies.unwrap_or_default(),
+                    partitions: args.partitions.unwrap_or(1),
+                    ..crate::ServerConfig::default()
+                };
+                let (outcome, report) =
+                    crate::replay_job::over_server(config, programs, options.clone(), spin, show_progress(&progress))
+                        .map_err(|e| args.net.name_build_error(e, &origin))?;
                 (outcome, Some(report))
             };
             (outcome, report, network.describe(), progress)

@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// time only. The predictions are the same.
     #[arg(long, value_enum, default_value_t = crate::config::Replies::Batched)]
     pub replies: crate::config::Replies,
+    /// Split the network into N partitions simulated side by side on N threads
+    /// (output-queued and CIOQ switches); the predictions do not depend on N.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub partitions: u32,
     /// Serve run after run: when every client of a run has finished, the next run
     /// starts on a fresh network at time zero with the clients that connected
     /// meanwhile; each run's report is written as it ends (JSON Lines).
@@ -152,6 +156,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         },
         trace,
         replies: args.replies,
+        partitions: args.partitions,
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {

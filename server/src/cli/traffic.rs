@@ -92,6 +92,10 @@ pub struct TrafficArgs {
     /// Points simulated at once [default: the machine's cores].
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Split each point's network into N partitions simulated side by side on N
+    /// threads (output-queued and CIOQ switches); the results do not depend on N.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub partitions: u32,
     /// Points of a --sweep kept after the first saturated one [default: 1].
     #[arg(long)]
     pub past_saturation: Option<usize>,
@@ -247,6 +251,7 @@ pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow:
         &configurations,
         &loads,
         threads,
+        args.partitions,
         args.past_saturation.unwrap_or(1),
         args.cycles,
     )?;

@@ -289,11 +289,25 @@ fn sibling_names(file: &Path, flag: &str) -> Result<(PathBuf, PathBuf), TraceSet
     ))
 }
 
-/// The network `config` describes, writing the trace `trace` asks for, if any.
-pub fn build(config: &NetworkConfig, trace: Option<&TraceConfig>) -> Result<Box<dyn Network + Send>, ServerError> {
+/// The network `config` describes, split into `partitions`, writing the trace `trace`
+/// asks for, if any.
+pub fn build(
+    config: &NetworkConfig,
+    trace: Option<&TraceConfig>,
+    partitions: u32,
+) -> Result<Box<dyn Network + Send>, ServerError> {
+    use vesper_netmodels::partition::SplitError;
+    let split = |error| ServerError::Split { partitions, error };
     let Some(trace) = trace else {
-        return Ok(Box::new(config.build()?));
+        return match config.build_split(partitions) {
+            Ok(net) => Ok(Box::new(net)),
+            Err(SplitError::Build(e)) => Err(ServerError::Network(e)),
+            Err(e) => Err(split(e)),
+        };
     };
+    if partitions != 1 {
+        return Err(split(SplitError::Traced { parts: partitions }));
+    }
     let (rails, policy) = config.rails();
     let target = TraceTarget::open(trace)?;
     let net = TracedNetwork::build(rails, policy, &trace.options, target).map_err(|e| match e {
@@ -826,16 +840,14 @@ mod tests {
     fn replay(trace: Option<TraceConfig>) -> crate::Report {
         let workload = Workload::all_to_all(4, 5000);
         let programs = Box::new(Cursor::new(workload));
-        let (_, report) = crate::replay_job::over_server(
-            network(),
+        let config = crate::ServerConfig {
+            network: network(),
             trace,
-            crate::config::Replies::default(),
-            programs,
-            ReplayOptions::default(),
-            Duration::ZERO,
-            |_| {},
-        )
-        .expect("replayed");
+            ..crate::ServerConfig::default()
+        };
+        let (_, report) =
+            crate::replay_job::over_server(config, programs, ReplayOptions::default(), Duration::ZERO, |_| {})
+                .expect("replayed");
         report
     }
 
@@ -1020,7 +1032,7 @@ mod tests {
         };
         let config = nothing.config(SERVE_DATE).expect("valid flags");
         assert!(
-            build(&network(), config.as_ref())
+            build(&network(), config.as_ref(), 1)
                 .expect_err("refused")
                 .to_string()
                 .starts_with("--trace-devices: the device selection matches no device of the network")

@@ -710,8 +710,12 @@ impl Coordinator {
         let Some(client) = self.clients.get_mut(&record.client) else {
             return;
         };
+        if record.told {
+            // Reported, and counted, when it was told ahead.
+            return;
+        }
         client.in_flight -= 1;
-        if client.state == ClientState::Gone || record.told {
+        if client.state == ClientState::Gone {
             return;
         }
         // Never report earlier than the client's last reply (only possible with a
@@ -810,6 +814,8 @@ impl Coordinator {
             for &(slot, _) in &ahead[..told] {
                 if let Some(Some(Record::Data(record))) = self.records.get_mut(slot) {
                     record.told = true;
+                    // Reported: no longer in flight for its client.
+                    client.in_flight -= 1;
                 }
             }
         }

@@ -27,6 +27,14 @@ pub enum ServerError {
     /// the network or its trace cannot be set up
     #[error(transparent)]
     Trace(#[from] crate::network_trace::TraceSetupError),
+    /// the network cannot be split into the partitions asked for
+    #[error("--partitions {partitions}: {error}")]
+    Split {
+        /// partitions asked for
+        partitions: u32,
+        /// why not
+        error: vesper_netmodels::partition::SplitError,
+    },
     /// the run could not go on; the report of what it did until then
     #[error("{stopped}")]
     Stopped {
@@ -75,7 +83,7 @@ pub async fn serve(
         let stop_flag = Arc::clone(&stop_flag);
         Box::new(move |run| {
             let trace = config.trace.as_ref().map(|t| t.for_run(run));
-            let sim = crate::network_trace::build(&config.network, trace.as_ref())?;
+            let sim = crate::network_trace::build(&config.network, trace.as_ref(), config.partitions)?;
             Ok(Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag)))
         })
     };
