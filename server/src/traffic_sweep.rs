@@ -539,18 +539,20 @@ mod tests {
         }
     }
 
+    /// `curves` as JSON, without their timings.
+    fn untimed(curves: &[Curve]) -> serde_json::Value {
+        let mut json = serde_json::to_value(curves).expect("serialises");
+        for p in json[0]["points"].as_array_mut().expect("points") {
+            p["wall_seconds"] = 0.into();
+            p["build_seconds"] = 0.into();
+        }
+        json
+    }
+
     #[test]
     fn sweeps_do_not_depend_on_threads() {
         let loads = parse_sweep("0.3:1.5:0.3").expect("valid");
-        let run = |threads| {
-            let curves = sweep(&[kary_ntree()], &loads, threads, 1, 1, false).expect("runs");
-            let mut json = serde_json::to_value(&curves).expect("serialises");
-            for p in json[0]["points"].as_array_mut().expect("points") {
-                p["wall_seconds"] = 0.into();
-                p["build_seconds"] = 0.into();
-            }
-            json
-        };
+        let run = |threads| untimed(&sweep(&[kary_ntree()], &loads, threads, 1, 1, false).expect("runs"));
         let one = run(1);
         assert_eq!(one, run(2));
         // Stops one point past the first saturated one.
@@ -571,15 +573,7 @@ mod tests {
     #[test]
     fn sweeps_do_not_depend_on_partitions() {
         // Below and past saturation, every field but the timings is the same.
-        let curve = |partitions| {
-            let curves = sweep(&[kary_ntree()], &[0.3, 1.2], 1, partitions, 1, false).expect("runs");
-            let mut json = serde_json::to_value(&curves).expect("serialises");
-            for p in json[0]["points"].as_array_mut().expect("points") {
-                p["wall_seconds"] = 0.into();
-                p["build_seconds"] = 0.into();
-            }
-            json
-        };
+        let curve = |partitions| untimed(&sweep(&[kary_ntree()], &[0.3, 1.2], 1, partitions, 1, false).expect("runs"));
         let one = curve(1);
         for partitions in [2, 3, 4] {
             assert_eq!(curve(partitions), one, "{partitions} partitions");
