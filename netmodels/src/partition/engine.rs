@@ -433,6 +433,110 @@ impl<S: TraceSink + Send> Partitioned<S> {
     }
 }
 
+/// The messages an open-loop driver hands a split network
+/// ([`Partitioned::run_open_loop`]): the whole network's, in the order it injects them.
+/// Every partition takes a copy and walks through all of them, injecting its own hosts'.
+pub trait Arrivals: Clone + Send {
+    /// The time of the next message, if any.
+    fn peek(&self) -> Option<SimTime>;
+    /// Takes the next message: its time, itself, and its number among the network's
+    /// injections (1 for the first).
+    fn take(&mut self) -> Option<(SimTime, MessageSpec, u64)>;
+}
+
+impl Partitioned<NullSink> {
+    /// Injects every message of `arrivals` up to `limit`, each after the events before
+    /// and at its time (as a driver that runs up to each message's time and then
+    /// injects it), and processes every event up to `limit`, the partitions on
+    /// threads. Appends to `deliveries` the messages completed, tagged with their place
+    /// in the order of the whole network's deliveries (sorted on the tags, they come in
+    /// the order [`Self::run_until`] gives). `arrivals` ends where the partitions'
+    /// copies stopped: at the first message after `limit`. Returns the number of
+    /// messages injected.
+    pub fn run_open_loop<A: Arrivals>(
+        &mut self,
+        arrivals: &mut A,
+        limit: SimTime,
+        deliveries: &mut Vec<(u128, Delivery)>,
+    ) -> u64 {
+        let n = self.parts.len();
+        let lookahead = self.lookahead;
+        let of_host: Vec<u32> = match &self.partitioning {
+            Some(p) => p.host_parts().to_vec(),
+            None => vec![0; self.hosts() as usize],
+        };
+        let barrier = Barrier::new(n);
+        let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+        let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
+        let start = arrivals.clone();
+        let outcomes: Vec<(u64, u64, u64, A)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .parts
+                .iter_mut()
+                .enumerate()
+                .map(|(me, part)| {
+                    let (barrier, next, mailboxes, of_host) = (&barrier, &next, &mailboxes, &of_host);
+                    let mut mine = start.clone();
+                    scope.spawn(move || {
+                        let (mut windows, mut crossings, mut taken) = (0u64, 0u64, 0u64);
+                        loop {
+                            let event = part.sim.next_event_time().map_or(u64::MAX, SimTime::as_ps);
+                            let arrival = mine.peek().map_or(u64::MAX, SimTime::as_ps);
+                            next[me].store(event.min(arrival), Ordering::Relaxed);
+                            barrier.wait();
+                            let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
+                            if t0 == u64::MAX || SimTime::from_ps(t0) > limit {
+                                break;
+                            }
+                            let end = SimTime::from_ps(t0)
+                                .saturating_add(lookahead - SimTime::from_ps(1))
+                                .min(limit);
+                            while mine.peek().is_some_and(|at| at <= end) {
+                                let Some((at, spec, number)) = mine.take() else { break };
+                                taken += 1;
+                                if of_host.get(spec.src.index()).is_some_and(|&p| p as usize == me) {
+                                    part.run(at);
+                                    part.sim.enter(at, spec, number);
+                                }
+                            }
+                            part.run(end);
+                            crossings += part.sent.len() as u64;
+                            for c in part.sent.drain(..) {
+                                mailboxes[c.to as usize].lock().unwrap_or_else(|e| e.into_inner()).push(c);
+                            }
+                            barrier.wait();
+                            let arrived =
+                                std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
+                            for c in &arrived {
+                                part.sim.receive(c);
+                            }
+                            windows += 1;
+                        }
+                        (windows, crossings, taken, mine)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
+        let mut taken = 0;
+        if let Some((windows, _, walked, mine)) = outcomes.into_iter().next() {
+            // Every partition walked the same windows and messages.
+            self.windows += windows;
+            self.injected += walked;
+            taken = walked;
+            *arrivals = mine;
+        }
+        for p in &mut self.parts {
+            deliveries.append(&mut p.delivered);
+        }
+        taken
+    }
+}
+
 impl<S: TraceSink> Part<S> {
     fn new(sim: Simulation<S>) -> Part<S> {
         Part {

@@ -19,6 +19,7 @@
 
 use crate::ids::HostId;
 use crate::partition::Partitioned;
+use crate::partition::engine::Arrivals;
 use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, Simulation};
 use crate::slab::Slab;
 use crate::time::SimTime;
@@ -84,6 +85,28 @@ impl MultiRail<NullSink> {
     /// One network, with nothing to choose.
     pub fn single(simulation: Simulation) -> MultiRail {
         MultiRail::new(vec![simulation], RailPolicy::RoundRobin).unwrap_or_else(|_| unreachable!("one rail"))
+    }
+
+    /// Whether the network is one rail split into partitions: what
+    /// [`Self::run_open_loop`] runs on threads.
+    pub fn is_split(&self) -> bool {
+        self.rails.len() == 1 && self.rails[0].partitions() > 1
+    }
+
+    /// One rail split into partitions: injects `arrivals` up to `limit` and runs the
+    /// events up to `limit` on threads (see [`Partitioned::run_open_loop`]), appending
+    /// the deliveries in completion order. Returns false (and does nothing) if the
+    /// network is not one split rail.
+    pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &mut A, limit: SimTime, deliveries: &mut Vec<Delivery>) -> bool {
+        if !self.is_split() {
+            return false;
+        }
+        let mut tagged = Vec::new();
+        let taken = self.rails[0].run_open_loop(arrivals, limit, &mut tagged);
+        tagged.sort_by_key(|&(tag, _)| tag);
+        self.in_flight = self.in_flight + taken as usize - tagged.len();
+        deliveries.extend(tagged.into_iter().map(|(_, d)| d));
+        true
     }
 }
 

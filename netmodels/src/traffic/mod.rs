@@ -38,6 +38,7 @@ use crate::rng::Rng;
 use crate::simulation::{Delivery, InjectError, MessageSpec};
 use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
+use crate::partition::engine::Arrivals;
 use crate::topology::multirail::MultiRail;
 
 pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError, PatternParam};
@@ -304,6 +305,12 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
     let end = window_end.saturating_add(spec.drain);
     let mut deliveries = Vec::new();
     let mut rng = Rng::keyed(spec.seed, &[0x6465_7374]);
+    if net.is_split() && spec.source_queue.is_none() {
+        // Up to the window's end, no packet is dropped and the run cannot stop: the
+        // partitions take the packets created in that time on their own, in parallel.
+        let split = split_until_the_window_ends(net, generator, rng, &destinations, spec, &mut meter, window_end);
+        (generator, rng) = split;
+    }
     while let Some((at, host)) = generator.next_before(end) {
         if meter.all_measured_done(at, window_end) {
             break;
@@ -344,6 +351,90 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
     Ok(meter.finish(net, spec, link, hosts))
 }
 
+/// The packets of an open-loop run, as a split network takes them
+/// ([`MultiRail::run_open_loop`]): the generators and the draws of destinations and
+/// sizes, in the order [`run`] makes them, and what was created.
+#[derive(Debug, Clone)]
+struct OpenLoop<'a> {
+    generator: Generator,
+    rng: Rng,
+    destinations: &'a Destinations,
+    sizes: Sizes,
+    /// messages taken so far in this run (the last one's number)
+    number: u64,
+    /// (time, payload) of every packet taken
+    created: Vec<(SimTime, u32)>,
+}
+
+impl Arrivals for OpenLoop<'_> {
+    fn peek(&self) -> Option<SimTime> {
+        self.generator.next.peek().map(|Reverse((at, _))| *at)
+    }
+
+    fn take(&mut self) -> Option<(SimTime, MessageSpec, u64)> {
+        let (at, host) = self.generator.next_before(SimTime::MAX)?;
+        let size_bytes = self.sizes.draw(&mut self.rng);
+        let dst = self.destinations.pick(host, &mut self.rng);
+        self.number += 1;
+        self.created.push((at, size_bytes));
+        let spec = MessageSpec {
+            src: host,
+            dst,
+            size_bytes,
+            cookie: 0,
+        };
+        Some((at, spec, self.number))
+    }
+}
+
+/// Runs a split network (with no source queue limit) as [`run`]'s loop would, up to
+/// the last packet created before `window_end`, with the partitions on threads; feeds
+/// `meter` what that loop would have; returns the generator and the draws where the
+/// loop goes on.
+fn split_until_the_window_ends(
+    net: &mut MultiRail,
+    generator: Generator,
+    rng: Rng,
+    destinations: &Destinations,
+    spec: &TrafficSpec,
+    meter: &mut Meter,
+    window_end: SimTime,
+) -> (Generator, Rng) {
+    // The loop runs up to each packet's time, then injects it: the last one before
+    // the window's end is where it stands when it may first stop.
+    let mut probe = generator.clone();
+    let mut last = None;
+    while let Some((at, _)) = probe.next_before(window_end) {
+        last = Some(at);
+    }
+    let mut arrivals = OpenLoop {
+        generator,
+        rng,
+        destinations,
+        sizes: spec.sizes,
+        number: 0,
+        created: Vec::new(),
+    };
+    let Some(last) = last else {
+        return (arrivals.generator, arrivals.rng);
+    };
+    let mut deliveries = Vec::new();
+    net.run_open_loop(&mut arrivals, last, &mut deliveries);
+    // What the loop records: before each packet's creation, the deliveries up to then.
+    let mut delivered = deliveries.iter().peekable();
+    for &(at, size_bytes) in &arrivals.created {
+        while let Some(d) = delivered.next_if(|d| d.arrived <= at) {
+            meter.record(net, std::slice::from_ref(d));
+        }
+        let measured = at >= spec.warmup && at < window_end;
+        meter.created(at, measured, meter.wire_bytes(size_bytes));
+    }
+    for d in delivered {
+        meter.record(net, std::slice::from_ref(d));
+    }
+    (arrivals.generator, arrivals.rng)
+}
+
 fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
     let load = spec.load;
     if !(load.is_finite() && load > 0.0) {
@@ -375,7 +466,7 @@ fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
 }
 
 /// The generators of every host: the next creation time of each.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Generator {
     next: BinaryHeap<Reverse<(SimTime, u32)>>,
     rng: Rng,
