@@ -81,6 +81,17 @@ impl Histogram {
         self.max = self.max.max(value);
     }
 
+    /// Adds every sample of `other`.
+    pub fn merge(&mut self, other: &Histogram) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.count

@@ -433,32 +433,30 @@ impl<S: TraceSink + Send> Partitioned<S> {
     }
 }
 
-/// The messages an open-loop driver hands a split network
-/// ([`Partitioned::run_open_loop`]): the whole network's, in the order it injects them.
-/// Every partition takes a copy and walks through all of them, injecting its own hosts'.
+/// An open-loop driver of a split network ([`Partitioned::run_open_loop`]): the whole
+/// network's messages, in the order it injects them, and what it makes of them. Every
+/// partition takes a copy, walks through every message and injects its own hosts'.
 pub trait Arrivals: Clone + Send {
-    /// The time of the next message, if any.
+    /// The time of the next message; `None` once there is none.
     fn peek(&self) -> Option<SimTime>;
     /// Takes the next message: its time, itself, and its number among the network's
     /// injections (1 for the first).
     fn take(&mut self) -> Option<(SimTime, MessageSpec, u64)>;
+    /// The message taken last was one of this copy's partition's, injected at `at`.
+    fn injected(&mut self, at: SimTime, spec: &MessageSpec);
+    /// A message of this copy's partition completed (`sim`: the partition, for what
+    /// does not depend on it, such as paths).
+    fn completed(&mut self, sim: &Simulation, delivery: &Delivery);
 }
 
 impl Partitioned<NullSink> {
-    /// Injects every message of `arrivals` up to `limit`, each after the events before
-    /// and at its time (as a driver that runs up to each message's time and then
-    /// injects it), and processes every event up to `limit`, the partitions on
-    /// threads. Appends to `deliveries` the messages completed, tagged with their place
-    /// in the order of the whole network's deliveries (sorted on the tags, they come in
-    /// the order [`Self::run_until`] gives). `arrivals` ends where the partitions'
-    /// copies stopped: at the first message after `limit`. Returns the number of
-    /// messages injected.
-    pub fn run_open_loop<A: Arrivals>(
-        &mut self,
-        arrivals: &mut A,
-        limit: SimTime,
-        deliveries: &mut Vec<(u128, Delivery)>,
-    ) -> u64 {
+    /// Injects every message of `arrivals`, each after the events before and at its
+    /// time (as a driver that runs up to each message's time and then injects it), and
+    /// processes every event up to the last message's time, the partitions on threads.
+    /// Returns each partition's copy of `arrivals` where it stopped (at the first
+    /// message after the last), having seen its own injections and completions, and the
+    /// number of messages delivered.
+    pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &A) -> (Vec<A>, u64) {
         let n = self.parts.len();
         let lookahead = self.lookahead;
         let of_host: Vec<u32> = match &self.partitioning {
@@ -468,38 +466,54 @@ impl Partitioned<NullSink> {
         let barrier = Barrier::new(n);
         let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
         let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
-        let start = arrivals.clone();
-        let outcomes: Vec<(u64, u64, u64, A)> = std::thread::scope(|scope| {
+        let outcomes: Vec<(u64, u64, u64, u64, A)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .parts
                 .iter_mut()
                 .enumerate()
                 .map(|(me, part)| {
                     let (barrier, next, mailboxes, of_host) = (&barrier, &next, &mailboxes, &of_host);
-                    let mut mine = start.clone();
+                    let mut mine = arrivals.clone();
                     scope.spawn(move || {
-                        let (mut windows, mut crossings, mut taken) = (0u64, 0u64, 0u64);
+                        let (mut windows, mut crossings, mut taken, mut delivered) = (0u64, 0u64, 0u64, 0u64);
+                        // The last message's time, once there is no other: the end.
+                        let mut last = None;
+                        let mut bound = SimTime::MAX;
+                        let mut complete = |part: &mut Part<NullSink>, mine: &mut A| {
+                            delivered += part.delivered.len() as u64;
+                            for (_, d) in part.delivered.drain(..) {
+                                mine.completed(&part.sim, &d);
+                            }
+                        };
                         loop {
-                            let event = part.sim.next_event_time().map_or(u64::MAX, SimTime::as_ps);
-                            let arrival = mine.peek().map_or(u64::MAX, SimTime::as_ps);
-                            next[me].store(event.min(arrival), Ordering::Relaxed);
+                            let event = part.sim.next_event_time().filter(|&t| t <= bound);
+                            let arrival = mine.peek();
+                            let first = event.into_iter().chain(arrival).min();
+                            next[me].store(first.map_or(u64::MAX, SimTime::as_ps), Ordering::Relaxed);
                             barrier.wait();
                             let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
-                            if t0 == u64::MAX || SimTime::from_ps(t0) > limit {
+                            if t0 == u64::MAX {
                                 break;
                             }
-                            let end = SimTime::from_ps(t0)
+                            let mut end = SimTime::from_ps(t0)
                                 .saturating_add(lookahead - SimTime::from_ps(1))
-                                .min(limit);
+                                .min(bound);
                             while mine.peek().is_some_and(|at| at <= end) {
                                 let Some((at, spec, number)) = mine.take() else { break };
                                 taken += 1;
+                                last = Some(at);
                                 if of_host.get(spec.src.index()).is_some_and(|&p| p as usize == me) {
                                     part.run(at);
                                     part.sim.enter(at, spec, number);
+                                    mine.injected(at, &spec);
                                 }
                             }
+                            if mine.peek().is_none() {
+                                bound = last.unwrap_or(SimTime::ZERO);
+                                end = end.min(bound);
+                            }
                             part.run(end);
+                            complete(part, &mut mine);
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
                                 mailboxes[c.to as usize].lock().unwrap_or_else(|e| e.into_inner()).push(c);
@@ -512,7 +526,7 @@ impl Partitioned<NullSink> {
                             }
                             windows += 1;
                         }
-                        (windows, crossings, taken, mine)
+                        (windows, crossings, taken, delivered, mine)
                     })
                 })
                 .collect();
@@ -521,19 +535,19 @@ impl Partitioned<NullSink> {
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
-        let mut taken = 0;
-        if let Some((windows, _, walked, mine)) = outcomes.into_iter().next() {
-            // Every partition walked the same windows and messages.
+        // Every partition walked the same windows and messages.
+        if let Some(&(windows, _, taken, _, _)) = outcomes.first() {
             self.windows += windows;
-            self.injected += walked;
-            taken = walked;
-            *arrivals = mine;
+            self.injected += taken;
         }
-        for p in &mut self.parts {
-            deliveries.append(&mut p.delivered);
-        }
-        taken
+        self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
+        let delivered = outcomes.iter().map(|o| o.3).sum();
+        (outcomes.into_iter().map(|o| o.4).collect(), delivered)
+    }
+
+    /// Messages injected so far into the whole network.
+    pub fn injected(&self) -> u64 {
+        self.injected
     }
 }
 

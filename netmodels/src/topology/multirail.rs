@@ -93,20 +93,18 @@ impl MultiRail<NullSink> {
         self.rails.len() == 1 && self.rails[0].partitions() > 1
     }
 
-    /// One rail split into partitions: injects `arrivals` up to `limit` and runs the
-    /// events up to `limit` on threads (see [`Partitioned::run_open_loop`]), appending
-    /// the deliveries in completion order. Returns false (and does nothing) if the
-    /// network is not one split rail.
-    pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &mut A, limit: SimTime, deliveries: &mut Vec<Delivery>) -> bool {
+    /// One rail split into partitions: injects `arrivals` and runs the events up to
+    /// the last one's time on threads (see [`Partitioned::run_open_loop`]). Returns
+    /// every partition's copy of `arrivals` where it stopped; `None` (and does nothing)
+    /// if the network is not one split rail.
+    pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &A) -> Option<Vec<A>> {
         if !self.is_split() {
-            return false;
+            return None;
         }
-        let mut tagged = Vec::new();
-        let taken = self.rails[0].run_open_loop(arrivals, limit, &mut tagged);
-        tagged.sort_by_key(|&(tag, _)| tag);
-        self.in_flight = self.in_flight + taken as usize - tagged.len();
-        deliveries.extend(tagged.into_iter().map(|(_, d)| d));
-        true
+        let injected = self.rails[0].injected();
+        let (copies, delivered) = self.rails[0].run_open_loop(arrivals);
+        self.in_flight = self.in_flight + (self.rails[0].injected() - injected) as usize - delivered as usize;
+        Some(copies)
     }
 }
 

@@ -35,7 +35,7 @@ use std::collections::BinaryHeap;
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
 use crate::rng::Rng;
-use crate::simulation::{Delivery, InjectError, MessageSpec};
+use crate::simulation::{Delivery, InjectError, MessageSpec, Simulation};
 use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
 use crate::partition::engine::Arrivals;
@@ -316,7 +316,7 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
             break;
         }
         net.run_until(at, &mut deliveries);
-        meter.record(net, &deliveries);
+        meter.record(|src, dst, ports| net.rails()[0].path(src, dst, ports), &deliveries);
         deliveries.clear();
         let size_bytes = spec.sizes.draw(&mut rng);
         let dst = destinations.pick(host, &mut rng);
@@ -345,38 +345,44 @@ pub fn run(net: &mut MultiRail, link: HostLink, spec: &TrafficSpec) -> Result<Tr
     while !meter.all_measured_done(limit, window_end) && limit < end {
         limit = net.next_event_time().map_or(end, |t| t.min(end)).max(limit);
         net.run_until(limit, &mut deliveries);
-        meter.record(net, &deliveries);
+        meter.record(|src, dst, ports| net.rails()[0].path(src, dst, ports), &deliveries);
         deliveries.clear();
     }
     Ok(meter.finish(net, spec, link, hosts))
 }
 
-/// The packets of an open-loop run, as a split network takes them
+/// An open-loop run's packets as a split network takes them
 /// ([`MultiRail::run_open_loop`]): the generators and the draws of destinations and
-/// sizes, in the order [`run`] makes them, and what was created.
+/// sizes, in the order [`run`] makes them, up to the measurement window's end; and,
+/// in each partition's copy, the statistics of that partition's packets.
 #[derive(Debug, Clone)]
 struct OpenLoop<'a> {
     generator: Generator,
     rng: Rng,
     destinations: &'a Destinations,
     sizes: Sizes,
-    /// messages taken so far in this run (the last one's number)
+    warmup: SimTime,
+    /// the measurement window's end: the last packet taken is the last before it
+    window_end: SimTime,
+    /// packets taken so far (the last one's number)
     number: u64,
-    /// (time, payload) of every packet taken
-    created: Vec<(SimTime, u32)>,
+    meter: Meter,
 }
 
 impl Arrivals for OpenLoop<'_> {
     fn peek(&self) -> Option<SimTime> {
-        self.generator.next.peek().map(|Reverse((at, _))| *at)
+        self.generator
+            .next
+            .peek()
+            .map(|Reverse((at, _))| *at)
+            .filter(|&at| at < self.window_end)
     }
 
     fn take(&mut self) -> Option<(SimTime, MessageSpec, u64)> {
-        let (at, host) = self.generator.next_before(SimTime::MAX)?;
+        let (at, host) = self.generator.next_before(self.window_end)?;
         let size_bytes = self.sizes.draw(&mut self.rng);
         let dst = self.destinations.pick(host, &mut self.rng);
         self.number += 1;
-        self.created.push((at, size_bytes));
         let spec = MessageSpec {
             src: host,
             dst,
@@ -385,12 +391,24 @@ impl Arrivals for OpenLoop<'_> {
         };
         Some((at, spec, self.number))
     }
+
+    fn injected(&mut self, at: SimTime, spec: &MessageSpec) {
+        let measured = at >= self.warmup && at < self.window_end;
+        let wire = self.meter.wire_bytes(spec.size_bytes);
+        self.meter.created(at, measured, wire);
+    }
+
+    fn completed(&mut self, sim: &Simulation, delivery: &Delivery) {
+        self.meter
+            .record(|src, dst, ports| sim.path(src, dst, ports), std::slice::from_ref(delivery));
+    }
 }
 
 /// Runs a split network (with no source queue limit) as [`run`]'s loop would, up to
-/// the last packet created before `window_end`, with the partitions on threads; feeds
-/// `meter` what that loop would have; returns the generator and the draws where the
-/// loop goes on.
+/// the last packet created before the measurement window's end (till then no packet is
+/// dropped and the loop cannot stop), with the partitions on threads, each measuring
+/// its own packets; gives `meter` the sum, and returns the generator and the draws
+/// where the loop goes on.
 fn split_until_the_window_ends(
     net: &mut MultiRail,
     generator: Generator,
@@ -400,39 +418,34 @@ fn split_until_the_window_ends(
     meter: &mut Meter,
     window_end: SimTime,
 ) -> (Generator, Rng) {
-    // The loop runs up to each packet's time, then injects it: the last one before
-    // the window's end is where it stands when it may first stop.
-    let mut probe = generator.clone();
-    let mut last = None;
-    while let Some((at, _)) = probe.next_before(window_end) {
-        last = Some(at);
-    }
-    let mut arrivals = OpenLoop {
+    let arrivals = OpenLoop {
         generator,
         rng,
         destinations,
         sizes: spec.sizes,
+        warmup: spec.warmup,
+        window_end,
         number: 0,
-        created: Vec::new(),
+        meter: meter.clone(),
     };
-    let Some(last) = last else {
+    if arrivals.peek().is_none() {
+        return (arrivals.generator, arrivals.rng);
+    }
+    let Some(copies) = net.run_open_loop(&arrivals) else {
         return (arrivals.generator, arrivals.rng);
     };
-    let mut deliveries = Vec::new();
-    net.run_open_loop(&mut arrivals, last, &mut deliveries);
-    // What the loop records: before each packet's creation, the deliveries up to then.
-    let mut delivered = deliveries.iter().peekable();
-    for &(at, size_bytes) in &arrivals.created {
-        while let Some(d) = delivered.next_if(|d| d.arrived <= at) {
-            meter.record(net, std::slice::from_ref(d));
-        }
-        let measured = at >= spec.warmup && at < window_end;
-        meter.created(at, measured, meter.wire_bytes(size_bytes));
+    let mut reached_start = false;
+    for copy in &copies {
+        meter.absorb(&copy.meter);
+        reached_start |= copy.meter.population_start.is_some();
     }
-    for d in delivered {
-        meter.record(net, std::slice::from_ref(d));
+    // The loop notes the population when time first reaches the window's start: every
+    // packet created and delivered before then, none after.
+    if reached_start {
+        meter.population_start = Some(meter.created_before_start - meter.delivered_before_start);
     }
-    (arrivals.generator, arrivals.rng)
+    let first = copies.into_iter().next().unwrap_or(arrivals);
+    (first.generator, first.rng)
 }
 
 fn check(spec: &TrafficSpec, link: &HostLink) -> Result<(), TrafficError> {
@@ -551,7 +564,7 @@ impl Generator {
 }
 
 /// Collects the statistics of a point as packets are created and arrive.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Meter {
     adapter: AdapterParams,
     flit_bytes: u32,
@@ -576,6 +589,10 @@ struct Meter {
     /// packets in the system at the window's start and end
     population_start: Option<i64>,
     population: i64,
+    /// packets created, and delivered, before the window's start (what the population
+    /// at the start is, when partitions measure apart)
+    created_before_start: i64,
+    delivered_before_start: i64,
 }
 
 impl Meter {
@@ -606,6 +623,8 @@ impl Meter {
             area_out: 0,
             population_start: None,
             population: 0,
+            created_before_start: 0,
+            delivered_before_start: 0,
         }
     }
 
@@ -634,6 +653,9 @@ impl Meter {
     fn created(&mut self, at: SimTime, measured: bool, wire: u64) {
         self.tick(at);
         self.population += 1;
+        if at < self.start {
+            self.created_before_start += 1;
+        }
         if at < self.window_end {
             self.area_in += u128::from((self.window_end - at.max(self.start)).as_ps());
         }
@@ -652,10 +674,14 @@ impl Meter {
         }
     }
 
-    fn record(&mut self, net: &MultiRail, deliveries: &[Delivery]) {
+    /// Records `deliveries`; `path` gives the ports from a source to a destination.
+    fn record(&mut self, path: impl Fn(HostId, HostId, &mut Vec<u32>) -> bool, deliveries: &[Delivery]) {
         for d in deliveries {
             self.tick(d.arrived);
             self.population -= 1;
+            if d.arrived < self.start {
+                self.delivered_before_start += 1;
+            }
             let in_window = d.arrived >= self.start && d.arrived < self.window_end;
             if d.arrived < self.window_end {
                 self.area_out += u128::from((self.window_end - d.arrived.max(self.start)).as_ps());
@@ -665,7 +691,7 @@ impl Meter {
             let fixed = self.hops.is_some();
             if fixed {
                 self.path.clear();
-                net.rails()[0].path(d.src, d.dst, &mut self.path);
+                path(d.src, d.dst, &mut self.path);
                 self.flit_hops += self.flits(d.size_bytes) * self.path.len() as u64;
                 if in_window {
                     for &port in &self.path {
@@ -687,6 +713,31 @@ impl Meter {
                 }
             }
         }
+    }
+
+    /// Adds what `other` counted (another partition's packets; the population at the
+    /// window's start is the caller's to set).
+    fn absorb(&mut self, other: &Meter) {
+        self.created += other.created;
+        self.created_bytes += other.created_bytes;
+        self.dropped += other.dropped;
+        self.delivered += other.delivered;
+        self.accepted_bytes += other.accepted_bytes;
+        self.arrivals_in_window += other.arrivals_in_window;
+        self.latency.merge(&other.latency);
+        self.network_latency.merge(&other.network_latency);
+        if let (Some(mine), Some(theirs)) = (&mut self.hops, &other.hops) {
+            mine.merge(theirs);
+        }
+        self.flit_hops += other.flit_hops;
+        for (mine, theirs) in self.port_bytes.iter_mut().zip(&other.port_bytes) {
+            *mine += theirs;
+        }
+        self.area_in += other.area_in;
+        self.area_out += other.area_out;
+        self.population += other.population;
+        self.created_before_start += other.created_before_start;
+        self.delivered_before_start += other.delivered_before_start;
     }
 
     /// Whether, at `now`, the window is over and every measured packet has arrived.
