@@ -21,6 +21,7 @@
 //! [`crate::switch::cioq`], the wormhole fabric in [`crate::switch::wormhole`].
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::adapter::{AdapterParams, Sender};
 use crate::engine::EventQueue;
@@ -631,7 +632,7 @@ pub(crate) struct Share {
     /// packets sent to other partitions, not yet handed over
     crossings: Vec<Crossing>,
     /// the messages this partition holds a record of, by number
-    by_number: HashMap<u64, MessageId>,
+    by_number: HashMap<u64, MessageId, BuildHasherDefault<NumberHasher>>,
     /// per message slot: its packets in this partition (cut and not yet gone, or
     /// arrived and not yet gone), and whether its last packet has left
     presence: Vec<(u32, bool)>,
@@ -653,6 +654,28 @@ impl Share {
         if let Some(p) = self.presence.get_mut(message.index()) {
             *p = (0, false);
         }
+    }
+}
+
+/// Hashes message numbers (trusted, consecutive integers) with one multiplication
+/// (Fibonacci hashing), which spreads them over every bit: the default hasher, built
+/// against keys chosen to collide, cost 2 % of a split run.
+#[derive(Debug, Default)]
+pub(crate) struct NumberHasher(u64);
+
+impl Hasher for NumberHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -1152,7 +1175,7 @@ impl<S: TraceSink> Simulation<S> {
             part,
             of_device,
             crossings: Vec::new(),
-            by_number: HashMap::new(),
+            by_number: HashMap::default(),
             presence: Vec::new(),
             released: Vec::new(),
         }));

@@ -516,11 +516,13 @@ impl Partitioned<NullSink> {
                             complete(part, &mut mine);
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
-                                mailboxes[c.to as usize].lock().unwrap_or_else(|e| e.into_inner()).push(c);
+                                mailboxes[c.to as usize]
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push(c);
                             }
                             barrier.wait();
-                            let arrived =
-                                std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
+                            let arrived = std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
                             for c in &arrived {
                                 part.sim.receive(c);
                             }

@@ -34,11 +34,11 @@ use std::collections::BinaryHeap;
 
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
+use crate::partition::engine::Arrivals;
 use crate::rng::Rng;
 use crate::simulation::{Delivery, InjectError, MessageSpec, Simulation};
 use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
-use crate::partition::engine::Arrivals;
 use crate::topology::multirail::MultiRail;
 
 pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError, PatternParam};
@@ -399,8 +399,10 @@ impl Arrivals for OpenLoop<'_> {
     }
 
     fn completed(&mut self, sim: &Simulation, delivery: &Delivery) {
-        self.meter
-            .record(|src, dst, ports| sim.path(src, dst, ports), std::slice::from_ref(delivery));
+        self.meter.record(
+            |src, dst, ports| sim.path(src, dst, ports),
+            std::slice::from_ref(delivery),
+        );
     }
 }
 
@@ -556,9 +558,12 @@ impl Generator {
         if at >= end {
             return None;
         }
-        self.next.pop();
         let following = self.gap(at);
-        self.next.push(Reverse((following, host)));
+        // The host's next creation takes its place at the top: one walk down the heap
+        // instead of a pop's and a push's.
+        if let Some(mut top) = self.next.peek_mut() {
+            *top = Reverse((following, host));
+        }
         Some((at, HostId(host)))
     }
 }

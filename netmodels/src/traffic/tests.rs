@@ -277,3 +277,103 @@ fn a_bernoulli_source_at_a_tiny_load_is_nearly_silent() {
         assert!(created <= 1, "load {load}: {created} packets");
     }
 }
+
+/// A network of `kind` switches on `topology`, whole or split into `partitions`, one
+/// rail or two (round-robin).
+fn split(
+    topology: crate::topology::Topology,
+    kind: SwitchKind,
+    partitions: u32,
+    rails: usize,
+) -> (MultiRail, HostLink) {
+    let adapter = AdapterParams {
+        payload_bytes: 256,
+        ..AdapterParams::default()
+    };
+    let link = LinkParams::default();
+    let builder = NetworkBuilder::new(topology)
+        .switch_params(SwitchParams {
+            kind,
+            ..SwitchParams::default()
+        })
+        .adapter_params(adapter);
+    let rails = (0..rails)
+        .map(|_| crate::partition::Partitioned::build(builder.clone(), partitions).expect("splits"))
+        .collect();
+    let net = MultiRail::of_rails(rails, crate::RailPolicy::RoundRobin).expect("valid");
+    let host = HostLink {
+        bandwidth: link.bandwidth,
+        adapter,
+        flit_bytes: 8,
+    };
+    (net, host)
+}
+
+#[test]
+fn split_networks_give_the_points_of_whole_ones() {
+    let tree = || Xgft::kary_ntree(4, 3).expect("valid").topology(LinkParams::default());
+    let torus = || {
+        crate::Torus::new(vec![4, 4, 4], true, 1)
+            .expect("valid")
+            .topology(LinkParams::default())
+    };
+    let cioq = SwitchKind::Cioq(crate::CioqParams {
+        speedup: 1,
+        virtual_output_queues: true,
+    });
+    let bimodal = Sizes::Bimodal {
+        small: 64,
+        large: 2000,
+        large_percent: 20,
+    };
+    // Below saturation, past it (a growing backlog), Poisson arrivals of several
+    // packets, a source queue limit (the sequential loop throughout: packets are
+    // dropped), and two rails (likewise).
+    let cases: Vec<(&str, crate::topology::Topology, SwitchKind, TrafficSpec, usize)> = vec![
+        ("tree, OQ, 0.3", tree(), SwitchKind::OutputQueued, spec(0.3, 256, 8), 1),
+        ("tree, CIOQ, 1.4", tree(), cioq, spec(1.4, 256, 8), 1),
+        (
+            "torus, OQ, Poisson, bimodal",
+            torus(),
+            SwitchKind::OutputQueued,
+            TrafficSpec {
+                process: Process::Poisson,
+                sizes: bimodal,
+                ..spec(0.5, 256, 8)
+            },
+            1,
+        ),
+        (
+            "torus, OQ, source queue",
+            torus(),
+            SwitchKind::OutputQueued,
+            TrafficSpec {
+                source_queue: Some(2),
+                ..spec(1.5, 256, 8)
+            },
+            1,
+        ),
+        (
+            "tree, two rails",
+            tree(),
+            SwitchKind::OutputQueued,
+            spec(0.6, 256, 8),
+            2,
+        ),
+    ];
+    for (name, topology, kind, s, rails) in cases {
+        let whole = {
+            let (mut net, link) = split(topology.clone(), kind, 1, rails);
+            run(&mut net, link, &s).expect("runs")
+        };
+        assert!(whole.delivered > 100, "{name}: {whole:?}");
+        for partitions in [2, 3, 4] {
+            let (mut net, link) = split(topology.clone(), kind, partitions, rails);
+            assert_eq!(
+                run(&mut net, link, &s).expect("runs"),
+                whole,
+                "{name}, {partitions} partitions"
+            );
+        }
+    }
+}
