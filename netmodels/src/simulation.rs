@@ -538,10 +538,13 @@ impl NetworkBuilder {
                     .collect();
                 // Packets move whole from one device to the next, their heads first.
                 let reach = reach(&topology, switch.routing_latency, 0);
+                let mut port_device = room_for(wiring.owner.len(), "ports")?;
+                port_device.extend(wiring.owner.iter().map(|o| wiring.device_index(o.device) as u32));
                 let switched = Switched {
                     crossbars,
                     switch,
                     adapters,
+                    port_device,
                     wiring,
                     routes,
                     ports,
@@ -607,6 +610,8 @@ pub(crate) struct Switched {
     /// every host's adapter
     pub(crate) adapters: Vec<AdapterParams>,
     pub(crate) wiring: Wiring,
+    /// the device (its index: hosts, then switches) of every port
+    pub(crate) port_device: Vec<u32>,
     pub(crate) routes: RouteTable,
     pub(crate) ports: Vec<OutPort>,
     pub(crate) senders: Vec<Sender>,
@@ -1154,6 +1159,10 @@ impl<S: TraceSink> Simulation<S> {
             self.messages.release(message.0);
             self.delivered += 1;
         }
+    }
+
+    /// Releases the records of the messages whose last packet left this partition.
+    fn release_gone(&mut self) {
         if let Fabric::Switched(net) = &mut self.fabric
             && let Some(share) = &mut net.share
         {
@@ -1243,6 +1252,7 @@ impl<S: TraceSink> Simulation<S> {
             *max_key = (*max_key).max(self.queue.last_key());
             self.handle(now, event, &mut one);
             deliveries.extend(one.drain(..).map(|d| (*max_key, d)));
+            self.release_gone();
         }
     }
 }
@@ -1380,7 +1390,21 @@ impl Switched {
     /// If `peer` is in another partition, sends it `packet` with its next `event` at
     /// `at` and returns true: the packet and, once its last packet has gone and its
     /// destination is elsewhere, its message leave this partition.
+    #[inline(always)]
     pub(crate) fn cross<S>(
+        &mut self,
+        peer: Device,
+        at: SimTime,
+        packet: PacketId,
+        event: CrossingEvent,
+        step: &mut Step<'_, S>,
+    ) -> bool {
+        // A whole network (the common case) sends nothing across.
+        self.share.is_some() && self.cross_to_share(peer, at, packet, event, step)
+    }
+
+    #[cold]
+    fn cross_to_share<S>(
         &mut self,
         peer: Device,
         at: SimTime,
@@ -1419,15 +1443,14 @@ impl Switched {
 
     /// The index (hosts first, then switches) of the device that handles `event`: the
     /// origin of the events it schedules.
+    #[inline(always)]
     fn device_of(&self, event: Event, messages: &[Message]) -> usize {
-        let hosts = self.adapters.len();
         match event {
+            Event::Routed { port, .. } | Event::PortFree { port } => self.port_device[port.index()] as usize,
+            // The port it arrives at is its destination's.
+            Event::TailArrives { packet } => self.port_device[self.packets[packet.index()].in_port as usize] as usize,
             Event::Inject { message } => messages[message.index()].spec.src.index(),
-            Event::Routed { port, .. } | Event::PortFree { port } => {
-                self.wiring.device_index(self.ports[port.index()].owner.device)
-            }
-            Event::TailArrives { packet } => messages[self.packets[packet.index()].message.index()].spec.dst.index(),
-            Event::Match { switch } | Event::CrossbarDone { switch, .. } => hosts + switch.index(),
+            Event::Match { switch } | Event::CrossbarDone { switch, .. } => self.adapters.len() + switch.index(),
             Event::Delivered { message } => messages[message.index()].spec.dst.index(),
             Event::Worm(_) => 0,
         }
