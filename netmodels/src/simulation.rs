@@ -1400,18 +1400,19 @@ impl Switched {
         step: &mut Step<'_, S>,
     ) -> bool {
         // A whole network (the common case) sends nothing across.
-        self.share.is_some() && self.cross_to_share(peer, at, packet, event, step)
+        self.share.is_some() && self.cross_to_share(peer, packet, (at, event), step)
     }
 
+    /// [`Self::cross`] for a partition: `next` is the packet's next event and its time.
     #[cold]
     fn cross_to_share<S>(
         &mut self,
         peer: Device,
-        at: SimTime,
         packet: PacketId,
-        event: CrossingEvent,
+        next: (SimTime, CrossingEvent),
         step: &mut Step<'_, S>,
     ) -> bool {
+        let (at, event) = next;
         let Some(share) = &mut self.share else {
             return false;
         };
