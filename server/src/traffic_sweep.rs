@@ -149,6 +149,45 @@ pub struct Point {
     pub build_seconds: f64,
     /// wall time to simulate the point [s] (not deterministic)
     pub wall_seconds: f64,
+    /// how the partitions ran, when the network was split (not in the JSON: the
+    /// results do not depend on the partitions)
+    #[serde(skip)]
+    pub partitions: Option<PartitionStats>,
+}
+
+/// How a split network's partitions ran, every rail together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionStats {
+    /// partitions of each rail
+    pub partitions: u32,
+    /// the window's length
+    pub lookahead: SimTime,
+    /// windows run
+    pub windows: u64,
+    /// packets that crossed from one partition to another
+    pub crossings: u64,
+    /// events each partition handled
+    pub events: Vec<u64>,
+}
+
+impl PartitionStats {
+    /// Those of `net`, if its rails are split.
+    fn of(net: &vesper_netmodels::MultiRail) -> Option<PartitionStats> {
+        let first = net.rails().first().filter(|r| r.partitions() > 1)?;
+        let mut events = vec![0; first.partitions() as usize];
+        for rail in net.rails() {
+            for (sum, e) in events.iter_mut().zip(rail.events_by_partition()) {
+                *sum += e;
+            }
+        }
+        Some(PartitionStats {
+            partitions: first.partitions(),
+            lookahead: net.rails().iter().map(|r| r.lookahead()).min().unwrap_or(SimTime::MAX),
+            windows: net.rails().iter().map(|r| r.windows()).sum(),
+            crossings: net.rails().iter().map(|r| r.crossings()).sum(),
+            events,
+        })
+    }
 }
 
 /// The points of one configuration, by increasing load.
@@ -213,6 +252,7 @@ pub fn point(
         events: r.events,
         build_seconds,
         wall_seconds: started.elapsed().as_secs_f64(),
+        partitions: PartitionStats::of(&net),
     })
 }
 

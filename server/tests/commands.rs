@@ -1561,6 +1561,30 @@ fn partitions_change_nothing_but_the_wall_clock() {
         };
         assert_eq!(curves("3"), curves("1"), "{network:?}");
     }
+    // How the partitions ran goes to the notes, not into the results.
+    let out = vesper(&[
+        "traffic",
+        "--load",
+        "0.4",
+        "--measure",
+        "200",
+        "--preset",
+        "kary-ntree",
+        "--partitions",
+        "3",
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("preset kary-ntree, load 0.4: 3 partitions, windows of 125.000 ns: "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("crossing packets a window; events by partition "),
+        "{}",
+        out.stderr
+    );
     let run = |partitions: &str| {
         let out = vesper(&[
             "run",

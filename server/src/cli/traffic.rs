@@ -255,6 +255,27 @@ pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow:
         args.past_saturation.unwrap_or(1),
         args.cycles,
     )?;
+    for curve in &curves {
+        for point in &curve.points {
+            let Some(p) = &point.partitions else { continue };
+            let per_window = |n: u64| n as f64 / p.windows.max(1) as f64;
+            let events: Vec<String> = p.events.iter().map(u64::to_string).collect();
+            note!(
+                notes,
+                "{}, load {}: {} partitions, windows of {}: {} windows ({:.0} a wall second), {:.0} events and {:.0} \
+                 crossing packets a window; events by partition {}",
+                curve.label,
+                point.offered_load,
+                p.partitions,
+                p.lookahead,
+                p.windows,
+                p.windows as f64 / point.wall_seconds.max(1e-9),
+                per_window(point.events),
+                per_window(p.crossings),
+                events.join(", ")
+            );
+        }
+    }
     if let Some(path) = &args.svg {
         std::fs::write(path, traffic_sweep::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;
