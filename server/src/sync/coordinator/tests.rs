@@ -611,6 +611,9 @@ fn batched_replies_tell_what_the_model_has_fixed_with_the_first_answer() {
     // Answered at its STOP, with both completions told ahead: each packet is on its
     // last cable, so nothing can change its arrival.
     assert_eq!(completion_times(&got[0].1), vec![4246.0, 8342.0]);
+    // Told: no longer in flight for the client, which may finish now without a warning
+    // of messages still in flight.
+    assert_eq!(c.clients.get(&0).map(|client| client.in_flight), Some(0));
     // Told once: nothing more to say when the model reaches them.
     batch(&mut c, 0, vec![], 1e9);
     assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
