@@ -1175,10 +1175,11 @@ impl<S: TraceSink> Simulation<S> {
     /// Makes this simulation partition `part` of a network split as `of_device` says
     /// (the part of every device: hosts, then switches): it then only handles the
     /// events of its own devices, and what it sends to another partition's goes to
-    /// [`Self::take_crossings`]. Only packet switches can be split (`false` otherwise).
-    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) -> bool {
+    /// [`Self::take_crossings`]. Only packet switches can be split ([`Self::can_be_split`]);
+    /// other fabrics are left whole.
+    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
         let Fabric::Switched(net) = &mut self.fabric else {
-            return false;
+            return;
         };
         net.share = Some(Box::new(Share {
             part,
@@ -1188,7 +1189,6 @@ impl<S: TraceSink> Simulation<S> {
             presence: Vec::new(),
             released: Vec::new(),
         }));
-        true
     }
 
     /// Whether the network can be split into partitions ([`Self::share`]): packet

@@ -171,27 +171,13 @@ struct Outcome {
 /// simulation), each message injected after a run up to its time (`stepwise`) or every
 /// one before a single run.
 fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
+    let mut sim = match parts {
+        // The plain simulation itself: one partition's engine calls nothing else.
+        0 => Partitioned::whole(builder.clone().build().expect("valid")),
+        _ => Partitioned::build(builder.clone(), parts).expect("splits"),
+    };
     let mut deliveries = Vec::new();
     let mut counts = Vec::new();
-    if parts == 0 {
-        let mut sim = builder.clone().build().expect("valid");
-        for &(at, spec) in messages {
-            if stepwise {
-                sim.run_until(at, &mut deliveries);
-            }
-            sim.inject(at, spec).expect("valid");
-            counts.push(sim.events_processed());
-        }
-        sim.run_until(SimTime::MAX, &mut deliveries);
-        assert_eq!(sim.in_flight(), 0);
-        return Outcome {
-            deliveries,
-            events: sim.events_processed(),
-            now: sim.now(),
-            counts,
-        };
-    }
-    let mut sim = Partitioned::build(builder.clone(), parts).expect("splits");
     for &(at, spec) in messages {
         if stepwise {
             sim.run_until(at, &mut deliveries);

@@ -375,33 +375,41 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Windows up to `limit`, one thread per partition.
     fn run_windows_on_threads(&mut self, limit: SimTime) {
+        let drivers = (0..self.parts.len()).map(|_| Until { limit }).collect();
+        self.on_threads(drivers);
+    }
+
+    /// Runs windows on one thread per partition, each partition's `drivers` entry
+    /// saying what it has to do and when (see [`Window`]), until no partition has
+    /// anything; returns the drivers.
+    fn on_threads<W: Window<S>>(&mut self, drivers: Vec<W>) -> Vec<W> {
         let n = self.parts.len();
         let lookahead = self.lookahead;
         let barrier = Barrier::new(n);
         let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
         let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
-        let (windows, crossings) = std::thread::scope(|scope| {
+        let outcomes: Vec<(u64, u64, W)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .parts
                 .iter_mut()
+                .zip(drivers)
                 .enumerate()
-                .map(|(me, part)| {
+                .map(|(me, (part, mut driver))| {
                     let (barrier, next, mailboxes) = (&barrier, &next, &mailboxes);
                     scope.spawn(move || {
-                        let mut windows = 0u64;
-                        let mut crossings = 0u64;
+                        let (mut windows, mut crossings) = (0u64, 0u64);
                         loop {
-                            let mine = part.sim.next_event_time().map_or(u64::MAX, SimTime::as_ps);
-                            next[me].store(mine, Ordering::Relaxed);
+                            let first = driver.next(part);
+                            next[me].store(first.map_or(u64::MAX, SimTime::as_ps), Ordering::Relaxed);
                             barrier.wait();
                             let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
-                            if t0 == u64::MAX || SimTime::from_ps(t0) > limit {
+                            if t0 == u64::MAX {
                                 break;
                             }
-                            let end = SimTime::from_ps(t0)
-                                .saturating_add(lookahead - SimTime::from_ps(1))
-                                .min(limit);
+                            let end = SimTime::from_ps(t0).saturating_add(lookahead - SimTime::from_ps(1));
+                            let end = driver.open(part, end);
                             part.run(end);
+                            driver.close(part);
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
                                 mailboxes[c.to as usize]
@@ -416,20 +424,45 @@ impl<S: TraceSink + Send> Partitioned<S> {
                             }
                             windows += 1;
                         }
-                        (windows, crossings)
+                        (windows, crossings, driver)
                     })
                 })
                 .collect();
-            // Every thread ran the same windows.
-            let mut totals = (0, 0);
-            for h in handles {
-                let (w, c) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                totals = (w, totals.1 + c);
-            }
-            totals
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
         });
-        self.windows += windows;
-        self.crossings += crossings;
+        // Every thread ran the same windows.
+        self.windows += outcomes.first().map_or(0, |o| o.0);
+        self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
+        outcomes.into_iter().map(|o| o.2).collect()
+    }
+}
+
+/// What one partition's thread does in [`Partitioned::on_threads`]'s windows.
+trait Window<S: TraceSink>: Send {
+    /// The earliest time this partition has something to do at; `None`: nothing more.
+    fn next(&self, part: &Part<S>) -> Option<SimTime>;
+    /// The work before a window that may run up to `end`; returns the end it runs to.
+    fn open(&mut self, part: &mut Part<S>, end: SimTime) -> SimTime;
+    /// The work after the window's events.
+    fn close(&mut self, _part: &mut Part<S>) {}
+}
+
+/// [`Partitioned::run_until`]'s windows: the events up to `limit`, the deliveries kept
+/// in the partitions.
+struct Until {
+    limit: SimTime,
+}
+
+impl<S: TraceSink> Window<S> for Until {
+    fn next(&self, part: &Part<S>) -> Option<SimTime> {
+        part.sim.next_event_time().filter(|&t| t <= self.limit)
+    }
+
+    fn open(&mut self, _part: &mut Part<S>, end: SimTime) -> SimTime {
+        end.min(self.limit)
     }
 }
 
@@ -457,99 +490,80 @@ impl Partitioned<NullSink> {
     /// message after the last), having seen its own injections and completions, and the
     /// number of messages delivered.
     pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &A) -> (Vec<A>, u64) {
-        let n = self.parts.len();
-        let lookahead = self.lookahead;
         let of_host: Vec<u32> = match &self.partitioning {
             Some(p) => p.host_parts().to_vec(),
             None => vec![0; self.hosts() as usize],
         };
-        let barrier = Barrier::new(n);
-        let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-        let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
-        let outcomes: Vec<(u64, u64, u64, u64, A)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .parts
-                .iter_mut()
-                .enumerate()
-                .map(|(me, part)| {
-                    let (barrier, next, mailboxes, of_host) = (&barrier, &next, &mailboxes, &of_host);
-                    let mut mine = arrivals.clone();
-                    scope.spawn(move || {
-                        let (mut windows, mut crossings, mut taken, mut delivered) = (0u64, 0u64, 0u64, 0u64);
-                        // The last message's time, once there is no other: the end.
-                        let mut last = None;
-                        let mut bound = SimTime::MAX;
-                        let mut complete = |part: &mut Part<NullSink>, mine: &mut A| {
-                            delivered += part.delivered.len() as u64;
-                            for (_, d) in part.delivered.drain(..) {
-                                mine.completed(&part.sim, &d);
-                            }
-                        };
-                        loop {
-                            let event = part.sim.next_event_time().filter(|&t| t <= bound);
-                            let arrival = mine.peek();
-                            let first = event.into_iter().chain(arrival).min();
-                            next[me].store(first.map_or(u64::MAX, SimTime::as_ps), Ordering::Relaxed);
-                            barrier.wait();
-                            let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
-                            if t0 == u64::MAX {
-                                break;
-                            }
-                            let mut end = SimTime::from_ps(t0)
-                                .saturating_add(lookahead - SimTime::from_ps(1))
-                                .min(bound);
-                            while mine.peek().is_some_and(|at| at <= end) {
-                                let Some((at, spec, number)) = mine.take() else { break };
-                                taken += 1;
-                                last = Some(at);
-                                if of_host.get(spec.src.index()).is_some_and(|&p| p as usize == me) {
-                                    part.run(at);
-                                    part.sim.enter(at, spec, number);
-                                    mine.injected(at, &spec);
-                                }
-                            }
-                            if mine.peek().is_none() {
-                                bound = last.unwrap_or(SimTime::ZERO);
-                                end = end.min(bound);
-                            }
-                            part.run(end);
-                            complete(part, &mut mine);
-                            crossings += part.sent.len() as u64;
-                            for c in part.sent.drain(..) {
-                                mailboxes[c.to as usize]
-                                    .lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                                    .push(c);
-                            }
-                            barrier.wait();
-                            let arrived = std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
-                            for c in &arrived {
-                                part.sim.receive(c);
-                            }
-                            windows += 1;
-                        }
-                        (windows, crossings, taken, delivered, mine)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        // Every partition walked the same windows and messages.
-        if let Some(&(windows, _, taken, _, _)) = outcomes.first() {
-            self.windows += windows;
-            self.injected += taken;
-        }
-        self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
-        let delivered = outcomes.iter().map(|o| o.3).sum();
-        (outcomes.into_iter().map(|o| o.4).collect(), delivered)
+        let drivers = (0..self.parts.len() as u32)
+            .map(|me| OpenLoop {
+                arrivals: arrivals.clone(),
+                me,
+                of_host: &of_host,
+                last: None,
+                bound: SimTime::MAX,
+                taken: 0,
+                delivered: 0,
+            })
+            .collect();
+        let drivers = self.on_threads(drivers);
+        // Every partition walked the same messages.
+        self.injected += drivers.first().map_or(0, |d| d.taken);
+        let delivered = drivers.iter().map(|d| d.delivered).sum();
+        (drivers.into_iter().map(|d| d.arrivals).collect(), delivered)
     }
 
     /// Messages injected so far into the whole network.
     pub fn injected(&self) -> u64 {
         self.injected
+    }
+}
+
+/// [`Partitioned::run_open_loop`]'s windows, for partition `me`: before each, the
+/// messages up to its end, this partition's injected in their turn; after it, the
+/// deliveries handed to the driver.
+struct OpenLoop<'a, A> {
+    arrivals: A,
+    me: u32,
+    of_host: &'a [u32],
+    /// the last message's time so far
+    last: Option<SimTime>,
+    /// the end: the last message's time, once there is no other
+    bound: SimTime,
+    taken: u64,
+    delivered: u64,
+}
+
+impl<A: Arrivals> Window<NullSink> for OpenLoop<'_, A> {
+    fn next(&self, part: &Part<NullSink>) -> Option<SimTime> {
+        let event = part.sim.next_event_time().filter(|&t| t <= self.bound);
+        event.into_iter().chain(self.arrivals.peek()).min()
+    }
+
+    fn open(&mut self, part: &mut Part<NullSink>, end: SimTime) -> SimTime {
+        let end = end.min(self.bound);
+        while self.arrivals.peek().is_some_and(|at| at <= end) {
+            let Some((at, spec, number)) = self.arrivals.take() else {
+                break;
+            };
+            self.taken += 1;
+            self.last = Some(at);
+            if self.of_host.get(spec.src.index()) == Some(&self.me) {
+                part.run(at);
+                part.sim.enter(at, spec, number);
+                self.arrivals.injected(at, &spec);
+            }
+        }
+        if self.arrivals.peek().is_none() {
+            self.bound = self.last.unwrap_or(SimTime::ZERO);
+        }
+        end.min(self.bound)
+    }
+
+    fn close(&mut self, part: &mut Part<NullSink>) {
+        self.delivered += part.delivered.len() as u64;
+        for (_, d) in part.delivered.drain(..) {
+            self.arrivals.completed(&part.sim, &d);
+        }
     }
 }
 

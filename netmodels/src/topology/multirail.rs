@@ -198,21 +198,7 @@ impl<S: TraceSink + Send> MultiRail<S> {
     /// The deliveries no message injected at `since` or later can change, on any rail
     /// ([`Simulation::final_deliveries`]); a striped message once every part is.
     pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
-        if self.policy != RailPolicy::Striped {
-            // In the order `run_until` merges the rails' deliveries.
-            let mut merged: Vec<(SimTime, usize, Delivery)> = Vec::new();
-            let mut rail_known = Vec::new();
-            for (index, rail) in self.rails.iter().enumerate() {
-                rail_known.clear();
-                rail.final_deliveries(since, &mut rail_known);
-                merged.extend(rail_known.iter().map(|d| (d.arrived, index, *d)));
-            }
-            merged.sort_by_key(|&(arrived, rail, _)| (arrived, rail));
-            out.extend(merged.into_iter().map(|(_, _, d)| d));
-            return;
-        }
-        // The parts in the order `run_until` merges them; a message is known when its
-        // last part is.
+        // The rails' deliveries in the order `run_until` merges them.
         let mut parts: Vec<(SimTime, usize, Delivery)> = Vec::new();
         let mut rail_known = Vec::new();
         for (index, rail) in self.rails.iter().enumerate() {
@@ -221,6 +207,11 @@ impl<S: TraceSink + Send> MultiRail<S> {
             parts.extend(rail_known.iter().map(|d| (d.arrived, index, *d)));
         }
         parts.sort_by_key(|&(arrived, rail, _)| (arrived, rail));
+        if self.policy != RailPolicy::Striped {
+            out.extend(parts.into_iter().map(|(_, _, d)| d));
+            return;
+        }
+        // Striped: a message is known when its last part is.
         let mut left: std::collections::BTreeMap<u32, (u32, SimTime)> = std::collections::BTreeMap::new();
         for (_, _, part) in parts {
             let index = part.cookie as u32;
