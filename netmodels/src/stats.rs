@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::partition::ranks::{Words, put_u32, put_u64, put_u128};
+
 /// Values below `2^SUB_BITS` are counted exactly; above, each power of two is split
 /// into `2^SUB_BITS` buckets, so a reported percentile is within 1/128 (0.8 %) of the
 /// true value. Memory is fixed (about 60 KB) whatever the number of samples.
@@ -92,6 +94,38 @@ impl Histogram {
         self.max = self.max.max(other.max);
     }
 
+    /// Appends the histogram to `out` as words (its nonzero buckets only), for another
+    /// rank of the same simulation to read back with [`Histogram::from_words`].
+    pub fn put_words(&self, out: &mut Vec<u8>) {
+        let nonzero = self.counts.iter().filter(|&&c| c != 0).count();
+        put_u64(out, nonzero as u64);
+        for (bucket, &c) in self.counts.iter().enumerate().filter(|(_, c)| **c != 0) {
+            put_u32(out, bucket as u32);
+            put_u64(out, c);
+        }
+        put_u64(out, self.count);
+        put_u128(out, self.sum);
+        put_u64(out, self.min);
+        put_u64(out, self.max);
+    }
+
+    /// The histogram [`Histogram::put_words`] wrote.
+    pub fn from_words(words: &mut Words<'_>) -> Histogram {
+        let mut h = Histogram::new();
+        for _ in 0..words.u64() {
+            let bucket = words.u32() as usize;
+            let c = words.u64();
+            if let Some(slot) = h.counts.get_mut(bucket) {
+                *slot = c;
+            }
+        }
+        h.count = words.u64();
+        h.sum = words.u128();
+        h.min = words.u64();
+        h.max = words.u64();
+        h
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.count
@@ -154,6 +188,27 @@ mod tests {
         let s = h.summary().expect("samples");
         assert_eq!((s.count, s.min, s.p50, s.p99, s.max), (100, 1, 50, 99, 100));
         assert!((s.mean - 50.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn histograms_travel_whole() {
+        let mut h = Histogram::new();
+        for v in [0, 3, 3, 999, 1 << 40, u64::MAX] {
+            h.record(v);
+        }
+        let mut bytes = Vec::new();
+        h.put_words(&mut bytes);
+        Histogram::new().put_words(&mut bytes);
+        let mut words = Words::new(&bytes);
+        let back = Histogram::from_words(&mut words);
+        assert_eq!(
+            (back.counts.clone(), back.count, back.sum),
+            (h.counts.clone(), h.count, h.sum)
+        );
+        assert_eq!(back.summary(), h.summary());
+        let empty = Histogram::from_words(&mut words);
+        assert_eq!((empty.count, empty.min, empty.max), (0, u64::MAX, 0));
+        assert!(words.is_empty());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! oneself, injections one at a time between short runs (one window at a time) and all
 //! at once before long ones (windows on threads).
 
-use vesper_netmodels::partition::{PartitionError, Partitioned, SplitError};
+use std::sync::Arc;
+
+use vesper_netmodels::partition::{PartitionError, Partitioned, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
@@ -171,11 +173,39 @@ struct Outcome {
 /// simulation), each message injected after a run up to its time (`stepwise`) or every
 /// one before a single run.
 fn replay(builder: &NetworkBuilder, parts: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
-    let mut sim = match parts {
+    let sim = match parts {
         // The plain simulation itself: one partition's engine calls nothing else.
         0 => Partitioned::whole(builder.clone().build().expect("valid")),
         _ => Partitioned::build(builder.clone(), parts).expect("splits"),
     };
+    replay_on(sim, messages, stepwise)
+}
+
+/// What [`replay`] gives with one partition per rank, the ranks threads of this
+/// process (the code path of MPI ranks, on an in-process transport): every rank's
+/// outcome.
+fn replay_on_ranks(
+    builder: &NetworkBuilder,
+    ranks: u32,
+    messages: &[(SimTime, MessageSpec)],
+    stepwise: bool,
+) -> Vec<Outcome> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ThreadRanks::group(ranks)
+            .into_iter()
+            .map(|rank| {
+                scope.spawn(move || {
+                    let sim = Partitioned::build_on_ranks(builder.clone(), Arc::new(rank)).expect("splits");
+                    replay_on(sim, messages, stepwise)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    })
+}
+
+fn replay_on(mut sim: Partitioned, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
+    let parts = sim.partitions();
     let mut deliveries = Vec::new();
     let mut counts = Vec::new();
     for &(at, spec) in messages {
@@ -227,6 +257,30 @@ fn any_number_of_partitions_gives_what_one_queue_gives() {
                             first.map(|i| expected.deliveries[i]),
                         );
                     }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ranks_give_what_one_queue_gives() {
+    for (name, builder) in networks() {
+        let messages = workload(builder.hosts(), 120, 2);
+        for stepwise in [true, false] {
+            let expected = replay(&builder, 0, &messages, stepwise);
+            for ranks in 2..=4 {
+                for (rank, got) in replay_on_ranks(&builder, ranks, &messages, stepwise).iter().enumerate() {
+                    assert!(
+                        *got == expected,
+                        "{name}, stepwise {stepwise}: rank {rank} of {ranks} differs from one queue: events {} against {}, clock {} against {}, {} deliveries against {}",
+                        got.events,
+                        expected.events,
+                        got.now,
+                        expected.now,
+                        got.deliveries.len(),
+                        expected.deliveries.len()
+                    );
                 }
             }
         }

@@ -45,8 +45,9 @@
 //! random share one generator between every host's messages.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 
+use super::ranks::{self, Ranks, Reduce, Words};
 use super::{PartitionError, Partitioning, lookahead, partition};
 use crate::ids::HostId;
 use crate::link::LinkParams;
@@ -106,8 +107,13 @@ pub struct Partitioned<S: TraceSink = NullSink> {
     injected: u64,
     /// windows run so far
     windows: u64,
-    /// packets that crossed a cut cable so far
+    /// packets that crossed a cut cable so far (on ranks: this rank's)
     crossings: u64,
+    /// bytes this rank sent to others so far (on ranks)
+    bytes_sent: u64,
+    /// the other partitions' processes, when each partition is a process (see
+    /// [`super::ranks`]); `parts` then holds this rank's partition only
+    ranks: Option<Arc<dyn Ranks>>,
 }
 
 /// One partition.
@@ -125,6 +131,57 @@ struct Part<S: TraceSink> {
 impl Partitioned<NullSink> {
     /// Builds the network of `builder` split into `parts` partitions.
     pub fn build(builder: NetworkBuilder, parts: u32) -> Result<Partitioned, SplitError> {
+        let (one, split) = match Split::prepare(&builder, parts)? {
+            Prepared::Whole(sim) => return Ok(Partitioned::whole(sim)),
+            Prepared::Split(one, split) => (one, split),
+        };
+        let mut sims = vec![one];
+        for _ in 1..parts {
+            sims.push(builder.clone().build()?);
+        }
+        let parts = sims
+            .into_iter()
+            .enumerate()
+            .map(|(part, mut sim)| {
+                sim.share(part as u32, split.of_device.clone());
+                Part::new(sim)
+            })
+            .collect();
+        Ok(split.into_partitioned(parts, None))
+    }
+
+    /// Builds this rank's partition of the network of `builder` split into one
+    /// partition per rank of `ranks` (see [`super::ranks`]): every rank calls it, with
+    /// the same `builder`, and gets the same error if any.
+    pub fn build_on_ranks(builder: NetworkBuilder, ranks: Arc<dyn Ranks>) -> Result<Partitioned, SplitError> {
+        let (mut one, split) = match Split::prepare(&builder, ranks.size())? {
+            Prepared::Whole(sim) => return Ok(Partitioned::whole(sim)),
+            Prepared::Split(one, split) => (one, split),
+        };
+        one.share(ranks.rank(), split.of_device.clone());
+        Ok(split.into_partitioned(vec![Part::new(one)], Some(ranks)))
+    }
+}
+
+/// What [`Split::prepare`] makes of a network and a number of partitions.
+enum Prepared {
+    /// one partition: the network, whole
+    Whole(Simulation),
+    /// the first partition's simulation (not shared yet), and how to split
+    Split(Simulation, Split),
+}
+
+/// How a network is split: what every partition shares.
+struct Split {
+    partitioning: Partitioning,
+    lookahead: SimTime,
+    /// the partition of every device, hosts first
+    of_device: Vec<u32>,
+}
+
+impl Split {
+    /// Checks that `builder`'s network can be split into `parts` and partitions it.
+    fn prepare(builder: &NetworkBuilder, parts: u32) -> Result<Prepared, SplitError> {
         if parts == 0 {
             return Err(PartitionError::Zero.into());
         }
@@ -132,7 +189,7 @@ impl Partitioned<NullSink> {
         let routing_latency = builder.routing_latency();
         let one = builder.clone().build()?;
         if parts == 1 {
-            return Ok(Partitioned::whole(one));
+            return Ok(Prepared::Whole(one));
         }
         let Some(topology) = topology else {
             return Err(PartitionError::MoreThanSwitches { parts, switches: 0 }.into());
@@ -157,26 +214,27 @@ impl Partitioned<NullSink> {
             .chain(partitioning.switch_parts())
             .copied()
             .collect();
-        let mut sims = vec![one];
-        for _ in 1..parts {
-            sims.push(builder.clone().build()?);
-        }
-        let parts = sims
-            .into_iter()
-            .enumerate()
-            .map(|(part, mut sim)| {
-                sim.share(part as u32, of_device.clone());
-                Part::new(sim)
-            })
-            .collect();
-        Ok(Partitioned {
+        Ok(Prepared::Split(
+            one,
+            Split {
+                partitioning,
+                lookahead,
+                of_device,
+            },
+        ))
+    }
+
+    fn into_partitioned(self, parts: Vec<Part<NullSink>>, ranks: Option<Arc<dyn Ranks>>) -> Partitioned {
+        Partitioned {
             parts,
-            partitioning: Some(partitioning),
-            lookahead,
+            partitioning: Some(self.partitioning),
+            lookahead: self.lookahead,
             injected: 0,
             windows: 0,
             crossings: 0,
-        })
+            bytes_sent: 0,
+            ranks,
+        }
     }
 }
 
@@ -190,6 +248,8 @@ impl<S: TraceSink + Send> Partitioned<S> {
             injected: 0,
             windows: 0,
             crossings: 0,
+            bytes_sent: 0,
+            ranks: None,
         }
     }
 
@@ -228,7 +288,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// change, in delivery order (see [`Simulation::final_deliveries`]): every
     /// partition's, in the order of their keys.
     pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
-        if self.parts.len() == 1 {
+        if self.partitions() == 1 {
             self.first().final_deliveries(since, out);
             return;
         }
@@ -236,13 +296,50 @@ impl<S: TraceSink + Send> Partitioned<S> {
         for p in &self.parts {
             p.sim.final_deliveries_keyed(&mut keyed);
         }
+        let mut keyed = self.gather_tagged(keyed);
         keyed.sort_by_key(|&(key, _)| key);
         out.extend(keyed.into_iter().map(|(_, d)| d));
     }
 
+    /// On ranks, every rank's `tagged` deliveries (`tagged` itself otherwise).
+    fn gather_tagged(&self, tagged: Vec<(u128, Delivery)>) -> Vec<(u128, Delivery)> {
+        let Some(ranks) = &self.ranks else {
+            return tagged;
+        };
+        let mut bytes = Vec::new();
+        for (tag, d) in &tagged {
+            ranks::put_delivery(&mut bytes, *tag, d);
+        }
+        let mut all = Vec::new();
+        for theirs in ranks.all_gather(&bytes) {
+            let mut words = Words::new(&theirs);
+            while !words.is_empty() {
+                all.push(ranks::delivery(&mut words));
+            }
+        }
+        all
+    }
+
+    /// On ranks, `values` combined over every rank (`values` themselves otherwise).
+    fn reduce<const N: usize>(&self, mut values: [u64; N], op: Reduce) -> [u64; N] {
+        if let Some(ranks) = &self.ranks {
+            ranks.all_reduce(&mut values, op);
+        }
+        values
+    }
+
     /// Number of partitions.
     pub fn partitions(&self) -> u32 {
-        self.parts.len() as u32
+        match &self.ranks {
+            Some(ranks) => ranks.size(),
+            None => self.parts.len() as u32,
+        }
+    }
+
+    /// The ranks the partitions run on, each a process with one partition (`None`: the
+    /// partitions are all in this process).
+    pub fn ranks(&self) -> Option<&Arc<dyn Ranks>> {
+        self.ranks.as_ref()
     }
 
     /// How the network is split (`None`: it is not).
@@ -261,9 +358,16 @@ impl<S: TraceSink + Send> Partitioned<S> {
         self.windows
     }
 
-    /// Packets that crossed a cut cable so far.
+    /// Packets that crossed a cut cable so far (on ranks a collective call: every
+    /// rank's).
     pub fn crossings(&self) -> u64 {
-        self.crossings
+        self.reduce([self.crossings], Reduce::Sum)[0]
+    }
+
+    /// Bytes the ranks sent each other so far, packets and deliveries (on ranks a
+    /// collective call; 0 for partitions on threads, which share memory).
+    pub fn bytes_exchanged(&self) -> u64 {
+        self.reduce([self.bytes_sent], Reduce::Sum)[0]
     }
 
     /// Number of hosts.
@@ -272,23 +376,36 @@ impl<S: TraceSink + Send> Partitioned<S> {
     }
 
     /// The simulation clock: the time of the last event processed anywhere.
+    ///
+    /// On ranks, this and the other queries of the whole network below are collective
+    /// calls (see [`super::ranks`]).
     pub fn now(&self) -> SimTime {
-        self.parts.iter().map(|p| p.sim.now()).max().unwrap_or(SimTime::ZERO)
+        let now = self.parts.iter().map(|p| p.sim.now()).max().unwrap_or(SimTime::ZERO);
+        SimTime::from_ps(self.reduce([now.as_ps()], Reduce::Max)[0])
     }
 
     /// Time of the next pending event of any partition.
     pub fn next_event_time(&self) -> Option<SimTime> {
-        self.parts.iter().filter_map(|p| p.sim.next_event_time()).min()
+        let next = self.parts.iter().filter_map(|p| p.sim.next_event_time()).min();
+        let [next] = self.reduce([next.map_or(u64::MAX, SimTime::as_ps)], Reduce::Min);
+        (next != u64::MAX).then(|| SimTime::from_ps(next))
     }
 
     /// Events processed so far, by every partition.
     pub fn events_processed(&self) -> u64 {
-        self.parts.iter().map(|p| p.sim.events_processed()).sum()
+        let events = self.parts.iter().map(|p| p.sim.events_processed()).sum();
+        self.reduce([events], Reduce::Sum)[0]
     }
 
     /// Events processed so far by each partition.
     pub fn events_by_partition(&self) -> Vec<u64> {
-        self.parts.iter().map(|p| p.sim.events_processed()).collect()
+        let mine: Vec<u64> = self.parts.iter().map(|p| p.sim.events_processed()).collect();
+        let Some(ranks) = &self.ranks else {
+            return mine;
+        };
+        let mut bytes = Vec::new();
+        ranks::put_u64(&mut bytes, mine[0]);
+        ranks.all_gather(&bytes).iter().map(|b| Words::new(b).u64()).collect()
     }
 
     /// Messages injected and not yet delivered.
@@ -297,18 +414,25 @@ impl<S: TraceSink + Send> Partitioned<S> {
             let (pe, pd) = p.sim.entered_and_delivered();
             (e + pe, d + pd)
         });
+        let [entered, delivered] = self.reduce([entered, delivered], Reduce::Sum);
         entered.saturating_sub(delivered) as usize
     }
 
     /// Messages at `host`'s adapter with packets still to send.
     pub fn source_backlog(&self, host: HostId) -> usize {
-        self.part_of(host).map_or(0, |p| self.parts[p].sim.source_backlog(host))
+        let mine = self.part_of(host).map_or(0, |p| self.parts[p].sim.source_backlog(host));
+        self.reduce([mine as u64], Reduce::Sum)[0] as usize
     }
 
+    /// The index in `parts` of `host`'s partition, if it is in this process.
     fn part_of(&self, host: HostId) -> Option<usize> {
-        match &self.partitioning {
-            None => Some(0),
-            Some(p) => p.host_parts().get(host.index()).map(|&p| p as usize),
+        let Some(partitioning) = &self.partitioning else {
+            return Some(0);
+        };
+        let part = *partitioning.host_parts().get(host.index())?;
+        match &self.ranks {
+            None => Some(part as usize),
+            Some(ranks) => (part == ranks.rank()).then_some(0),
         }
     }
 
@@ -321,38 +445,48 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Hands a message to its source host's adapter at `at` (see
     /// [`Simulation::inject`]).
+    ///
+    /// On ranks every rank makes the same call; the source's rank takes the message.
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
-        if self.parts.len() == 1 {
+        if self.partitions() == 1 {
             self.parts[0].sim.inject(at, spec)?;
             return Ok(());
         }
         check_injection(self.hosts(), self.now(), at, spec)?;
-        let part = self.part_of(spec.src).unwrap_or(0);
         self.injected += 1;
-        self.parts[part].sim.enter(at, spec, self.injected);
+        if let Some(part) = self.part_of(spec.src) {
+            self.parts[part].sim.enter(at, spec, self.injected);
+        }
         Ok(())
     }
 
     /// Processes every event at or before `limit`, appending completed messages to
     /// `deliveries` in the order one queue would complete them.
+    ///
+    /// On ranks every rank makes the same call and gets every delivery.
     pub fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
-        if self.parts.len() == 1 {
+        if self.partitions() == 1 {
             self.parts[0].sim.run_until(limit, deliveries);
             return;
         }
-        let Some(first) = self.next_event_time().filter(|&t| t <= limit) else {
-            return;
-        };
-        if limit < first.saturating_add(self.lookahead) {
-            // One window: not worth the threads.
-            self.window(limit);
+        if let Some(ranks) = self.ranks.clone() {
+            self.windows_on_ranks(&*ranks, Until { limit });
         } else {
-            self.run_windows_on_threads(limit);
+            let Some(first) = self.next_event_time().filter(|&t| t <= limit) else {
+                return;
+            };
+            if limit < first.saturating_add(self.lookahead) {
+                // One window: not worth the threads.
+                self.window(limit);
+            } else {
+                self.run_windows_on_threads(limit);
+            }
         }
         let mut tagged: Vec<(u128, Delivery)> = Vec::new();
         for p in &mut self.parts {
             tagged.append(&mut p.delivered);
         }
+        let mut tagged = self.gather_tagged(tagged);
         tagged.sort_by_key(|&(tag, _)| tag);
         deliveries.extend(tagged.into_iter().map(|(_, d)| d));
     }
@@ -377,6 +511,40 @@ impl<S: TraceSink + Send> Partitioned<S> {
     fn run_windows_on_threads(&mut self, limit: SimTime) {
         let drivers = (0..self.parts.len()).map(|_| Until { limit }).collect();
         self.on_threads(drivers);
+    }
+
+    /// Runs windows on this rank's partition, in step with the other ranks, with `driver`
+    /// saying what it has to do and when (see [`Window`]), until no rank has anything;
+    /// returns the driver.
+    fn windows_on_ranks<W: Window<S>>(&mut self, ranks: &dyn Ranks, mut driver: W) -> W {
+        let lookahead = self.lookahead;
+        let part = &mut self.parts[0];
+        let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks.size() as usize];
+        loop {
+            let mut t0 = [driver.next(part).map_or(u64::MAX, SimTime::as_ps)];
+            ranks.all_reduce(&mut t0, Reduce::Min);
+            if t0[0] == u64::MAX {
+                break;
+            }
+            let end = SimTime::from_ps(t0[0]).saturating_add(lookahead - SimTime::from_ps(1));
+            let end = driver.open(part, end);
+            part.run(end);
+            driver.close(part);
+            self.crossings += part.sent.len() as u64;
+            for c in part.sent.drain(..) {
+                ranks::put_crossing(&mut out[c.to as usize], &c);
+            }
+            self.bytes_sent += out.iter().map(|b| b.len() as u64).sum::<u64>();
+            let inbox = ranks.exchange(std::mem::replace(&mut out, vec![Vec::new(); ranks.size() as usize]));
+            for bytes in &inbox {
+                let mut words = Words::new(bytes);
+                while !words.is_empty() {
+                    part.sim.receive(&ranks::crossing(&mut words));
+                }
+            }
+            self.windows += 1;
+        }
+        driver
     }
 
     /// Runs windows on one thread per partition, each partition's `drivers` entry
@@ -485,30 +653,36 @@ pub trait Arrivals: Clone + Send {
 impl Partitioned<NullSink> {
     /// Injects every message of `arrivals`, each after the events before and at its
     /// time (as a driver that runs up to each message's time and then injects it), and
-    /// processes every event up to the last message's time, the partitions on threads.
-    /// Returns each partition's copy of `arrivals` where it stopped (at the first
-    /// message after the last), having seen its own injections and completions, and the
-    /// number of messages delivered.
+    /// processes every event up to the last message's time, the partitions on threads
+    /// (or on ranks, every rank making the same call). Returns each partition's copy of
+    /// `arrivals` where it stopped (at the first message after the last), having seen
+    /// its own injections and completions (on ranks: this rank's copy only), and the
+    /// number of messages delivered in the whole network.
     pub fn run_open_loop<A: Arrivals>(&mut self, arrivals: &A) -> (Vec<A>, u64) {
         let of_host: Vec<u32> = match &self.partitioning {
             Some(p) => p.host_parts().to_vec(),
             None => vec![0; self.hosts() as usize],
         };
-        let drivers = (0..self.parts.len() as u32)
-            .map(|me| OpenLoop {
-                arrivals: arrivals.clone(),
-                me,
-                of_host: &of_host,
-                last: None,
-                bound: SimTime::MAX,
-                taken: 0,
-                delivered: 0,
-            })
-            .collect();
-        let drivers = self.on_threads(drivers);
+        let driver = |me| OpenLoop {
+            arrivals: arrivals.clone(),
+            me,
+            of_host: &of_host,
+            last: None,
+            bound: SimTime::MAX,
+            taken: 0,
+            delivered: 0,
+        };
+        let drivers = match self.ranks.clone() {
+            Some(ranks) => vec![self.windows_on_ranks(&*ranks, driver(ranks.rank()))],
+            None => {
+                let drivers = (0..self.parts.len() as u32).map(driver).collect();
+                self.on_threads(drivers)
+            }
+        };
         // Every partition walked the same messages.
         self.injected += drivers.first().map_or(0, |d| d.taken);
         let delivered = drivers.iter().map(|d| d.delivered).sum();
+        let [delivered] = self.reduce([delivered], Reduce::Sum);
         (drivers.into_iter().map(|d| d.arrivals).collect(), delivered)
     }
 

@@ -87,10 +87,12 @@
 
 pub mod engine;
 mod graph;
+pub mod ranks;
 mod slabs;
 mod subtrees;
 
 pub use engine::{Partitioned, SplitError};
+pub use ranks::{Ranks, Reduce, ThreadRanks};
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::time::SimTime;

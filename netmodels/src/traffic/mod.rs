@@ -35,6 +35,7 @@ use std::collections::BinaryHeap;
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
 use crate::partition::engine::Arrivals;
+use crate::partition::ranks::{Words, put_u64, put_u128};
 use crate::rng::Rng;
 use crate::simulation::{Delivery, InjectError, MessageSpec, Simulation};
 use crate::stats::{Histogram, Summary};
@@ -436,10 +437,19 @@ fn split_until_the_window_ends(
     let Some(copies) = net.run_open_loop(&arrivals) else {
         return (arrivals.generator, arrivals.rng);
     };
+    // On ranks, this process has its own partition's copy: the others' meters travel.
+    let meters: Vec<Meter> = match net.rails()[0].ranks() {
+        None => copies.iter().map(|c| c.meter.clone()).collect(),
+        Some(ranks) => {
+            let mut bytes = Vec::new();
+            copies[0].meter.put_words(&mut bytes);
+            ranks.all_gather(&bytes).iter().map(|b| meter.with_words(b)).collect()
+        }
+    };
     let mut reached_start = false;
-    for copy in &copies {
-        meter.absorb(&copy.meter);
-        reached_start |= copy.meter.population_start.is_some();
+    for theirs in &meters {
+        meter.absorb(theirs);
+        reached_start |= theirs.population_start.is_some();
     }
     // The loop notes the population when time first reaches the window's start: every
     // packet created and delivered before then, none after.
@@ -718,6 +728,65 @@ impl Meter {
                 }
             }
         }
+    }
+
+    /// Appends what this meter counted to `out`, for another rank to read back with
+    /// [`Meter::with_words`].
+    fn put_words(&self, out: &mut Vec<u8>) {
+        for v in [
+            self.created,
+            self.created_bytes,
+            self.dropped,
+            self.delivered,
+            self.accepted_bytes,
+            self.arrivals_in_window,
+            self.flit_hops,
+        ] {
+            put_u64(out, v);
+        }
+        self.latency.put_words(out);
+        self.network_latency.put_words(out);
+        match &self.hops {
+            Some(h) => {
+                out.push(1);
+                h.put_words(out);
+            }
+            None => out.push(0),
+        }
+        put_u64(out, self.port_bytes.len() as u64);
+        for &b in &self.port_bytes {
+            put_u64(out, b);
+        }
+        put_u128(out, self.area_in);
+        put_u128(out, self.area_out);
+        put_u64(out, self.population_start.map_or(u64::MAX, |p| p as u64));
+        for v in [self.population, self.created_before_start, self.delivered_before_start] {
+            put_u64(out, v as u64);
+        }
+    }
+
+    /// This meter's settings with the counts [`Meter::put_words`] wrote.
+    fn with_words(&self, bytes: &[u8]) -> Meter {
+        let mut w = Words::new(bytes);
+        let mut m = self.clone();
+        m.created = w.u64();
+        m.created_bytes = w.u64();
+        m.dropped = w.u64();
+        m.delivered = w.u64();
+        m.accepted_bytes = w.u64();
+        m.arrivals_in_window = w.u64();
+        m.flit_hops = w.u64();
+        m.latency = Histogram::from_words(&mut w);
+        m.network_latency = Histogram::from_words(&mut w);
+        m.hops = (w.u8() == 1).then(|| Histogram::from_words(&mut w));
+        m.port_bytes = (0..w.u64()).map(|_| w.u64()).collect();
+        m.area_in = w.u128();
+        m.area_out = w.u128();
+        m.population_start = Some(w.u64()).filter(|&p| p != u64::MAX).map(|p| p as i64);
+        m.population = w.u64() as i64;
+        m.created_before_start = w.u64() as i64;
+        m.delivered_before_start = w.u64() as i64;
+        m
     }
 
     /// Adds what `other` counted (another partition's packets; the population at the

@@ -286,6 +286,18 @@ fn split(
     partitions: u32,
     rails: usize,
 ) -> (MultiRail, HostLink) {
+    split_with(topology, kind, rails, |builder| {
+        crate::partition::Partitioned::build(builder, partitions).expect("splits")
+    })
+}
+
+/// A network of `kind` switches on `topology`, each rail made by `make`.
+fn split_with(
+    topology: crate::topology::Topology,
+    kind: SwitchKind,
+    rails: usize,
+    make: impl Fn(NetworkBuilder) -> crate::partition::Partitioned,
+) -> (MultiRail, HostLink) {
     let adapter = AdapterParams {
         payload_bytes: 256,
         ..AdapterParams::default()
@@ -297,9 +309,7 @@ fn split(
             ..SwitchParams::default()
         })
         .adapter_params(adapter);
-    let rails = (0..rails)
-        .map(|_| crate::partition::Partitioned::build(builder.clone(), partitions).expect("splits"))
-        .collect();
+    let rails = (0..rails).map(|_| make(builder.clone())).collect();
     let net = MultiRail::of_rails(rails, crate::RailPolicy::RoundRobin).expect("valid");
     let host = HostLink {
         bandwidth: link.bandwidth,
@@ -374,6 +384,29 @@ fn split_networks_give_the_points_of_whole_ones() {
                 whole,
                 "{name}, {partitions} partitions"
             );
+        }
+        // One partition per rank, the ranks threads of this process: every rank gets
+        // the whole point.
+        for ranks in [2, 3] {
+            let points: Vec<TrafficResult> = std::thread::scope(|scope| {
+                let handles: Vec<_> = crate::partition::ThreadRanks::group(ranks)
+                    .into_iter()
+                    .map(|rank| {
+                        let (topology, s) = (topology.clone(), &s);
+                        let rank: std::sync::Arc<dyn crate::partition::Ranks> = std::sync::Arc::new(rank);
+                        scope.spawn(move || {
+                            let (mut net, link) = split_with(topology, kind, rails, |builder| {
+                                crate::partition::Partitioned::build_on_ranks(builder, rank.clone()).expect("splits")
+                            });
+                            run(&mut net, link, s).expect("runs")
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+            });
+            for (rank, point) in points.iter().enumerate() {
+                assert_eq!(*point, whole, "{name}, rank {rank} of {ranks}");
+            }
         }
     }
 }
