@@ -4,11 +4,39 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vesper_map2topo::NamedTopology;
-use vesper_netmodels::partition::{Partitioned, SplitError};
+use vesper_netmodels::partition::{Partitioned, Ranks, SplitError};
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
     PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
 };
+
+/// How a simulation's network is split (see `vesper_netmodels::partition`).
+#[derive(Debug, Clone)]
+pub enum Split {
+    /// into N partitions side by side on threads of this process (1: whole)
+    Threads(u32),
+    /// one partition per rank of an MPI run, each process holding its own: every rank
+    /// runs the same program, and rank 0 writes the outputs
+    Ranks(Arc<dyn Ranks>),
+}
+
+impl Split {
+    /// The number of partitions.
+    pub fn partitions(&self) -> u32 {
+        match self {
+            Split::Threads(n) => *n,
+            Split::Ranks(ranks) => ranks.size(),
+        }
+    }
+
+    /// Whether this process writes the outputs (rank 0, or the only process).
+    pub fn writes(&self) -> bool {
+        match self {
+            Split::Threads(_) => true,
+            Split::Ranks(ranks) => ranks.rank() == 0,
+        }
+    }
+}
 
 /// The network to simulate: its hosts, where the client nodes run, and what joins the
 /// hosts.
@@ -310,13 +338,21 @@ impl NetworkConfig {
     /// Builds the network with every rail split into `partitions` partitions, run side
     /// by side on threads (see `vesper_netmodels::partition`); 1: [`Self::build`].
     pub fn build_split(&self, partitions: u32) -> Result<MultiRail, SplitError> {
-        if partitions == 1 {
+        self.build_as(&Split::Threads(partitions))
+    }
+
+    /// Builds the network split as `split` says.
+    pub fn build_as(&self, split: &Split) -> Result<MultiRail, SplitError> {
+        if split.partitions() == 1 {
             return Ok(self.build()?);
         }
         let (builders, policy) = self.rails();
         let rails = builders
             .into_iter()
-            .map(|b| Partitioned::build(b, partitions))
+            .map(|b| match split {
+                Split::Threads(partitions) => Partitioned::build(b, *partitions),
+                Split::Ranks(ranks) => Partitioned::build_on_ranks(b, ranks.clone()),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(MultiRail::of_rails(rails, policy)?)
     }

@@ -24,7 +24,7 @@ use vesper_netmodels::stats::Summary;
 use vesper_netmodels::traffic::{self, HostLink, LinkLoad, Little, TrafficSpec};
 use vesper_netmodels::{SimTime, SwitchKind};
 
-use crate::config::{FabricConfig, NetworkConfig, SwitchedConfig};
+use crate::config::{FabricConfig, NetworkConfig, Split, SwitchedConfig};
 
 /// One network to measure, the traffic it gets, and its name on plots and tables.
 #[derive(Debug, Clone)]
@@ -166,6 +166,9 @@ pub struct PartitionStats {
     pub windows: u64,
     /// packets that crossed from one partition to another
     pub crossings: u64,
+    /// bytes the ranks sent each other (0 for partitions on threads, which share
+    /// memory)
+    pub bytes: u64,
     /// events each partition handled
     pub events: Vec<u64>,
 }
@@ -185,6 +188,7 @@ impl PartitionStats {
             lookahead: net.rails().iter().map(|r| r.lookahead()).min().unwrap_or(SimTime::MAX),
             windows: net.rails().iter().map(|r| r.windows()).sum(),
             crossings: net.rails().iter().map(|r| r.crossings()).sum(),
+            bytes: net.rails().iter().map(|r| r.bytes_exchanged()).sum(),
             events,
         })
     }
@@ -211,13 +215,13 @@ fn point_seed(seed: u64, load: f64) -> u64 {
 }
 
 /// Runs one point of `network` at `load` (`spec.load` is replaced), the network split
-/// into `partitions`.
+/// as `split` says.
 pub fn point(
     network: &NetworkConfig,
     spec: &TrafficSpec,
     load: f64,
     cycles: bool,
-    partitions: u32,
+    split: &Split,
 ) -> anyhow::Result<Point> {
     let link = host_link(network).map_err(anyhow::Error::msg)?;
     let unit = if cycles { Unit::cycles(&link) } else { Unit::NS };
@@ -227,9 +231,10 @@ pub fn point(
         ..spec.clone()
     };
     let started = Instant::now();
-    let mut net = network
-        .build_split(partitions)
-        .map_err(|e| anyhow::anyhow!("--partitions {partitions}: {e}"))?;
+    let mut net = network.build_as(split).map_err(|e| match split {
+        Split::Threads(partitions) => anyhow::anyhow!("--partitions {partitions}: {e}"),
+        Split::Ranks(ranks) => anyhow::anyhow!("{} MPI ranks: {e}", ranks.size()),
+    })?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let r = traffic::run(&mut net, link, &spec)?;
@@ -257,13 +262,13 @@ pub fn point(
 }
 
 /// Runs `loads` (increasing) on every configuration, `threads` points at a time (each
-/// network split into `partitions`), each curve stopping `past` points after its first
-/// saturated one.
+/// network split as `split` says; on MPI ranks, `threads` must be 1), each curve stopping
+/// `past` points after its first saturated one.
 pub fn sweep(
     configurations: &[Configuration],
     loads: &[f64],
     threads: usize,
-    partitions: u32,
+    split: &Split,
     past: usize,
     cycles: bool,
 ) -> anyhow::Result<Vec<Curve>> {
@@ -275,7 +280,7 @@ pub fn sweep(
             let results: Vec<anyhow::Result<Point>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = wave
                     .iter()
-                    .map(|&load| scope.spawn(move || point(&c.network, &c.spec, load, cycles, partitions)))
+                    .map(|&load| scope.spawn(move || point(&c.network, &c.spec, load, cycles, split)))
                     .collect();
                 handles
                     .into_iter()
@@ -592,7 +597,8 @@ mod tests {
     #[test]
     fn sweeps_do_not_depend_on_threads() {
         let loads = parse_sweep("0.3:1.5:0.3").expect("valid");
-        let run = |threads| untimed(&sweep(&[kary_ntree()], &loads, threads, 1, 1, false).expect("runs"));
+        let run =
+            |threads| untimed(&sweep(&[kary_ntree()], &loads, threads, &Split::Threads(1), 1, false).expect("runs"));
         let one = run(1);
         assert_eq!(one, run(2));
         // Stops one point past the first saturated one.
@@ -603,7 +609,7 @@ mod tests {
             .expect("saturates by 1.5");
         assert_eq!(points.len(), first + 2);
         // A point alone equals the same point of the sweep.
-        let alone = point(&kary_ntree().network, &spec(), loads[0], false, 1).expect("runs");
+        let alone = point(&kary_ntree().network, &spec(), loads[0], false, &Split::Threads(1)).expect("runs");
         assert_eq!(
             alone.accepted_load,
             points[0]["accepted_load"].as_f64().expect("a number")
@@ -613,7 +619,10 @@ mod tests {
     #[test]
     fn sweeps_do_not_depend_on_partitions() {
         // Below and past saturation, every field but the timings is the same.
-        let curve = |partitions| untimed(&sweep(&[kary_ntree()], &[0.3, 1.2], 1, partitions, 1, false).expect("runs"));
+        let curve = |partitions| {
+            let split = Split::Threads(partitions);
+            untimed(&sweep(&[kary_ntree()], &[0.3, 1.2], 1, &split, 1, false).expect("runs"))
+        };
         let one = curve(1);
         for partitions in [2, 3, 4] {
             assert_eq!(curve(partitions), one, "{partitions} partitions");
@@ -641,7 +650,7 @@ mod tests {
 
     #[test]
     fn plots_and_tables_name_every_curve() {
-        let curves = sweep(&[kary_ntree()], &[0.2, 0.4], 2, 1, 1, true).expect("runs");
+        let curves = sweep(&[kary_ntree()], &[0.2, 0.4], 2, &Split::Threads(1), 1, true).expect("runs");
         let picture = svg(&curves);
         assert!(picture.starts_with("<svg") && picture.ends_with("</svg>\n"));
         assert_eq!(picture.matches("<polyline").count(), 2);

@@ -87,11 +87,15 @@
 
 pub mod engine;
 mod graph;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod ranks;
 mod slabs;
 mod subtrees;
 
 pub use engine::{Partitioned, SplitError};
+#[cfg(feature = "mpi")]
+pub use mpi::{MpiError, MpiRanks};
 pub use ranks::{Ranks, Reduce, ThreadRanks};
 
 use crate::ids::{Device, HostId, SwitchId};

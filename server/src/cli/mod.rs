@@ -48,6 +48,18 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verb::Serve(_) => "serve",
+            Verb::Run(_) => "run",
+            Verb::Topo(_) => "topo",
+            Verb::Traffic(_) => "traffic",
+            Verb::Bench(_) => "bench",
+            Verb::Collect(_) => "collect",
+        }
+    }
+
     /// The log level when `VESPER_LOG` sets none: a server reports as it goes; `run`
     /// and `traffic` print their result, and log only problems.
     pub fn default_log_level(&self) -> &'static str {
@@ -100,6 +112,28 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
         Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
         Verb::Bench(command) => bench::bench(command, out),
         Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+    }
+}
+
+/// [`execute`] as one rank of an MPI run (`mpirun -np N vesper …`): every rank runs the
+/// same command on its own partition of the network; the caller gives rank 0 the real
+/// standard output and the others a sink. Only `vesper traffic` runs on ranks yet.
+pub fn execute_on_ranks(
+    verb: Verb,
+    ranks: std::sync::Arc<dyn vesper_netmodels::partition::Ranks>,
+    out: &mut dyn std::io::Write,
+    notes: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    if ranks.size() == 1 {
+        return execute(verb, out, notes);
+    }
+    match verb {
+        Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic_on(*args, Some(ranks), notes)?)?),
+        other => anyhow::bail!(
+            "vesper {} does not run across MPI ranks yet, only vesper traffic does: start it without mpirun \
+             (its --partitions splits the network over threads)",
+            other.name()
+        ),
     }
 }
 

@@ -115,8 +115,40 @@ pub enum ProcessArg {
 
 /// `vesper traffic`: the configurations the flags name, their curves, and the plot
 /// (notes on it go to `notes`).
-pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Traffic> {
+pub fn traffic(args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Traffic> {
+    traffic_on(args, None, notes)
+}
+
+/// [`traffic`], as one rank of `ranks` (an MPI run) when given: every rank runs the same
+/// points, one partition each, and only rank 0 writes the plot.
+pub fn traffic_on(
+    mut args: TrafficArgs,
+    ranks: Option<std::sync::Arc<dyn vesper_netmodels::partition::Ranks>>,
+    notes: &mut dyn std::io::Write,
+) -> anyhow::Result<Traffic> {
+    use crate::config::Split;
     use crate::traffic_sweep::{self, Configuration};
+
+    let split = match ranks {
+        Some(ranks) if ranks.size() > 1 => {
+            let n = ranks.size();
+            anyhow::ensure!(
+                args.partitions == 1 || args.partitions == n,
+                "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out \
+                 (or give {n})",
+                args.partitions
+            );
+            anyhow::ensure!(
+                args.threads.is_none_or(|t| t == 1),
+                "--threads {}: under mpirun every rank takes part in every point, so the points run one at a time; \
+                 leave --threads out",
+                args.threads.unwrap_or(0)
+            );
+            args.threads = Some(1);
+            Split::Ranks(ranks)
+        }
+        _ => Split::Threads(args.partitions),
+    };
 
     // The network's --pattern is --routing-pattern here.
     args.net.renamed = vec![(Field::Pattern, "--routing-pattern")];
@@ -251,7 +283,7 @@ pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow:
         &configurations,
         &loads,
         threads,
-        args.partitions,
+        &split,
         args.past_saturation.unwrap_or(1),
         args.cycles,
     )?;
@@ -260,10 +292,18 @@ pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow:
             let Some(p) = &point.partitions else { continue };
             let per_window = |n: u64| n as f64 / p.windows.max(1) as f64;
             let events: Vec<String> = p.events.iter().map(u64::to_string).collect();
+            let on = match &split {
+                Split::Ranks(_) => "MPI ranks",
+                Split::Threads(_) => "partitions",
+            };
+            let bytes = match &split {
+                Split::Ranks(_) => format!(", {:.0} bytes exchanged", per_window(p.bytes)),
+                Split::Threads(_) => String::new(),
+            };
             note!(
                 notes,
-                "{}, load {}: {} partitions, windows of {}: {} windows ({:.0} a wall second), {:.0} events and {:.0} \
-                 crossing packets a window; events by partition {}",
+                "{}, load {}: {} {on}, windows of {}: {} windows ({:.0} a wall second), {:.0} events and {:.0} \
+                 crossing packets{bytes} a window; events by partition {}",
                 curve.label,
                 point.offered_load,
                 p.partitions,
@@ -276,7 +316,7 @@ pub fn traffic(mut args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow:
             );
         }
     }
-    if let Some(path) = &args.svg {
+    if let Some(path) = args.svg.as_ref().filter(|_| split.writes()) {
         std::fs::write(path, traffic_sweep::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;
         note!(notes, "plot written to {}", path.display());

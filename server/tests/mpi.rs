@@ -1,0 +1,177 @@
+//! One simulation over MPI ranks (`mpirun -np N vesper traffic …`, feature `mpi`):
+//! the curves of 2 and 4 ranks are those of one process, byte for byte but the wall
+//! clock, on every topology kind and switch kind a split network supports, at random
+//! seeds and loads; rank 0 alone writes; what cannot run on ranks says so.
+//!
+//! Needs Open MPI's `mpirun` on the PATH (CI installs Debian's `openmpi-bin`); runs as
+//! root with Open MPI's consent variables, and with `--oversubscribe` so that 4 ranks run
+//! on 2 cores.
+#![cfg(feature = "mpi")]
+
+use std::process::{Command, Output};
+
+/// `mpirun -np RANKS vesper ARGS`.
+fn mpirun(ranks: u32, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_vesper"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun starts (install openmpi-bin)")
+}
+
+/// `vesper ARGS` in one process.
+fn vesper(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(args)
+        .output()
+        .expect("vesper starts")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The curves of a `--json` output, the wall clock taken out.
+fn untimed(out: &Output, what: &str) -> serde_json::Value {
+    assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+    let mut curves: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: not one JSON document ({e}): {}", text(&out.stdout)));
+    for curve in curves.as_array_mut().expect("curves") {
+        for p in curve["points"].as_array_mut().expect("points") {
+            p["wall_seconds"] = 0.into();
+            p["build_seconds"] = 0.into();
+        }
+    }
+    curves
+}
+
+#[test]
+fn ranks_give_the_curves_of_one_process() {
+    // Every topology kind and switch kind that splits, with seeds and loads drawn once
+    // (printed, to run again by hand).
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let mut rng = vesper_netmodels::rng::Rng::new(seed);
+    let torus = std::env::temp_dir().join(format!("vesper-mpi-torus-{}.toml", std::process::id()));
+    std::fs::write(
+        &torus,
+        "[network]\nkind = \"torus\"\ndims = [6, 4, 4]\nhosts_per_switch = 2\npacket_payload_bytes = 112\n",
+    )
+    .expect("writable temp dir");
+    let torus = torus.to_str().expect("UTF-8 path");
+    let networks: [&[&str]; 5] = [
+        &["--preset", "kary-ntree"],
+        &["--preset", "hypercube"],
+        &["--preset", "fat-tree", "--switch", "cioq"],
+        &["--network", torus],
+        &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
+    ];
+    for network in networks {
+        let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
+        let traffic_seed = rng.below(1_000_000).to_string();
+        let args = [
+            &[
+                "traffic",
+                "--load",
+                &load,
+                "--traffic-seed",
+                &traffic_seed,
+                "--measure",
+                "200",
+                "--json",
+            ],
+            network,
+        ]
+        .concat();
+        let what = format!("{} (test seed {seed})", args.join(" "));
+        let one = untimed(&vesper(&args), &what);
+        for ranks in [2, 4] {
+            assert_eq!(
+                untimed(&mpirun(ranks, &args), &what),
+                one,
+                "{what}: {ranks} ranks differ from one process"
+            );
+        }
+    }
+    let _ = std::fs::remove_file(torus);
+}
+
+#[test]
+fn a_sweep_past_saturation_on_ranks_is_that_of_one_process() {
+    let args = [
+        "traffic",
+        "--sweep",
+        "0.4:1.6:0.6",
+        "--measure",
+        "200",
+        "--preset",
+        "kary-ntree",
+        "--process",
+        "poisson",
+        "--size-bimodal",
+        "64:2000:20",
+        "--json",
+    ];
+    let one = untimed(&vesper(&args), "sweep");
+    assert_eq!(untimed(&mpirun(3, &args), "sweep on 3 ranks"), one);
+}
+
+#[test]
+fn rank_zero_alone_writes_and_notes_say_how_the_ranks_ran() {
+    let out = mpirun(
+        2,
+        &["traffic", "--load", "0.3", "--measure", "200", "--preset", "kary-ntree"],
+    );
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.matches("peak memory of the process").count(), 1, "{stdout}");
+    assert_eq!(
+        stderr.matches("2 MPI ranks, windows of 125.000 ns").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("bytes exchanged a window"), "{stderr}");
+}
+
+#[test]
+fn what_cannot_run_on_ranks_says_so() {
+    let refused = |args: &[&str], expected: &str| {
+        let out = mpirun(2, args);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+    };
+    refused(
+        &["run"],
+        "vesper run does not run across MPI ranks yet, only vesper traffic does",
+    );
+    refused(
+        &["traffic", "--load", "0.3", "--partitions", "3"],
+        "--partitions 3: under mpirun each of the 2 ranks simulates one partition",
+    );
+    refused(
+        &["traffic", "--load", "0.3", "--threads", "2"],
+        "--threads 2: under mpirun every rank takes part in every point",
+    );
+    refused(
+        &["traffic", "--load", "0.3", "--preset", "fat-tree"],
+        "2 MPI ranks: the wormhole fabric cannot be split into 2 partitions yet",
+    );
+    // A usage error is printed once, by rank 0.
+    let out = mpirun(2, &["traffic", "--no-such-flag"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        text(&out.stderr)
+            .matches("unexpected argument '--no-such-flag'")
+            .count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
+}
