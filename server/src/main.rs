@@ -14,6 +14,16 @@ fn main() -> ExitCode {
     if vesper_netmodels::partition::MpiRanks::launched() {
         return on_mpi_ranks();
     }
+    #[cfg(not(feature = "mpi"))]
+    if let Some(size) = mpi_world_size().filter(|&n| n > 1) {
+        // Each rank would run the whole simulation alone, and print it.
+        let _ = writeln!(
+            std::io::stderr(),
+            "Error: started by mpirun with {size} ranks, but this vesper was built without MPI: build it with \
+             `cargo build --release --bin vesper --features mpi` (Debian: openmpi-bin, libopenmpi-dev, libclang-dev)"
+        );
+        return ExitCode::FAILURE;
+    }
     let cli = cli::parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
     log_to_stderr(&cli);
     match cli::execute(cli.verb, &mut cli::Stdout, &mut std::io::stderr()) {
@@ -24,6 +34,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The number of ranks an MPI launcher started, from the environment it sets.
+#[cfg(not(feature = "mpi"))]
+fn mpi_world_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 fn log_to_stderr(cli: &cli::Cli) {

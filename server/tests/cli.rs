@@ -553,3 +553,30 @@ fn a_reader_that_stops_early_ends_vesper_quietly() {
     assert_eq!(wait_up_to(&mut child, 60).code(), Some(0));
     assert_eq!(reader.join().expect("read"), "", "nothing said of the closed pipe");
 }
+
+/// A vesper built without MPI, started by `mpirun` with several ranks, stops with a
+/// message rather than run the whole simulation once per rank.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn without_mpi_a_run_under_mpirun_says_how_to_build() {
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["traffic", "--load", "0.3"])
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .expect("vesper runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("started by mpirun with 2 ranks, but this vesper was built without MPI")
+            && stderr.contains("--features mpi"),
+        "{stderr}"
+    );
+    // One rank is one process: nothing to split.
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["traffic", "--load", "0.3", "--measure", "100"])
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .output()
+        .expect("vesper runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
