@@ -20,7 +20,7 @@
 //! their queues in [`crate::switch::output_queued`], CIOQ input queues and crossbar in
 //! [`crate::switch::cioq`], the wormhole fabric in [`crate::switch::wormhole`].
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::adapter::{AdapterParams, Sender};
@@ -29,7 +29,7 @@ use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
 use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
-use crate::switch::output_queued::OutPort;
+use crate::switch::output_queued::{OutPort, Ports};
 use crate::switch::wormhole::{Ctx, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
@@ -416,6 +416,18 @@ impl NetworkBuilder {
 
     /// Validates the description and builds the simulation, tracing into `sink`.
     pub fn build_with_sink<S: TraceSink>(self, sink: S) -> Result<Simulation<S>, BuildError> {
+        self.build_inner(sink, None)
+    }
+
+    /// The simulation of partition `part` of this network split as `of_device` says
+    /// (the partition of every device, hosts first): the whole network but for the
+    /// output ports' state, which it holds for its own devices only (see
+    /// [`Simulation::share`], which it still needs).
+    pub(crate) fn build_part(self, part: u32, of_device: &[u32]) -> Result<Simulation, BuildError> {
+        self.build_inner(NullSink, Some((part, of_device)))
+    }
+
+    fn build_inner<S: TraceSink>(self, sink: S, part: Option<(u32, &[u32])>) -> Result<Simulation<S>, BuildError> {
         // Packet switches order the events of an instant by the device that scheduled
         // them (see `crate::engine`), so that partitions of the network order them
         // alike; the ideal network and the wormhole fabric in the order of scheduling.
@@ -514,32 +526,42 @@ impl NetworkBuilder {
                         sink,
                     });
                 }
-                let mut ports = room_for(wiring.owner.len(), "ports")?;
-                ports.extend(wiring.owner.iter().zip(&wiring.peer).map(|(owner, peer)| OutPort {
-                    owner: *owner,
-                    peer: *peer,
-                    busy: false,
-                    current: None,
-                    free_at: SimTime::ZERO,
-                    release_scheduled: false,
-                    release_sequence: 0,
-                    queue: VecDeque::new(),
-                    queued_bytes: 0,
-                }));
+                let mut port_device = room_for(wiring.owner.len(), "ports")?;
+                port_device.extend(wiring.owner.iter().map(|o| wiring.device_index(o.device) as u32));
+                // A partition holds its own devices' ports only: another's are never
+                // touched there.
+                let own =
+                    |port: usize| part.is_none_or(|(part, of_device)| of_device[port_device[port] as usize] == part);
+                let mut ports = room_for((0..wiring.owner.len()).filter(|&p| own(p)).count(), "ports")?;
+                ports.extend(
+                    wiring
+                        .owner
+                        .iter()
+                        .zip(&wiring.peer)
+                        .enumerate()
+                        .filter(|&(p, _)| own(p))
+                        .map(|(_, (owner, peer))| OutPort::idle(*owner, *peer)),
+                );
+                let ports = match part {
+                    None => Ports::every(ports),
+                    Some(_) => Ports::of_some(ports, (0..wiring.owner.len()).map(own)),
+                };
                 let senders = (0..topology.hosts).map(|_| Sender::default()).collect();
+                // Boxed: most switches have none (and a partition only its own).
+                let hosts = topology.hosts as usize;
+                let own_switch =
+                    |s: usize| part.is_none_or(|(part, of_device)| of_device.get(hosts + s) == Some(&part));
                 let crossbars = topology
                     .switch_ports
                     .iter()
                     .enumerate()
                     .map(|(s, &ports)| match kind_of(s) {
-                        SwitchKind::Cioq(params) => Some(Crossbar::new(params, ports)),
+                        SwitchKind::Cioq(params) if own_switch(s) => Some(Box::new(Crossbar::new(params, ports))),
                         _ => None,
                     })
                     .collect();
                 // Packets move whole from one device to the next, their heads first.
                 let reach = reach(&topology, switch.routing_latency, 0);
-                let mut port_device = room_for(wiring.owner.len(), "ports")?;
-                port_device.extend(wiring.owner.iter().map(|o| wiring.device_index(o.device) as u32));
                 let switched = Switched {
                     crossbars,
                     switch,
@@ -613,13 +635,13 @@ pub(crate) struct Switched {
     /// the device (its index: hosts, then switches) of every port
     pub(crate) port_device: Vec<u32>,
     pub(crate) routes: RouteTable,
-    pub(crate) ports: Vec<OutPort>,
+    pub(crate) ports: Ports,
     pub(crate) senders: Vec<Sender>,
     pub(crate) packets: Slab<Packet>,
     /// link traversals in progress, by (message, hop); only kept when tracing
     pub(crate) traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
     /// the crossbar of each switch, for CIOQ switches
-    pub(crate) crossbars: Vec<Option<Crossbar>>,
+    pub(crate) crossbars: Vec<Option<Box<Crossbar>>>,
     /// the transfers a matching starts, kept between matchings (no allocation per match)
     pub(crate) scratch_matches: Vec<(u32, u32, u32)>,
     /// this network's part, when it is one partition of a larger one

@@ -131,44 +131,28 @@ struct Part<S: TraceSink> {
 impl Partitioned<NullSink> {
     /// Builds the network of `builder` split into `parts` partitions.
     pub fn build(builder: NetworkBuilder, parts: u32) -> Result<Partitioned, SplitError> {
-        let (one, split) = match Split::prepare(&builder, parts)? {
-            Prepared::Whole(sim) => return Ok(Partitioned::whole(sim)),
-            Prepared::Split(one, split) => (one, split),
+        let split = match Split::prepare(&builder, parts)? {
+            None => return Ok(Partitioned::whole(builder.build()?)),
+            Some(split) => split,
         };
-        let mut sims = vec![one];
-        for _ in 1..parts {
-            sims.push(builder.clone().build()?);
+        let mut sims = Vec::new();
+        for part in 0..parts {
+            sims.push(Part::new(split.build(builder.clone(), part)?));
         }
-        let parts = sims
-            .into_iter()
-            .enumerate()
-            .map(|(part, mut sim)| {
-                sim.share(part as u32, split.of_device.clone());
-                Part::new(sim)
-            })
-            .collect();
-        Ok(split.into_partitioned(parts, None))
+        Ok(split.into_partitioned(sims, None))
     }
 
     /// Builds this rank's partition of the network of `builder` split into one
     /// partition per rank of `ranks` (see [`super::ranks`]): every rank calls it, with
     /// the same `builder`, and gets the same error if any.
     pub fn build_on_ranks(builder: NetworkBuilder, ranks: Arc<dyn Ranks>) -> Result<Partitioned, SplitError> {
-        let (mut one, split) = match Split::prepare(&builder, ranks.size())? {
-            Prepared::Whole(sim) => return Ok(Partitioned::whole(sim)),
-            Prepared::Split(one, split) => (one, split),
+        let split = match Split::prepare(&builder, ranks.size())? {
+            None => return Ok(Partitioned::whole(builder.build()?)),
+            Some(split) => split,
         };
-        one.share(ranks.rank(), split.of_device.clone());
+        let one = split.build(builder, ranks.rank())?;
         Ok(split.into_partitioned(vec![Part::new(one)], Some(ranks)))
     }
-}
-
-/// What [`Split::prepare`] makes of a network and a number of partitions.
-enum Prepared {
-    /// one partition: the network, whole
-    Whole(Simulation),
-    /// the first partition's simulation (not shared yet), and how to split
-    Split(Simulation, Split),
 }
 
 /// How a network is split: what every partition shares.
@@ -180,30 +164,21 @@ struct Split {
 }
 
 impl Split {
-    /// Checks that `builder`'s network can be split into `parts` and partitions it.
-    fn prepare(builder: &NetworkBuilder, parts: u32) -> Result<Prepared, SplitError> {
+    /// How `builder`'s network is split into `parts` (`None`: one, the network whole),
+    /// from its topology as it stands (never copied: a million-host network's cables
+    /// are a few hundred megabytes).
+    fn prepare(builder: &NetworkBuilder, parts: u32) -> Result<Option<Split>, SplitError> {
         if parts == 0 {
             return Err(PartitionError::Zero.into());
         }
-        let topology = builder.topology().cloned();
-        let routing_latency = builder.routing_latency();
-        let one = builder.clone().build()?;
         if parts == 1 {
-            return Ok(Prepared::Whole(one));
+            return Ok(None);
         }
-        let Some(topology) = topology else {
+        let Some(topology) = builder.topology() else {
             return Err(PartitionError::MoreThanSwitches { parts, switches: 0 }.into());
         };
-        if !one.can_be_split() {
-            let what = if one.draws_routes_at_random() {
-                "explicit routes drawn at random"
-            } else {
-                "the wormhole fabric"
-            };
-            return Err(SplitError::Unsupported { parts, what });
-        }
-        let partitioning = partition(&topology, parts)?;
-        let lookahead = match lookahead(&topology, &partitioning, routing_latency, 0) {
+        let partitioning = partition(topology, parts)?;
+        let lookahead = match lookahead(topology, &partitioning, builder.routing_latency(), 0) {
             None => SimTime::MAX,
             Some(SimTime::ZERO) => return Err(SplitError::NoLookahead { parts }),
             Some(l) => l,
@@ -214,14 +189,28 @@ impl Split {
             .chain(partitioning.switch_parts())
             .copied()
             .collect();
-        Ok(Prepared::Split(
-            one,
-            Split {
-                partitioning,
-                lookahead,
-                of_device,
-            },
-        ))
+        Ok(Some(Split {
+            partitioning,
+            lookahead,
+            of_device,
+        }))
+    }
+
+    /// Partition `part`'s simulation of `builder`'s network: it holds its own devices'
+    /// state only, and hands what it sends to others to the engine.
+    fn build(&self, builder: NetworkBuilder, part: u32) -> Result<Simulation, SplitError> {
+        let parts = self.partitioning.parts();
+        let mut sim = builder.build_part(part, &self.of_device)?;
+        if !sim.can_be_split() {
+            let what = if sim.draws_routes_at_random() {
+                "explicit routes drawn at random"
+            } else {
+                "the wormhole fabric"
+            };
+            return Err(SplitError::Unsupported { parts, what });
+        }
+        sim.share(part, self.of_device.clone());
+        Ok(sim)
     }
 
     fn into_partitioned(self, parts: Vec<Part<NullSink>>, ranks: Option<Arc<dyn Ranks>>) -> Partitioned {

@@ -28,6 +28,65 @@ use crate::time::SimTime;
 use crate::topology::Endpoint;
 use crate::trace::{BufferSide, LinkTraversal, TraceSink};
 
+/// The output ports' state, by global port index: every port's, or in one partition
+/// of a split network only its own devices' (another partition's ports are never
+/// touched there), each found through a map from global index to slot.
+#[derive(Debug, Default)]
+pub(crate) struct Ports {
+    slots: Vec<OutPort>,
+    /// the slot of every global port (`u32::MAX`: another partition's); empty: every
+    /// port, in order
+    slot_of: Vec<u32>,
+}
+
+impl Ports {
+    /// Every port, in order.
+    pub(crate) fn every(slots: Vec<OutPort>) -> Ports {
+        Ports {
+            slots,
+            slot_of: Vec::new(),
+        }
+    }
+
+    /// Some ports: `kept`, those of the global indices `own` says, in order.
+    pub(crate) fn of_some(kept: Vec<OutPort>, own: impl Iterator<Item = bool>) -> Ports {
+        let mut next = 0u32;
+        let slot_of = own
+            .map(|own| {
+                if !own {
+                    return u32::MAX;
+                }
+                next += 1;
+                next - 1
+            })
+            .collect();
+        Ports { slots: kept, slot_of }
+    }
+
+    fn slot(&self, port: usize) -> usize {
+        if self.slot_of.is_empty() {
+            port
+        } else {
+            self.slot_of[port] as usize
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Ports {
+    type Output = OutPort;
+
+    fn index(&self, port: usize) -> &OutPort {
+        &self.slots[self.slot(port)]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Ports {
+    fn index_mut(&mut self, port: usize) -> &mut OutPort {
+        let slot = self.slot(port);
+        &mut self.slots[slot]
+    }
+}
+
 /// An output port: the transmitting side of one direction of a cable.
 #[derive(Debug)]
 pub(crate) struct OutPort {
@@ -49,6 +108,23 @@ pub(crate) struct OutPort {
     pub(crate) queue: VecDeque<PacketId>,
     /// bytes of the waiting packets
     pub(crate) queued_bytes: u64,
+}
+
+impl OutPort {
+    /// The port `owner`, cabled to `peer`, idle with nothing waiting.
+    pub(crate) fn idle(owner: Endpoint, peer: Option<(Endpoint, LinkParams)>) -> OutPort {
+        OutPort {
+            owner,
+            peer,
+            busy: false,
+            current: None,
+            free_at: SimTime::ZERO,
+            release_scheduled: false,
+            release_sequence: 0,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+        }
+    }
 }
 
 impl Switched {
@@ -210,5 +286,34 @@ impl Switched {
                 self.traversals.remove(&key);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::HostId;
+
+    fn port(n: u32) -> OutPort {
+        let owner = Endpoint {
+            device: Device::Host(HostId(n)),
+            port: 0,
+        };
+        OutPort::idle(owner, None)
+    }
+
+    #[test]
+    fn a_partition_keeps_only_its_ports_under_their_global_indices() {
+        let ports = Ports::every((0..6).map(port).collect());
+        assert_eq!(ports[4].owner.device, Device::Host(HostId(4)));
+        let mut ports = Ports::of_some([1, 3, 5].into_iter().map(port).collect(), (0..6).map(|p| p % 2 == 1));
+        assert_eq!(ports.slots.len(), 3);
+        for p in [1, 3, 5] {
+            assert_eq!(ports[p].owner.device, Device::Host(HostId(p as u32)));
+        }
+        ports[3].queued_bytes = 7;
+        assert_eq!((ports[1].queued_bytes, ports[3].queued_bytes), (0, 7));
+        let touched = std::panic::catch_unwind(|| ports[2].queued_bytes);
+        assert!(touched.is_err(), "another partition's port is not here");
     }
 }

@@ -35,7 +35,7 @@ use std::collections::BinaryHeap;
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
 use crate::partition::engine::Arrivals;
-use crate::partition::ranks::{Words, put_u64, put_u128};
+use crate::partition::ranks::{Words, put_u32, put_u64, put_u128};
 use crate::rng::Rng;
 use crate::simulation::{Delivery, InjectError, MessageSpec, Simulation};
 use crate::stats::{Histogram, Summary};
@@ -437,19 +437,21 @@ fn split_until_the_window_ends(
     let Some(copies) = net.run_open_loop(&arrivals) else {
         return (arrivals.generator, arrivals.rng);
     };
-    // On ranks, this process has its own partition's copy: the others' meters travel.
-    let meters: Vec<Meter> = match net.rails()[0].ranks() {
-        None => copies.iter().map(|c| c.meter.clone()).collect(),
-        Some(ranks) => {
-            let mut bytes = Vec::new();
-            copies[0].meter.put_words(&mut bytes);
-            ranks.all_gather(&bytes).iter().map(|b| meter.with_words(b)).collect()
-        }
-    };
+    // Every partition's meter is added as words: on ranks, this process has its own
+    // partition's copy only, and the others' travel.
     let mut reached_start = false;
-    for theirs in &meters {
-        meter.absorb(theirs);
-        reached_start |= theirs.population_start.is_some();
+    let mut words = Vec::new();
+    for copy in &copies {
+        words.clear();
+        copy.meter.put_words(&mut words);
+        match net.rails()[0].ranks() {
+            None => reached_start |= meter.absorb_words(&words),
+            Some(ranks) => {
+                for theirs in ranks.all_gather(&words) {
+                    reached_start |= meter.absorb_words(&theirs);
+                }
+            }
+        }
     }
     // The loop notes the population when time first reaches the window's start: every
     // packet created and delivered before then, none after.
@@ -730,8 +732,9 @@ impl Meter {
         }
     }
 
-    /// Appends what this meter counted to `out`, for another rank to read back with
-    /// [`Meter::with_words`].
+    /// Appends what this meter counted to `out` (the ports' bytes as the ports that
+    /// carried any, and their bytes), for [`Meter::absorb_words`] in this process or on
+    /// another rank.
     fn put_words(&self, out: &mut Vec<u8>) {
         for v in [
             self.created,
@@ -753,8 +756,10 @@ impl Meter {
             }
             None => out.push(0),
         }
-        put_u64(out, self.port_bytes.len() as u64);
-        for &b in &self.port_bytes {
+        let used = self.port_bytes.iter().filter(|&&b| b != 0).count();
+        put_u64(out, used as u64);
+        for (port, &b) in self.port_bytes.iter().enumerate().filter(|(_, b)| **b != 0) {
+            put_u32(out, port as u32);
             put_u64(out, b);
         }
         put_u128(out, self.area_in);
@@ -765,53 +770,40 @@ impl Meter {
         }
     }
 
-    /// This meter's settings with the counts [`Meter::put_words`] wrote.
-    fn with_words(&self, bytes: &[u8]) -> Meter {
+    /// Adds what another partition's meter counted, as [`Meter::put_words`] wrote it
+    /// (the population at the window's start is the caller's to set); returns whether
+    /// that meter reached the window's start.
+    fn absorb_words(&mut self, bytes: &[u8]) -> bool {
         let mut w = Words::new(bytes);
-        let mut m = self.clone();
-        m.created = w.u64();
-        m.created_bytes = w.u64();
-        m.dropped = w.u64();
-        m.delivered = w.u64();
-        m.accepted_bytes = w.u64();
-        m.arrivals_in_window = w.u64();
-        m.flit_hops = w.u64();
-        m.latency = Histogram::from_words(&mut w);
-        m.network_latency = Histogram::from_words(&mut w);
-        m.hops = (w.u8() == 1).then(|| Histogram::from_words(&mut w));
-        m.port_bytes = (0..w.u64()).map(|_| w.u64()).collect();
-        m.area_in = w.u128();
-        m.area_out = w.u128();
-        m.population_start = Some(w.u64()).filter(|&p| p != u64::MAX).map(|p| p as i64);
-        m.population = w.u64() as i64;
-        m.created_before_start = w.u64() as i64;
-        m.delivered_before_start = w.u64() as i64;
-        m
-    }
-
-    /// Adds what `other` counted (another partition's packets; the population at the
-    /// window's start is the caller's to set).
-    fn absorb(&mut self, other: &Meter) {
-        self.created += other.created;
-        self.created_bytes += other.created_bytes;
-        self.dropped += other.dropped;
-        self.delivered += other.delivered;
-        self.accepted_bytes += other.accepted_bytes;
-        self.arrivals_in_window += other.arrivals_in_window;
-        self.latency.merge(&other.latency);
-        self.network_latency.merge(&other.network_latency);
-        if let (Some(mine), Some(theirs)) = (&mut self.hops, &other.hops) {
-            mine.merge(theirs);
+        self.created += w.u64();
+        self.created_bytes += w.u64();
+        self.dropped += w.u64();
+        self.delivered += w.u64();
+        self.accepted_bytes += w.u64();
+        self.arrivals_in_window += w.u64();
+        self.flit_hops += w.u64();
+        self.latency.merge(&Histogram::from_words(&mut w));
+        self.network_latency.merge(&Histogram::from_words(&mut w));
+        if w.u8() == 1 {
+            let theirs = Histogram::from_words(&mut w);
+            if let Some(mine) = &mut self.hops {
+                mine.merge(&theirs);
+            }
         }
-        self.flit_hops += other.flit_hops;
-        for (mine, theirs) in self.port_bytes.iter_mut().zip(&other.port_bytes) {
-            *mine += theirs;
+        for _ in 0..w.u64() {
+            let port = w.u32() as usize;
+            let b = w.u64();
+            if let Some(mine) = self.port_bytes.get_mut(port) {
+                *mine += b;
+            }
         }
-        self.area_in += other.area_in;
-        self.area_out += other.area_out;
-        self.population += other.population;
-        self.created_before_start += other.created_before_start;
-        self.delivered_before_start += other.delivered_before_start;
+        self.area_in += w.u128();
+        self.area_out += w.u128();
+        let reached_start = w.u64() != u64::MAX;
+        self.population += w.u64() as i64;
+        self.created_before_start += w.u64() as i64;
+        self.delivered_before_start += w.u64() as i64;
+        reached_start
     }
 
     /// Whether, at `now`, the window is over and every measured packet has arrived.
