@@ -42,28 +42,14 @@ if [ "$mode" = registry ]; then
     exit 0
 fi
 
-# The Debian mirror apt uses here (deb822 or one-line sources).
-mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-if [ -z "$mirror" ]; then
-    mirror=$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
-fi
-mirror=${mirror:-http://deb.debian.org/debian}
-
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-    root=$(mktemp -d)
-    trap 'rm -rf "$root"' EXIT
-    echo "build.sh: debootstrap bookworm from $mirror"
-    debootstrap --variant=minbase bookworm "$root" "$mirror" >/dev/null
-    # What a runtime never reads: package lists and caches, documentation, locales.
-    rm -rf "$root"/var/cache/apt/* "$root"/var/lib/apt/lists/* "$root"/var/log/* \
-        "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/*
-    tar -C "$root" -c . | docker import - "$base" >/dev/null
-    echo "build.sh: made $base"
-fi
+# The runtime's base: plain Debian (docker/debian.sh), made once and kept.
+# shellcheck source=docker/debian.sh
+source docker/debian.sh
+debian_base "$base"
 
 cargo build --release --locked --bin vesper
 context=$(mktemp -d)
-trap 'rm -rf "$context" ${root:+"$root"}' EXIT
+trap 'rm -rf "$context"' EXIT
 cp docker/Dockerfile "$context/Dockerfile"
 strip -o "$context/vesper" target/release/vesper
 docker build -q --target prebuilt --build-arg RUNTIME_IMAGE="$base" \
