@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use vesper_netmodels::partition::{PartitionError, Partitioned, SplitError, ThreadRanks};
+use vesper_netmodels::partition::{PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
@@ -282,6 +282,56 @@ fn ranks_give_what_one_queue_gives() {
                         expected.deliveries.len()
                     );
                 }
+            }
+        }
+    }
+}
+
+/// What [`replay`] gives when rank 0 alone drives the network (as a co-simulation
+/// server does, hearing the clients) and the other ranks follow its calls.
+fn replay_led(builder: &NetworkBuilder, ranks: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ThreadRanks::group(ranks)
+            .into_iter()
+            .map(|rank| {
+                scope.spawn(move || {
+                    let leads = rank.rank() == 0;
+                    let mut sim = Partitioned::build_on_ranks(builder.clone(), Arc::new(rank)).expect("splits");
+                    if leads {
+                        sim.lead();
+                        Some(replay_on(sim, messages, stepwise))
+                    } else {
+                        sim.follow();
+                        None
+                    }
+                })
+            })
+            .collect();
+        let mut outcomes: Vec<Outcome> = handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("no panic"))
+            .collect();
+        assert_eq!(outcomes.len(), 1, "rank 0 alone answers");
+        outcomes.remove(0)
+    })
+}
+
+#[test]
+fn followers_of_rank_zero_give_what_one_queue_gives() {
+    for (name, builder) in networks() {
+        let messages = workload(builder.hosts(), 100, 3);
+        for stepwise in [true, false] {
+            let expected = replay(&builder, 0, &messages, stepwise);
+            for ranks in [2, 3] {
+                let got = replay_led(&builder, ranks, &messages, stepwise);
+                assert!(
+                    got == expected,
+                    "{name}, stepwise {stepwise}: {ranks} ranks led by rank 0 differ from one queue: events {} against {}, clock {} against {}",
+                    got.events,
+                    expected.events,
+                    got.now,
+                    expected.now
+                );
             }
         }
     }

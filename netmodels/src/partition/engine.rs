@@ -36,15 +36,23 @@
 //!   of every partition.
 //!
 //! Every device state lives in one partition: a host's adapter, a switch's ports,
-//! queues and crossbar. Messages have a record in each partition their packets cross
-//! (by message number), released when their last packet has left (see
-//! `simulation::Share`).
+//! queues and crossbar. A partition allocates only its own devices' port state and
+//! crossbars (`NetworkBuilder::build_part`, `switch::output_queued::Ports`); the
+//! description every partition reads (wiring, routes) it holds whole. Messages have a
+//! record in each partition their packets cross (by message number), released when
+//! their last packet has left (see `simulation::Share`).
+//!
+//! The partitions of one process run on its threads ([`Partitioned::build`]); or each
+//! is a process of its own, one per rank of an MPI job, every rank making the same
+//! calls ([`Partitioned::build_on_ranks`], [`super::ranks`]): the window loop is the
+//! same, with the next-event minimum and the crossing packets going through the
+//! ranks' collectives instead of shared memory.
 //!
 //! Packet switches (output-queued and CIOQ) can be split; the ideal network has no
 //! switch, the wormhole fabric is not partitioned yet, and explicit routes drawn at
 //! random share one generator between every host's messages.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 use super::ranks::{self, Ranks, Reduce, Words};
@@ -114,6 +122,110 @@ pub struct Partitioned<S: TraceSink = NullSink> {
     /// the other partitions' processes, when each partition is a process (see
     /// [`super::ranks`]); `parts` then holds this rank's partition only
     ranks: Option<Arc<dyn Ranks>>,
+    /// who makes the collective calls on ranks
+    role: Role,
+    /// told calls in progress (see [`Partitioned::tell`])
+    telling: Arc<AtomicU32>,
+}
+
+/// Who makes a split network's collective calls on ranks (see [`super::ranks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// every rank makes them itself, the same program on every rank (open-loop traffic)
+    Peers,
+    /// this rank (0) makes them and tells the others each one first: only it hears the
+    /// clients of a co-simulation ([`Partitioned::lead`])
+    Leader,
+    /// this rank makes the calls rank 0 tells it ([`Partitioned::follow`])
+    Follower,
+}
+
+/// A collective call rank 0 tells the others it makes (see [`Partitioned::lead`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Call {
+    Inject(SimTime, MessageSpec),
+    RunUntil(SimTime),
+    FinalDeliveries(SimTime),
+    AdvanceClock(SimTime),
+    Now,
+    NextEventTime,
+    EventsProcessed,
+    EventsByPartition,
+    InFlight,
+    SourceBacklog(HostId),
+    Crossings,
+    BytesExchanged,
+    /// the leader's network is gone: following ends
+    End,
+}
+
+impl Call {
+    fn words(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let (tag, time) = match self {
+            Call::Inject(at, _) => (0, at),
+            Call::RunUntil(t) => (1, t),
+            Call::FinalDeliveries(t) => (2, t),
+            Call::AdvanceClock(t) => (3, t),
+            Call::Now => (4, SimTime::ZERO),
+            Call::NextEventTime => (5, SimTime::ZERO),
+            Call::EventsProcessed => (6, SimTime::ZERO),
+            Call::EventsByPartition => (7, SimTime::ZERO),
+            Call::InFlight => (8, SimTime::ZERO),
+            Call::SourceBacklog(host) => (9, SimTime::from_ps(u64::from(host.0))),
+            Call::Crossings => (10, SimTime::ZERO),
+            Call::BytesExchanged => (11, SimTime::ZERO),
+            Call::End => (12, SimTime::ZERO),
+        };
+        out.push(tag);
+        ranks::put_u64(&mut out, time.as_ps());
+        if let Call::Inject(_, spec) = self {
+            ranks::put_u32(&mut out, spec.src.0);
+            ranks::put_u32(&mut out, spec.dst.0);
+            ranks::put_u32(&mut out, spec.size_bytes);
+            ranks::put_u64(&mut out, spec.cookie);
+        }
+        out
+    }
+
+    fn read(bytes: &[u8]) -> Call {
+        let mut w = Words::new(bytes);
+        let tag = w.u8();
+        let time = w.time();
+        match tag {
+            0 => Call::Inject(
+                time,
+                MessageSpec {
+                    src: HostId(w.u32()),
+                    dst: HostId(w.u32()),
+                    size_bytes: w.u32(),
+                    cookie: w.u64(),
+                },
+            ),
+            1 => Call::RunUntil(time),
+            2 => Call::FinalDeliveries(time),
+            3 => Call::AdvanceClock(time),
+            4 => Call::Now,
+            5 => Call::NextEventTime,
+            6 => Call::EventsProcessed,
+            7 => Call::EventsByPartition,
+            8 => Call::InFlight,
+            9 => Call::SourceBacklog(HostId(time.as_ps() as u32)),
+            10 => Call::Crossings,
+            11 => Call::BytesExchanged,
+            _ => Call::End,
+        }
+    }
+}
+
+/// A told call in progress: calls made within it are not told again (the followers
+/// make them within theirs).
+struct Told(Arc<AtomicU32>);
+
+impl Drop for Told {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// One partition.
@@ -223,6 +335,8 @@ impl Split {
             crossings: 0,
             bytes_sent: 0,
             ranks,
+            role: Role::Peers,
+            telling: Arc::default(),
         }
     }
 }
@@ -239,7 +353,59 @@ impl<S: TraceSink + Send> Partitioned<S> {
             crossings: 0,
             bytes_sent: 0,
             ranks: None,
+            role: Role::Peers,
+            telling: Arc::default(),
         }
+    }
+
+    /// In co-simulation on ranks, where only rank 0 hears the clients: on rank 0, makes
+    /// this network tell every collective call it makes to the other ranks, which
+    /// [`Partitioned::follow`] it; on the others, does nothing (they follow). A network
+    /// not on ranks is not changed.
+    pub fn lead(&mut self) {
+        if self.ranks.as_ref().is_some_and(|r| r.rank() == 0 && r.size() > 1) {
+            self.role = Role::Leader;
+        }
+    }
+
+    /// On a rank other than 0 whose rank 0 [leads](Partitioned::lead): makes every call
+    /// rank 0 makes, in turn, until rank 0's network is dropped. Does nothing on rank 0
+    /// or off ranks.
+    pub fn follow(&mut self) {
+        let Some(ranks) = self.ranks.clone().filter(|r| r.rank() != 0) else {
+            return;
+        };
+        self.role = Role::Follower;
+        let mut deliveries = Vec::new();
+        loop {
+            match Call::read(&ranks.broadcast(Vec::new())) {
+                Call::End => return,
+                // Refused alike on every rank.
+                Call::Inject(at, spec) => drop(self.inject(at, spec)),
+                Call::RunUntil(limit) => self.run_until(limit, &mut deliveries),
+                Call::FinalDeliveries(since) => self.final_deliveries(since, &mut deliveries),
+                Call::AdvanceClock(time) => self.advance_clock(time),
+                Call::Now => drop(self.now()),
+                Call::NextEventTime => drop(self.next_event_time()),
+                Call::EventsProcessed => drop(self.events_processed()),
+                Call::EventsByPartition => drop(self.events_by_partition()),
+                Call::InFlight => drop(self.in_flight()),
+                Call::SourceBacklog(host) => drop(self.source_backlog(host)),
+                Call::Crossings => drop(self.crossings()),
+                Call::BytesExchanged => drop(self.bytes_exchanged()),
+            }
+            deliveries.clear();
+        }
+    }
+
+    /// Before a collective call: on a leader, tells the followers `call`, unless it is
+    /// made within another told call.
+    fn tell(&self, call: Call) -> Option<Told> {
+        let ranks = self.ranks.as_ref().filter(|_| self.role == Role::Leader)?;
+        if self.telling.fetch_add(1, Ordering::Relaxed) == 0 {
+            ranks.broadcast(call.words());
+        }
+        Some(Told(self.telling.clone()))
     }
 
     /// The first partition (the whole network if it is not split): what does not
@@ -277,6 +443,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// change, in delivery order (see [`Simulation::final_deliveries`]): every
     /// partition's, in the order of their keys.
     pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+        let _told = self.tell(Call::FinalDeliveries(since));
         if self.partitions() == 1 {
             self.first().final_deliveries(since, out);
             return;
@@ -350,12 +517,14 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Packets that crossed a cut cable so far (on ranks a collective call: every
     /// rank's).
     pub fn crossings(&self) -> u64 {
+        let _told = self.tell(Call::Crossings);
         self.reduce([self.crossings], Reduce::Sum)[0]
     }
 
     /// Bytes the ranks sent each other so far, packets and deliveries (on ranks a
     /// collective call; 0 for partitions on threads, which share memory).
     pub fn bytes_exchanged(&self) -> u64 {
+        let _told = self.tell(Call::BytesExchanged);
         self.reduce([self.bytes_sent], Reduce::Sum)[0]
     }
 
@@ -369,12 +538,14 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// On ranks, this and the other queries of the whole network below are collective
     /// calls (see [`super::ranks`]).
     pub fn now(&self) -> SimTime {
+        let _told = self.tell(Call::Now);
         let now = self.parts.iter().map(|p| p.sim.now()).max().unwrap_or(SimTime::ZERO);
         SimTime::from_ps(self.reduce([now.as_ps()], Reduce::Max)[0])
     }
 
     /// Time of the next pending event of any partition.
     pub fn next_event_time(&self) -> Option<SimTime> {
+        let _told = self.tell(Call::NextEventTime);
         let next = self.parts.iter().filter_map(|p| p.sim.next_event_time()).min();
         let [next] = self.reduce([next.map_or(u64::MAX, SimTime::as_ps)], Reduce::Min);
         (next != u64::MAX).then(|| SimTime::from_ps(next))
@@ -382,12 +553,14 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Events processed so far, by every partition.
     pub fn events_processed(&self) -> u64 {
+        let _told = self.tell(Call::EventsProcessed);
         let events = self.parts.iter().map(|p| p.sim.events_processed()).sum();
         self.reduce([events], Reduce::Sum)[0]
     }
 
     /// Events processed so far by each partition.
     pub fn events_by_partition(&self) -> Vec<u64> {
+        let _told = self.tell(Call::EventsByPartition);
         let mine: Vec<u64> = self.parts.iter().map(|p| p.sim.events_processed()).collect();
         let Some(ranks) = &self.ranks else {
             return mine;
@@ -399,6 +572,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Messages injected and not yet delivered.
     pub fn in_flight(&self) -> usize {
+        let _told = self.tell(Call::InFlight);
         let (entered, delivered) = self.parts.iter().fold((0u64, 0u64), |(e, d), p| {
             let (pe, pd) = p.sim.entered_and_delivered();
             (e + pe, d + pd)
@@ -409,6 +583,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Messages at `host`'s adapter with packets still to send.
     pub fn source_backlog(&self, host: HostId) -> usize {
+        let _told = self.tell(Call::SourceBacklog(host));
         let mine = self.part_of(host).map_or(0, |p| self.parts[p].sim.source_backlog(host));
         self.reduce([mine as u64], Reduce::Sum)[0] as usize
     }
@@ -427,6 +602,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
 
     /// Moves every partition's clock to `time` when no event is pending before it.
     pub fn advance_clock(&mut self, time: SimTime) {
+        let _told = self.tell(Call::AdvanceClock(time));
         for p in &mut self.parts {
             p.sim.advance_clock(time);
         }
@@ -437,6 +613,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
     ///
     /// On ranks every rank makes the same call; the source's rank takes the message.
     pub fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
+        let _told = self.tell(Call::Inject(at, spec));
         if self.partitions() == 1 {
             self.parts[0].sim.inject(at, spec)?;
             return Ok(());
@@ -454,6 +631,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
     ///
     /// On ranks every rank makes the same call and gets every delivery.
     pub fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
+        let _told = self.tell(Call::RunUntil(limit));
         if self.partitions() == 1 {
             self.parts[0].sim.run_until(limit, deliveries);
             return;
@@ -594,6 +772,17 @@ impl<S: TraceSink + Send> Partitioned<S> {
         self.windows += outcomes.first().map_or(0, |o| o.0);
         self.crossings += outcomes.iter().map(|o| o.1).sum::<u64>();
         outcomes.into_iter().map(|o| o.2).collect()
+    }
+}
+
+impl<S: TraceSink> Drop for Partitioned<S> {
+    /// A leader's network going tells its followers that following ends.
+    fn drop(&mut self) {
+        if self.role == Role::Leader
+            && let Some(ranks) = &self.ranks
+        {
+            ranks.broadcast(Call::End.words());
+        }
     }
 }
 

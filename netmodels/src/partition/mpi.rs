@@ -132,6 +132,20 @@ impl Ranks for MpiRanks {
         blocks(&buf, &counts)
     }
 
+    fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let world = SimpleCommunicator::world();
+        let root = world.process_at_rank(0);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = padded(len as usize);
+        if self.rank == 0 {
+            buf[..bytes.len()].copy_from_slice(&bytes);
+        }
+        root.broadcast_into(&mut buf[..]);
+        buf.truncate(len as usize);
+        buf
+    }
+
     fn exchange(&self, out: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let send_counts: Vec<Count> = out.iter().map(|b| b.len() as Count).collect();
         let mut recv_counts = vec![0 as Count; self.size as usize];

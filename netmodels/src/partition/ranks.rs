@@ -15,6 +15,7 @@
 //! | after a window | packets that crossed a cut cable | all-to-all, by destination rank |
 //! | after a run | the deliveries, with their order tags | all-gather |
 //! | on a query | clock, counts, a host's backlog | all-reduce |
+//! | co-simulation: before each call | the call rank 0 makes ([`Partitioned::lead`]) | broadcast |
 //!
 //! [`ThreadRanks`] implements the transport between threads of one process (the tests
 //! run the ranks' code path with it, no MPI needed); `MpiRanks` (feature `mpi`) over
@@ -51,6 +52,8 @@ pub trait Ranks: Send + Sync + std::fmt::Debug {
     fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>>;
     /// Sends `out[r]` to rank `r`; returns what each rank sent to this one, by rank.
     fn exchange(&self, out: Vec<Vec<u8>>) -> Vec<Vec<u8>>;
+    /// Rank 0's `bytes`, on every rank (the others' `bytes` are not read).
+    fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8>;
 }
 
 /// Ranks that are threads of one process: [`ThreadRanks::group`] makes `n`, one for each
@@ -125,6 +128,15 @@ impl Ranks for ThreadRanks {
         let n = self.shared.size as usize;
         let out = (0..n).map(|_| bytes.to_vec()).collect();
         self.exchange(out)
+    }
+
+    fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let n = self.shared.size as usize;
+        let out = match self.rank {
+            0 => vec![bytes; n],
+            _ => vec![Vec::new(); n],
+        };
+        self.exchange(out).swap_remove(0)
     }
 
     fn exchange(&self, out: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
@@ -358,6 +370,7 @@ mod tests {
                         let gathered = r.all_gather(&[r.rank() as u8; 2]);
                         let out = (0..3).map(|to| vec![r.rank() as u8, to as u8]).collect();
                         let received = r.exchange(out);
+                        assert_eq!(r.broadcast(vec![r.rank() as u8 + 7; 3]), vec![7; 3]);
                         (sum, min[0], max[0], gathered, received)
                     })
                 })
