@@ -527,8 +527,9 @@ pub struct ServerConfig {
     pub rendezvous: RendezvousMode,
     /// how a waiting client is answered
     pub replies: Replies,
-    /// partitions the network is split into, simulated side by side on threads
-    pub partitions: u32,
+    /// how the network is split: partitions side by side on threads, or MPI ranks
+    /// (this process being rank 0, which hears the clients and leads the others)
+    pub split: Split,
     /// the network's Paraver trace, if one is written
     pub trace: Option<crate::network_trace::TraceConfig>,
 }
@@ -550,7 +551,7 @@ impl Default for ServerConfig {
             spin: Duration::from_micros(200),
             rendezvous: RendezvousMode::Dimemas,
             replies: Replies::default(),
-            partitions: 1,
+            split: Split::Threads(1),
             trace: None,
         }
     }

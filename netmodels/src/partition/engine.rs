@@ -547,8 +547,15 @@ impl<S: TraceSink + Send> Partitioned<S> {
     pub fn next_event_time(&self) -> Option<SimTime> {
         let _told = self.tell(Call::NextEventTime);
         let next = self.parts.iter().filter_map(|p| p.sim.next_event_time()).min();
-        let [next] = self.reduce([next.map_or(u64::MAX, SimTime::as_ps)], Reduce::Min);
-        (next != u64::MAX).then(|| SimTime::from_ps(next))
+        if self.ranks.is_none() {
+            return next;
+        }
+        // An event may be due at the clock's very end: "none" travels apart.
+        let [at, none] = self.reduce(
+            [next.map_or(u64::MAX, SimTime::as_ps), u64::from(next.is_none())],
+            Reduce::Min,
+        );
+        (none == 0).then(|| SimTime::from_ps(at))
     }
 
     /// Events processed so far, by every partition.

@@ -93,6 +93,21 @@ impl MultiRail<NullSink> {
         self.rails.len() == 1 && self.rails[0].partitions() > 1
     }
 
+    /// See [`Partitioned::lead`], for a network of one rail (a follower follows one
+    /// rail's calls); several rails are left as they are.
+    pub fn lead(&mut self) {
+        if let [rail] = &mut self.rails[..] {
+            rail.lead();
+        }
+    }
+
+    /// See [`Partitioned::follow`], for a network of one rail.
+    pub fn follow(&mut self) {
+        if let [rail] = &mut self.rails[..] {
+            rail.follow();
+        }
+    }
+
     /// One rail split into partitions: injects `arrivals` and runs the events up to
     /// the last one's time on threads (see [`Partitioned::run_open_loop`]). Returns
     /// every partition's copy of `arrivals` where it stopped; `None` (and does nothing)

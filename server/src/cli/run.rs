@@ -783,7 +783,7 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
                     network: network.clone(),
                     trace,
                     replies: args.replies.unwrap_or_default(),
-                    partitions: args.partitions.unwrap_or(1),
+                    split: crate::config::Split::Threads(args.partitions.unwrap_or(1)),
                     ..crate::ServerConfig::default()
                 };
                 let (outcome, report) =

@@ -156,7 +156,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         },
         trace,
         replies: args.replies,
-        partitions: args.partitions,
+        split: crate::config::Split::Threads(args.partitions),
         ..ServerConfig::default()
     };
     if let Some(limit) = config.reply_limit {

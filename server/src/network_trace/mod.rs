@@ -294,19 +294,24 @@ fn sibling_names(file: &Path, flag: &str) -> Result<(PathBuf, PathBuf), TraceSet
 pub fn build(
     config: &NetworkConfig,
     trace: Option<&TraceConfig>,
-    partitions: u32,
+    split: &crate::config::Split,
 ) -> Result<Box<dyn Network + Send>, ServerError> {
     use vesper_netmodels::partition::SplitError;
-    let split = |error| ServerError::Split { partitions, error };
+    let partitions = split.partitions();
+    let refused = |error| ServerError::Split { partitions, error };
     let Some(trace) = trace else {
-        return match config.build_split(partitions) {
-            Ok(net) => Ok(Box::new(net)),
+        return match config.build_as(split) {
+            Ok(mut net) => {
+                // On MPI ranks this process (rank 0) hears the clients: it leads.
+                net.lead();
+                Ok(Box::new(net))
+            }
             Err(SplitError::Build(e)) => Err(ServerError::Network(e)),
-            Err(e) => Err(split(e)),
+            Err(e) => Err(refused(e)),
         };
     };
     if partitions != 1 {
-        return Err(split(SplitError::Traced { parts: partitions }));
+        return Err(refused(SplitError::Traced { parts: partitions }));
     }
     let (rails, policy) = config.rails();
     let target = TraceTarget::open(trace)?;
@@ -1032,7 +1037,7 @@ mod tests {
         };
         let config = nothing.config(SERVE_DATE).expect("valid flags");
         assert!(
-            build(&network(), config.as_ref(), 1)
+            build(&network(), config.as_ref(), &crate::config::Split::Threads(1))
                 .expect_err("refused")
                 .to_string()
                 .starts_with("--trace-devices: the device selection matches no device of the network")

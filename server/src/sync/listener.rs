@@ -83,7 +83,7 @@ pub async fn serve(
         let stop_flag = Arc::clone(&stop_flag);
         Box::new(move |run| {
             let trace = config.trace.as_ref().map(|t| t.for_run(run));
-            let sim = crate::network_trace::build(&config.network, trace.as_ref(), config.partitions)?;
+            let sim = crate::network_trace::build(&config.network, trace.as_ref(), &config.split)?;
             Ok(Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag)))
         })
     };
