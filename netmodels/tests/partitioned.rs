@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use vesper_netmodels::partition::{PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
+use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
@@ -295,13 +295,26 @@ fn replay_led(builder: &NetworkBuilder, ranks: u32, messages: &[(SimTime, Messag
             .into_iter()
             .map(|rank| {
                 scope.spawn(move || {
-                    let leads = rank.rank() == 0;
-                    let mut sim = Partitioned::build_on_ranks(builder.clone(), Arc::new(rank)).expect("splits");
-                    if leads {
-                        sim.lead();
-                        Some(replay_on(sim, messages, stepwise))
+                    let rank: Arc<dyn Ranks> = Arc::new(rank);
+                    let build = || Partitioned::build_on_ranks(builder.clone(), rank.clone()).expect("splits");
+                    if rank.rank() == 0 {
+                        // A network built and dropped unused, then the run's, then the
+                        // end: the followers follow each in turn.
+                        let lead = Lead::new(rank.clone());
+                        build().lead(&lead);
+                        let mut sim = build();
+                        sim.lead(&lead);
+                        let outcome = replay_on(sim, messages, stepwise);
+                        lead.close();
+                        // Dropped after the end: tells nothing.
+                        build().lead(&lead);
+                        Some(outcome)
                     } else {
-                        sim.follow();
+                        let mut networks = 0;
+                        while build().follow() == Followed::End {
+                            networks += 1;
+                        }
+                        assert_eq!(networks, 2, "rank {} followed both networks", rank.rank());
                         None
                     }
                 })

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vesper_map2topo::NamedTopology;
-use vesper_netmodels::partition::{Partitioned, Ranks, SplitError};
+use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
     PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
@@ -18,6 +18,9 @@ pub enum Split {
     /// one partition per rank of an MPI run, each process holding its own: every rank
     /// runs the same program, and rank 0 writes the outputs
     Ranks(Arc<dyn Ranks>),
+    /// one partition per rank of an MPI run, this process being rank 0, which hears the
+    /// clients and leads the others through `Lead` (co-simulation)
+    Led(Arc<Lead>),
 }
 
 impl Split {
@@ -26,6 +29,7 @@ impl Split {
         match self {
             Split::Threads(n) => *n,
             Split::Ranks(ranks) => ranks.size(),
+            Split::Led(lead) => lead.ranks().size(),
         }
     }
 
@@ -34,6 +38,7 @@ impl Split {
         match self {
             Split::Threads(_) => true,
             Split::Ranks(ranks) => ranks.rank() == 0,
+            Split::Led(lead) => lead.ranks().rank() == 0,
         }
     }
 }
@@ -352,6 +357,10 @@ impl NetworkConfig {
             .map(|b| match split {
                 Split::Threads(partitions) => Partitioned::build(b, *partitions),
                 Split::Ranks(ranks) => Partitioned::build_on_ranks(b, ranks.clone()),
+                Split::Led(lead) => Partitioned::build_on_ranks(b, lead.ranks().clone()).map(|mut p| {
+                    p.lead(lead);
+                    p
+                }),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(MultiRail::of_rails(rails, policy)?)

@@ -233,7 +233,7 @@ pub fn point(
     let started = Instant::now();
     let mut net = network.build_as(split).map_err(|e| match split {
         Split::Threads(partitions) => anyhow::anyhow!("--partitions {partitions}: {e}"),
-        Split::Ranks(ranks) => anyhow::anyhow!("{} MPI ranks: {e}", ranks.size()),
+        Split::Ranks(_) | Split::Led(_) => anyhow::anyhow!("{} MPI ranks: {e}", split.partitions()),
     })?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();

@@ -1,7 +1,8 @@
-//! One simulation over MPI ranks (`mpirun -np N vesper traffic …`, feature `mpi`):
-//! the curves of 2 and 4 ranks are those of one process, byte for byte but the wall
-//! clock, on every topology kind and switch kind a split network supports, at random
-//! seeds and loads; rank 0 alone writes; what cannot run on ranks says so.
+//! One simulation over MPI ranks (`mpirun -np N vesper traffic …`, `vesper run …`,
+//! feature `mpi`): the curves of 2 and 4 ranks are those of one process, byte for byte
+//! but the wall clock, on every topology kind and switch kind a split network supports,
+//! at random seeds and loads; a replay over ranks led by rank 0's server predicts what
+//! one process does; rank 0 alone writes; what cannot run on ranks says so.
 //!
 //! Needs Open MPI's `mpirun` on the PATH (CI installs Debian's `openmpi-bin`); runs as
 //! root with Open MPI's consent variables, and with `--oversubscribe` so that 4 ranks run
@@ -138,18 +139,20 @@ fn rank_zero_alone_writes_and_notes_say_how_the_ranks_ran() {
     assert!(stderr.contains("bytes exchanged a window"), "{stderr}");
 }
 
+/// `mpirun -np 2 vesper ARGS` fails, says `expected`, and prints no result.
+fn refused(args: &[&str], expected: &str) {
+    let out = mpirun(2, args);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+}
+
 #[test]
 fn what_cannot_run_on_ranks_says_so() {
-    let refused = |args: &[&str], expected: &str| {
-        let out = mpirun(2, args);
-        let stderr = text(&out.stderr);
-        assert!(!out.status.success(), "{args:?} should fail");
-        assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
-    };
     refused(
-        &["run"],
-        "vesper run does not run across MPI ranks yet, only vesper traffic does",
+        &["serve"],
+        "vesper serve does not run across MPI ranks yet, only vesper traffic and vesper run do",
     );
     refused(
         &["traffic", "--load", "0.3", "--partitions", "3"],
@@ -173,5 +176,120 @@ fn what_cannot_run_on_ranks_says_so() {
         1,
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// A `vesper run --json` report, its wall-clock parts (every `wall` object) taken out.
+fn unwalled(out: &Output, what: &str) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                map.remove("wall");
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+    let mut report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: not one JSON document ({e}): {}", text(&out.stdout)));
+    strip(&mut report);
+    report
+}
+
+#[test]
+fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
+    // Rank 0 runs the in-process server and leads; the others follow its network's calls.
+    let cases: [&[&str]; 4] = [
+        &["--workload", "all-to-all", "--tasks", "16", "--preset", "kary-ntree"],
+        &[
+            "--workload",
+            "random",
+            "--tasks",
+            "32",
+            "--messages",
+            "400",
+            "--preset",
+            "hypercube",
+        ],
+        &[
+            "--workload",
+            "ring",
+            "--tasks",
+            "24",
+            "--preset",
+            "fat-tree",
+            "--switch",
+            "cioq",
+            "--replies",
+            "earliest",
+        ],
+        &[
+            "--workload",
+            "all-to-all",
+            "--tasks",
+            "16",
+            "--size",
+            "100000",
+            "--preset",
+            "kary-ntree",
+            "--switch",
+            "cioq",
+            "--voq",
+        ],
+    ];
+    for case in cases {
+        let args = [&["run", "--json"], case].concat();
+        let what = args.join(" ");
+        let one = unwalled(&vesper(&args), &what);
+        for ranks in [2, 3] {
+            assert_eq!(
+                unwalled(&mpirun(ranks, &args), &what),
+                one,
+                "{what}: {ranks} ranks differ from one process"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_replay_on_ranks_refuses_what_it_cannot_do() {
+    let run = ["run", "--workload", "ring", "--tasks", "8", "--preset", "kary-ntree"];
+    refused(
+        &[&run[..], &["--no-server"]].concat(),
+        "--server and --no-server: under mpirun",
+    );
+    refused(
+        &[&run[..], &["--partitions", "3"]].concat(),
+        "--partitions 3: under mpirun each of the 2 ranks",
+    );
+    let trace = std::env::temp_dir().join(format!("vesper-mpi-{}.prv", std::process::id()));
+    let trace = trace.to_str().expect("UTF-8 path");
+    refused(
+        &[&run[..], &["--trace", trace]].concat(),
+        "--trace: a network trace cannot be written from 2 MPI ranks yet",
+    );
+    refused(
+        &[
+            "run",
+            "--workload",
+            "ring",
+            "--tasks",
+            "8",
+            "--preset",
+            "two-rail-fat-tree",
+            "--switch",
+            "output-queued",
+        ],
+        "a network of several rails cannot be co-simulated on MPI ranks yet",
+    );
+    refused(
+        &["run", "--workload", "ring", "--tasks", "8", "--preset", "fat-tree"],
+        "the wormhole fabric cannot be split into 2 partitions yet",
+    );
+    refused(
+        &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],
+        "2 partitions asked for, but the network has 1 switches",
     );
 }

@@ -129,15 +129,69 @@ pub struct Partitioned<S: TraceSink = NullSink> {
 }
 
 /// Who makes a split network's collective calls on ranks (see [`super::ranks`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Role {
     /// every rank makes them itself, the same program on every rank (open-loop traffic)
     Peers,
-    /// this rank (0) makes them and tells the others each one first: only it hears the
-    /// clients of a co-simulation ([`Partitioned::lead`])
-    Leader,
+    /// this rank (0) makes them and tells the others each one first, through `Lead`:
+    /// only it hears the clients of a co-simulation ([`Partitioned::lead`])
+    Leader(Arc<Lead>),
     /// this rank makes the calls rank 0 tells it ([`Partitioned::follow`])
     Follower,
+}
+
+/// Rank 0's side of a co-simulation on ranks: what tells the other ranks, which follow
+/// one network after another ([`Partitioned::follow`]), every call rank 0's networks
+/// make, each network's end, and at last that there is no more. Every network rank 0
+/// builds for the run (or runs) must [lead](Partitioned::lead) with the same `Lead`,
+/// and [`Lead::close`] must come once they are all done.
+#[derive(Debug)]
+pub struct Lead {
+    ranks: Arc<dyn Ranks>,
+    /// once closed, nothing more is told (a network dropped late ends nothing); the
+    /// lock also keeps the networks of several threads from telling at once
+    closed: Mutex<bool>,
+}
+
+impl Lead {
+    /// Rank 0's lead of `ranks`.
+    pub fn new(ranks: Arc<dyn Ranks>) -> Arc<Lead> {
+        Arc::new(Lead {
+            ranks,
+            closed: Mutex::new(false),
+        })
+    }
+
+    /// The ranks it leads.
+    pub fn ranks(&self) -> &Arc<dyn Ranks> {
+        &self.ranks
+    }
+
+    fn tell(&self, call: Call) {
+        let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        if !*closed {
+            self.ranks.broadcast(call.words());
+        }
+    }
+
+    /// Tells the followers that no other network follows: they stop following. Calls
+    /// after it, and networks dropped after it, tell nothing.
+    pub fn close(&self) {
+        let mut closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        if !*closed {
+            self.ranks.broadcast(Call::Exit.words());
+            *closed = true;
+        }
+    }
+}
+
+/// How following a network ended ([`Partitioned::follow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followed {
+    /// rank 0's network is gone: another may follow (build it, and follow it)
+    End,
+    /// rank 0 leads no more networks ([`Lead::close`])
+    Exit,
 }
 
 /// A collective call rank 0 tells the others it makes (see [`Partitioned::lead`]).
@@ -155,8 +209,10 @@ enum Call {
     SourceBacklog(HostId),
     Crossings,
     BytesExchanged,
-    /// the leader's network is gone: following ends
+    /// the leader's network is gone: following it ends
     End,
+    /// the leader leads no more networks
+    Exit,
 }
 
 impl Call {
@@ -176,6 +232,7 @@ impl Call {
             Call::Crossings => (10, SimTime::ZERO),
             Call::BytesExchanged => (11, SimTime::ZERO),
             Call::End => (12, SimTime::ZERO),
+            Call::Exit => (13, SimTime::ZERO),
         };
         out.push(tag);
         ranks::put_u64(&mut out, time.as_ps());
@@ -213,7 +270,8 @@ impl Call {
             9 => Call::SourceBacklog(HostId(time.as_ps() as u32)),
             10 => Call::Crossings,
             11 => Call::BytesExchanged,
-            _ => Call::End,
+            12 => Call::End,
+            _ => Call::Exit,
         }
     }
 }
@@ -359,27 +417,28 @@ impl<S: TraceSink + Send> Partitioned<S> {
     }
 
     /// In co-simulation on ranks, where only rank 0 hears the clients: on rank 0, makes
-    /// this network tell every collective call it makes to the other ranks, which
-    /// [`Partitioned::follow`] it; on the others, does nothing (they follow). A network
-    /// not on ranks is not changed.
-    pub fn lead(&mut self) {
+    /// this network tell every collective call it makes, through `lead`, to the other
+    /// ranks, which [`Partitioned::follow`] it, and its end when it is dropped. A network
+    /// on other ranks, or not on ranks, is not changed.
+    pub fn lead(&mut self, lead: &Arc<Lead>) {
         if self.ranks.as_ref().is_some_and(|r| r.rank() == 0 && r.size() > 1) {
-            self.role = Role::Leader;
+            self.role = Role::Leader(lead.clone());
         }
     }
 
-    /// On a rank other than 0 whose rank 0 [leads](Partitioned::lead): makes every call
-    /// rank 0 makes, in turn, until rank 0's network is dropped. Does nothing on rank 0
-    /// or off ranks.
-    pub fn follow(&mut self) {
+    /// On a rank other than 0: makes every call rank 0's network makes (see
+    /// [`Partitioned::lead`]), in turn, until that network is dropped or rank 0 leads no
+    /// more ([`Lead::close`]), and says which. Returns at once on rank 0 or off ranks.
+    pub fn follow(&mut self) -> Followed {
         let Some(ranks) = self.ranks.clone().filter(|r| r.rank() != 0) else {
-            return;
+            return Followed::Exit;
         };
         self.role = Role::Follower;
         let mut deliveries = Vec::new();
         loop {
             match Call::read(&ranks.broadcast(Vec::new())) {
-                Call::End => return,
+                Call::End => return Followed::End,
+                Call::Exit => return Followed::Exit,
                 // Refused alike on every rank.
                 Call::Inject(at, spec) => drop(self.inject(at, spec)),
                 Call::RunUntil(limit) => self.run_until(limit, &mut deliveries),
@@ -401,9 +460,11 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Before a collective call: on a leader, tells the followers `call`, unless it is
     /// made within another told call.
     fn tell(&self, call: Call) -> Option<Told> {
-        let ranks = self.ranks.as_ref().filter(|_| self.role == Role::Leader)?;
+        let Role::Leader(lead) = &self.role else {
+            return None;
+        };
         if self.telling.fetch_add(1, Ordering::Relaxed) == 0 {
-            ranks.broadcast(call.words());
+            lead.tell(call);
         }
         Some(Told(self.telling.clone()))
     }
@@ -783,12 +844,10 @@ impl<S: TraceSink + Send> Partitioned<S> {
 }
 
 impl<S: TraceSink> Drop for Partitioned<S> {
-    /// A leader's network going tells its followers that following ends.
+    /// A leader's network going tells its followers that following it ends.
     fn drop(&mut self) {
-        if self.role == Role::Leader
-            && let Some(ranks) = &self.ranks
-        {
-            ranks.broadcast(Call::End.words());
+        if let Role::Leader(lead) = &self.role {
+            lead.tell(Call::End);
         }
     }
 }

@@ -95,16 +95,18 @@ impl MultiRail<NullSink> {
 
     /// See [`Partitioned::lead`], for a network of one rail (a follower follows one
     /// rail's calls); several rails are left as they are.
-    pub fn lead(&mut self) {
+    pub fn lead(&mut self, lead: &std::sync::Arc<crate::partition::Lead>) {
         if let [rail] = &mut self.rails[..] {
-            rail.lead();
+            rail.lead(lead);
         }
     }
 
-    /// See [`Partitioned::follow`], for a network of one rail.
-    pub fn follow(&mut self) {
-        if let [rail] = &mut self.rails[..] {
-            rail.follow();
+    /// See [`Partitioned::follow`], for a network of one rail (several rails: returns
+    /// at once, as having nothing more to follow).
+    pub fn follow(&mut self) -> crate::partition::Followed {
+        match &mut self.rails[..] {
+            [rail] => rail.follow(),
+            _ => crate::partition::Followed::Exit,
         }
     }
 

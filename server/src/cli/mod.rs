@@ -117,7 +117,8 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
 
 /// [`execute`] as one rank of an MPI run (`mpirun -np N vesper …`): every rank runs the
 /// same command on its own partition of the network; the caller gives rank 0 the real
-/// standard output and the others a sink. Only `vesper traffic` runs on ranks yet.
+/// standard output and the others a sink. `vesper traffic` and `vesper run` run on
+/// ranks.
 pub fn execute_on_ranks(
     verb: Verb,
     ranks: std::sync::Arc<dyn vesper_netmodels::partition::Ranks>,
@@ -129,9 +130,14 @@ pub fn execute_on_ranks(
     }
     match verb {
         Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic_on(*args, Some(ranks), notes)?)?),
+        Verb::Run(args) => match run::run_on(*args, Some(ranks), notes)? {
+            Some(run) => Ok(write!(out, "{run}")?),
+            // A rank that followed rank 0's server: rank 0 prints the result.
+            None => Ok(()),
+        },
         other => anyhow::bail!(
-            "vesper {} does not run across MPI ranks yet, only vesper traffic does: start it without mpirun \
-             (its --partitions splits the network over threads)",
+            "vesper {} does not run across MPI ranks yet, only vesper traffic and vesper run do: start it without \
+             mpirun (its --partitions splits the network over threads)",
             other.name()
         ),
     }

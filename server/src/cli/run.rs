@@ -509,11 +509,37 @@ pub fn synthetic_workload(args: &RunArgs) -> anyhow::Result<vesper_client_dimema
 /// `vesper run`: the replay, and the files `--output` and `--save-trace` ask for (notes
 /// on them, and the trace's warnings, go to `notes`).
 pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run> {
+    run_on(args, None, notes)?.ok_or_else(|| anyhow::anyhow!("a run off MPI ranks always has its result"))
+}
+
+/// [`run`] as one rank of `ranks` (an MPI run) when given: rank 0 runs the in-process
+/// server, whose network's partition it simulates and whose calls it leads; every other
+/// rank builds the same network, simulates its own partition of it as rank 0's calls
+/// say, and returns `None`.
+pub fn run_on(
+    args: RunArgs,
+    ranks: Option<Arc<dyn vesper_netmodels::partition::Ranks>>,
+    notes: &mut dyn std::io::Write,
+) -> anyhow::Result<Option<Run>> {
     use vesper_client_dimemas_adapter::dim;
     use vesper_client_dimemas_adapter::replay::collective::Methods;
     use vesper_client_dimemas_adapter::replay::{Cursor, IdealBus, Programs, StartDelays, Workload};
 
     check_workload_flags(&args)?;
+    let ranks = ranks.filter(|r| r.size() > 1);
+    if let Some(ranks) = &ranks {
+        let n = ranks.size();
+        anyhow::ensure!(
+            args.server.is_none() && !args.no_server,
+            "--server and --no-server: under mpirun, vesper run replays on its own server, whose network the {n} \
+             ranks simulate; leave them out"
+        );
+        anyhow::ensure!(
+            args.partitions.is_none_or(|p| p == n),
+            "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out",
+            args.partitions.unwrap_or(0)
+        );
+    }
     let mut methods = Methods::default();
     if args.config.is_some() {
         // Dimemas's own model of collectives, unless --collective says otherwise.
@@ -779,11 +805,33 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
                     None,
                 )
             } else {
+                let split = match &ranks {
+                    None => crate::config::Split::Threads(args.partitions.unwrap_or(1)),
+                    Some(ranks) => {
+                        anyhow::ensure!(
+                            trace.is_none(),
+                            "--trace: a network trace cannot be written from {} MPI ranks yet; leave it out",
+                            ranks.size()
+                        );
+                        anyhow::ensure!(
+                            !matches!(network.fabric, FabricConfig::MultiRail { .. }),
+                            "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic \
+                             can); run it without mpirun"
+                        );
+                        if ranks.rank() != 0 {
+                            follow_on_ranks(&network, ranks)?;
+                            return Ok(None);
+                        }
+                        crate::config::Split::Led(vesper_netmodels::partition::Lead::new(ranks.clone()))
+                    }
+                };
+                // However the replay ends, the ranks that follow are told.
+                let _closing = Closing(&split);
                 let config = crate::ServerConfig {
                     network: network.clone(),
                     trace,
                     replies: args.replies.unwrap_or_default(),
-                    split: crate::config::Split::Threads(args.partitions.unwrap_or(1)),
+                    split: split.clone(),
                     ..crate::ServerConfig::default()
                 };
                 let (outcome, report) =
@@ -817,7 +865,39 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
     }
     // Written: what is printed needs no more of it.
     run.outcome.record = None;
-    Ok(run)
+    Ok(Some(run))
+}
+
+/// A rank other than 0 of `vesper run` under mpirun: builds `network` split over the
+/// ranks, simulates its own partition as rank 0's server's calls say, one network after
+/// another (a run's, and any the server builds beside it), until rank 0 says there is
+/// no more.
+fn follow_on_ranks(
+    network: &crate::config::NetworkConfig,
+    ranks: &Arc<dyn vesper_netmodels::partition::Ranks>,
+) -> anyhow::Result<()> {
+    use vesper_netmodels::partition::Followed;
+    let split = crate::config::Split::Ranks(ranks.clone());
+    loop {
+        let mut net = network
+            .build_as(&split)
+            .map_err(|e| anyhow::anyhow!("{} MPI ranks: {e}", ranks.size()))?;
+        if net.follow() == Followed::Exit {
+            return Ok(());
+        }
+    }
+}
+
+/// Closes rank 0's lead of the other ranks when dropped (see
+/// `vesper_netmodels::partition::Lead::close`).
+struct Closing<'a>(&'a crate::config::Split);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        if let crate::config::Split::Led(lead) = self.0 {
+            lead.close();
+        }
+    }
 }
 
 /// What `vesper run` prints: the prediction and its split per task, with the server's

@@ -293,11 +293,11 @@ pub fn traffic_on(
             let per_window = |n: u64| n as f64 / p.windows.max(1) as f64;
             let events: Vec<String> = p.events.iter().map(u64::to_string).collect();
             let on = match &split {
-                Split::Ranks(_) => "MPI ranks",
+                Split::Ranks(_) | Split::Led(_) => "MPI ranks",
                 Split::Threads(_) => "partitions",
             };
             let bytes = match &split {
-                Split::Ranks(_) => format!(", {:.0} bytes exchanged", per_window(p.bytes)),
+                Split::Ranks(_) | Split::Led(_) => format!(", {:.0} bytes exchanged", per_window(p.bytes)),
                 Split::Threads(_) => String::new(),
             };
             note!(

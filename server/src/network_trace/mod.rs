@@ -301,11 +301,7 @@ pub fn build(
     let refused = |error| ServerError::Split { partitions, error };
     let Some(trace) = trace else {
         return match config.build_as(split) {
-            Ok(mut net) => {
-                // On MPI ranks this process (rank 0) hears the clients: it leads.
-                net.lead();
-                Ok(Box::new(net))
-            }
+            Ok(net) => Ok(Box::new(net)),
             Err(SplitError::Build(e)) => Err(ServerError::Network(e)),
             Err(e) => Err(refused(e)),
         };
