@@ -23,6 +23,18 @@ pub enum Split {
     Led(Arc<Lead>),
 }
 
+/// Closes rank 0's lead of the other ranks when dropped, however the command ends
+/// (see `vesper_netmodels::partition::Lead::close`); nothing for other splits.
+pub(crate) struct Closing<'a>(pub(crate) &'a Split);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        if let Split::Led(lead) = self.0 {
+            lead.close();
+        }
+    }
+}
+
 impl Split {
     /// The number of partitions.
     pub fn partitions(&self) -> u32 {

@@ -1,8 +1,9 @@
 //! One simulation over MPI ranks (`mpirun -np N vesper traffic …`, `vesper run …`,
 //! feature `mpi`): the curves of 2 and 4 ranks are those of one process, byte for byte
 //! but the wall clock, on every topology kind and switch kind a split network supports,
-//! at random seeds and loads; a replay over ranks led by rank 0's server predicts what
-//! one process does; rank 0 alone writes; what cannot run on ranks says so.
+//! at random seeds and loads; a replay over ranks led by rank 0's server (`vesper run`,
+//! `vesper serve`) predicts what one process does; rank 0 alone writes; what cannot run
+//! on ranks says so.
 //!
 //! Needs Open MPI's `mpirun` on the PATH (CI installs Debian's `openmpi-bin`); runs as
 //! root with Open MPI's consent variables, and with `--oversubscribe` so that 4 ranks run
@@ -151,8 +152,8 @@ fn refused(args: &[&str], expected: &str) {
 #[test]
 fn what_cannot_run_on_ranks_says_so() {
     refused(
-        &["serve"],
-        "vesper serve does not run across MPI ranks yet, only vesper traffic and vesper run do",
+        &["topo", "--preset", "kary-ntree"],
+        "vesper topo does not run across MPI ranks: start it without mpirun",
     );
     refused(
         &["traffic", "--load", "0.3", "--partitions", "3"],
@@ -292,4 +293,47 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],
         "2 partitions asked for, but the network has 1 switches",
     );
+}
+
+#[test]
+fn a_server_on_ranks_serves_what_one_process_serves() {
+    use std::io::{BufRead, BufReader};
+    // `mpirun -np 2 vesper serve`: rank 0 listens and leads, rank 1 follows.
+    let mut server = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", "2"])
+        .arg(env!("CARGO_BIN_EXE_vesper"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--spin-us",
+            "0",
+            "--preset",
+            "hypercube",
+        ])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("VESPER_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun starts");
+    let mut log = BufReader::new(server.stderr.take().expect("stderr piped")).lines();
+    let addr = loop {
+        let line = log.next().expect("a log line").expect("readable log");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split(';').next().expect("an address").trim().to_string();
+        }
+    };
+    let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    let workload = ["--workload", "random", "--tasks", "32", "--messages", "300", "--json"];
+    let served = vesper(&[&["run", "--server", &addr], &workload[..]].concat());
+    let status = server.wait().expect("mpirun ends");
+    let log = drained.join().expect("log read");
+    assert!(status.success(), "{log}");
+    let alone = vesper(&[&["run", "--preset", "hypercube"], &workload[..]].concat());
+    let prediction = |out: &Output| unwalled(out, "vesper run")["predicted_ns"].clone();
+    assert!(prediction(&alone).is_number());
+    assert_eq!(prediction(&served), prediction(&alone), "{log}");
 }

@@ -117,8 +117,8 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
 
 /// [`execute`] as one rank of an MPI run (`mpirun -np N vesper …`): every rank runs the
 /// same command on its own partition of the network; the caller gives rank 0 the real
-/// standard output and the others a sink. `vesper traffic` and `vesper run` run on
-/// ranks.
+/// standard output and the others a sink. `vesper traffic`, `vesper run` and `vesper
+/// serve` run on ranks.
 pub fn execute_on_ranks(
     verb: Verb,
     ranks: std::sync::Arc<dyn vesper_netmodels::partition::Ranks>,
@@ -135,9 +135,9 @@ pub fn execute_on_ranks(
             // A rank that followed rank 0's server: rank 0 prints the result.
             None => Ok(()),
         },
+        Verb::Serve(args) => serve::serve_on(*args, Some(ranks)),
         other => anyhow::bail!(
-            "vesper {} does not run across MPI ranks yet, only vesper traffic and vesper run do: start it without \
-             mpirun (its --partitions splits the network over threads)",
+            "vesper {} does not run across MPI ranks: start it without mpirun",
             other.name()
         ),
     }

@@ -826,7 +826,7 @@ pub fn run_on(
                     }
                 };
                 // However the replay ends, the ranks that follow are told.
-                let _closing = Closing(&split);
+                let _closing = crate::config::Closing(&split);
                 let config = crate::ServerConfig {
                     network: network.clone(),
                     trace,
@@ -872,7 +872,7 @@ pub fn run_on(
 /// ranks, simulates its own partition as rank 0's server's calls say, one network after
 /// another (a run's, and any the server builds beside it), until rank 0 says there is
 /// no more.
-fn follow_on_ranks(
+pub(crate) fn follow_on_ranks(
     network: &crate::config::NetworkConfig,
     ranks: &Arc<dyn vesper_netmodels::partition::Ranks>,
 ) -> anyhow::Result<()> {
@@ -884,18 +884,6 @@ fn follow_on_ranks(
             .map_err(|e| anyhow::anyhow!("{} MPI ranks: {e}", ranks.size()))?;
         if net.follow() == Followed::Exit {
             return Ok(());
-        }
-    }
-}
-
-/// Closes rank 0's lead of the other ranks when dropped (see
-/// `vesper_netmodels::partition::Lead::close`).
-struct Closing<'a>(&'a crate::config::Split);
-
-impl Drop for Closing<'_> {
-    fn drop(&mut self) {
-        if let crate::config::Split::Led(lead) = self.0 {
-            lead.close();
         }
     }
 }

@@ -171,7 +171,53 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
 /// `vesper serve`: the server, until its run ends (or, with `--keep-serving`, until a
 /// signal); reports are written as runs end.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let Prepared { config, writer, origin } = prepare(&args)?;
+    serve_as(args, crate::config::Split::Threads(1))
+}
+
+/// [`serve`] as one rank of `ranks` (an MPI run) when given: rank 0 is the server, whose
+/// networks' partitions it simulates and whose calls it leads; every other rank builds
+/// the same networks and follows them, until rank 0 ends.
+pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partition::Ranks>>) -> anyhow::Result<()> {
+    use crate::config::{FabricConfig, Split};
+    let Some(ranks) = ranks.filter(|r| r.size() > 1) else {
+        return serve(args);
+    };
+    let n = ranks.size();
+    anyhow::ensure!(
+        args.partitions == 1 || args.partitions == n,
+        "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out",
+        args.partitions
+    );
+    anyhow::ensure!(
+        args.trace.config(&args.trace_date)?.is_none(),
+        "--trace: a network trace cannot be written from {n} MPI ranks yet; leave it out"
+    );
+    let (spec, origin) = args.net.spec(None)?;
+    let network = args.net.resolve(&spec, &origin, &[])?;
+    anyhow::ensure!(
+        !matches!(network.fabric, FabricConfig::MultiRail { .. }),
+        "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic can); serve it \
+         without mpirun"
+    );
+    if ranks.rank() != 0 {
+        return run::follow_on_ranks(&network, &ranks);
+    }
+    serve_as(args, Split::Led(vesper_netmodels::partition::Lead::new(ranks)))
+}
+
+/// [`serve`], its network split as `split` says when that is a lead of MPI ranks (else
+/// as `--partitions` says).
+fn serve_as(args: ServeArgs, split: crate::config::Split) -> anyhow::Result<()> {
+    // However the server ends, the ranks that follow are told.
+    let _closing = crate::config::Closing(&split);
+    let Prepared {
+        mut config,
+        writer,
+        origin,
+    } = prepare(&args)?;
+    if let crate::config::Split::Led(_) = &split {
+        config.split = split.clone();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -219,6 +265,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // signal, as a shell reports a process the signal killed.
         let signal = signal.load(Ordering::Relaxed);
         tracing::warn!("stopped by signal {signal} before every client had finished");
+        if let crate::config::Split::Led(lead) = &split {
+            lead.close();
+        }
         std::process::exit(128 + signal);
     }
     Ok(())
