@@ -411,6 +411,68 @@ fn rendezvous_completion(c: &mut Coordinator, request_at: f64, ready_at: f64) ->
     got[0].1.clone()
 }
 
+/// Every completion line a fixed script of batches gets, in wire rendezvous, answered
+/// as `replies` says (the script's batches, then empty ones far ahead until all is
+/// told), in order, and how many the script's own stops were told.
+fn wire_completions(replies_mode: Replies) -> (Vec<String>, usize) {
+    let config = ServerConfig {
+        network: network(4),
+        rendezvous: RendezvousMode::Wire { control_bytes: 64 },
+        replies: replies_mode,
+        ..ServerConfig::default()
+    };
+    let sim = config.network.build().expect("valid network");
+    let mut c = Coordinator::new(config, sim, Arc::new(AtomicBool::new(false)));
+    connect(&mut c, 0);
+    let script = vec![
+        (
+            vec![
+                request_to_send(1000.0, 0, 1, 1 << 20),
+                ready_to_recv(1000.0, 0, 1, 1 << 20, 5),
+                data(1500.0, 2, 3, 4096, 0, 6),
+                request_to_send(1500.0, 1, 2, 65536),
+                ready_to_recv(2000.0, 1, 2, 65536, 7),
+            ],
+            2000.0,
+        ),
+        (
+            vec![data(3000.0, 3, 0, 100_000, 0, 8), data(3000.0, 2, 1, 64, 0, 9)],
+            3000.0,
+        ),
+    ];
+    let told = |c: &mut Coordinator| -> Vec<String> {
+        replies(c)
+            .iter()
+            .flat_map(|(_, reply)| reply.lines().filter(|l| l.starts_with("COMPLETED")).map(String::from))
+            .collect()
+    };
+    let mut lines = Vec::new();
+    for (items, stop) in script {
+        batch(&mut c, 0, items, stop);
+        lines.extend(told(&mut c));
+    }
+    let during_script = lines.len();
+    for _ in 0..8 {
+        batch(&mut c, 0, vec![], 2.52e13);
+        lines.extend(told(&mut c));
+    }
+    lines.sort();
+    (lines, during_script)
+}
+
+#[test]
+fn wire_rendezvous_completes_alike_with_batched_and_earliest_replies() {
+    let (earliest, told_early) = wire_completions(Replies::Earliest);
+    assert_eq!(earliest.len(), 5, "{earliest:?}");
+    let (batched, told_early_batched) = wire_completions(Replies::Batched);
+    assert_eq!(batched, earliest);
+    // The batches differ: batched replies told a completion before the far stops.
+    assert!(
+        told_early_batched > told_early,
+        "told during the script: earliest {told_early}, batched {told_early_batched}"
+    );
+}
+
 const MIB_ON_THE_WIRE: f64 = 1048576.0 * 4.0 + 150.0;
 const CONTROL_ON_THE_WIRE: f64 = 64.0 * 4.0 + 150.0;
 
