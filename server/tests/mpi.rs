@@ -291,7 +291,7 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     );
     refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],
-        "2 partitions asked for, but the network has 1 switches",
+        "Error: 2 MPI ranks: 2 partitions asked for, but the network has 1 switches",
     );
 }
 
@@ -336,4 +336,81 @@ fn a_server_on_ranks_serves_what_one_process_serves() {
     let prediction = |out: &Output| unwalled(out, "vesper run")["predicted_ns"].clone();
     assert!(prediction(&alone).is_number());
     assert_eq!(prediction(&served), prediction(&alone), "{log}");
+}
+
+/// `vesper serve --clients 2` (under `mpirun -np 2` if `on_ranks`) serving two replays,
+/// the second connected once the first is (their order decides their hosts): the
+/// predictions of both.
+fn two_clients_served(on_ranks: bool) -> (serde_json::Value, serde_json::Value) {
+    use std::io::{BufRead, BufReader};
+    let serve = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--spin-us",
+        "0",
+        "--preset",
+        "kary-ntree",
+        "--clients",
+        "2",
+    ];
+    let mut command = if on_ranks {
+        let mut c = Command::new("mpirun");
+        c.args(["--oversubscribe", "-np", "2"])
+            .arg(env!("CARGO_BIN_EXE_vesper"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_vesper"))
+    };
+    let mut server = command
+        .args(serve)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("VESPER_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut log = BufReader::new(server.stderr.take().expect("stderr piped")).lines();
+    let mut wait_for = |text: &str| loop {
+        let line = log.next().expect("a log line").expect("readable log");
+        if let Some(rest) = line.split(text).nth(1) {
+            break rest.to_string();
+        }
+    };
+    let addr = wait_for("listening on ")
+        .split(';')
+        .next()
+        .expect("an address")
+        .trim()
+        .to_string();
+    let client = |workload: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args([&["run", "--json", "--server", &addr], workload].concat())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("a client starts")
+    };
+    let first = client(&["--workload", "all-to-all", "--tasks", "8", "--size", "20000"]);
+    wait_for("client 0 connected");
+    let second = client(&["--workload", "random", "--tasks", "8", "--messages", "200"]);
+    let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    let prediction = |child: std::process::Child| {
+        let out = child.wait_with_output().expect("the client ends");
+        unwalled(&out, "a client")["predicted_ns"].clone()
+    };
+    let predictions = (prediction(first), prediction(second));
+    let status = server.wait().expect("the server ends");
+    let log = drained.join().expect("log read");
+    assert!(status.success(), "{log}");
+    predictions
+}
+
+#[test]
+fn a_server_on_ranks_serves_several_clients_as_one_process_does() {
+    let alone = two_clients_served(false);
+    assert!(alone.0.is_number() && alone.1.is_number(), "{alone:?}");
+    assert_eq!(two_clients_served(true), alone);
 }

@@ -298,7 +298,13 @@ pub fn build(
 ) -> Result<Box<dyn Network + Send>, ServerError> {
     use vesper_netmodels::partition::SplitError;
     let partitions = split.partitions();
-    let refused = |error| ServerError::Split { partitions, error };
+    let refused = |error| match split {
+        crate::config::Split::Threads(_) => ServerError::Split { partitions, error },
+        _ => ServerError::SplitOnRanks {
+            ranks: partitions,
+            error,
+        },
+    };
     let Some(trace) = trace else {
         return match config.build_as(split) {
             Ok(net) => Ok(Box::new(net)),

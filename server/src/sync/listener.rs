@@ -35,6 +35,14 @@ pub enum ServerError {
         /// why not
         error: vesper_netmodels::partition::SplitError,
     },
+    /// the network cannot be split over the ranks of an MPI run
+    #[error("{ranks} MPI ranks: {error}")]
+    SplitOnRanks {
+        /// the ranks
+        ranks: u32,
+        /// why not
+        error: vesper_netmodels::partition::SplitError,
+    },
     /// the run could not go on; the report of what it did until then
     #[error("{stopped}")]
     Stopped {
