@@ -295,54 +295,12 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     );
 }
 
-#[test]
-fn a_server_on_ranks_serves_what_one_process_serves() {
+/// `vesper serve --preset PRESET --clients N` (under `mpirun -np 2` if `on_ranks`)
+/// serving the `vesper run` replays of `workloads`, each connected once the one before
+/// is (their order decides their hosts): their predictions, in that order.
+fn served(on_ranks: bool, preset: &str, workloads: &[&[&str]]) -> Vec<serde_json::Value> {
     use std::io::{BufRead, BufReader};
-    // `mpirun -np 2 vesper serve`: rank 0 listens and leads, rank 1 follows.
-    let mut server = Command::new("mpirun")
-        .args(["--oversubscribe", "-np", "2"])
-        .arg(env!("CARGO_BIN_EXE_vesper"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--spin-us",
-            "0",
-            "--preset",
-            "hypercube",
-        ])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("VESPER_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("mpirun starts");
-    let mut log = BufReader::new(server.stderr.take().expect("stderr piped")).lines();
-    let addr = loop {
-        let line = log.next().expect("a log line").expect("readable log");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split(';').next().expect("an address").trim().to_string();
-        }
-    };
-    let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-    let workload = ["--workload", "random", "--tasks", "32", "--messages", "300", "--json"];
-    let served = vesper(&[&["run", "--server", &addr], &workload[..]].concat());
-    let status = server.wait().expect("mpirun ends");
-    let log = drained.join().expect("log read");
-    assert!(status.success(), "{log}");
-    let alone = vesper(&[&["run", "--preset", "hypercube"], &workload[..]].concat());
-    let prediction = |out: &Output| unwalled(out, "vesper run")["predicted_ns"].clone();
-    assert!(prediction(&alone).is_number());
-    assert_eq!(prediction(&served), prediction(&alone), "{log}");
-}
-
-/// `vesper serve --clients 2` (under `mpirun -np 2` if `on_ranks`) serving two replays,
-/// the second connected once the first is (their order decides their hosts): the
-/// predictions of both.
-fn two_clients_served(on_ranks: bool) -> (serde_json::Value, serde_json::Value) {
-    use std::io::{BufRead, BufReader};
+    let clients = workloads.len().to_string();
     let serve = [
         "serve",
         "--listen",
@@ -350,9 +308,9 @@ fn two_clients_served(on_ranks: bool) -> (serde_json::Value, serde_json::Value) 
         "--spin-us",
         "0",
         "--preset",
-        "kary-ntree",
+        preset,
         "--clients",
-        "2",
+        &clients,
     ];
     let mut command = if on_ranks {
         let mut c = Command::new("mpirun");
@@ -385,23 +343,27 @@ fn two_clients_served(on_ranks: bool) -> (serde_json::Value, serde_json::Value) 
         .expect("an address")
         .trim()
         .to_string();
-    let client = |workload: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_vesper"))
-            .args([&["run", "--json", "--server", &addr], workload].concat())
+    let mut children = Vec::new();
+    for (k, workload) in workloads.iter().enumerate() {
+        if k > 0 {
+            wait_for(&format!("client {} connected", k - 1));
+        }
+        let child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args([&["run", "--json", "--server", &addr], *workload].concat())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .expect("a client starts")
-    };
-    let first = client(&["--workload", "all-to-all", "--tasks", "8", "--size", "20000"]);
-    wait_for("client 0 connected");
-    let second = client(&["--workload", "random", "--tasks", "8", "--messages", "200"]);
+            .expect("a client starts");
+        children.push(child);
+    }
     let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-    let prediction = |child: std::process::Child| {
-        let out = child.wait_with_output().expect("the client ends");
-        unwalled(&out, "a client")["predicted_ns"].clone()
-    };
-    let predictions = (prediction(first), prediction(second));
+    let predictions = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("the client ends");
+            unwalled(&out, "a client")["predicted_ns"].clone()
+        })
+        .collect();
     let status = server.wait().expect("the server ends");
     let log = drained.join().expect("log read");
     assert!(status.success(), "{log}");
@@ -409,8 +371,23 @@ fn two_clients_served(on_ranks: bool) -> (serde_json::Value, serde_json::Value) 
 }
 
 #[test]
+fn a_server_on_ranks_serves_what_one_process_serves() {
+    // `mpirun -np 2 vesper serve`: rank 0 listens and leads, rank 1 follows.
+    let workload = ["--workload", "random", "--tasks", "32", "--messages", "300"];
+    let on_ranks = served(true, "hypercube", &[&workload]);
+    let alone = vesper(&[&["run", "--json", "--preset", "hypercube"], &workload[..]].concat());
+    let alone = unwalled(&alone, "vesper run")["predicted_ns"].clone();
+    assert!(alone.is_number());
+    assert_eq!(on_ranks, vec![alone]);
+}
+
+#[test]
 fn a_server_on_ranks_serves_several_clients_as_one_process_does() {
-    let alone = two_clients_served(false);
-    assert!(alone.0.is_number() && alone.1.is_number(), "{alone:?}");
-    assert_eq!(two_clients_served(true), alone);
+    let workloads: [&[&str]; 2] = [
+        &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
+        &["--workload", "random", "--tasks", "8", "--messages", "200"],
+    ];
+    let alone = served(false, "kary-ntree", &workloads);
+    assert!(alone.iter().all(serde_json::Value::is_number), "{alone:?}");
+    assert_eq!(served(true, "kary-ntree", &workloads), alone);
 }
