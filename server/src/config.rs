@@ -36,21 +36,33 @@ impl Drop for Closing<'_> {
 }
 
 impl Split {
+    /// The MPI ranks it splits over (`None`: threads of this process).
+    pub fn ranks(&self) -> Option<&Arc<dyn Ranks>> {
+        match self {
+            Split::Threads(_) => None,
+            Split::Ranks(ranks) => Some(ranks),
+            Split::Led(lead) => Some(lead.ranks()),
+        }
+    }
+
     /// The number of partitions.
     pub fn partitions(&self) -> u32 {
-        match self {
-            Split::Threads(n) => *n,
-            Split::Ranks(ranks) => ranks.size(),
-            Split::Led(lead) => lead.ranks().size(),
+        match (self, self.ranks()) {
+            (Split::Threads(n), _) => *n,
+            (_, ranks) => ranks.map_or(1, |r| r.size()),
         }
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
     pub fn writes(&self) -> bool {
-        match self {
-            Split::Threads(_) => true,
-            Split::Ranks(ranks) => ranks.rank() == 0,
-            Split::Led(lead) => lead.ranks().rank() == 0,
+        self.ranks().is_none_or(|r| r.rank() == 0)
+    }
+
+    /// What asked for the split, as errors name it: `--partitions N` or `N MPI ranks`.
+    pub fn named(&self) -> String {
+        match self.ranks() {
+            None => format!("--partitions {}", self.partitions()),
+            Some(ranks) => format!("{} MPI ranks", ranks.size()),
         }
     }
 }

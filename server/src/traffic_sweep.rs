@@ -231,10 +231,9 @@ pub fn point(
         ..spec.clone()
     };
     let started = Instant::now();
-    let mut net = network.build_as(split).map_err(|e| match split {
-        Split::Threads(partitions) => anyhow::anyhow!("--partitions {partitions}: {e}"),
-        Split::Ranks(_) | Split::Led(_) => anyhow::anyhow!("{} MPI ranks: {e}", split.partitions()),
-    })?;
+    let mut net = network
+        .build_as(split)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let r = traffic::run(&mut net, link, &spec)?;

@@ -143,6 +143,38 @@ pub fn execute_on_ranks(
     }
 }
 
+/// Under mpirun each of `ranks` simulates one partition: `--partitions`, when `given`
+/// (`None`: left out, or its default), may only repeat their number.
+pub(crate) fn partitions_on_ranks(ranks: u32, given: Option<u32>) -> anyhow::Result<()> {
+    if let Some(given) = given.filter(|&g| g != ranks) {
+        anyhow::bail!(
+            "--partitions {given}: under mpirun each of the {ranks} ranks simulates one partition; leave \
+             --partitions out (or give {ranks})"
+        );
+    }
+    Ok(())
+}
+
+/// What co-simulation (`vesper VERB`) cannot do on `ranks` yet: a network trace, a
+/// network of several rails.
+pub(crate) fn co_simulation_on_ranks(
+    ranks: u32,
+    network: &crate::config::NetworkConfig,
+    traced: bool,
+    verb: &str,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !traced,
+        "--trace: a network trace cannot be written from {ranks} MPI ranks yet; leave it out"
+    );
+    anyhow::ensure!(
+        !matches!(network.fabric, crate::config::FabricConfig::MultiRail { .. }),
+        "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic can); {verb} it \
+         without mpirun"
+    );
+    Ok(())
+}
+
 /// An error as `vesper` prints it on standard error before it exits with status 1
 /// (as `main` returning the error would: `Error: ` and its chain of causes).
 pub fn error_text(e: &anyhow::Error) -> String {

@@ -528,17 +528,13 @@ pub fn run_on(
     check_workload_flags(&args)?;
     let ranks = ranks.filter(|r| r.size() > 1);
     if let Some(ranks) = &ranks {
-        let n = ranks.size();
         anyhow::ensure!(
             args.server.is_none() && !args.no_server,
-            "--server and --no-server: under mpirun, vesper run replays on its own server, whose network the {n} \
-             ranks simulate; leave them out"
+            "--server and --no-server: under mpirun, vesper run replays on its own server, whose network the {} \
+             ranks simulate; leave them out",
+            ranks.size()
         );
-        anyhow::ensure!(
-            args.partitions.is_none_or(|p| p == n),
-            "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out",
-            args.partitions.unwrap_or(0)
-        );
+        partitions_on_ranks(ranks.size(), args.partitions)?;
     }
     let mut methods = Methods::default();
     if args.config.is_some() {
@@ -808,16 +804,7 @@ pub fn run_on(
                 let split = match &ranks {
                     None => crate::config::Split::Threads(args.partitions.unwrap_or(1)),
                     Some(ranks) => {
-                        anyhow::ensure!(
-                            trace.is_none(),
-                            "--trace: a network trace cannot be written from {} MPI ranks yet; leave it out",
-                            ranks.size()
-                        );
-                        anyhow::ensure!(
-                            !matches!(network.fabric, FabricConfig::MultiRail { .. }),
-                            "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic \
-                             can); run it without mpirun"
-                        );
+                        co_simulation_on_ranks(ranks.size(), &network, trace.is_some(), "run")?;
                         if ranks.rank() != 0 {
                             follow_on_ranks(&network, ranks)?;
                             return Ok(None);
@@ -881,7 +868,7 @@ pub(crate) fn follow_on_ranks(
     loop {
         let mut net = network
             .build_as(&split)
-            .map_err(|e| anyhow::anyhow!("{} MPI ranks: {e}", ranks.size()))?;
+            .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?;
         if net.follow() == Followed::Exit {
             return Ok(());
         }

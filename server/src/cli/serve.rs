@@ -178,27 +178,16 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// networks' partitions it simulates and whose calls it leads; every other rank builds
 /// the same networks and follows them, until rank 0 ends.
 pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partition::Ranks>>) -> anyhow::Result<()> {
-    use crate::config::{FabricConfig, Split};
+    use crate::config::Split;
     let Some(ranks) = ranks.filter(|r| r.size() > 1) else {
         return serve(args);
     };
-    let n = ranks.size();
-    anyhow::ensure!(
-        args.partitions == 1 || args.partitions == n,
-        "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out",
-        args.partitions
-    );
-    anyhow::ensure!(
-        args.trace.config(&args.trace_date)?.is_none(),
-        "--trace: a network trace cannot be written from {n} MPI ranks yet; leave it out"
-    );
+    // Its default, 1, says nothing.
+    partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
+    let traced = args.trace.config(&args.trace_date)?.is_some();
     let (spec, origin) = args.net.spec(None)?;
     let network = args.net.resolve(&spec, &origin, &[])?;
-    anyhow::ensure!(
-        !matches!(network.fabric, FabricConfig::MultiRail { .. }),
-        "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic can); serve it \
-         without mpirun"
-    );
+    co_simulation_on_ranks(ranks.size(), &network, traced, "serve")?;
     if ranks.rank() != 0 {
         return run::follow_on_ranks(&network, &ranks);
     }

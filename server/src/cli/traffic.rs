@@ -131,13 +131,8 @@ pub fn traffic_on(
 
     let split = match ranks {
         Some(ranks) if ranks.size() > 1 => {
-            let n = ranks.size();
-            anyhow::ensure!(
-                args.partitions == 1 || args.partitions == n,
-                "--partitions {}: under mpirun each of the {n} ranks simulates one partition; leave --partitions out \
-                 (or give {n})",
-                args.partitions
-            );
+            // Its default, 1, says nothing.
+            partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
             anyhow::ensure!(
                 args.threads.is_none_or(|t| t == 1),
                 "--threads {}: under mpirun every rank takes part in every point, so the points run one at a time; \
@@ -292,13 +287,9 @@ pub fn traffic_on(
             let Some(p) = &point.partitions else { continue };
             let per_window = |n: u64| n as f64 / p.windows.max(1) as f64;
             let events: Vec<String> = p.events.iter().map(u64::to_string).collect();
-            let on = match &split {
-                Split::Ranks(_) | Split::Led(_) => "MPI ranks",
-                Split::Threads(_) => "partitions",
-            };
-            let bytes = match &split {
-                Split::Ranks(_) | Split::Led(_) => format!(", {:.0} bytes exchanged", per_window(p.bytes)),
-                Split::Threads(_) => String::new(),
+            let (on, bytes) = match split.ranks() {
+                Some(_) => ("MPI ranks", format!(", {:.0} bytes exchanged", per_window(p.bytes))),
+                None => ("partitions", String::new()),
             };
             note!(
                 notes,

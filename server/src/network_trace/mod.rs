@@ -289,7 +289,7 @@ fn sibling_names(file: &Path, flag: &str) -> Result<(PathBuf, PathBuf), TraceSet
     ))
 }
 
-/// The network `config` describes, split into `partitions`, writing the trace `trace`
+/// The network `config` describes, split as `split` says, writing the trace `trace`
 /// asks for, if any.
 pub fn build(
     config: &NetworkConfig,
@@ -298,12 +298,9 @@ pub fn build(
 ) -> Result<Box<dyn Network + Send>, ServerError> {
     use vesper_netmodels::partition::SplitError;
     let partitions = split.partitions();
-    let refused = |error| match split {
-        crate::config::Split::Threads(_) => ServerError::Split { partitions, error },
-        _ => ServerError::SplitOnRanks {
-            ranks: partitions,
-            error,
-        },
+    let refused = |error| ServerError::Split {
+        asked: split.named(),
+        error,
     };
     let Some(trace) = trace else {
         return match config.build_as(split) {

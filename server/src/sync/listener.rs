@@ -27,19 +27,11 @@ pub enum ServerError {
     /// the network or its trace cannot be set up
     #[error(transparent)]
     Trace(#[from] crate::network_trace::TraceSetupError),
-    /// the network cannot be split into the partitions asked for
-    #[error("--partitions {partitions}: {error}")]
+    /// the network cannot be split as asked
+    #[error("{asked}: {error}")]
     Split {
-        /// partitions asked for
-        partitions: u32,
-        /// why not
-        error: vesper_netmodels::partition::SplitError,
-    },
-    /// the network cannot be split over the ranks of an MPI run
-    #[error("{ranks} MPI ranks: {error}")]
-    SplitOnRanks {
-        /// the ranks
-        ranks: u32,
+        /// what asked for the split (`--partitions N`, `N MPI ranks`)
+        asked: String,
         /// why not
         error: vesper_netmodels::partition::SplitError,
     },
