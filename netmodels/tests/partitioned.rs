@@ -5,9 +5,7 @@
 //! oneself, injections one at a time between short runs (one window at a time) and all
 //! at once before long ones (windows on threads).
 
-use std::sync::Arc;
-
-use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
+use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
@@ -190,17 +188,9 @@ fn replay_on_ranks(
     messages: &[(SimTime, MessageSpec)],
     stepwise: bool,
 ) -> Vec<Outcome> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ThreadRanks::group(ranks)
-            .into_iter()
-            .map(|rank| {
-                scope.spawn(move || {
-                    let sim = Partitioned::build_on_ranks(builder.clone(), Arc::new(rank)).expect("splits");
-                    replay_on(sim, messages, stepwise)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    ThreadRanks::each(ranks, |rank| {
+        let sim = Partitioned::build_on_ranks(builder.clone(), rank).expect("splits");
+        replay_on(sim, messages, stepwise)
     })
 }
 
@@ -290,43 +280,32 @@ fn ranks_give_what_one_queue_gives() {
 /// What [`replay`] gives when rank 0 alone drives the network (as a co-simulation
 /// server does, hearing the clients) and the other ranks follow its calls.
 fn replay_led(builder: &NetworkBuilder, ranks: u32, messages: &[(SimTime, MessageSpec)], stepwise: bool) -> Outcome {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ThreadRanks::group(ranks)
-            .into_iter()
-            .map(|rank| {
-                scope.spawn(move || {
-                    let rank: Arc<dyn Ranks> = Arc::new(rank);
-                    let build = || Partitioned::build_on_ranks(builder.clone(), rank.clone()).expect("splits");
-                    if rank.rank() == 0 {
-                        // A network built and dropped unused, then the run's, then the
-                        // end: the followers follow each in turn.
-                        let lead = Lead::new(rank.clone());
-                        build().lead(&lead);
-                        let mut sim = build();
-                        sim.lead(&lead);
-                        let outcome = replay_on(sim, messages, stepwise);
-                        lead.close();
-                        // Dropped after the end: tells nothing.
-                        build().lead(&lead);
-                        Some(outcome)
-                    } else {
-                        let mut networks = 0;
-                        while build().follow() == Followed::End {
-                            networks += 1;
-                        }
-                        assert_eq!(networks, 2, "rank {} followed both networks", rank.rank());
-                        None
-                    }
-                })
-            })
-            .collect();
-        let mut outcomes: Vec<Outcome> = handles
-            .into_iter()
-            .filter_map(|h| h.join().expect("no panic"))
-            .collect();
-        assert_eq!(outcomes.len(), 1, "rank 0 alone answers");
-        outcomes.remove(0)
-    })
+    let outcomes = ThreadRanks::each(ranks, |rank| {
+        let build = || Partitioned::build_on_ranks(builder.clone(), rank.clone()).expect("splits");
+        if rank.rank() == 0 {
+            // A network built and dropped unused, then the run's, then the
+            // end: the followers follow each in turn.
+            let lead = Lead::new(rank.clone());
+            build().lead(&lead);
+            let mut sim = build();
+            sim.lead(&lead);
+            let outcome = replay_on(sim, messages, stepwise);
+            lead.close();
+            // Dropped after the end: tells nothing.
+            build().lead(&lead);
+            Some(outcome)
+        } else {
+            let mut networks = 0;
+            while build().follow() == Followed::End {
+                networks += 1;
+            }
+            assert_eq!(networks, 2, "rank {} followed both networks", rank.rank());
+            None
+        }
+    });
+    let mut outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
+    assert_eq!(outcomes.len(), 1, "rank 0 alone answers");
+    outcomes.remove(0)
 }
 
 #[test]

@@ -761,10 +761,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
             if t0[0] == u64::MAX {
                 break;
             }
-            let end = SimTime::from_ps(t0[0]).saturating_add(lookahead - SimTime::from_ps(1));
-            let end = driver.open(part, end);
-            part.run(end);
-            driver.close(part);
+            part.window(&mut driver, SimTime::from_ps(t0[0]), lookahead);
             self.crossings += part.sent.len() as u64;
             for c in part.sent.drain(..) {
                 ranks::put_crossing(&mut out[c.to as usize], &c);
@@ -809,10 +806,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
                             if t0 == u64::MAX {
                                 break;
                             }
-                            let end = SimTime::from_ps(t0).saturating_add(lookahead - SimTime::from_ps(1));
-                            let end = driver.open(part, end);
-                            part.run(end);
-                            driver.close(part);
+                            part.window(&mut driver, SimTime::from_ps(t0), lookahead);
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
                                 mailboxes[c.to as usize]
@@ -993,6 +987,14 @@ impl<S: TraceSink> Part<S> {
             delivered: Vec::new(),
             sent: Vec::new(),
         }
+    }
+
+    /// The window that starts at `start` and lasts `lookahead`, as `driver` runs it.
+    fn window<W: Window<S>>(&mut self, driver: &mut W, start: SimTime, lookahead: SimTime) {
+        let end = start.saturating_add(lookahead - SimTime::from_ps(1));
+        let end = driver.open(self, end);
+        self.run(end);
+        driver.close(self);
     }
 
     /// Runs this partition's events up to `end` (included).

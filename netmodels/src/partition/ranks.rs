@@ -57,7 +57,7 @@ pub trait Ranks: Send + Sync + std::fmt::Debug {
 }
 
 /// Ranks that are threads of one process: [`ThreadRanks::group`] makes `n`, one for each
-/// thread, that share slots and a barrier.
+/// thread, that share slots and a barrier; [`ThreadRanks::each`] runs them.
 #[derive(Debug)]
 pub struct ThreadRanks {
     rank: u32,
@@ -86,6 +86,22 @@ impl ThreadRanks {
                 shared: shared.clone(),
             })
             .collect()
+    }
+
+    /// Runs `f` on `n` threads, each a rank of one group, and returns what each
+    /// returned, by rank (a thread's panic is raised again here).
+    pub fn each<T: Send>(n: u32, f: impl Fn(Arc<dyn Ranks>) -> T + Sync) -> Vec<T> {
+        let f = &f;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ThreadRanks::group(n)
+                .into_iter()
+                .map(|rank| scope.spawn(move || f(Arc::new(rank))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
@@ -354,28 +370,19 @@ mod tests {
 
     #[test]
     fn thread_ranks_reduce_gather_and_exchange() {
-        let group = ThreadRanks::group(3);
-        let results: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = group
-                .iter()
-                .map(|r| {
-                    s.spawn(move || {
-                        let me = u64::from(r.rank());
-                        let mut sum = [me, 10 * me];
-                        r.all_reduce(&mut sum, Reduce::Sum);
-                        let mut min = [me + 5];
-                        r.all_reduce(&mut min, Reduce::Min);
-                        let mut max = [me + 5];
-                        r.all_reduce(&mut max, Reduce::Max);
-                        let gathered = r.all_gather(&[r.rank() as u8; 2]);
-                        let out = (0..3).map(|to| vec![r.rank() as u8, to as u8]).collect();
-                        let received = r.exchange(out);
-                        assert_eq!(r.broadcast(vec![r.rank() as u8 + 7; 3]), vec![7; 3]);
-                        (sum, min[0], max[0], gathered, received)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+        let results = ThreadRanks::each(3, |r| {
+            let me = u64::from(r.rank());
+            let mut sum = [me, 10 * me];
+            r.all_reduce(&mut sum, Reduce::Sum);
+            let mut min = [me + 5];
+            r.all_reduce(&mut min, Reduce::Min);
+            let mut max = [me + 5];
+            r.all_reduce(&mut max, Reduce::Max);
+            let gathered = r.all_gather(&[r.rank() as u8; 2]);
+            let out = (0..3).map(|to| vec![r.rank() as u8, to as u8]).collect();
+            let received = r.exchange(out);
+            assert_eq!(r.broadcast(vec![r.rank() as u8 + 7; 3]), vec![7; 3]);
+            (sum, min[0], max[0], gathered, received)
         });
         for (me, (sum, min, max, gathered, received)) in results.into_iter().enumerate() {
             assert_eq!(sum, [3, 30]);

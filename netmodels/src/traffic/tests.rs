@@ -388,21 +388,11 @@ fn split_networks_give_the_points_of_whole_ones() {
         // One partition per rank, the ranks threads of this process: every rank gets
         // the whole point.
         for ranks in [2, 3] {
-            let points: Vec<TrafficResult> = std::thread::scope(|scope| {
-                let handles: Vec<_> = crate::partition::ThreadRanks::group(ranks)
-                    .into_iter()
-                    .map(|rank| {
-                        let (topology, s) = (topology.clone(), &s);
-                        let rank: std::sync::Arc<dyn crate::partition::Ranks> = std::sync::Arc::new(rank);
-                        scope.spawn(move || {
-                            let (mut net, link) = split_with(topology, kind, rails, |builder| {
-                                crate::partition::Partitioned::build_on_ranks(builder, rank.clone()).expect("splits")
-                            });
-                            run(&mut net, link, s).expect("runs")
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+            let points = crate::partition::ThreadRanks::each(ranks, |rank| {
+                let (mut net, link) = split_with(topology.clone(), kind, rails, |builder| {
+                    crate::partition::Partitioned::build_on_ranks(builder, rank.clone()).expect("splits")
+                });
+                run(&mut net, link, &s).expect("runs")
             });
             for (rank, point) in points.iter().enumerate() {
                 assert_eq!(*point, whole, "{name}, rank {rank} of {ranks}");
