@@ -12,16 +12,36 @@
 
 use std::process::{Command, Output};
 
-/// `mpirun -np RANKS vesper ARGS`.
-fn mpirun(ranks: u32, args: &[&str]) -> Output {
-    Command::new("mpirun")
+/// The command `mpirun -np RANKS vesper` (arguments to add), as root if need be.
+fn mpirun_vesper(ranks: u32) -> Command {
+    let mut command = Command::new("mpirun");
+    command
         .args(["--oversubscribe", "-np", &ranks.to_string()])
         .arg(env!("CARGO_BIN_EXE_vesper"))
-        .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    command
+}
+
+/// `mpirun -np RANKS vesper ARGS`.
+fn mpirun(ranks: u32, args: &[&str]) -> Output {
+    mpirun_vesper(ranks)
+        .args(args)
         .output()
         .expect("mpirun starts (install openmpi-bin)")
+}
+
+/// Asserts that `vesper ARGS` gives, seen through `seen`, what it gives in one process
+/// on each number of `ranks`.
+fn same_on_ranks(args: &[&str], ranks: &[u32], seen: fn(&Output, &str) -> serde_json::Value, what: &str) {
+    let one = seen(&vesper(args), what);
+    for &n in ranks {
+        assert_eq!(
+            seen(&mpirun(n, args), what),
+            one,
+            "{what}: {n} ranks differ from one process"
+        );
+    }
 }
 
 /// `vesper ARGS` in one process.
@@ -90,14 +110,7 @@ fn ranks_give_the_curves_of_one_process() {
         ]
         .concat();
         let what = format!("{} (test seed {seed})", args.join(" "));
-        let one = untimed(&vesper(&args), &what);
-        for ranks in [2, 4] {
-            assert_eq!(
-                untimed(&mpirun(ranks, &args), &what),
-                one,
-                "{what}: {ranks} ranks differ from one process"
-            );
-        }
+        same_on_ranks(&args, &[2, 4], untimed, &what);
     }
     let _ = std::fs::remove_file(torus);
 }
@@ -118,8 +131,7 @@ fn a_sweep_past_saturation_on_ranks_is_that_of_one_process() {
         "64:2000:20",
         "--json",
     ];
-    let one = untimed(&vesper(&args), "sweep");
-    assert_eq!(untimed(&mpirun(3, &args), "sweep on 3 ranks"), one);
+    same_on_ranks(&args, &[3], untimed, "sweep");
 }
 
 #[test]
@@ -242,15 +254,7 @@ fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
     ];
     for case in cases {
         let args = [&["run", "--json"], case].concat();
-        let what = args.join(" ");
-        let one = unwalled(&vesper(&args), &what);
-        for ranks in [2, 3] {
-            assert_eq!(
-                unwalled(&mpirun(ranks, &args), &what),
-                one,
-                "{what}: {ranks} ranks differ from one process"
-            );
-        }
+        same_on_ranks(&args, &[2, 3], unwalled, &args.join(" "));
     }
 }
 
@@ -312,18 +316,12 @@ fn served(on_ranks: bool, preset: &str, workloads: &[&[&str]]) -> Vec<serde_json
         "--clients",
         &clients,
     ];
-    let mut command = if on_ranks {
-        let mut c = Command::new("mpirun");
-        c.args(["--oversubscribe", "-np", "2"])
-            .arg(env!("CARGO_BIN_EXE_vesper"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_vesper"))
+    let mut command = match on_ranks {
+        true => mpirun_vesper(2),
+        false => Command::new(env!("CARGO_BIN_EXE_vesper")),
     };
     let mut server = command
         .args(serve)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("VESPER_LOG", "info")
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::piped())
