@@ -53,4 +53,4 @@ pub use trace::paraver::{
     BacklogCount, MemoryOutput, ParaverOptions, TraceError, TraceOutput, TraceSummary, TracedNetwork,
 };
 pub use trace::select::{DeviceSelection, SelectError, TimeWindow};
-pub use trace::{BufferSide, FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, TraceSink};
+pub use trace::{BufferSide, FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, Source, TraceSink};

@@ -34,7 +34,7 @@ use crate::switch::wormhole::{Ctx, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
-use crate::trace::{LinkTraversal, NullSink, PortRef, TraceSink};
+use crate::trace::{LinkTraversal, NullSink, PortRef, Source, TraceSink};
 
 /// A message handed to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -423,8 +423,13 @@ impl NetworkBuilder {
     /// (the partition of every device, hosts first): the whole network but for the
     /// output ports' state, which it holds for its own devices only (see
     /// [`Simulation::share`], which it still needs).
-    pub(crate) fn build_part(self, part: u32, of_device: &[u32]) -> Result<Simulation, BuildError> {
-        self.build_inner(NullSink, Some((part, of_device)))
+    pub(crate) fn build_part<S: TraceSink>(
+        self,
+        part: u32,
+        of_device: &[u32],
+        sink: S,
+    ) -> Result<Simulation<S>, BuildError> {
+        self.build_inner(sink, Some((part, of_device)))
     }
 
     fn build_inner<S: TraceSink>(self, sink: S, part: Option<(u32, &[u32])>) -> Result<Simulation<S>, BuildError> {
@@ -573,6 +578,7 @@ impl NetworkBuilder {
                     senders,
                     packets: Slab::new(),
                     traversals: BTreeMap::new(),
+                    sending: Vec::new(),
                     scratch_matches: Vec::new(),
                     share: None,
                 };
@@ -640,6 +646,10 @@ pub(crate) struct Switched {
     pub(crate) packets: Slab<Packet>,
     /// link traversals in progress, by (message, hop); only kept when tracing
     pub(crate) traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
+    /// per host, the message number and packet index of the segment its adapter is
+    /// sending; only kept when tracing (in a split network the packet itself may have
+    /// gone on to another partition before its tail left the adapter)
+    pub(crate) sending: Vec<(u64, u32)>,
     /// the crossbar of each switch, for CIOQ switches
     pub(crate) crossbars: Vec<Option<Box<Crossbar>>>,
     /// the transfers a matching starts, kept between matchings (no allocation per match)
@@ -1254,6 +1264,15 @@ impl<S: TraceSink> Simulation<S> {
             }
         };
         share.present(message, 1);
+        if S::ENABLED {
+            let m = &crossing.message;
+            let from = Source {
+                injected: m.injected_at,
+                port: port_ref(host_port(m.spec.src)),
+                first_out: m.first_byte_sent,
+            };
+            self.sink.arrived(number, crossing.packet.head_in, from);
+        }
         let packet = PacketId(net.packets.insert(Packet {
             message,
             ..crossing.packet
@@ -1272,6 +1291,9 @@ impl<S: TraceSink> Simulation<S> {
         let mut one = Vec::new();
         while let Some((now, event)) = self.queue.pop_until(limit) {
             *max_key = (*max_key).max(self.queue.last_key());
+            if S::ENABLED {
+                self.sink.clock(now);
+            }
             self.handle(now, event, &mut one);
             deliveries.extend(one.drain(..).map(|d| (*max_key, d)));
             self.release_gone();
@@ -1335,10 +1357,9 @@ impl Switched {
                 let finished = out.current.take();
                 match out.owner.device {
                     Device::Host(host) => {
-                        if let (true, Some(packet)) = (S::ENABLED, finished) {
-                            let p = self.packets[packet.index()];
-                            let number = step.messages[p.message.index()].number;
-                            step.sink.segment(now, port_ref(out.owner), number, p.index, false);
+                        if S::ENABLED && finished.is_some() {
+                            let (number, index) = self.sending[host.index()];
+                            step.sink.segment(now, port_ref(out.owner), number, index, false);
                         }
                         self.send_next_packet(port, host, step);
                     }
@@ -1395,6 +1416,10 @@ impl Switched {
             share.present(message, 1);
         }
         if S::ENABLED {
+            if self.sending.len() <= host.index() {
+                self.sending.resize(self.adapters.len(), (0, 0));
+            }
+            self.sending[host.index()] = (number, record.index);
             let owner = self.ports[port.index()].owner;
             step.sink.segment(step.now, port_ref(owner), number, record.index, true);
         }
@@ -1413,7 +1438,7 @@ impl Switched {
     /// `at` and returns true: the packet and, once its last packet has gone and its
     /// destination is elsewhere, its message leave this partition.
     #[inline(always)]
-    pub(crate) fn cross<S>(
+    pub(crate) fn cross<S: TraceSink>(
         &mut self,
         peer: Device,
         at: SimTime,
@@ -1426,8 +1451,12 @@ impl Switched {
     }
 
     /// [`Self::cross`] for a partition: `next` is the packet's next event and its time.
+    ///
+    /// A message's record here goes once its last packet has left for good: a path may
+    /// leave a partition and come back to it (graph partitions, slabs of a hypercube),
+    /// and while it will come back, its records here (traces' link traversals) stay.
     #[cold]
-    fn cross_to_share<S>(
+    fn cross_to_share<S: TraceSink>(
         &mut self,
         peer: Device,
         packet: PacketId,
@@ -1435,17 +1464,29 @@ impl Switched {
         step: &mut Step<'_, S>,
     ) -> bool {
         let (at, event) = next;
-        let Some(share) = &mut self.share else {
+        let Some(share) = &self.share else {
             return false;
         };
-        let to = share.of_device[self.wiring.device_index(peer)];
-        if to == share.part {
+        let (to, part) = (share.of_device[self.wiring.device_index(peer)], share.part);
+        if to == part {
             return false;
         }
         let key = EventQueue::<Event>::key_of(at, 0, step.queue.reserve());
         let p = self.packets[packet.index()];
         self.packets.release(packet.0);
         let message = step.messages[p.message.index()];
+        let gone = p.last
+            && match (peer, event) {
+                (Device::Switch(switch), CrossingEvent::Routed { .. }) => {
+                    // Routed there with the hop index it had here.
+                    let hop = usize::from(p.hop) - 1;
+                    !self.path_returns(message.route, switch, hop, message.spec.dst, part)
+                }
+                _ => share.of_device[message.spec.dst.index()] != part,
+            };
+        let Some(share) = &mut self.share else {
+            return false;
+        };
         share.crossings.push(Crossing {
             to,
             key,
@@ -1455,13 +1496,42 @@ impl Switched {
         });
         let presence = &mut share.presence[p.message.index()];
         presence.0 -= 1;
-        presence.1 |= p.last;
-        let dst_here = share.of_device[message.spec.dst.index()] == share.part;
-        if *presence == (0, true) && !dst_here {
+        presence.1 |= gone;
+        if *presence == (0, true) {
+            if S::ENABLED {
+                step.sink.left(message.number);
+            }
             share.forget(p.message, message.number);
             share.released.push(p.message);
         }
         true
+    }
+
+    /// Whether the path of a packet routed at `switch` with hop index `hop` comes back
+    /// to partition `part` (its destination's switch included).
+    fn path_returns(&self, route: Route, mut switch: SwitchId, mut hop: usize, dst: HostId, part: u32) -> bool {
+        let Some(share) = &self.share else {
+            return false;
+        };
+        // Routes are at most `MAX_ROUTE_SWITCHES` long (checked when built).
+        for _ in 0..=crate::topology::MAX_ROUTE_SWITCHES {
+            let out = self.routes.port(route, switch, hop, dst);
+            let port = self.wiring.port(Endpoint {
+                device: Device::Switch(switch),
+                port: out,
+            });
+            let Some((next, _)) = self.wiring.peer.get(port).copied().flatten() else {
+                return false;
+            };
+            if share.of_device[self.wiring.device_index(next.device)] == part {
+                return true;
+            }
+            match next.device {
+                Device::Switch(s) => (switch, hop) = (s, hop + 1),
+                Device::Host(_) => return false,
+            }
+        }
+        false
     }
 
     /// The index (hosts first, then switches) of the device that handles `event`: the

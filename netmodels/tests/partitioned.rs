@@ -9,8 +9,9 @@ use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, S
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, Delivery, Device, Granularity, HostId, IdealParams, InitialPointer,
-    LinkParams, MessageSpec, NetworkBuilder, SimTime, SwitchId, SwitchKind, SwitchParams, Torus, WormholeParams, Xgft,
+    AdapterParams, Arbitration, BacklogCount, CioqParams, Delivery, Device, Granularity, HostId, IdealParams,
+    InitialPointer, LinkParams, MemoryOutput, MessageSpec, Network, NetworkBuilder, ParaverOptions, RailPolicy,
+    SimTime, SwitchId, SwitchKind, SwitchParams, Torus, TraceSummary, TracedNetwork, WormholeParams, Xgft,
 };
 
 fn link() -> LinkParams {
@@ -409,4 +410,83 @@ fn networks_that_cannot_be_split_say_why() {
         4096,
     );
     assert_eq!(split(instant, 2), SplitError::NoLookahead { parts: 2 });
+}
+
+/// The network trace `messages` give on `builder`'s network split into `parts`, with
+/// `options` (each message injected after a run up to its time, or all before one run).
+fn traced(
+    builder: &NetworkBuilder,
+    parts: u32,
+    options: &ParaverOptions,
+    messages: &[(SimTime, MessageSpec)],
+    stepwise: bool,
+) -> (MemoryOutput, TraceSummary) {
+    let mut net = TracedNetwork::build_split(
+        vec![builder.clone()],
+        RailPolicy::RoundRobin,
+        options,
+        MemoryOutput::default(),
+        parts,
+    )
+    .expect("splits");
+    let mut deliveries = Vec::new();
+    for &(at, spec) in messages {
+        if stepwise {
+            net.run_until(at, &mut deliveries);
+        }
+        net.inject(at, spec).expect("valid");
+    }
+    net.run_until(SimTime::MAX, &mut deliveries);
+    let summary = net.finish_trace().expect("written").expect("traced");
+    (net.output().clone(), summary)
+}
+
+#[test]
+fn a_split_network_writes_the_trace_of_the_network_whole() {
+    let states_split_often = ParaverOptions {
+        quantum_bytes: 512,
+        end_to_end: true,
+        state_split: SimTime::from_ns(700),
+        ..ParaverOptions::default()
+    };
+    let per_link = ParaverOptions {
+        quantum_bytes: 64,
+        backlog: BacklogCount::Output,
+        ..ParaverOptions::default()
+    };
+    let mut states = 0;
+    for (name, builder) in networks() {
+        for (seed, options) in [(3, &states_split_often), (4, &per_link)] {
+            let messages = workload(builder.hosts(), 150, seed);
+            for stepwise in [true, false] {
+                let (whole, summary) = traced(&builder, 1, options, &messages, stepwise);
+                assert!(summary.communications > 0 && summary.events > 0, "{name}: {summary:?}");
+                states += summary.states;
+                for parts in 2..=4 {
+                    let (split, summary) = traced(&builder, parts, options, &messages, stepwise);
+                    let (late, unfinished) = (summary.late_records, summary.unfinished_messages);
+                    assert_eq!(
+                        (late, unfinished),
+                        (0, 0),
+                        "{name}, seed {seed}, stepwise {stepwise}, {parts} partitions: records out of order, messages unfinished"
+                    );
+                    if split.prv() != whole.prv() {
+                        if std::env::var_os("DUMP_TRACES").is_some() {
+                            std::fs::write("/tmp/whole.prv", whole.prv()).ok();
+                            std::fs::write("/tmp/split.prv", split.prv()).ok();
+                        }
+                        let line = split.prv().lines().zip(whole.prv().lines()).position(|(a, b)| a != b);
+                        let at = |out: &MemoryOutput| line.and_then(|l| out.prv().lines().nth(l).map(str::to_string));
+                        panic!(
+                            "{name}, seed {seed}, stepwise {stepwise}: the trace of {parts} partitions differs from the network whole's at line {line:?}: {:?} against {:?}",
+                            at(&split),
+                            at(&whole)
+                        );
+                    }
+                    assert_eq!((&split.pcf, &split.row), (&whole.pcf, &whole.row), "{name}");
+                }
+            }
+        }
+    }
+    assert!(states > 1000, "backlogs were traced: {states} states");
 }

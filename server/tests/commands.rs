@@ -1521,6 +1521,58 @@ fn run_refuses_a_message_size_the_wire_protocol_cannot_carry() {
     assert!(largest.success, "{}", largest.stderr);
 }
 
+/// A network split on threads writes the network trace the network whole writes, file
+/// for file, on one rail and on two (records of every rail and partition merged).
+#[test]
+fn a_split_network_writes_the_same_network_trace() {
+    let dir = std::env::temp_dir().join(format!("vesper-{}-split-traces", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    for (preset, switch) in [("kary-ntree", "cioq"), ("two-rail-fat-tree", "output-queued")] {
+        let files = |partitions: &str| {
+            let prv = dir.join(format!("{preset}-{partitions}.prv"));
+            let prv = prv.to_str().expect("UTF-8 path");
+            let out = vesper(&[
+                "run",
+                "--workload",
+                "all-to-all",
+                "--tasks",
+                "64",
+                "--size",
+                "20000",
+                "--preset",
+                preset,
+                "--switch",
+                switch,
+                "--trace",
+                prv,
+                "--trace-end-to-end",
+                "--partitions",
+                partitions,
+            ]);
+            assert!(out.success, "{preset}, {partitions} partitions: {}", out.stderr);
+            ["prv", "pcf", "row"].map(|ext| {
+                let file = dir.join(format!("{preset}-{partitions}.{ext}"));
+                std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+            })
+        };
+        let whole = files("1");
+        assert!(
+            whole[0].lines().filter(|l| l.starts_with("1:")).count() > 100,
+            "{preset}: backlogs traced"
+        );
+        for partitions in ["2", "3"] {
+            let split = files(partitions);
+            for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(split.iter().zip(&whole)) {
+                assert!(
+                    a == b,
+                    "{preset}: the .{ext} of {partitions} partitions differs from the network whole's"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Splitting the network into partitions changes nothing but the wall clock: the
 /// traffic curves of packet-switched presets (two rails included) and `vesper run`'s
 /// prediction and report. What cannot be split is refused, naming the flag.

@@ -84,9 +84,9 @@ pub enum SplitError {
         /// the kind of network
         what: &'static str,
     },
-    /// a network trace asked of a split network
+    /// a network trace asked of a network split over MPI ranks
     #[error(
-        "a network trace cannot be written from {parts} partitions yet, only from a network run whole (1 partition)"
+        "a network trace cannot be written from {parts} MPI ranks yet, only from partitions on the threads of one process (--partitions {parts} without mpirun)"
     )]
     Traced {
         /// partitions asked for
@@ -301,15 +301,7 @@ struct Part<S: TraceSink> {
 impl Partitioned<NullSink> {
     /// Builds the network of `builder` split into `parts` partitions.
     pub fn build(builder: NetworkBuilder, parts: u32) -> Result<Partitioned, SplitError> {
-        let split = match Split::prepare(&builder, parts)? {
-            None => return Ok(Partitioned::whole(builder.build()?)),
-            Some(split) => split,
-        };
-        let mut sims = Vec::new();
-        for part in 0..parts {
-            sims.push(Part::new(split.build(builder.clone(), part)?));
-        }
-        Ok(split.into_partitioned(sims, None))
+        Partitioned::build_traced(builder, parts, |_| NullSink)
     }
 
     /// Builds this rank's partition of the network of `builder` split into one
@@ -320,8 +312,29 @@ impl Partitioned<NullSink> {
             None => return Ok(Partitioned::whole(builder.build()?)),
             Some(split) => split,
         };
-        let one = split.build(builder, ranks.rank())?;
+        let one = split.build(builder, ranks.rank(), NullSink)?;
         Ok(split.into_partitioned(vec![Part::new(one)], Some(ranks)))
+    }
+}
+
+impl<S: TraceSink + Send> Partitioned<S> {
+    /// Builds the network of `builder` split into `parts` partitions, partition `p`
+    /// tracing into `sink(p)` (their records merge into those of the network whole:
+    /// see [`crate::trace::paraver`]).
+    pub fn build_traced(
+        builder: NetworkBuilder,
+        parts: u32,
+        mut sink: impl FnMut(u32) -> S,
+    ) -> Result<Partitioned<S>, SplitError> {
+        let split = match Split::prepare(&builder, parts)? {
+            None => return Ok(Partitioned::whole(builder.build_with_sink(sink(0))?)),
+            Some(split) => split,
+        };
+        let mut sims = Vec::new();
+        for part in 0..parts {
+            sims.push(Part::new(split.build(builder.clone(), part, sink(part))?));
+        }
+        Ok(split.into_partitioned(sims, None))
     }
 }
 
@@ -368,9 +381,9 @@ impl Split {
 
     /// Partition `part`'s simulation of `builder`'s network: it holds its own devices'
     /// state only, and hands what it sends to others to the engine.
-    fn build(&self, builder: NetworkBuilder, part: u32) -> Result<Simulation, SplitError> {
+    fn build<S: TraceSink>(&self, builder: NetworkBuilder, part: u32, sink: S) -> Result<Simulation<S>, SplitError> {
         let parts = self.partitioning.parts();
-        let mut sim = builder.build_part(part, &self.of_device)?;
+        let mut sim = builder.build_part(part, &self.of_device, sink)?;
         if !sim.can_be_split() {
             let what = if sim.draws_routes_at_random() {
                 "explicit routes drawn at random"
@@ -383,7 +396,7 @@ impl Split {
         Ok(sim)
     }
 
-    fn into_partitioned(self, parts: Vec<Part<NullSink>>, ranks: Option<Arc<dyn Ranks>>) -> Partitioned {
+    fn into_partitioned<S: TraceSink>(self, parts: Vec<Part<S>>, ranks: Option<Arc<dyn Ranks>>) -> Partitioned<S> {
         Partitioned {
             parts,
             partitioning: Some(self.partitioning),
@@ -473,6 +486,11 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// depend on the partition (the wiring, the routes, the horizon) is read there.
     pub fn first(&self) -> &Simulation<S> {
         &self.parts[0].sim
+    }
+
+    /// The trace sinks, partition by partition.
+    pub fn sinks(&self) -> impl Iterator<Item = &S> {
+        self.parts.iter().map(|p| p.sim.sink())
     }
 
     /// The trace sinks, partition by partition.

@@ -113,6 +113,30 @@ pub trait TraceSink {
     /// A message's last byte started on a link: its traversal is complete (its arrival
     /// times may lie ahead of the clock).
     fn link_traversal(&mut self, _traversal: &LinkTraversal) {}
+
+    /// In one partition of a split network (see [`crate::partition`]): a packet of
+    /// message number `message` came across a cut cable, its head at this partition's
+    /// device at `head_in` (before the clock, perhaps). What it came with from the
+    /// message's source is in `from`. Called for each such packet, at the end of the
+    /// window it was sent in.
+    fn arrived(&mut self, _message: u64, _head_in: SimTime, _from: Source) {}
+
+    /// In one partition of a split network: the last packet of message number
+    /// `message` left it across a cut cable, so nothing more of the message is
+    /// reported here (unless a packet of it comes back, [`TraceSink::arrived`]).
+    fn left(&mut self, _message: u64) {}
+}
+
+/// Where and when a message started, as a partition its packets come to learns it
+/// ([`TraceSink::arrived`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    /// the message was injected
+    pub injected: SimTime,
+    /// the source host's port
+    pub port: PortRef,
+    /// its first byte left the source host
+    pub first_out: SimTime,
 }
 
 /// Traces nothing, at no cost.

@@ -13,9 +13,10 @@
 //! - state: the backlog of a port, quantized: level `k ≥ 1` means
 //!   `(k − 1)·quantum < bytes ≤ k·quantum` (capped at [`MAX_LEVEL`]); an empty port has
 //!   no state record. Input buffers, output queues or both are counted
-//!   ([`BacklogCount`]). A state lasting longer than `state_split` is written in pieces
-//!   of that length or more (Paraver allows consecutive records of one state), which
-//!   bounds the reorder window;
+//!   ([`BacklogCount`]). A state is written in pieces that end at multiples of
+//!   `state_split` (Paraver allows consecutive records of one state), which bounds the
+//!   reorder window; the cuts do not depend on when the clock passed them (which
+//!   differs from partition to partition of a split network);
 //! - event: flow control sent ([`FLOW_CONTROL_SENT`]) and received
 //!   ([`FLOW_CONTROL_RECEIVED`]), head-of-line blocking ([`HOL_BLOCKING`]) and segment
 //!   (packet) transmission ([`SEGMENT`], with [`SEGMENT_MESSAGE`] and [`SEGMENT_NUMBER`]
@@ -29,12 +30,18 @@
 //!   destination host's: injected, first byte sent, first byte in, last byte in.
 //!
 //! Ordering: records come out sorted by time, then events before states before
-//! communications, then by thread, then in the order the model reported them. The
+//! communications, then by thread, then in the order the model reported them (but
+//! end-to-end communications: after the thread's others of their instant, by message
+//! number, since they are reported where a message ends). The
 //! model reports a communication when the message's last byte starts on the link and a
 //! state when it ends, after later records: each sink keeps its records until nothing
 //! earlier can come (the *watermark*: the clock, the oldest open state, the oldest
 //! message whose next link record is pending). Memory therefore depends on how long a
 //! state or a message stays open, not on the length of the run.
+//!
+//! Split networks ([`crate::partition`], [`TracedNetwork::build_split`]): one sink per
+//! partition, merged like rails; every record of a port comes from its device's
+//! partition, so the merge gives the network whole's trace.
 //!
 //! Multi-rail networks: one trace for all rails; rail `r`'s devices are named
 //! `r{r}.host{h}` and `r{r}.sw{s}` (a host's adapter on each rail is a task of its own).
@@ -48,12 +55,13 @@ use std::sync::Arc;
 
 use crate::ids::Device;
 use crate::network::Network;
+use crate::partition::{Partitioned, SplitError};
 use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder};
 use crate::time::SimTime;
 use crate::topology::Topology;
 use crate::topology::multirail::{MultiRail, RailPolicy};
 use crate::trace::select::{DeviceSelection, TimeWindow};
-use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
+use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, Source, TraceSink};
 
 /// Event type: a port sent a flow-control signal (values 1 = STOP, 2 = GO).
 pub const FLOW_CONTROL_SENT: u32 = 70_000_001;
@@ -101,7 +109,7 @@ pub struct ParaverOptions {
     pub devices: DeviceSelection,
     /// which part of the run is traced
     pub window: TimeWindow,
-    /// longest state record before it is split (bounds the reorder window) [ps]
+    /// states are cut at multiples of this (bounds the reorder window) [ps]
     pub state_split: SimTime,
 }
 
@@ -141,6 +149,9 @@ pub enum TraceError {
     /// a backlog quantum of no bytes
     #[error("the backlog quantum must be at least 1 byte")]
     ZeroQuantum,
+    /// the network cannot be split as asked
+    #[error(transparent)]
+    Split(SplitError),
     /// the output failed
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -404,19 +415,22 @@ enum Body {
     },
 }
 
-/// One record, ordered by (time, kind, thread, report order).
+/// One record, ordered by (time, kind, thread, report order), but for end-to-end
+/// communications: they come after the thread's other records of their instant, by
+/// message number (`seq`), as the partition that reports them need not be the thread's.
 #[derive(Debug, Clone, Copy)]
 struct Record {
     ns: u64,
     kind: u8,
     thread: u32,
+    end_to_end: bool,
     seq: u64,
     body: Body,
 }
 
 impl Record {
-    fn key(&self) -> (u64, u8, u32, u64) {
-        (self.ns, self.kind, self.thread, self.seq)
+    fn key(&self) -> (u64, u8, u32, bool, u64) {
+        (self.ns, self.kind, self.thread, self.end_to_end, self.seq)
     }
 }
 
@@ -517,15 +531,21 @@ impl ParaverSink {
     }
 
     fn push(&mut self, ns: u64, kind: u8, thread: u32, body: Body) {
+        self.seq += 1;
+        self.push_ordered(ns, kind, thread, (false, self.seq), body);
+    }
+
+    fn push_ordered(&mut self, ns: u64, kind: u8, thread: u32, order: (bool, u64), body: Body) {
         if ns < self.released_ns {
             self.late += 1;
         }
-        self.seq += 1;
+        let (end_to_end, seq) = order;
         self.heap.push(Reverse(Record {
             ns,
             kind,
             thread,
-            seq: self.seq,
+            end_to_end,
+            seq,
             body,
         }));
     }
@@ -539,16 +559,44 @@ impl ParaverSink {
         }
     }
 
-    /// Writes `thread`'s state `level` over `[begin, end)`, clipped to the window.
+    /// Writes `thread`'s state `level` over `[begin, end)`, clipped to the window, in
+    /// pieces that end at multiples of `state_split` (so that the pieces do not depend
+    /// on when the clock passed them, which differs between partitions).
     fn state(&mut self, thread: u32, begin: SimTime, end: SimTime, level: u32) {
-        let begin_ns = (begin.as_ps() / 1000).max(self.window.start_ns);
-        let end_ns = (end.as_ps() / 1000).min(self.window.end_ns);
-        if begin_ns < end_ns {
-            self.push(begin_ns, STATE, thread, Body::State { end_ns, level });
+        let mut from = begin;
+        while from < end {
+            let to = self.cut_after(from).min(end);
+            let begin_ns = (from.as_ps() / 1000).max(self.window.start_ns);
+            let end_ns = (to.as_ps() / 1000).min(self.window.end_ns);
+            if begin_ns < end_ns {
+                self.push(begin_ns, STATE, thread, Body::State { end_ns, level });
+            }
+            from = to;
         }
     }
 
+    /// The first multiple of `state_split` after `t`.
+    fn cut_after(&self, t: SimTime) -> SimTime {
+        let split = self.state_split.as_ps();
+        SimTime::from_ps((t.as_ps() / split).saturating_add(1).saturating_mul(split))
+    }
+
+    /// A link's record: reported by its sender's partition, in its order.
     fn communication(&mut self, sender: PortRef, receiver: PortRef, times: [SimTime; 4], size: u32, message: u64) {
+        self.seq += 1;
+        let order = (false, self.seq);
+        self.communication_ordered(sender, receiver, times, size, message, order);
+    }
+
+    fn communication_ordered(
+        &mut self,
+        sender: PortRef,
+        receiver: PortRef,
+        times: [SimTime; 4],
+        size: u32,
+        message: u64,
+        order: (bool, u64),
+    ) {
         let ns = times.map(|t| t.as_ps() / 1000);
         let (Some(from), Some(to)) = (
             self.layout.thread(self.rail, sender),
@@ -560,10 +608,11 @@ impl ParaverSink {
             return;
         }
         let tag = self.tag(message);
-        self.push(
+        self.push_ordered(
             ns[0],
             COMMUNICATION,
             from,
+            order,
             Body::Communication {
                 physical_send_ns: ns[1],
                 receiver: to,
@@ -632,15 +681,17 @@ impl TraceSink for ParaverSink {
         }
         self.clock = now;
         // Long states are written in pieces, so that they do not hold the window open.
+        let split = self.state_split.as_ps();
+        let cut = SimTime::from_ps(now.as_ps() / split * split);
         while let Some(&(since, thread)) = self.open_states.first() {
-            if now.saturating_sub(since) < self.state_split {
+            if since >= cut {
                 break;
             }
             self.open_states.pop_first();
             let level = self.ports[(thread - self.first_thread) as usize].level;
-            self.state(thread, since, now, level);
-            self.ports[(thread - self.first_thread) as usize].since = now;
-            self.open_states.insert((now, thread));
+            self.state(thread, since, cut, level);
+            self.ports[(thread - self.first_thread) as usize].since = cut;
+            self.open_states.insert((cut, thread));
         }
     }
 
@@ -734,11 +785,37 @@ impl TraceSink for ParaverSink {
                 && let Some((source, first_sent)) = open.source
             {
                 let times = [open.injected, first_sent, t.first_arrival, t.last_arrival];
-                self.communication(source, t.receiver, times, t.size_bytes, t.message);
+                let order = (true, t.message);
+                self.communication_ordered(source, t.receiver, times, t.size_bytes, t.message, order);
             }
         } else if !self.end_to_end {
             // The next link's record starts when the head reached the next device.
             self.set_hold(t.message, t.first_arrival);
+        }
+    }
+
+    fn arrived(&mut self, message: u64, head_in: SimTime, from: Source) {
+        // Its next link's record starts no sooner than its head got here; its
+        // end-to-end record, at its injection.
+        let hold = if self.end_to_end { from.injected } else { head_in };
+        match self.messages.get(&message).copied() {
+            Some(open) if open.hold <= hold => {}
+            Some(_) => self.set_hold(message, hold),
+            None => {
+                let open = OpenMessage {
+                    hold,
+                    injected: from.injected,
+                    source: Some((from.port, from.first_out)),
+                };
+                self.messages.insert(message, open);
+                self.holds.insert((hold, message));
+            }
+        }
+    }
+
+    fn left(&mut self, message: u64) {
+        if let Some(open) = self.messages.remove(&message) {
+            self.holds.remove(&(open.hold, message));
         }
     }
 }
@@ -947,17 +1024,34 @@ impl<O: TraceOutput> TracedNetwork<O> {
         options: &ParaverOptions,
         output: O,
     ) -> Result<TracedNetwork<O>, TraceError> {
+        TracedNetwork::build_split(rails, policy, options, output, 1)
+    }
+
+    /// [`Self::build`], every rail split into `parts` partitions on threads (see
+    /// [`crate::partition`]): each partition has its own sink, and the trace is the
+    /// one the network whole writes.
+    pub fn build_split(
+        rails: Vec<NetworkBuilder>,
+        policy: RailPolicy,
+        options: &ParaverOptions,
+        output: O,
+        parts: u32,
+    ) -> Result<TracedNetwork<O>, TraceError> {
         if options.quantum_bytes == 0 {
             return Err(TraceError::ZeroQuantum);
         }
         let layout = Arc::new(Layout::new(&rails, &options.devices)?);
         let n = rails.len();
-        let sims = rails
+        let split = rails
             .into_iter()
             .enumerate()
-            .map(|(r, b)| b.build_with_sink(ParaverSink::new(Arc::clone(&layout), r, n, options)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let net = MultiRail::new(sims, policy)?;
+            .map(|(r, b)| Partitioned::build_traced(b, parts, |_| ParaverSink::new(Arc::clone(&layout), r, n, options)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| match e {
+                SplitError::Build(e) => TraceError::Build(e),
+                e => TraceError::Split(e),
+            })?;
+        let net = MultiRail::of_rails(split, policy)?;
         Ok(TracedNetwork {
             net,
             writer: ParaverWriter::new(layout, options, output),
@@ -1004,7 +1098,12 @@ impl<O: TraceOutput> TracedNetwork<O> {
     /// Records held in the reorder windows now (they grow with what is open, not with
     /// the length of the run).
     pub fn buffered(&self) -> usize {
-        self.net.rails().iter().map(|r| r.first().sink().heap.len()).sum()
+        self.net
+            .rails()
+            .iter()
+            .flat_map(Partitioned::sinks)
+            .map(|s| s.heap.len())
+            .sum()
     }
 
     /// The output (after [`TracedNetwork::finish`], complete).

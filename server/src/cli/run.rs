@@ -126,8 +126,8 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub replies: Option<crate::config::Replies>,
     /// Split the in-process server's network into N partitions simulated side by side
-    /// on N threads (output-queued and CIOQ switches); the prediction does not depend
-    /// on N [default: 1].
+    /// on N threads (output-queued and CIOQ switches); the prediction and the network
+    /// trace do not depend on N [default: 1].
     #[arg(long, value_name = "N")]
     pub partitions: Option<u32>,
     /// Write the result (result.json) and the application Paraver trace (app.prv,

@@ -309,13 +309,14 @@ pub fn build(
             Err(e) => Err(refused(e)),
         };
     };
-    if partitions != 1 {
+    if split.ranks().is_some() && partitions != 1 {
         return Err(refused(SplitError::Traced { parts: partitions }));
     }
     let (rails, policy) = config.rails();
     let target = TraceTarget::open(trace)?;
-    let net = TracedNetwork::build(rails, policy, &trace.options, target).map_err(|e| match e {
+    let net = TracedNetwork::build_split(rails, policy, &trace.options, target, partitions).map_err(|e| match e {
         vesper_netmodels::TraceError::Build(e) => ServerError::Network(e),
+        vesper_netmodels::TraceError::Split(e) => refused(e),
         e @ vesper_netmodels::TraceError::NoDevice { .. } => TraceSetupError(format!("--trace-devices: {e}")).into(),
         e @ vesper_netmodels::TraceError::ZeroQuantum => {
             TraceSetupError(format!("--trace-quantum {}: {e}", trace.options.quantum_bytes)).into()

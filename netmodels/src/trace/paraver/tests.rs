@@ -272,6 +272,51 @@ fn the_reorder_window_stays_small_on_a_long_run() {
 }
 
 #[test]
+fn a_long_state_is_cut_where_the_split_says_whenever_the_clock_passes() {
+    let options = ParaverOptions {
+        state_split: SimTime::from_ns(5_000),
+        ..options()
+    };
+    let layout = Arc::new(Layout::new(&[tiny(SwitchKind::OutputQueued)], &options.devices).expect("valid"));
+    let port = PortRef {
+        device: Device::Switch(SwitchId(0)),
+        port: 1,
+    };
+    // One sink sees the clock pass now and then (as a partition sees its own events),
+    // the other never: the same pieces.
+    let pieces = |clocks: &[u64]| {
+        let mut sink = ParaverSink::new(layout.clone(), 0, 1, &options);
+        sink.backlog(SimTime::from_ns(1_200), port, BufferSide::Output, 5_000);
+        for &ns in clocks {
+            sink.clock(SimTime::from_ns(ns));
+        }
+        sink.backlog(SimTime::from_ns(31_000), port, BufferSide::Output, 0);
+        let mut records = Vec::new();
+        sink.release(u64::MAX, &mut records);
+        records
+            .iter()
+            .map(|r| match r.body {
+                Body::State { end_ns, level } => (r.ns, end_ns, level),
+                _ => panic!("only states: {r:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    let level = 5_000u64.div_ceil(options.quantum_bytes) as u32;
+    let expected = vec![
+        (1_200, 5_000, level),
+        (5_000, 10_000, level),
+        (10_000, 15_000, level),
+        (15_000, 20_000, level),
+        (20_000, 25_000, level),
+        (25_000, 30_000, level),
+        (30_000, 31_000, level),
+    ];
+    assert_eq!(pieces(&[]), expected);
+    assert_eq!(pieces(&[4_000, 12_345, 12_346, 27_000, 30_999]), expected);
+    assert_eq!(pieces(&[30_000]), expected);
+}
+
+#[test]
 fn long_states_are_split_and_messages_waiting_in_the_adapter_hold_the_window() {
     // Many messages at once from host 0: the last waits long in the adapter, and its
     // first link's record starts at its injection.
@@ -289,9 +334,24 @@ fn long_states_are_split_and_messages_waiting_in_the_adapter_hold_the_window() {
     let c = checked(&out);
     assert_eq!(summary.late_records, 0);
     assert_eq!(c.communications, 60);
-    // The switch's output to host 1 stays backlogged for long: its state comes in pieces.
-    let pieces = out.prv().lines().filter(|l| l.starts_with("1:0:1:3:2:")).count();
-    assert!(pieces > 10, "{}", out.prv());
+    // The switch's output to host 1 stays backlogged for long: its state comes in pieces,
+    // which end at multiples of the split (or where the state changes).
+    let pieces: Vec<(u64, u64)> = out
+        .prv()
+        .lines()
+        .filter(|l| l.starts_with("1:0:1:3:2:"))
+        .map(|l| {
+            let f: Vec<u64> = l.split(':').map(|x| x.parse().expect("a number")).collect();
+            (f[5], f[6])
+        })
+        .collect();
+    assert!(pieces.len() > 10, "{}", out.prv());
+    let on_the_grid = pieces.iter().filter(|(_, end)| end % 5_000 == 0).count();
+    assert!(on_the_grid >= 10, "{pieces:?}");
+    assert!(
+        pieces.iter().all(|(begin, end)| begin / 5_000 == (end - 1) / 5_000),
+        "{pieces:?}"
+    );
 }
 
 #[test]
