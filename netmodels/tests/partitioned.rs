@@ -421,14 +421,17 @@ fn traced(
     messages: &[(SimTime, MessageSpec)],
     stepwise: bool,
 ) -> (MemoryOutput, TraceSummary) {
-    let mut net = TracedNetwork::build_split(
-        vec![builder.clone()],
-        RailPolicy::RoundRobin,
-        options,
-        MemoryOutput::default(),
-        parts,
-    )
-    .expect("splits");
+    let rails = vec![builder.clone()];
+    let net = TracedNetwork::build_split(rails, RailPolicy::RoundRobin, options, MemoryOutput::default(), parts)
+        .expect("splits");
+    traced_on(net, messages, stepwise)
+}
+
+fn traced_on(
+    mut net: TracedNetwork<MemoryOutput>,
+    messages: &[(SimTime, MessageSpec)],
+    stepwise: bool,
+) -> (MemoryOutput, TraceSummary) {
     let mut deliveries = Vec::new();
     for &(at, spec) in messages {
         if stepwise {
@@ -439,6 +442,83 @@ fn traced(
     net.run_until(SimTime::MAX, &mut deliveries);
     let summary = net.finish_trace().expect("written").expect("traced");
     (net.output().clone(), summary)
+}
+
+/// The network traces `messages` give on `builder`'s network split over `ranks`
+/// thread-ranks, by rank: every rank making the same calls (`led`: false), or rank 0
+/// leading and the others following (as a server on MPI ranks does).
+fn traced_on_ranks(
+    builder: &NetworkBuilder,
+    ranks: u32,
+    options: &ParaverOptions,
+    messages: &[(SimTime, MessageSpec)],
+    led: bool,
+) -> Vec<Option<(MemoryOutput, TraceSummary)>> {
+    ThreadRanks::each(ranks, |rank| {
+        let build = || {
+            let rails = vec![builder.clone()];
+            TracedNetwork::build_on_ranks(
+                rails,
+                RailPolicy::RoundRobin,
+                options,
+                MemoryOutput::default(),
+                rank.clone(),
+            )
+            .expect("splits")
+        };
+        if !led {
+            return Some(traced_on(build(), messages, true));
+        }
+        if rank.rank() == 0 {
+            let lead = Lead::new(rank.clone());
+            let mut net = build();
+            net.lead(&lead);
+            let traced = traced_on(net, messages, true);
+            lead.close();
+            Some(traced)
+        } else {
+            let mut networks = 0;
+            while build().follow() == Followed::End {
+                networks += 1;
+            }
+            assert_eq!(networks, 1, "rank {} followed the network", rank.rank());
+            None
+        }
+    })
+}
+
+#[test]
+fn ranks_write_the_trace_of_the_network_whole() {
+    let options = ParaverOptions {
+        quantum_bytes: 512,
+        end_to_end: true,
+        state_split: SimTime::from_ns(700),
+        ..ParaverOptions::default()
+    };
+    for (name, builder) in networks() {
+        let messages = workload(builder.hosts(), 120, 5);
+        let (whole, summary) = traced(&builder, 1, &options, &messages, true);
+        assert!(summary.communications > 0, "{name}");
+        for ranks in [2, 3] {
+            for led in [false, true] {
+                let traces = traced_on_ranks(&builder, ranks, &options, &messages, led);
+                let Some((zero, summary)) = &traces[0] else {
+                    panic!("rank 0 traces");
+                };
+                assert_eq!((summary.late_records, summary.unfinished_messages), (0, 0), "{name}");
+                assert!(
+                    zero.prv() == whole.prv(),
+                    "{name}, {ranks} ranks (led: {led}): rank 0's trace differs from the network whole's"
+                );
+                assert_eq!((&zero.pcf, &zero.row), (&whole.pcf, &whole.row), "{name}");
+                for (rank, other) in traces.iter().enumerate().skip(1) {
+                    if let Some((out, _)) = other {
+                        assert!(out.body.is_empty(), "{name}: rank {rank} wrote records");
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]

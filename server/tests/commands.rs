@@ -7,6 +7,8 @@
 
 use vesper_server::cli::{self, Verb};
 
+mod common;
+
 /// What `vesper ARGS` did in this process.
 #[derive(Debug)]
 struct Output {
@@ -1550,10 +1552,7 @@ fn a_split_network_writes_the_same_network_trace() {
                 partitions,
             ]);
             assert!(out.success, "{preset}, {partitions} partitions: {}", out.stderr);
-            ["prv", "pcf", "row"].map(|ext| {
-                let file = dir.join(format!("{preset}-{partitions}.{ext}"));
-                std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-            })
+            common::trace_files(&dir, &format!("{preset}-{partitions}"))
         };
         let whole = files("1");
         assert!(
@@ -1561,13 +1560,8 @@ fn a_split_network_writes_the_same_network_trace() {
             "{preset}: backlogs traced"
         );
         for partitions in ["2", "3"] {
-            let split = files(partitions);
-            for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(split.iter().zip(&whole)) {
-                assert!(
-                    a == b,
-                    "{preset}: the .{ext} of {partitions} partitions differs from the network whole's"
-                );
-            }
+            let what = format!("{preset}, {partitions} partitions against the network whole");
+            common::assert_same_trace(&files(partitions), &whole, &what);
         }
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -258,6 +258,67 @@ fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
     }
 }
 
+/// The network trace rank 0 writes, with what every rank's partition recorded, is the
+/// one process's, file for file (`--trace-end-to-end`: records of messages that end on
+/// another rank than they started; a short state split: states cut on every rank).
+#[test]
+fn a_replay_on_ranks_writes_the_network_trace_of_one_process() {
+    let dir = std::env::temp_dir().join(format!("vesper-mpi-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            "tree",
+            &[
+                "--tasks",
+                "64",
+                "--size",
+                "20000",
+                "--preset",
+                "kary-ntree",
+                "--switch",
+                "cioq",
+            ],
+        ),
+        ("cube", &["--tasks", "32", "--size", "8000", "--preset", "hypercube"]),
+    ];
+    for (name, case) in cases {
+        let files = |ranks: u32| {
+            let prv = dir.join(format!("{name}-{ranks}.prv"));
+            let prv = prv.to_str().expect("UTF-8 path");
+            let args = [
+                &["run", "--workload", "all-to-all", "--trace", prv, "--trace-end-to-end"][..],
+                case,
+            ]
+            .concat();
+            let out = if ranks == 1 {
+                vesper(&args)
+            } else {
+                mpirun(ranks, &args)
+            };
+            assert!(out.status.success(), "{name} on {ranks} ranks: {}", text(&out.stderr));
+            ["prv", "pcf", "row"].map(|ext| {
+                let file = dir.join(format!("{name}-{ranks}.{ext}"));
+                std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+            })
+        };
+        let one = files(1);
+        assert!(
+            one[0].lines().filter(|l| l.starts_with("1:")).count() > 100,
+            "{name}: backlogs traced"
+        );
+        for ranks in [2, 4] {
+            let split = files(ranks);
+            for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(split.iter().zip(&one)) {
+                assert!(
+                    a == b,
+                    "{name}: the .{ext} rank 0 of {ranks} wrote differs from one process's"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     let run = ["run", "--workload", "ring", "--tasks", "8", "--preset", "kary-ntree"];
@@ -268,12 +329,6 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     refused(
         &[&run[..], &["--partitions", "3"]].concat(),
         "--partitions 3: under mpirun each of the 2 ranks",
-    );
-    let trace = std::env::temp_dir().join(format!("vesper-mpi-{}.prv", std::process::id()));
-    let trace = trace.to_str().expect("UTF-8 path");
-    refused(
-        &[&run[..], &["--trace", trace]].concat(),
-        "--trace: a network trace cannot be written from 2 MPI ranks yet",
     );
     refused(
         &[

@@ -84,14 +84,6 @@ pub enum SplitError {
         /// the kind of network
         what: &'static str,
     },
-    /// a network trace asked of a network split over MPI ranks
-    #[error(
-        "a network trace cannot be written from {parts} MPI ranks yet, only from partitions on the threads of one process (--partitions {parts} without mpirun)"
-    )]
-    Traced {
-        /// partitions asked for
-        parts: u32,
-    },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
         "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay or the switches a routing latency, or run the network whole (1 partition)"
@@ -192,6 +184,26 @@ pub enum Followed {
     End,
     /// rank 0 leads no more networks ([`Lead::close`])
     Exit,
+    /// rank 0's trace writer makes this collective step: make it too, then follow on
+    /// (see [`Partitioned::tell_trace`])
+    Trace(TraceStep),
+}
+
+/// A collective step of a network trace written from ranks (see
+/// [`crate::trace::paraver`]), which rank 0 tells the others like the network's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceStep {
+    /// write what every rank's sinks can release
+    Write,
+    /// close the sinks and write everything left
+    Finish,
+}
+
+/// A told trace step in progress ([`Partitioned::tell_trace`]): the network's calls
+/// made within it are not told again.
+#[derive(Debug)]
+pub struct TraceTold {
+    _told: Option<Told>,
 }
 
 /// A collective call rank 0 tells the others it makes (see [`Partitioned::lead`]).
@@ -213,6 +225,8 @@ enum Call {
     End,
     /// the leader leads no more networks
     Exit,
+    /// a step of the network trace's writer
+    Trace(TraceStep),
 }
 
 impl Call {
@@ -233,6 +247,8 @@ impl Call {
             Call::BytesExchanged => (11, SimTime::ZERO),
             Call::End => (12, SimTime::ZERO),
             Call::Exit => (13, SimTime::ZERO),
+            Call::Trace(TraceStep::Write) => (14, SimTime::ZERO),
+            Call::Trace(TraceStep::Finish) => (15, SimTime::ZERO),
         };
         out.push(tag);
         ranks::put_u64(&mut out, time.as_ps());
@@ -271,6 +287,8 @@ impl Call {
             10 => Call::Crossings,
             11 => Call::BytesExchanged,
             12 => Call::End,
+            14 => Call::Trace(TraceStep::Write),
+            15 => Call::Trace(TraceStep::Finish),
             _ => Call::Exit,
         }
     }
@@ -278,6 +296,7 @@ impl Call {
 
 /// A told call in progress: calls made within it are not told again (the followers
 /// make them within theirs).
+#[derive(Debug)]
 struct Told(Arc<AtomicU32>);
 
 impl Drop for Told {
@@ -308,12 +327,7 @@ impl Partitioned<NullSink> {
     /// partition per rank of `ranks` (see [`super::ranks`]): every rank calls it, with
     /// the same `builder`, and gets the same error if any.
     pub fn build_on_ranks(builder: NetworkBuilder, ranks: Arc<dyn Ranks>) -> Result<Partitioned, SplitError> {
-        let split = match Split::prepare(&builder, ranks.size())? {
-            None => return Ok(Partitioned::whole(builder.build()?)),
-            Some(split) => split,
-        };
-        let one = split.build(builder, ranks.rank(), NullSink)?;
-        Ok(split.into_partitioned(vec![Part::new(one)], Some(ranks)))
+        Partitioned::build_traced_on_ranks(builder, ranks, NullSink)
     }
 }
 
@@ -335,6 +349,20 @@ impl<S: TraceSink + Send> Partitioned<S> {
             sims.push(Part::new(split.build(builder.clone(), part, sink(part))?));
         }
         Ok(split.into_partitioned(sims, None))
+    }
+
+    /// [`Partitioned::build_on_ranks`], this rank's partition tracing into `sink`.
+    pub fn build_traced_on_ranks(
+        builder: NetworkBuilder,
+        ranks: Arc<dyn Ranks>,
+        sink: S,
+    ) -> Result<Partitioned<S>, SplitError> {
+        let split = match Split::prepare(&builder, ranks.size())? {
+            None => return Ok(Partitioned::whole(builder.build_with_sink(sink)?)),
+            Some(split) => split,
+        };
+        let one = split.build(builder, ranks.rank(), sink)?;
+        Ok(split.into_partitioned(vec![Part::new(one)], Some(ranks)))
     }
 }
 
@@ -452,6 +480,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
             match Call::read(&ranks.broadcast(Vec::new())) {
                 Call::End => return Followed::End,
                 Call::Exit => return Followed::Exit,
+                Call::Trace(step) => return Followed::Trace(step),
                 // Refused alike on every rank.
                 Call::Inject(at, spec) => drop(self.inject(at, spec)),
                 Call::RunUntil(limit) => self.run_until(limit, &mut deliveries),
@@ -467,6 +496,16 @@ impl<S: TraceSink + Send> Partitioned<S> {
                 Call::BytesExchanged => drop(self.bytes_exchanged()),
             }
             deliveries.clear();
+        }
+    }
+
+    /// Before a collective step of a network trace written from ranks: on a leader,
+    /// tells the followers `step` (their [`Partitioned::follow`] returns it, and they
+    /// make the step too). The network's calls made while the returned guard lives are
+    /// not told: the followers make them within their step.
+    pub fn tell_trace(&self, step: TraceStep) -> TraceTold {
+        TraceTold {
+            _told: self.tell(Call::Trace(step)),
         }
     }
 

@@ -93,7 +93,7 @@ pub mod ranks;
 mod slabs;
 mod subtrees;
 
-pub use engine::{Followed, Lead, Partitioned, SplitError};
+pub use engine::{Followed, Lead, Partitioned, SplitError, TraceStep, TraceTold};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiError, MpiRanks};
 pub use ranks::{Ranks, Reduce, ThreadRanks};

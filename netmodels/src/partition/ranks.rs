@@ -16,6 +16,7 @@
 //! | after a run | the deliveries, with their order tags | all-gather |
 //! | on a query | clock, counts, a host's backlog | all-reduce |
 //! | co-simulation: before each call | the call rank 0 makes ([`Partitioned::lead`]) | broadcast |
+//! | a network trace's writing step | how far every rank's records are final; the records, to rank 0 | all-reduce (min); all-to-all |
 //!
 //! [`ThreadRanks`] implements the transport between threads of one process (the tests
 //! run the ranks' code path with it, no MPI needed); `MpiRanks` (feature `mpi`) over

@@ -93,23 +93,6 @@ impl MultiRail<NullSink> {
         self.rails.len() == 1 && self.rails[0].partitions() > 1
     }
 
-    /// See [`Partitioned::lead`], for a network of one rail (a follower follows one
-    /// rail's calls); several rails are left as they are.
-    pub fn lead(&mut self, lead: &std::sync::Arc<crate::partition::Lead>) {
-        if let [rail] = &mut self.rails[..] {
-            rail.lead(lead);
-        }
-    }
-
-    /// See [`Partitioned::follow`], for a network of one rail (several rails: returns
-    /// at once, as having nothing more to follow).
-    pub fn follow(&mut self) -> crate::partition::Followed {
-        match &mut self.rails[..] {
-            [rail] => rail.follow(),
-            _ => crate::partition::Followed::Exit,
-        }
-    }
-
     /// One rail split into partitions: injects `arrivals` and runs the events up to
     /// the last one's time on threads (see [`Partitioned::run_open_loop`]). Returns
     /// every partition's copy of `arrivals` where it stopped; `None` (and does nothing)
@@ -179,6 +162,29 @@ impl<S: TraceSink + Send> MultiRail<S> {
             scratch: Vec::new(),
             rail_deliveries: Vec::new(),
         })
+    }
+
+    /// See [`Partitioned::lead`], for a network of one rail (a follower follows one
+    /// rail's calls); several rails are left as they are.
+    pub fn lead(&mut self, lead: &std::sync::Arc<crate::partition::Lead>) {
+        if let [rail] = &mut self.rails[..] {
+            rail.lead(lead);
+        }
+    }
+
+    /// See [`Partitioned::tell_trace`], for a network of one rail (the only one that
+    /// leads).
+    pub fn tell_trace(&self, step: crate::partition::TraceStep) -> crate::partition::TraceTold {
+        self.rails[0].tell_trace(step)
+    }
+
+    /// See [`Partitioned::follow`], for a network of one rail (several rails: returns
+    /// at once, as having nothing more to follow).
+    pub fn follow(&mut self) -> crate::partition::Followed {
+        match &mut self.rails[..] {
+            [rail] => rail.follow(),
+            _ => crate::partition::Followed::Exit,
+        }
     }
 
     /// Number of hosts.

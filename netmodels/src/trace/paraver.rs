@@ -41,7 +41,10 @@
 //!
 //! Split networks ([`crate::partition`], [`TracedNetwork::build_split`]): one sink per
 //! partition, merged like rails; every record of a port comes from its device's
-//! partition, so the merge gives the network whole's trace.
+//! partition, so the merge gives the network whole's trace. On MPI ranks
+//! ([`TracedNetwork::build_on_ranks`]) each writing step is collective: the least
+//! watermark of every rank's sinks (an all-reduce), then every rank's records below it
+//! to rank 0 (an all-to-all), which merges and writes them.
 //!
 //! Multi-rail networks: one trace for all rails; rail `r`'s devices are named
 //! `r{r}.host{h}` and `r{r}.sw{s}` (a host's adapter on each rail is a task of its own).
@@ -55,7 +58,8 @@ use std::sync::Arc;
 
 use crate::ids::Device;
 use crate::network::Network;
-use crate::partition::{Partitioned, SplitError};
+use crate::partition::ranks::{self, Ranks, Reduce, Words};
+use crate::partition::{Followed, Lead, Partitioned, SplitError, TraceStep};
 use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder};
 use crate::time::SimTime;
 use crate::topology::Topology;
@@ -207,6 +211,27 @@ impl TraceOutput for MemoryOutput {
         self.header = header.to_string();
         self.pcf = pcf.to_string();
         self.row = row.to_string();
+        Ok(())
+    }
+}
+
+/// A trace kept nowhere: what the ranks other than 0 write into, rank 0 writing the
+/// whole trace (see [`TracedNetwork::build_on_ranks`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoOutput;
+
+impl Write for NoOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TraceOutput for NoOutput {
+    fn complete(&mut self, _header: &str, _pcf: &str, _row: &str) -> io::Result<()> {
         Ok(())
     }
 }
@@ -451,6 +476,85 @@ impl PartialOrd for Record {
 impl Ord for Record {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key().cmp(&other.key())
+    }
+}
+
+/// Puts `r` in `out`, as little-endian words, for another rank (see [`record`]).
+fn put_record(out: &mut Vec<u8>, r: &Record) {
+    ranks::put_u64(out, r.ns);
+    out.push(r.kind);
+    ranks::put_u32(out, r.thread);
+    out.push(u8::from(r.end_to_end));
+    ranks::put_u64(out, r.seq);
+    match r.body {
+        Body::State { end_ns, level } => {
+            out.push(0);
+            ranks::put_u64(out, end_ns);
+            ranks::put_u32(out, level);
+        }
+        Body::Event { event_type, value } => {
+            out.push(1);
+            ranks::put_u32(out, event_type);
+            ranks::put_u32(out, value);
+        }
+        Body::Segment { started, tag, number } => {
+            out.push(2);
+            out.push(u8::from(started));
+            ranks::put_u64(out, tag);
+            ranks::put_u32(out, number);
+        }
+        Body::Communication {
+            physical_send_ns,
+            receiver,
+            logical_recv_ns,
+            physical_recv_ns,
+            size,
+            tag,
+        } => {
+            out.push(3);
+            ranks::put_u64(out, physical_send_ns);
+            ranks::put_u32(out, receiver);
+            ranks::put_u64(out, logical_recv_ns);
+            ranks::put_u64(out, physical_recv_ns);
+            ranks::put_u32(out, size);
+            ranks::put_u64(out, tag);
+        }
+    }
+}
+
+/// The next record another rank put ([`put_record`]).
+fn record(words: &mut Words<'_>) -> Record {
+    let (ns, kind, thread, end_to_end, seq) = (words.u64(), words.u8(), words.u32(), words.u8() != 0, words.u64());
+    let body = match words.u8() {
+        0 => Body::State {
+            end_ns: words.u64(),
+            level: words.u32(),
+        },
+        1 => Body::Event {
+            event_type: words.u32(),
+            value: words.u32(),
+        },
+        2 => Body::Segment {
+            started: words.u8() != 0,
+            tag: words.u64(),
+            number: words.u32(),
+        },
+        _ => Body::Communication {
+            physical_send_ns: words.u64(),
+            receiver: words.u32(),
+            logical_recv_ns: words.u64(),
+            physical_recv_ns: words.u64(),
+            size: words.u32(),
+            tag: words.u64(),
+        },
+    };
+    Record {
+        ns,
+        kind,
+        thread,
+        end_to_end,
+        seq,
+        body,
     }
 }
 
@@ -856,28 +960,15 @@ impl<O: TraceOutput> ParaverWriter<O> {
         }
     }
 
-    /// Writes what every sink can release.
-    fn drain<'a>(&mut self, sinks: impl Iterator<Item = &'a mut ParaverSink>, everything: bool) {
-        let mut sinks: Vec<&mut ParaverSink> = sinks.collect();
-        let limit = if everything {
-            u64::MAX
-        } else {
-            let w = sinks.iter().map(|s| s.watermark()).min().unwrap_or(SimTime::ZERO);
-            w.as_ps() / 1000
-        };
-        let mut records = std::mem::take(&mut self.scratch);
-        records.clear();
-        for sink in &mut sinks {
-            sink.release(limit, &mut records);
-        }
-        if sinks.len() > 1 {
-            // Each sink's part is sorted; keys differ across rails (threads do).
+    /// Writes `records`, sorting them first unless `sorted`.
+    fn write_records(&mut self, records: &mut [Record], sorted: bool) {
+        if !sorted {
+            // Each source's part is sorted; keys differ across sources (see `Record`).
             records.sort_unstable();
         }
-        for r in &records {
+        for r in records.iter() {
             self.write(r);
         }
-        self.scratch = records;
     }
 
     fn write(&mut self, r: &Record) {
@@ -1037,6 +1128,35 @@ impl<O: TraceOutput> TracedNetwork<O> {
         output: O,
         parts: u32,
     ) -> Result<TracedNetwork<O>, TraceError> {
+        TracedNetwork::build_as(rails, policy, options, output, |b, sink| {
+            Partitioned::build_traced(b, parts, |_| sink())
+        })
+    }
+
+    /// [`Self::build`], every rail split over `ranks`, this rank's partition tracing
+    /// into its own sink (see [`crate::partition::ranks`]). Every rank calls it and
+    /// makes the same calls after (or rank 0 [leads](Self::lead) and the others
+    /// [follow](Self::follow)); rank 0 writes the whole trace into its `output`, the
+    /// others' outputs get nothing but the header and the `.pcf` and `.row`.
+    pub fn build_on_ranks(
+        rails: Vec<NetworkBuilder>,
+        policy: RailPolicy,
+        options: &ParaverOptions,
+        output: O,
+        ranks: Arc<dyn Ranks>,
+    ) -> Result<TracedNetwork<O>, TraceError> {
+        TracedNetwork::build_as(rails, policy, options, output, |b, sink| {
+            Partitioned::build_traced_on_ranks(b, ranks.clone(), sink())
+        })
+    }
+
+    fn build_as(
+        rails: Vec<NetworkBuilder>,
+        policy: RailPolicy,
+        options: &ParaverOptions,
+        output: O,
+        split: impl Fn(NetworkBuilder, &dyn Fn() -> ParaverSink) -> Result<Partitioned<ParaverSink>, SplitError>,
+    ) -> Result<TracedNetwork<O>, TraceError> {
         if options.quantum_bytes == 0 {
             return Err(TraceError::ZeroQuantum);
         }
@@ -1045,7 +1165,7 @@ impl<O: TraceOutput> TracedNetwork<O> {
         let split = rails
             .into_iter()
             .enumerate()
-            .map(|(r, b)| Partitioned::build_traced(b, parts, |_| ParaverSink::new(Arc::clone(&layout), r, n, options)))
+            .map(|(r, b)| split(b, &|| ParaverSink::new(Arc::clone(&layout), r, n, options)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| match e {
                 SplitError::Build(e) => TraceError::Build(e),
@@ -1060,6 +1180,32 @@ impl<O: TraceOutput> TracedNetwork<O> {
         })
     }
 
+    /// On rank 0 of ranks: see [`Partitioned::lead`] (the trace's steps are told too).
+    pub fn lead(&mut self, lead: &Arc<Lead>) {
+        self.net.lead(lead);
+    }
+
+    /// On the other ranks: follows rank 0's network and its trace's steps (see
+    /// [`Partitioned::follow`]) until that network is gone ([`Followed::End`]) or rank
+    /// 0 leads no more ([`Followed::Exit`]).
+    pub fn follow(&mut self) -> Followed {
+        loop {
+            match self.net.follow() {
+                Followed::Trace(TraceStep::Write) => self.write(false),
+                Followed::Trace(TraceStep::Finish) => {
+                    // Rank 0's output holds the trace, and its error if any.
+                    let _ = self.finish();
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The ranks the network is split over (`None`: it is in this process).
+    fn ranks(&self) -> Option<Arc<dyn Ranks>> {
+        self.net.rails().first()?.ranks().filter(|r| r.size() > 1).cloned()
+    }
+
     /// The network.
     pub fn network(&self) -> &MultiRail<ParaverSink> {
         &self.net
@@ -1067,31 +1213,76 @@ impl<O: TraceOutput> TracedNetwork<O> {
 
     /// Tells every rail the common clock, then writes what can be written.
     fn drain(&mut self) {
+        let _told = self.net.tell_trace(TraceStep::Write);
+        self.write(false);
+    }
+
+    /// Writes what every sink can release (`everything`: all they hold), on ranks every
+    /// rank's sinks, written by rank 0 (a collective call).
+    fn write(&mut self, everything: bool) {
+        let ranks = self.ranks();
         let now = self.net.now();
+        let mut limit = u64::MAX;
         for sink in self.net.sinks_mut() {
             // Later injections come at or after the latest rail clock.
             sink.clock(now);
+            if !everything {
+                limit = limit.min(sink.watermark().as_ps() / 1000);
+            }
         }
-        self.writer.drain(self.net.sinks_mut(), false);
+        if let Some(ranks) = &ranks {
+            let mut least = [limit];
+            ranks.all_reduce(&mut least, Reduce::Min);
+            limit = least[0];
+        }
+        let mut records = std::mem::take(&mut self.writer.scratch);
+        records.clear();
+        let mut sources = 0;
+        for sink in self.net.sinks_mut() {
+            sink.release(limit, &mut records);
+            sources += 1;
+        }
+        if let Some(ranks) = &ranks {
+            // Every rank's records go to rank 0, which writes them.
+            let mut out = vec![Vec::new(); ranks.size() as usize];
+            if ranks.rank() != 0 {
+                for r in records.drain(..) {
+                    put_record(&mut out[0], &r);
+                }
+            }
+            for bytes in ranks.exchange(out) {
+                let mut words = Words::new(&bytes);
+                while !words.is_empty() {
+                    records.push(record(&mut words));
+                }
+            }
+            sources = ranks.size();
+        }
+        self.writer.write_records(&mut records, sources <= 1);
+        self.writer.scratch = records;
     }
 
     /// Writes everything left (open states end at the clock), then the header, `.pcf`
-    /// and `.row`. Later calls return `Ok(None)`.
+    /// and `.row`. Later calls return `Ok(None)`. On ranks a collective call: rank 0's
+    /// output gets the trace, the others' the header, `.pcf` and `.row` only.
     pub fn finish(&mut self) -> io::Result<Option<TraceSummary>> {
         if self.finished {
             return Ok(None);
         }
         self.finished = true;
+        let _told = self.net.tell_trace(TraceStep::Finish);
         let now = self.net.now();
-        let mut unfinished = 0;
-        let mut late = 0;
+        let mut counts = [0, 0];
         for sink in self.net.sinks_mut() {
-            unfinished += sink.close(now);
-            late += sink.late;
+            counts[0] += sink.close(now);
+            counts[1] += sink.late;
         }
-        self.writer.drain(self.net.sinks_mut(), true);
-        self.writer.summary.unfinished_messages = unfinished;
-        self.writer.summary.late_records = late;
+        if let Some(ranks) = self.ranks() {
+            ranks.all_reduce(&mut counts, Reduce::Sum);
+        }
+        self.write(true);
+        self.writer.summary.unfinished_messages = counts[0];
+        self.writer.summary.late_records = counts[1];
         self.writer.complete().map(Some)
     }
 

@@ -155,18 +155,9 @@ pub(crate) fn partitions_on_ranks(ranks: u32, given: Option<u32>) -> anyhow::Res
     Ok(())
 }
 
-/// What co-simulation (`vesper VERB`) cannot do on `ranks` yet: a network trace, a
-/// network of several rails.
-pub(crate) fn co_simulation_on_ranks(
-    ranks: u32,
-    network: &crate::config::NetworkConfig,
-    traced: bool,
-    verb: &str,
-) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !traced,
-        "--trace: a network trace cannot be written from {ranks} MPI ranks yet; leave it out"
-    );
+/// What co-simulation (`vesper VERB`) cannot do on `ranks` yet: a network of several
+/// rails.
+pub(crate) fn co_simulation_on_ranks(network: &crate::config::NetworkConfig, verb: &str) -> anyhow::Result<()> {
     anyhow::ensure!(
         !matches!(network.fabric, crate::config::FabricConfig::MultiRail { .. }),
         "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic can); {verb} it \

@@ -804,9 +804,9 @@ pub fn run_on(
                 let split = match &ranks {
                     None => crate::config::Split::Threads(args.partitions.unwrap_or(1)),
                     Some(ranks) => {
-                        co_simulation_on_ranks(ranks.size(), &network, trace.is_some(), "run")?;
+                        co_simulation_on_ranks(&network, "run")?;
                         if ranks.rank() != 0 {
-                            follow_on_ranks(&network, ranks)?;
+                            follow_on_ranks(&network, trace.as_ref(), ranks)?;
                             return Ok(None);
                         }
                         crate::config::Split::Led(vesper_netmodels::partition::Lead::new(ranks.clone()))
@@ -859,17 +859,31 @@ pub fn run_on(
 /// ranks, simulates its own partition as rank 0's server's calls say, one network after
 /// another (a run's, and any the server builds beside it), until rank 0 says there is
 /// no more.
+/// With a network `trace`, every network it builds is traced (rank 0 writes the trace,
+/// with what every rank's partition recorded).
 pub(crate) fn follow_on_ranks(
     network: &crate::config::NetworkConfig,
+    trace: Option<&crate::network_trace::TraceConfig>,
     ranks: &Arc<dyn vesper_netmodels::partition::Ranks>,
 ) -> anyhow::Result<()> {
     use vesper_netmodels::partition::Followed;
     let split = crate::config::Split::Ranks(ranks.clone());
     loop {
-        let mut net = network
-            .build_as(&split)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?;
-        if net.follow() == Followed::Exit {
+        let followed = match trace {
+            None => network
+                .build_as(&split)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?
+                .follow(),
+            Some(trace) => {
+                let (rails, policy) = network.rails();
+                let options = &trace.options;
+                let output = vesper_netmodels::NoOutput;
+                vesper_netmodels::TracedNetwork::build_on_ranks(rails, policy, options, output, ranks.clone())
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?
+                    .follow()
+            }
+        };
+        if followed == Followed::Exit {
             return Ok(());
         }
     }

@@ -185,12 +185,12 @@ pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partiti
     };
     // Its default, 1, says nothing.
     partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
-    let traced = args.trace.config(&args.trace_date)?.is_some();
+    let trace = args.trace.config(&args.trace_date)?;
     let (spec, origin) = args.net.spec(None)?;
     let network = args.net.resolve(&spec, &origin, &[])?;
-    co_simulation_on_ranks(ranks.size(), &network, traced, "serve")?;
+    co_simulation_on_ranks(&network, "serve")?;
     if ranks.rank() != 0 {
-        return run::follow_on_ranks(&network, &ranks);
+        return run::follow_on_ranks(&network, trace.as_ref(), &ranks);
     }
     serve_as(args, Split::Led(vesper_netmodels::partition::Lead::new(ranks)))
 }

@@ -296,8 +296,8 @@ pub fn build(
     trace: Option<&TraceConfig>,
     split: &crate::config::Split,
 ) -> Result<Box<dyn Network + Send>, ServerError> {
+    use crate::config::Split;
     use vesper_netmodels::partition::SplitError;
-    let partitions = split.partitions();
     let refused = |error| ServerError::Split {
         asked: split.named(),
         error,
@@ -309,12 +309,20 @@ pub fn build(
             Err(e) => Err(refused(e)),
         };
     };
-    if split.ranks().is_some() && partitions != 1 {
-        return Err(refused(SplitError::Traced { parts: partitions }));
-    }
     let (rails, policy) = config.rails();
     let target = TraceTarget::open(trace)?;
-    let net = TracedNetwork::build_split(rails, policy, &trace.options, target, partitions).map_err(|e| match e {
+    let options = &trace.options;
+    let net = match split {
+        Split::Threads(parts) => TracedNetwork::build_split(rails, policy, options, target, *parts),
+        Split::Ranks(ranks) => TracedNetwork::build_on_ranks(rails, policy, options, target, ranks.clone()),
+        Split::Led(lead) => {
+            TracedNetwork::build_on_ranks(rails, policy, options, target, lead.ranks().clone()).map(|mut net| {
+                net.lead(lead);
+                net
+            })
+        }
+    };
+    let net = net.map_err(|e| match e {
         vesper_netmodels::TraceError::Build(e) => ServerError::Network(e),
         vesper_netmodels::TraceError::Split(e) => refused(e),
         e @ vesper_netmodels::TraceError::NoDevice { .. } => TraceSetupError(format!("--trace-devices: {e}")).into(),

@@ -80,3 +80,18 @@ pub fn signal(child: &Child, signal: &str) {
         .expect("kill runs");
     assert!(sent.success(), "kill -{signal} failed");
 }
+
+/// The network trace `STEM.prv` in `dir` and its `.pcf` and `.row`.
+pub fn trace_files(dir: &std::path::Path, stem: &str) -> [String; 3] {
+    ["prv", "pcf", "row"].map(|ext| {
+        let file = dir.join(format!("{stem}.{ext}"));
+        std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    })
+}
+
+/// Asserts that two network traces ([`trace_files`]) are the same, file for file.
+pub fn assert_same_trace(got: &[String; 3], expected: &[String; 3], what: &str) {
+    for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(got.iter().zip(expected)) {
+        assert!(a == b, "{what}: the .{ext} differs");
+    }
+}
