@@ -578,7 +578,11 @@ impl NetworkBuilder {
                     senders,
                     packets: Slab::new(),
                     traversals: BTreeMap::new(),
-                    sending: Vec::new(),
+                    sending: if S::ENABLED {
+                        vec![(0, 0); topology.hosts as usize]
+                    } else {
+                        Vec::new()
+                    },
                     scratch_matches: Vec::new(),
                     share: None,
                 };
@@ -1416,9 +1420,6 @@ impl Switched {
             share.present(message, 1);
         }
         if S::ENABLED {
-            if self.sending.len() <= host.index() {
-                self.sending.resize(self.adapters.len(), (0, 0));
-            }
             self.sending[host.index()] = (number, record.index);
             let owner = self.ports[port.index()].owner;
             step.sink.segment(step.now, port_ref(owner), number, record.index, true);
@@ -1435,8 +1436,8 @@ impl Switched {
     }
 
     /// If `peer` is in another partition, sends it `packet` with its next `event` at
-    /// `at` and returns true: the packet and, once its last packet has gone and its
-    /// destination is elsewhere, its message leave this partition.
+    /// `at` and returns true: the packet and, once its last packet has left for good
+    /// (its path does not come back), its message leave this partition.
     #[inline(always)]
     pub(crate) fn cross<S: TraceSink>(
         &mut self,

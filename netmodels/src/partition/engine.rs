@@ -199,13 +199,6 @@ pub enum TraceStep {
     Finish,
 }
 
-/// A told trace step in progress ([`Partitioned::tell_trace`]): the network's calls
-/// made within it are not told again.
-#[derive(Debug)]
-pub struct TraceTold {
-    _told: Option<Told>,
-}
-
 /// A collective call rank 0 tells the others it makes (see [`Partitioned::lead`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Call {
@@ -294,10 +287,10 @@ impl Call {
     }
 }
 
-/// A told call in progress: calls made within it are not told again (the followers
-/// make them within theirs).
+/// A told call or trace step in progress ([`Partitioned::tell_trace`]): calls made
+/// within it are not told again (the followers make them within theirs).
 #[derive(Debug)]
-struct Told(Arc<AtomicU32>);
+pub struct Told(Arc<AtomicU32>);
 
 impl Drop for Told {
     fn drop(&mut self) {
@@ -503,10 +496,8 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// tells the followers `step` (their [`Partitioned::follow`] returns it, and they
     /// make the step too). The network's calls made while the returned guard lives are
     /// not told: the followers make them within their step.
-    pub fn tell_trace(&self, step: TraceStep) -> TraceTold {
-        TraceTold {
-            _told: self.tell(Call::Trace(step)),
-        }
+    pub fn tell_trace(&self, step: TraceStep) -> Option<Told> {
+        self.tell(Call::Trace(step))
     }
 
     /// Before a collective call: on a leader, tells the followers `call`, unless it is

@@ -93,7 +93,7 @@ pub mod ranks;
 mod slabs;
 mod subtrees;
 
-pub use engine::{Followed, Lead, Partitioned, SplitError, TraceStep, TraceTold};
+pub use engine::{Followed, Lead, Partitioned, SplitError, Told, TraceStep};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiError, MpiRanks};
 pub use ranks::{Ranks, Reduce, ThreadRanks};

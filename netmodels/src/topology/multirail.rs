@@ -174,7 +174,7 @@ impl<S: TraceSink + Send> MultiRail<S> {
 
     /// See [`Partitioned::tell_trace`], for a network of one rail (the only one that
     /// leads).
-    pub fn tell_trace(&self, step: crate::partition::TraceStep) -> crate::partition::TraceTold {
+    pub fn tell_trace(&self, step: crate::partition::TraceStep) -> Option<crate::partition::Told> {
         self.rails[0].tell_trace(step)
     }
 
