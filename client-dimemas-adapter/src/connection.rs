@@ -33,7 +33,10 @@ pub enum ClientError {
     #[error("the server closed the connection")]
     Closed,
     /// a chunk ended inside a line: the real client would misparse it
-    #[error("reply chunk ends inside a line: {chunk:?}")]
+    #[error(
+        "reply chunk ends inside a line (a reply longer than the legacy client's 500-byte read: a server with a \
+         larger --reply-limit, which `vesper run --reply-limit` reads): {chunk:?}"
+    )]
     PartialLine {
         /// the chunk
         chunk: String,
@@ -83,7 +86,13 @@ pub struct LegacyConnection {
     /// how long a read polls before it blocks (zero: it blocks at once, as the real
     /// client)
     spin: Duration,
+    /// replies are read whole, lines joined across `recv()` chunks (see
+    /// [`LegacyConnection::set_whole_replies`])
+    whole_replies: bool,
 }
+
+/// The receive buffer of a connection that reads replies whole.
+const WHOLE_RECV_SIZE: usize = 64 * 1024;
 
 impl LegacyConnection {
     /// Connects with `TCP_NODELAY`, as the real client does.
@@ -105,7 +114,16 @@ impl LegacyConnection {
             out: Vec::with_capacity(1024),
             transcript: Vec::new(),
             spin: Duration::ZERO,
+            whole_replies: false,
         })
+    }
+
+    /// Reads each reply whole, however many `recv()` chunks it takes and wherever they
+    /// cut its lines: for a server that writes replies larger than the legacy client's
+    /// 500-byte read (`vesper serve --reply-limit 0`, or above 500). The real client
+    /// cannot; with this set the connection no longer checks that it could.
+    pub fn set_whole_replies(&mut self, whole: bool) {
+        self.whole_replies = whole;
     }
 
     /// Makes each read poll the socket for up to `spin` before blocking in `recv()`.
@@ -142,6 +160,11 @@ impl LegacyConnection {
 
     /// One `recv()` of at most 500 bytes, without interpretation (0: closed).
     pub fn read_raw(&mut self, buf: &mut [u8; RECV_SIZE]) -> io::Result<usize> {
+        self.read_chunk(buf)
+    }
+
+    /// One `recv()` into `buf`, recorded in the transcript (0: closed).
+    fn read_chunk(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = if self.spin.is_zero() {
             self.stream.read(buf)?
         } else {
@@ -152,7 +175,7 @@ impl LegacyConnection {
     }
 
     /// One `recv()`, polled without blocking for up to `spin`, then blocking.
-    fn spinning_read(&mut self, buf: &mut [u8; RECV_SIZE]) -> io::Result<usize> {
+    fn spinning_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.stream.set_nonblocking(true)?;
         let start = std::time::Instant::now();
         let polled = loop {
@@ -171,26 +194,61 @@ impl LegacyConnection {
     }
 
     /// Reads one reply batch: `recv()` chunks of at most 500 bytes until one holds a
-    /// line starting with `END`.
+    /// line starting with `END` (chunks of any size, their lines joined, when replies
+    /// are read whole).
     pub fn read_reply(&mut self) -> Result<Reply, ClientError> {
+        if self.whole_replies {
+            return self.read_whole_reply();
+        }
         let mut reply = Reply::default();
         let mut buf = [0u8; RECV_SIZE];
         loop {
-            let n = match self.read_raw(&mut buf) {
-                Ok(0) => return Err(ClientError::Closed),
-                Ok(n) => n,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                    return Err(ClientError::TimedOut);
-                }
-                Err(e) => return Err(e.into()),
-            };
-            reply.chunks.push(n);
-            reply.bytes.extend_from_slice(&buf[..n]);
+            let n = self.next_chunk(&mut buf, &mut reply)?;
             let chunk = String::from_utf8_lossy(&buf[..n]).into_owned();
             if !chunk.ends_with('\n') {
                 return Err(ClientError::PartialLine { chunk });
             }
             if read_lines(&chunk, &mut reply)? {
+                return Ok(reply);
+            }
+        }
+    }
+
+    /// One `recv()` of a reply into `buf`, added to `reply`: its size (a closed
+    /// connection or a timeout is an error).
+    fn next_chunk(&mut self, buf: &mut [u8], reply: &mut Reply) -> Result<usize, ClientError> {
+        let n = match self.read_chunk(buf) {
+            Ok(0) => return Err(ClientError::Closed),
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                return Err(ClientError::TimedOut);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        reply.chunks.push(n);
+        reply.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    /// [`LegacyConnection::read_reply`] of a reply read whole: chunks are joined, and
+    /// each line is read once its newline has come.
+    fn read_whole_reply(&mut self) -> Result<Reply, ClientError> {
+        let mut reply = Reply::default();
+        let mut buf = vec![0u8; WHOLE_RECV_SIZE];
+        // Where the lines not yet read start in `reply.bytes`.
+        let mut from = 0;
+        loop {
+            self.next_chunk(&mut buf, &mut reply)?;
+            let Some(end) = reply.bytes[from..].iter().rposition(|&b| b == b'\n') else {
+                continue;
+            };
+            let lines = String::from_utf8_lossy(&reply.bytes[from..from + end + 1]).into_owned();
+            from += end + 1;
+            if read_lines(&lines, &mut reply)? {
+                if from < reply.bytes.len() {
+                    let chunk = String::from_utf8_lossy(&reply.bytes[from..]).into_owned();
+                    return Err(ClientError::AfterEnd { chunk });
+                }
                 return Ok(reply);
             }
         }
@@ -290,6 +348,47 @@ mod tests {
             assert_eq!(reply.completions.len(), 1);
             assert_eq!(reply.chunks, [51]);
         }
+        server.join().expect("served");
+    }
+
+    #[test]
+    fn a_reply_read_whole_joins_lines_cut_between_chunks() {
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        let line = "COMPLETED SEND 10746 0 1 1024 0x1 0x2 0 1 6500\n";
+        // Twenty lines (about 1 KB) in three writes, the first two cutting a line.
+        let reply = format!("{}END\n", line.repeat(20));
+        let size = reply.len();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().expect("a client");
+            let mut request = [0u8; 64];
+            for _ in 0..2 {
+                let _ = socket.read(&mut request).expect("a request");
+                for piece in [&reply[..30], &reply[30..700], &reply[700..]] {
+                    socket.write_all(piece.as_bytes()).expect("a piece");
+                    socket.flush().expect("sent");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        });
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        // The legacy client would misparse the cut line.
+        assert!(matches!(
+            client.exchange(&[ClientMessage::End]),
+            Err(ClientError::PartialLine { .. })
+        ));
+        // Drain what is left of that reply before the next request.
+        let mut rest = Vec::new();
+        while rest.len() < size - 30 {
+            let mut buf = [0u8; RECV_SIZE];
+            let n = client.read_raw(&mut buf).expect("the rest");
+            rest.extend_from_slice(&buf[..n]);
+        }
+        client.set_whole_replies(true);
+        let reply = client.exchange(&[ClientMessage::End]).expect("a reply read whole");
+        assert_eq!(reply.completions.len(), 20);
+        assert!(reply.chunks.len() >= 2, "{:?}", reply.chunks);
         server.join().expect("served");
     }
 

@@ -896,10 +896,13 @@ impl<S: TraceSink> Simulation<S> {
     /// Appends to `out` the deliveries that no message injected at `since` or later can
     /// change, in the order the model will make them: those it has already fixed, the
     /// ideal network's (each is scheduled as its message enters, and messages never
-    /// meet) and the packet switches' whose last packet is on its last cable (its
-    /// arrival is fixed when it starts, and the packets of a message arrive in order).
-    /// Wormhole switches give none yet: their deliveries within
-    /// [`Simulation::safe_horizon`]`(since)` would be final too, but the model only knows
+    /// meet), the packet switches' whose last packet is on its last cable (its
+    /// arrival is fixed when it starts, and the packets of a message arrive in order),
+    /// and the wormhole switches' whose last worm nothing can hold any more (see
+    /// `WormholeFabric::final_deliveries`: on the fine path its last flit is on the last
+    /// cable; on the coarse path its plan stands, the worm holding its way to the
+    /// destination with no flow-control signal under way). Deliveries within
+    /// [`Simulation::safe_horizon`]`(since)` are final too, but the model only knows
     /// them by reaching them. The model still delivers each when it reaches its time.
     pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
         // Fixed whatever comes later: `since` does not narrow them.
@@ -914,6 +917,19 @@ impl<S: TraceSink> Simulation<S> {
     pub(crate) fn final_deliveries_keyed(&self, out: &mut Vec<(u128, Delivery)>) {
         let delivery = |message: MessageId, arrived: SimTime| self.messages[message.index()].delivery(arrived);
         let mut found: Vec<(u128, Delivery)> = Vec::new();
+        if let Fabric::Wormhole(net) = &self.fabric {
+            let events = self.queue.pending().filter_map(|(at, place, event)| match event {
+                Event::Worm(e) => Some((at, place, e)),
+                _ => None,
+            });
+            let mut fixed = Vec::new();
+            net.final_deliveries::<S>(events, &self.messages, self.queue.now(), &mut fixed);
+            found.extend(
+                fixed
+                    .into_iter()
+                    .map(|(place, at, message)| (place, delivery(message, at))),
+            );
+        }
         for (at, place, event) in self.queue.pending() {
             match (event, &self.fabric) {
                 (Event::Delivered { message }, Fabric::Ideal(_)) => found.push((place, delivery(*message, at))),

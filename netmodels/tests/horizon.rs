@@ -335,3 +335,29 @@ fn the_horizon_reaches_as_far_as_the_argument_allows() {
     // Zero-delay cables and routing, packets of no serialization: the instant only.
     assert_eq!(Kind::ZeroDelayOutputQueued.build().safe_horizon(t), t);
 }
+
+/// A wormhole delivery is known ahead once nothing can hold its tail any more. On the
+/// coarse path that is as soon as its worm holds every output to its destination with no
+/// flow control under way (here, a lone message: once its head is granted the last
+/// switch's output), on the fine path once its last flit is on the last cable. Known or
+/// not, it is delivered then (the property tests above check that under load).
+#[test]
+fn a_wormhole_delivery_is_known_once_nothing_can_hold_its_tail() {
+    // One packet of 1,024 bytes and its header: about 130 flits of 32 ns.
+    let lone = [(SimTime::ZERO, message(0, 0, 1024, 0))];
+    for kind in [Kind::WormholeCoarse, Kind::WormholeFine, Kind::FatTreeWormhole] {
+        let (deliveries, _) = replay(kind.build(), &lone, None);
+        let arrived = deliveries[0].arrived;
+        let known_at = |t: SimTime| replay(kind.build(), &lone, Some((t, t))).1;
+        // Its head has not reached the last switch's output yet.
+        assert_eq!(known_at(SimTime::from_ns(100)), vec![], "{kind:?}");
+        // Its last flit is on the last cable.
+        assert_eq!(known_at(arrived - SimTime::from_ns(1)), deliveries, "{kind:?}");
+        // Half its flits are still in its adapter.
+        let halfway = known_at(arrived - SimTime::from_ns(2_000));
+        match kind {
+            Kind::WormholeFine => assert_eq!(halfway, vec![], "{kind:?}"),
+            _ => assert_eq!(halfway, deliveries, "{kind:?}"),
+        }
+    }
+}

@@ -646,6 +646,22 @@ pub fn time_from_ns(ns: f64) -> Option<SimTime> {
     SimTime::from_wire_ns(ns).ok()
 }
 
+/// The reply limit of `--reply-limit BYTES` (0: none): at least 256 bytes, which holds
+/// any one line.
+pub fn reply_limit(bytes: usize) -> anyhow::Result<Option<usize>> {
+    anyhow::ensure!(
+        bytes == 0 || bytes >= 256,
+        "--reply-limit {bytes}: a reply must hold at least one line (256 bytes or more, or 0)"
+    );
+    Ok((bytes > 0).then_some(bytes))
+}
+
+/// Whether a client must read replies whole, joining lines across reads, from a server
+/// of reply limit `limit` (`None`: no limit): past the legacy client's 500-byte read.
+pub fn replies_read_whole(limit: Option<usize>) -> bool {
+    limit.is_none_or(|l| l > vesper_protocol::LEGACY_REPLY_LIMIT)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,7 @@ pub fn over_server(
         .worker_threads(1)
         .enable_all()
         .build()?;
+    let whole_replies = crate::config::replies_read_whole(config.reply_limit);
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
     let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
@@ -58,6 +59,7 @@ pub fn over_server(
             // The server's thread polls for a while after each reply; the client polls
             // for the next one too, so that neither sleeps between quick round trips.
             connection.set_spin(client_spin);
+            connection.set_whole_replies(whole_replies);
             let mut fabric = ServerFabric::new(connection, 0);
             let outcome = replay_programs(&mut programs, &mut fabric, &options, &mut progress)?;
             fabric.finish()?;
@@ -124,6 +126,8 @@ pub struct ExternalServer {
     address: String,
     /// how long to keep trying to connect
     wait: Duration,
+    /// its replies may exceed the legacy client's read: read them whole
+    whole_replies: bool,
 }
 
 /// What `vesper run` was given that only a server of its own would use, and that
@@ -213,7 +217,17 @@ impl ExternalServer {
         Ok(ExternalServer {
             address: address.to_string(),
             wait,
+            whole_replies: false,
         })
+    }
+
+    /// The same server, its replies read whole (`whole`: it was started with a reply
+    /// limit above the legacy client's read, or none).
+    pub fn reading_whole(self, whole: bool) -> ExternalServer {
+        ExternalServer {
+            whole_replies: whole,
+            ..self
+        }
     }
 
     /// The address, as given.
@@ -279,6 +293,7 @@ pub fn over_external_server(
 ) -> anyhow::Result<Outcome> {
     let mut connection = server.connect()?;
     connection.set_spin(client_spin);
+    connection.set_whole_replies(server.whole_replies);
     let mut fabric = ServerFabric::new(connection, 0);
     let replayed = replay_programs(&mut programs, &mut fabric, &options, &mut progress)
         .map_err(anyhow::Error::from)

@@ -69,10 +69,11 @@ fn free_port() -> u16 {
 /// Replays `args` in process and against an external `vesper serve` with `vesper run`'s
 /// network, reached at `host` (`127.0.0.1` or a name), and checks that they agree: the
 /// same result but the network's description and the report, which the external server
-/// prints itself and which is the in-process one but for wall-clock figures.
-fn agrees_with_the_in_process_run(args: &[&str], host: &str) {
+/// prints itself and which is the in-process one but for wall-clock figures. The
+/// external server is also given `server_args`.
+fn agrees_with_the_in_process_run(args: &[&str], host: &str, server_args: &[&str]) {
     let in_process = run_json(args);
-    let (mut server, addr) = start(RUN_NETWORK);
+    let (mut server, addr) = start(&[RUN_NETWORK, server_args].concat());
     let address = format!("{host}:{}", addr.port());
     let external = run_json(&[args, &["--server", &address]].concat());
     assert!(
@@ -111,7 +112,7 @@ fn agrees_with_the_in_process_run(args: &[&str], host: &str) {
 
 #[test]
 fn a_trace_against_an_external_server_predicts_as_in_process() {
-    agrees_with_the_in_process_run(&[&pingpong()], "127.0.0.1");
+    agrees_with_the_in_process_run(&[&pingpong()], "127.0.0.1", &[]);
 }
 
 #[test]
@@ -127,12 +128,31 @@ fn a_trace_with_a_configuration_and_analytic_collectives_predicts_as_in_process(
             "all=analytic",
         ],
         "127.0.0.1",
+        &[],
     );
 }
 
 #[test]
 fn a_synthetic_workload_against_a_named_server_predicts_as_in_process() {
-    agrees_with_the_in_process_run(&["--workload", "all-to-all", "--tasks", "8"], "localhost");
+    agrees_with_the_in_process_run(&["--workload", "all-to-all", "--tasks", "8"], "localhost", &[]);
+}
+
+/// A server with no reply limit writes replies longer than the legacy client's 500-byte
+/// read (16 tasks' all-to-all: every completion at once); `vesper run --reply-limit 0`
+/// reads them whole, in process and against it, alike.
+#[test]
+fn replies_without_a_limit_are_read_whole_against_an_external_server() {
+    let args = [
+        "--workload",
+        "all-to-all",
+        "--tasks",
+        "16",
+        "--size",
+        "4096",
+        "--reply-limit",
+        "0",
+    ];
+    agrees_with_the_in_process_run(&args, "127.0.0.1", &["--reply-limit", "0"]);
 }
 
 #[test]

@@ -125,6 +125,13 @@ pub struct RunArgs {
     /// only); the predictions are the same [default: batched].
     #[arg(long, value_enum)]
     pub replies: Option<crate::config::Replies>,
+    /// Largest reply the server writes at once [bytes; 0: no limit]: the in-process
+    /// server's, or with --server the one it was started with (vesper serve
+    /// --reply-limit). Dimemas's client reads 500; above that the replay client reads
+    /// each reply whole, and each reply can carry more completions told ahead (fewer
+    /// round trips), which Dimemas's client could not read.
+    #[arg(long, value_name = "BYTES", default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
+    pub reply_limit: usize,
     /// Split the in-process server's network into N partitions simulated side by side
     /// on N threads (output-queued and CIOQ switches); the prediction and the network
     /// trace do not depend on N [default: 1].
@@ -548,6 +555,7 @@ pub fn run_on(
             .choose(choice)
             .map_err(|e| anyhow::anyhow!("--collective {e}"))?;
     }
+    let reply_limit = crate::config::reply_limit(args.reply_limit)?;
     let external = match &args.server {
         Some(_) if args.replies.is_some() => anyhow::bail!(
             "--replies: a server started apart answers as it was started (vesper serve --replies); leave --replies \
@@ -570,11 +578,10 @@ pub fn run_on(
                     .filter(|_| methods.any_analytic() && args.config.is_none())
                     .map(String::as_str),
             };
-            Some(crate::replay_job::ExternalServer::new(
-                address,
-                args.server_wait,
-                refused,
-            )?)
+            Some(
+                crate::replay_job::ExternalServer::new(address, args.server_wait, refused)?
+                    .reading_whole(crate::config::replies_read_whole(reply_limit)),
+            )
         }
         None => None,
     };
@@ -818,6 +825,7 @@ pub fn run_on(
                     network: network.clone(),
                     trace,
                     replies: args.replies.unwrap_or_default(),
+                    reply_limit,
                     split: split.clone(),
                     ..crate::ServerConfig::default()
                 };

@@ -142,7 +142,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         clients: args.clients,
         max_connections: args.max_connections,
         max_line: args.max_line,
-        reply_limit: (args.reply_limit > 0).then_some(args.reply_limit),
+        reply_limit: crate::config::reply_limit(args.reply_limit)?,
         max_in_flight: args.max_in_flight,
         max_batch: args.max_batch,
         exit_when_done: !args.keep_serving,
@@ -160,12 +160,6 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         split: crate::config::Split::Threads(args.partitions),
         ..ServerConfig::default()
     };
-    if let Some(limit) = config.reply_limit {
-        anyhow::ensure!(
-            limit >= 256,
-            "--reply-limit {limit}: a reply must hold at least one line (256 bytes or more, or 0)"
-        );
-    }
     Ok(Prepared { config, writer, origin })
 }
 

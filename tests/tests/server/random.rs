@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use vesper_netmodels::rng::Rng;
-use vesper_netmodels::{AdapterParams, CioqParams, SwitchKind, WormholeParams};
+use vesper_netmodels::{AdapterParams, CioqParams, Granularity, SwitchKind, WormholeParams};
 use vesper_protocol::ClientMessage;
 use vesper_server::config::{FabricConfig, Replies, SwitchedConfig};
 use vesper_tests::{Client, HUGE_STOP_NS, TestServer, assert_one_write, config, message, send, stop};
@@ -169,6 +169,17 @@ fn random_clients_cioq() {
 fn random_clients_wormhole() {
     for seed in [3, 12, 21] {
         both_ways(crossbar(SwitchKind::Wormhole(WormholeParams::default())), seed);
+    }
+}
+
+#[test]
+fn random_clients_wormhole_flit_by_flit() {
+    let fine = WormholeParams {
+        granularity: Granularity::Fine,
+        ..WormholeParams::default()
+    };
+    for seed in [5, 14] {
+        both_ways(crossbar(SwitchKind::Wormhole(fine)), seed);
     }
 }
 
