@@ -10,8 +10,8 @@ use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
     AdapterParams, Arbitration, BacklogCount, CioqParams, Delivery, Device, Granularity, HostId, IdealParams,
-    InitialPointer, LinkParams, MemoryOutput, MessageSpec, Network, NetworkBuilder, ParaverOptions, RailPolicy,
-    SimTime, SwitchId, SwitchKind, SwitchParams, Torus, TraceSummary, TracedNetwork, WormholeParams, Xgft,
+    InitialPointer, LinkParams, MemoryOutput, MessageSpec, MultiRail, Network, NetworkBuilder, ParaverOptions,
+    RailPolicy, SimTime, SwitchId, SwitchKind, SwitchParams, Torus, TraceSummary, TracedNetwork, WormholeParams, Xgft,
 };
 
 fn link() -> LinkParams {
@@ -569,4 +569,120 @@ fn a_split_network_writes_the_trace_of_the_network_whole() {
         }
     }
     assert!(states > 1000, "backlogs were traced: {states} states");
+}
+
+/// Two rails of 16 hosts, a fat tree and a hypercube.
+fn two_rails() -> Vec<NetworkBuilder> {
+    let named = networks();
+    let rail = |name: &str| {
+        named
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| b.clone())
+            .expect("a rail")
+    };
+    vec![rail("fat tree, d-mod-k, OQ"), rail("hypercube 4, OQ")]
+}
+
+/// `messages` injected stepwise into a network of several rails: its deliveries, clock
+/// and event count.
+fn replay_rails(mut net: MultiRail, messages: &[(SimTime, MessageSpec)]) -> (Vec<Delivery>, SimTime, u64) {
+    let mut deliveries = Vec::new();
+    for &(at, spec) in messages {
+        net.run_until(at, &mut deliveries);
+        net.inject(at, spec).expect("valid");
+    }
+    net.run_until(SimTime::MAX, &mut deliveries);
+    assert_eq!(net.in_flight(), 0);
+    (deliveries, net.now(), net.events_processed())
+}
+
+/// A network of several rails split over ranks, rank 0 leading and the others following
+/// (as `mpirun vesper serve` or `run` with several rails): each told call names its
+/// rail. The same as the rails whole in one process, under both policies.
+#[test]
+fn followers_of_rank_zero_drive_several_rails_as_one_process_does() {
+    for policy in [RailPolicy::RoundRobin, RailPolicy::Striped] {
+        let messages = workload(16, 150, 6);
+        let whole = two_rails()
+            .into_iter()
+            .map(|b| Partitioned::whole(b.build().expect("valid")))
+            .collect();
+        let expected = replay_rails(MultiRail::of_rails(whole, policy).expect("rails"), &messages);
+        for ranks in [2, 3] {
+            let outcomes = ThreadRanks::each(ranks, |rank| {
+                let build = || {
+                    let rails = two_rails()
+                        .into_iter()
+                        .map(|b| Partitioned::build_on_ranks(b, rank.clone()).expect("splits"))
+                        .collect();
+                    MultiRail::of_rails(rails, policy).expect("rails")
+                };
+                if rank.rank() == 0 {
+                    let lead = Lead::new(rank.clone());
+                    let mut net = build();
+                    net.lead(&lead);
+                    let outcome = replay_rails(net, &messages);
+                    lead.close();
+                    Some(outcome)
+                } else {
+                    let mut networks = 0;
+                    while build().follow() == Followed::End {
+                        networks += 1;
+                    }
+                    assert_eq!(networks, 1, "rank {} followed the network once", rank.rank());
+                    None
+                }
+            });
+            let got: Vec<_> = outcomes.into_iter().flatten().collect();
+            assert!(
+                got == [expected.clone()],
+                "{policy:?}, {ranks} ranks: rank 0's outcome differs"
+            );
+        }
+    }
+}
+
+/// The same, traced: rank 0 writes the trace of the rails whole.
+#[test]
+fn followers_of_rank_zero_trace_several_rails_as_one_process_does() {
+    let options = ParaverOptions {
+        quantum_bytes: 512,
+        end_to_end: true,
+        ..ParaverOptions::default()
+    };
+    let messages = workload(16, 120, 7);
+    let whole =
+        TracedNetwork::build(two_rails(), RailPolicy::Striped, &options, MemoryOutput::default()).expect("builds");
+    let (whole, summary) = traced_on(whole, &messages, true);
+    assert!(summary.communications > 0);
+    for ranks in [2, 3] {
+        let traces = ThreadRanks::each(ranks, |rank| {
+            let build = || {
+                let output = MemoryOutput::default();
+                TracedNetwork::build_on_ranks(two_rails(), RailPolicy::Striped, &options, output, rank.clone())
+                    .expect("splits")
+            };
+            if rank.rank() == 0 {
+                let lead = Lead::new(rank.clone());
+                let mut net = build();
+                net.lead(&lead);
+                let traced = traced_on(net, &messages, true);
+                lead.close();
+                Some(traced)
+            } else {
+                while build().follow() == Followed::End {}
+                None
+            }
+        });
+        let Some((zero, summary)) = &traces[0] else {
+            panic!("rank 0 traces");
+        };
+        assert_eq!((summary.late_records, summary.unfinished_messages), (0, 0));
+        assert!(
+            zero.prv() == whole.prv(),
+            "{ranks} ranks: rank 0's trace of two rails differs"
+        );
+        assert_eq!((&zero.pcf, &zero.row), (&whole.pcf, &whole.row));
+    }
 }

@@ -381,13 +381,14 @@ impl NetworkConfig {
             .map(|b| match split {
                 Split::Threads(partitions) => Partitioned::build(b, *partitions),
                 Split::Ranks(ranks) => Partitioned::build_on_ranks(b, ranks.clone()),
-                Split::Led(lead) => Partitioned::build_on_ranks(b, lead.ranks().clone()).map(|mut p| {
-                    p.lead(lead);
-                    p
-                }),
+                Split::Led(lead) => Partitioned::build_on_ranks(b, lead.ranks().clone()),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(MultiRail::of_rails(rails, policy)?)
+        let mut net = MultiRail::of_rails(rails, policy)?;
+        if let Split::Led(lead) = split {
+            net.lead(lead);
+        }
+        Ok(net)
     }
 
     /// Every rail's builder and the rails' policy (one rail for a single network).

@@ -214,8 +214,23 @@ fn unwalled(out: &Output, what: &str) -> serde_json::Value {
 #[test]
 fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
     // Rank 0 runs the in-process server and leads; the others follow its network's calls.
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 5] = [
         &["--workload", "all-to-all", "--tasks", "16", "--preset", "kary-ntree"],
+        // Two rails, messages striped over both: each told call names its rail.
+        &[
+            "--workload",
+            "all-to-all",
+            "--tasks",
+            "16",
+            "--size",
+            "20000",
+            "--preset",
+            "two-rail-fat-tree",
+            "--switch",
+            "output-queued",
+            "--rail-policy",
+            "striped",
+        ],
         &[
             "--workload",
             "random",
@@ -265,7 +280,7 @@ fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
 fn a_replay_on_ranks_writes_the_network_trace_of_one_process() {
     let dir = std::env::temp_dir().join(format!("vesper-mpi-traces-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let cases: [(&str, &[&str]); 2] = [
+    let cases: [(&str, &[&str]); 3] = [
         (
             "tree",
             &[
@@ -280,6 +295,19 @@ fn a_replay_on_ranks_writes_the_network_trace_of_one_process() {
             ],
         ),
         ("cube", &["--tasks", "32", "--size", "8000", "--preset", "hypercube"]),
+        (
+            "rails",
+            &[
+                "--tasks",
+                "64",
+                "--size",
+                "20000",
+                "--preset",
+                "two-rail-fat-tree",
+                "--switch",
+                "output-queued",
+            ],
+        ),
     ];
     for (name, case) in cases {
         let files = |ranks: u32| {
@@ -331,20 +359,6 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
         "--partitions 3: under mpirun each of the 2 ranks",
     );
     refused(
-        &[
-            "run",
-            "--workload",
-            "ring",
-            "--tasks",
-            "8",
-            "--preset",
-            "two-rail-fat-tree",
-            "--switch",
-            "output-queued",
-        ],
-        "a network of several rails cannot be co-simulated on MPI ranks yet",
-    );
-    refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "fat-tree"],
         "the wormhole fabric cannot be split into 2 partitions yet",
     );
@@ -354,23 +368,25 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     );
 }
 
-/// `vesper serve --preset PRESET --clients N` (under `mpirun -np 2` if `on_ranks`)
-/// serving the `vesper run` replays of `workloads`, each connected once the one before
-/// is (their order decides their hosts): their predictions, in that order.
-fn served(on_ranks: bool, preset: &str, workloads: &[&[&str]]) -> Vec<serde_json::Value> {
+/// `vesper serve NETWORK --clients N` (under `mpirun -np 2` if `on_ranks`) serving the
+/// `vesper run` replays of `workloads`, each connected once the one before is (their
+/// order decides their hosts): their predictions, in that order.
+fn served(on_ranks: bool, network: &[&str], workloads: &[&[&str]]) -> Vec<serde_json::Value> {
     use std::io::{BufRead, BufReader};
     let clients = workloads.len().to_string();
     let serve = [
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--spin-us",
-        "0",
-        "--preset",
-        preset,
-        "--clients",
-        &clients,
-    ];
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--spin-us",
+            "0",
+            "--clients",
+            &clients,
+        ][..],
+        network,
+    ]
+    .concat();
     let mut command = match on_ranks {
         true => mpirun_vesper(2),
         false => Command::new(env!("CARGO_BIN_EXE_vesper")),
@@ -427,7 +443,7 @@ fn served(on_ranks: bool, preset: &str, workloads: &[&[&str]]) -> Vec<serde_json
 fn a_server_on_ranks_serves_what_one_process_serves() {
     // `mpirun -np 2 vesper serve`: rank 0 listens and leads, rank 1 follows.
     let workload = ["--workload", "random", "--tasks", "32", "--messages", "300"];
-    let on_ranks = served(true, "hypercube", &[&workload]);
+    let on_ranks = served(true, &["--preset", "hypercube"], &[&workload]);
     let alone = vesper(&[&["run", "--json", "--preset", "hypercube"], &workload[..]].concat());
     let alone = unwalled(&alone, "vesper run")["predicted_ns"].clone();
     assert!(alone.is_number());
@@ -440,7 +456,47 @@ fn a_server_on_ranks_serves_several_clients_as_one_process_does() {
         &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
         &["--workload", "random", "--tasks", "8", "--messages", "200"],
     ];
-    let alone = served(false, "kary-ntree", &workloads);
+    let alone = served(false, &["--preset", "kary-ntree"], &workloads);
     assert!(alone.iter().all(serde_json::Value::is_number), "{alone:?}");
-    assert_eq!(served(true, "kary-ntree", &workloads), alone);
+    assert_eq!(served(true, &["--preset", "kary-ntree"], &workloads), alone);
+}
+
+/// `mpirun -np 2 vesper serve --trace` on two rails with two clients: the predictions
+/// and the network trace (rank 0's) are one process's, file for file.
+#[test]
+fn a_server_on_ranks_writes_the_network_trace_of_one_process() {
+    let dir = std::env::temp_dir().join(format!("vesper-mpi-serve-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let workloads: [&[&str]; 2] = [
+        &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
+        &["--workload", "random", "--tasks", "8", "--messages", "200"],
+    ];
+    let served_traced = |on_ranks: bool| {
+        let prv = dir.join(format!("serve-{on_ranks}.prv"));
+        let prv = prv.to_str().expect("UTF-8 path");
+        let network = [
+            "--preset",
+            "two-rail-fat-tree",
+            "--switch",
+            "output-queued",
+            "--trace",
+            prv,
+            "--trace-end-to-end",
+        ];
+        let predictions = served(on_ranks, &network, &workloads);
+        let files = ["prv", "pcf", "row"].map(|ext| {
+            let file = dir.join(format!("serve-{on_ranks}.{ext}"));
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        });
+        (predictions, files)
+    };
+    let (alone, one) = served_traced(false);
+    assert!(alone.iter().all(serde_json::Value::is_number), "{alone:?}");
+    assert!(one[0].lines().count() > 100, "a trace with records");
+    let (on_ranks, split) = served_traced(true);
+    assert_eq!(on_ranks, alone);
+    for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(split.iter().zip(&one)) {
+        assert!(a == b, "the .{ext} rank 0 of 2 wrote differs from one process's");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

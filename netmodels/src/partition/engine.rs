@@ -125,9 +125,10 @@ pub struct Partitioned<S: TraceSink = NullSink> {
 enum Role {
     /// every rank makes them itself, the same program on every rank (open-loop traffic)
     Peers,
-    /// this rank (0) makes them and tells the others each one first, through `Lead`:
-    /// only it hears the clients of a co-simulation ([`Partitioned::lead`])
-    Leader(Arc<Lead>),
+    /// this rank (0) makes them and tells the others each one first, through `Lead`,
+    /// naming the rail (of several) they are for: only it hears the clients of a
+    /// co-simulation ([`Partitioned::lead`])
+    Leader(Arc<Lead>, u32),
     /// this rank makes the calls rank 0 tells it ([`Partitioned::follow`])
     Follower,
 }
@@ -159,10 +160,10 @@ impl Lead {
         &self.ranks
     }
 
-    fn tell(&self, call: Call) {
+    fn tell(&self, call: Call, rail: u32) {
         let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
         if !*closed {
-            self.ranks.broadcast(call.words());
+            self.ranks.broadcast(call.words(rail));
         }
     }
 
@@ -171,7 +172,7 @@ impl Lead {
     pub fn close(&self) {
         let mut closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
         if !*closed {
-            self.ranks.broadcast(Call::Exit.words());
+            self.ranks.broadcast(Call::Exit.words(0));
             *closed = true;
         }
     }
@@ -223,7 +224,9 @@ enum Call {
 }
 
 impl Call {
-    fn words(self) -> Vec<u8> {
+    /// The call for rail `rail`, as told: its tag, its time, the rail, and a message's
+    /// fields for an injection.
+    fn words(self, rail: u32) -> Vec<u8> {
         let mut out = Vec::new();
         let (tag, time) = match self {
             Call::Inject(at, _) => (0, at),
@@ -245,6 +248,7 @@ impl Call {
         };
         out.push(tag);
         ranks::put_u64(&mut out, time.as_ps());
+        ranks::put_u32(&mut out, rail);
         if let Call::Inject(_, spec) = self {
             ranks::put_u32(&mut out, spec.src.0);
             ranks::put_u32(&mut out, spec.dst.0);
@@ -254,11 +258,13 @@ impl Call {
         out
     }
 
-    fn read(bytes: &[u8]) -> Call {
+    /// A told call and the rail it is for.
+    fn read(bytes: &[u8]) -> (Call, u32) {
         let mut w = Words::new(bytes);
         let tag = w.u8();
         let time = w.time();
-        match tag {
+        let rail = w.u32();
+        let call = match tag {
             0 => Call::Inject(
                 time,
                 MessageSpec {
@@ -283,7 +289,8 @@ impl Call {
             14 => Call::Trace(TraceStep::Write),
             15 => Call::Trace(TraceStep::Finish),
             _ => Call::Exit,
-        }
+        };
+        (call, rail)
     }
 }
 
@@ -455,8 +462,19 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// ranks, which [`Partitioned::follow`] it, and its end when it is dropped. A network
     /// on other ranks, or not on ranks, is not changed.
     pub fn lead(&mut self, lead: &Arc<Lead>) {
+        let telling = self.telling.clone();
+        self.lead_rail(lead, 0, telling);
+    }
+
+    /// [`Partitioned::lead`] as rail `rail` of several (see [`MultiRail::lead`]): its
+    /// calls name the rail, calls within another told call of any rail (`telling`,
+    /// shared by the rails) are not told, and only rail 0 tells the end.
+    ///
+    /// [`MultiRail::lead`]: crate::MultiRail::lead
+    pub(crate) fn lead_rail(&mut self, lead: &Arc<Lead>, rail: u32, telling: Arc<AtomicU32>) {
         if self.ranks.as_ref().is_some_and(|r| r.rank() == 0 && r.size() > 1) {
-            self.role = Role::Leader(lead.clone());
+            self.role = Role::Leader(lead.clone(), rail);
+            self.telling = telling;
         }
     }
 
@@ -464,32 +482,29 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// [`Partitioned::lead`]), in turn, until that network is dropped or rank 0 leads no
     /// more ([`Lead::close`]), and says which. Returns at once on rank 0 or off ranks.
     pub fn follow(&mut self) -> Followed {
-        let Some(ranks) = self.ranks.clone().filter(|r| r.rank() != 0) else {
-            return Followed::Exit;
-        };
-        self.role = Role::Follower;
-        let mut deliveries = Vec::new();
-        loop {
-            match Call::read(&ranks.broadcast(Vec::new())) {
-                Call::End => return Followed::End,
-                Call::Exit => return Followed::Exit,
-                Call::Trace(step) => return Followed::Trace(step),
-                // Refused alike on every rank.
-                Call::Inject(at, spec) => drop(self.inject(at, spec)),
-                Call::RunUntil(limit) => self.run_until(limit, &mut deliveries),
-                Call::FinalDeliveries(since) => self.final_deliveries(since, &mut deliveries),
-                Call::AdvanceClock(time) => self.advance_clock(time),
-                Call::Now => drop(self.now()),
-                Call::NextEventTime => drop(self.next_event_time()),
-                Call::EventsProcessed => drop(self.events_processed()),
-                Call::EventsByPartition => drop(self.events_by_partition()),
-                Call::InFlight => drop(self.in_flight()),
-                Call::SourceBacklog(host) => drop(self.source_backlog(host)),
-                Call::Crossings => drop(self.crossings()),
-                Call::BytesExchanged => drop(self.bytes_exchanged()),
-            }
-            deliveries.clear();
+        follow_rails(std::slice::from_mut(self))
+    }
+
+    /// Makes a call rank 0's network told.
+    fn obey(&mut self, call: Call, deliveries: &mut Vec<Delivery>) {
+        match call {
+            // Handled by `follow_rails`.
+            Call::End | Call::Exit | Call::Trace(_) => {}
+            // Refused alike on every rank.
+            Call::Inject(at, spec) => drop(self.inject(at, spec)),
+            Call::RunUntil(limit) => self.run_until(limit, deliveries),
+            Call::FinalDeliveries(since) => self.final_deliveries(since, deliveries),
+            Call::AdvanceClock(time) => self.advance_clock(time),
+            Call::Now => drop(self.now()),
+            Call::NextEventTime => drop(self.next_event_time()),
+            Call::EventsProcessed => drop(self.events_processed()),
+            Call::EventsByPartition => drop(self.events_by_partition()),
+            Call::InFlight => drop(self.in_flight()),
+            Call::SourceBacklog(host) => drop(self.source_backlog(host)),
+            Call::Crossings => drop(self.crossings()),
+            Call::BytesExchanged => drop(self.bytes_exchanged()),
         }
+        deliveries.clear();
     }
 
     /// Before a collective step of a network trace written from ranks: on a leader,
@@ -503,11 +518,11 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Before a collective call: on a leader, tells the followers `call`, unless it is
     /// made within another told call.
     fn tell(&self, call: Call) -> Option<Told> {
-        let Role::Leader(lead) = &self.role else {
+        let Role::Leader(lead, rail) = &self.role else {
             return None;
         };
         if self.telling.fetch_add(1, Ordering::Relaxed) == 0 {
-            lead.tell(call);
+            lead.tell(call, *rail);
         }
         Some(Told(self.telling.clone()))
     }
@@ -886,10 +901,38 @@ impl<S: TraceSink + Send> Partitioned<S> {
 }
 
 impl<S: TraceSink> Drop for Partitioned<S> {
-    /// A leader's network going tells its followers that following it ends.
+    /// A leader's network going tells its followers that following it ends (rail 0's,
+    /// for a network of several rails).
     fn drop(&mut self) {
-        if let Role::Leader(lead) = &self.role {
-            lead.tell(Call::End);
+        if let Role::Leader(lead, 0) = &self.role {
+            lead.tell(Call::End, 0);
+        }
+    }
+}
+
+/// On a rank other than 0: makes every call rank 0's network of `rails` makes (see
+/// [`Partitioned::lead`]), each on the rail it names, until that network is dropped, a
+/// step of its trace comes, or rank 0 leads no more, and says which. Returns at once on
+/// rank 0 or off ranks.
+pub(crate) fn follow_rails<S: TraceSink + Send>(rails: &mut [Partitioned<S>]) -> Followed {
+    let Some(ranks) = rails.first().and_then(|r| r.ranks.clone()).filter(|r| r.rank() != 0) else {
+        return Followed::Exit;
+    };
+    for rail in rails.iter_mut() {
+        rail.role = Role::Follower;
+    }
+    let mut deliveries = Vec::new();
+    loop {
+        let (call, rail) = Call::read(&ranks.broadcast(Vec::new()));
+        match call {
+            Call::End => return Followed::End,
+            Call::Exit => return Followed::Exit,
+            Call::Trace(step) => return Followed::Trace(step),
+            // The same network on every rank: rank 0 names one of its rails.
+            call => match rails.get_mut(rail as usize) {
+                Some(rail) => rail.obey(call, &mut deliveries),
+                None => return Followed::Exit,
+            },
         }
     }
 }

@@ -164,27 +164,24 @@ impl<S: TraceSink + Send> MultiRail<S> {
         })
     }
 
-    /// See [`Partitioned::lead`], for a network of one rail (a follower follows one
-    /// rail's calls); several rails are left as they are.
+    /// See [`Partitioned::lead`]: every rail leads, its calls naming it; a call made
+    /// within a told call of any rail is not told again, and the network's end is told
+    /// once.
     pub fn lead(&mut self, lead: &std::sync::Arc<crate::partition::Lead>) {
-        if let [rail] = &mut self.rails[..] {
-            rail.lead(lead);
+        let telling = std::sync::Arc::default();
+        for (r, rail) in self.rails.iter_mut().enumerate() {
+            rail.lead_rail(lead, r as u32, std::sync::Arc::clone(&telling));
         }
     }
 
-    /// See [`Partitioned::tell_trace`], for a network of one rail (the only one that
-    /// leads).
+    /// See [`Partitioned::tell_trace`] (told once, for every rail).
     pub fn tell_trace(&self, step: crate::partition::TraceStep) -> Option<crate::partition::Told> {
         self.rails[0].tell_trace(step)
     }
 
-    /// See [`Partitioned::follow`], for a network of one rail (several rails: returns
-    /// at once, as having nothing more to follow).
+    /// See [`Partitioned::follow`]: each call on the rail rank 0 named.
     pub fn follow(&mut self) -> crate::partition::Followed {
-        match &mut self.rails[..] {
-            [rail] => rail.follow(),
-            _ => crate::partition::Followed::Exit,
-        }
+        crate::partition::engine::follow_rails(&mut self.rails)
     }
 
     /// Number of hosts.

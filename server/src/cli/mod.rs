@@ -155,17 +155,6 @@ pub(crate) fn partitions_on_ranks(ranks: u32, given: Option<u32>) -> anyhow::Res
     Ok(())
 }
 
-/// What co-simulation (`vesper VERB`) cannot do on `ranks` yet: a network of several
-/// rails.
-pub(crate) fn co_simulation_on_ranks(network: &crate::config::NetworkConfig, verb: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !matches!(network.fabric, crate::config::FabricConfig::MultiRail { .. }),
-        "a network of several rails cannot be co-simulated on MPI ranks yet (vesper traffic can); {verb} it \
-         without mpirun"
-    );
-    Ok(())
-}
-
 /// An error as `vesper` prints it on standard error before it exits with status 1
 /// (as `main` returning the error would: `Error: ` and its chain of causes).
 pub fn error_text(e: &anyhow::Error) -> String {

@@ -811,7 +811,6 @@ pub fn run_on(
                 let split = match &ranks {
                     None => crate::config::Split::Threads(args.partitions.unwrap_or(1)),
                     Some(ranks) => {
-                        co_simulation_on_ranks(&network, "run")?;
                         if ranks.rank() != 0 {
                             follow_on_ranks(&network, trace.as_ref(), ranks)?;
                             return Ok(None);

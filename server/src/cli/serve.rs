@@ -182,7 +182,6 @@ pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partiti
     let trace = args.trace.config(&args.trace_date)?;
     let (spec, origin) = args.net.spec(None)?;
     let network = args.net.resolve(&spec, &origin, &[])?;
-    co_simulation_on_ranks(&network, "serve")?;
     if ranks.rank() != 0 {
         return run::follow_on_ranks(&network, trace.as_ref(), &ranks);
     }
