@@ -35,7 +35,7 @@ pub trait Network: std::fmt::Debug {
     /// Appends to `out` the deliveries no message injected at `since` or later can
     /// change, in delivery order (see
     /// [`Simulation::final_deliveries`](crate::Simulation::final_deliveries)).
-    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>);
+    fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>);
 
     /// Events processed so far.
     fn events_processed(&self) -> u64;
@@ -77,7 +77,7 @@ impl<S: TraceSink + Send + std::fmt::Debug> Network for MultiRail<S> {
         MultiRail::safe_horizon(self, t)
     }
 
-    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+    fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
         MultiRail::final_deliveries(self, since, out);
     }
 

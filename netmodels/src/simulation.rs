@@ -527,6 +527,7 @@ impl NetworkBuilder {
                         entered: 0,
                         delivered: 0,
                         injections_waiting: 0,
+                        finals: Finals::default(),
                         queue: EventQueue::new(),
                         sink,
                     });
@@ -599,6 +600,7 @@ impl NetworkBuilder {
             entered: 0,
             delivered: 0,
             injections_waiting: 0,
+            finals: Finals::default(),
             queue: EventQueue::with_origins(origins),
             sink,
         })
@@ -873,8 +875,55 @@ pub struct Simulation<S: TraceSink = NullSink> {
     delivered: u64,
     /// injections scheduled and not yet handled (see [`Self::events_processed`])
     injections_waiting: u64,
+    /// the pending events that make final deliveries, once asked for (see [`Finals`])
+    finals: Finals,
     queue: EventQueue<Event>,
     sink: S,
+}
+
+/// The pending events of the ideal network and the packet switches that make a final
+/// delivery (the ideal network's, and a message's last packet arriving over its last
+/// cable), by their place in the queue: the message each delivers. Kept from the first
+/// [`Simulation::final_deliveries`] on (found then in the queue), as such events are
+/// scheduled and handled: batched replies ask after every run, and a walk of the whole
+/// queue each time cost a large network more than the round trips saved.
+#[derive(Debug, Default)]
+pub(crate) struct Finals {
+    by_place: Option<BTreeMap<u128, MessageId>>,
+}
+
+impl Finals {
+    /// Schedules `event` at `time` in `queue`; kept if it delivers `delivers`.
+    pub(crate) fn schedule(
+        &mut self,
+        queue: &mut EventQueue<Event>,
+        time: SimTime,
+        event: Event,
+        delivers: Option<MessageId>,
+    ) {
+        match (&mut self.by_place, delivers) {
+            (Some(by_place), Some(message)) => {
+                let place = queue.reserve();
+                queue.schedule_reserved(time, 0, place, event);
+                by_place.insert(EventQueue::<Event>::key_of(time.max(queue.now()), 0, place), message);
+            }
+            _ => queue.schedule(time, event),
+        }
+    }
+
+    /// An event that delivers `message` came into the queue at `place`.
+    fn scheduled(&mut self, place: u128, message: MessageId) {
+        if let Some(by_place) = &mut self.by_place {
+            by_place.insert(place, message);
+        }
+    }
+
+    /// The event at `place` was handled.
+    fn handled(&mut self, place: u128) {
+        if let Some(by_place) = &mut self.by_place {
+            by_place.remove(&place);
+        }
+    }
 }
 
 impl<S: TraceSink> Simulation<S> {
@@ -904,7 +953,12 @@ impl<S: TraceSink> Simulation<S> {
     /// destination with no flow-control signal under way). Deliveries within
     /// [`Simulation::safe_horizon`]`(since)` are final too, but the model only knows
     /// them by reaching them. The model still delivers each when it reaches its time.
-    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+    ///
+    /// From the first call on, the ideal network and the packet switches keep the events
+    /// that make such deliveries as they are scheduled and handled ([`Finals`]), so a
+    /// call costs what it returns, not a walk of the queue; the wormhole fabric's are
+    /// found in the queue each time.
+    pub fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
         // Fixed whatever comes later: `since` does not narrow them.
         let _ = since;
         let mut found = Vec::new();
@@ -914,37 +968,51 @@ impl<S: TraceSink> Simulation<S> {
 
     /// [`Self::final_deliveries`] with the keys of the events that make them, in key
     /// order (a partition's, to be merged with the others').
-    pub(crate) fn final_deliveries_keyed(&self, out: &mut Vec<(u128, Delivery)>) {
-        let delivery = |message: MessageId, arrived: SimTime| self.messages[message.index()].delivery(arrived);
-        let mut found: Vec<(u128, Delivery)> = Vec::new();
+    pub(crate) fn final_deliveries_keyed(&mut self, out: &mut Vec<(u128, Delivery)>) {
+        let delivery = |messages: &Slab<Message>, message: MessageId, arrived: SimTime| {
+            messages[message.index()].delivery(arrived)
+        };
         if let Fabric::Wormhole(net) = &self.fabric {
+            // Found in the queue each time: whether nothing can hold a worm any more
+            // changes as it goes.
             let events = self.queue.pending().filter_map(|(at, place, event)| match event {
                 Event::Worm(e) => Some((at, place, e)),
                 _ => None,
             });
             let mut fixed = Vec::new();
             net.final_deliveries::<S>(events, &self.messages, self.queue.now(), &mut fixed);
-            found.extend(
+            fixed.sort_unstable_by_key(|&(place, _, _)| place);
+            out.extend(
                 fixed
                     .into_iter()
-                    .map(|(place, at, message)| (place, delivery(message, at))),
+                    .map(|(place, at, message)| (place, delivery(&self.messages, message, at))),
             );
+            return;
         }
-        for (at, place, event) in self.queue.pending() {
-            match (event, &self.fabric) {
-                (Event::Delivered { message }, Fabric::Ideal(_)) => found.push((place, delivery(*message, at))),
-                (Event::TailArrives { packet }, Fabric::Switched(net)) => {
-                    let p = &net.packets[packet.index()];
-                    if p.last {
-                        found.push((place, delivery(p.message, at)));
+        let by_place = self.finals.by_place.get_or_insert_with(|| {
+            // The first time: the events already in the queue.
+            let mut found = BTreeMap::new();
+            for (_, place, event) in self.queue.pending() {
+                match (event, &self.fabric) {
+                    (Event::Delivered { message }, Fabric::Ideal(_)) => {
+                        found.insert(place, *message);
                     }
+                    (Event::TailArrives { packet }, Fabric::Switched(net)) => {
+                        let p = &net.packets[packet.index()];
+                        if p.last {
+                            found.insert(place, p.message);
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
+            found
+        });
         // In the order the model will deliver them.
-        found.sort_unstable_by_key(|&(place, _)| place);
-        out.extend(found);
+        out.extend(by_place.iter().map(|(&place, &message)| {
+            let arrived = SimTime::from_ps((place >> 64) as u64);
+            (place, delivery(&self.messages, message, arrived))
+        }));
     }
 
     /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or
@@ -1156,6 +1224,7 @@ impl<S: TraceSink> Simulation<S> {
             messages,
             queue,
             sink,
+            finals,
             ..
         } = self;
         let delivered = match (event, fabric) {
@@ -1164,7 +1233,7 @@ impl<S: TraceSink> Simulation<S> {
                 m.first_byte_sent = now;
                 let size = u64::from(m.spec.size_bytes);
                 let arrival = now + params.latency + params.bandwidth.serialization_time(size);
-                queue.schedule(arrival, Event::Delivered { message });
+                finals.schedule(queue, arrival, Event::Delivered { message }, Some(message));
                 None
             }
             (Event::Delivered { message }, _) => Some(message),
@@ -1195,12 +1264,16 @@ impl<S: TraceSink> Simulation<S> {
                     messages,
                     queue,
                     sink,
+                    finals,
                 };
                 net.handle(event, &mut step)
             }
             // Each fabric only ever sees its own events.
             (_, Fabric::Ideal(_) | Fabric::Wormhole(_)) => None,
         };
+        if let Event::Delivered { .. } | Event::TailArrives { .. } = event {
+            self.finals.handled(self.queue.last_key());
+        }
         if let Some(message) = delivered {
             deliveries.push(self.messages[message.index()].delivery(now));
             if let Fabric::Switched(net) = &mut self.fabric
@@ -1299,7 +1372,12 @@ impl<S: TraceSink> Simulation<S> {
         }));
         let event = match crossing.event {
             CrossingEvent::Routed { port } => Event::Routed { packet, port },
-            CrossingEvent::TailArrives => Event::TailArrives { packet },
+            CrossingEvent::TailArrives => {
+                if crossing.packet.last {
+                    self.finals.scheduled(crossing.key, message);
+                }
+                Event::TailArrives { packet }
+            }
         };
         self.queue.schedule_keyed(crossing.key, event);
     }
@@ -1344,6 +1422,7 @@ pub(crate) struct Step<'a, S> {
     pub(crate) messages: &'a mut [Message],
     pub(crate) queue: &'a mut EventQueue<Event>,
     pub(crate) sink: &'a mut S,
+    pub(crate) finals: &'a mut Finals,
 }
 
 impl Switched {

@@ -361,3 +361,73 @@ fn a_wormhole_delivery_is_known_once_nothing_can_hold_its_tail() {
         }
     }
 }
+
+/// Messages from a fixed seed, in time order: (time, spec).
+fn seeded(count: u64) -> Vec<(SimTime, MessageSpec)> {
+    let mut rng = vesper_netmodels::rng::Rng::new(11);
+    let mut list: Vec<(SimTime, MessageSpec)> = (0..count)
+        .map(|i| {
+            let at = SimTime::from_ns(rng.below(6_000));
+            let (src, hop) = (
+                rng.below(u64::from(HOSTS)) as u32,
+                rng.below(u64::from(HOSTS - 1)) as u32,
+            );
+            (at, message(src, hop, rng.below(5_000) as u32, i))
+        })
+        .collect();
+    list.sort_by_key(|&(at, spec)| (at, spec.cookie));
+    list
+}
+
+/// The ideal network and the packet switches keep the events that make final
+/// deliveries as they come and go, from the first time they are asked: asked after
+/// every injection, a network tells what a fresh one, brought to the same point and
+/// asked once (found in its queue), tells. Also split into partitions.
+#[test]
+fn final_deliveries_kept_as_events_come_and_go_are_those_found_in_the_queue() {
+    let messages = seeded(40);
+    let split = || -> Box<dyn Network> {
+        let link = LinkParams::default();
+        let tree = NetworkBuilder::new(Xgft::kary_ntree(2, 3).expect("valid").topology(link))
+            .switch_params(SwitchParams::default());
+        let rail = vesper_netmodels::partition::Partitioned::build(tree, 2).expect("splits");
+        Box::new(MultiRail::of_rails(vec![rail], RailPolicy::RoundRobin).expect("a rail"))
+    };
+    type Build = Box<dyn Fn() -> Box<dyn Network>>;
+    let builds: Vec<(String, Build)> = KINDS
+        .iter()
+        .map(|&kind| (format!("{kind:?}"), Box::new(move || kind.build()) as Build))
+        .chain([("fat tree in 2 partitions".to_string(), Box::new(split) as Build)])
+        .collect();
+    for (name, build) in &builds {
+        let to = |net: &mut Box<dyn Network>, upto: usize| {
+            let mut deliveries = Vec::new();
+            for &(at, spec) in &messages[..upto] {
+                if at > SimTime::ZERO {
+                    net.run_until(at - SimTime::from_ps(1), &mut deliveries);
+                }
+                net.inject(at, spec).expect("injected");
+            }
+        };
+        let mut asked = build();
+        let mut deliveries = Vec::new();
+        let mut told = 0;
+        for (i, &(at, spec)) in messages.iter().enumerate() {
+            if at > SimTime::ZERO {
+                asked.run_until(at - SimTime::from_ps(1), &mut deliveries);
+            }
+            asked.inject(at, spec).expect("injected");
+            let mut known = Vec::new();
+            asked.final_deliveries(at, &mut known);
+            let mut fresh = build();
+            to(&mut fresh, i + 1);
+            let mut found = Vec::new();
+            fresh.final_deliveries(at, &mut found);
+            assert_eq!(known, found, "{name}, after message {i}");
+            told += known.len();
+        }
+        if !name.contains("Wormhole") && !name.contains("Bubble") && !name.contains("Tiny") {
+            assert!(told > 0, "{name}: nothing told");
+        }
+    }
+}

@@ -566,14 +566,14 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Appends to `out` the deliveries no message injected at `since` or later can
     /// change, in delivery order (see [`Simulation::final_deliveries`]): every
     /// partition's, in the order of their keys.
-    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+    pub fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
         let _told = self.tell(Call::FinalDeliveries(since));
         if self.partitions() == 1 {
-            self.first().final_deliveries(since, out);
+            self.parts[0].sim.final_deliveries(since, out);
             return;
         }
         let mut keyed = Vec::new();
-        for p in &self.parts {
+        for p in &mut self.parts {
             p.sim.final_deliveries_keyed(&mut keyed);
         }
         let mut keyed = self.gather_tagged(keyed);

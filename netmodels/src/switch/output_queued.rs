@@ -248,7 +248,10 @@ impl Switched {
             Device::Host(_) => {
                 let crossed = self.cross(peer.device, tail_arrives, packet, CrossingEvent::TailArrives, step);
                 if !crossed {
-                    step.queue.schedule(tail_arrives, Event::TailArrives { packet });
+                    let p = &self.packets[packet.index()];
+                    let delivers = p.last.then_some(p.message);
+                    step.finals
+                        .schedule(step.queue, tail_arrives, Event::TailArrives { packet }, delivers);
                 }
                 crossed
             }

@@ -217,11 +217,11 @@ impl<S: TraceSink + Send> MultiRail<S> {
 
     /// The deliveries no message injected at `since` or later can change, on any rail
     /// ([`Simulation::final_deliveries`]); a striped message once every part is.
-    pub fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+    pub fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
         // The rails' deliveries in the order `run_until` merges them.
         let mut parts: Vec<(SimTime, usize, Delivery)> = Vec::new();
         let mut rail_known = Vec::new();
-        for (index, rail) in self.rails.iter().enumerate() {
+        for (index, rail) in self.rails.iter_mut().enumerate() {
             rail_known.clear();
             rail.final_deliveries(since, &mut rail_known);
             parts.extend(rail_known.iter().map(|d| (d.arrived, index, *d)));

@@ -1320,7 +1320,7 @@ impl<O: TraceOutput + std::fmt::Debug> Network for TracedNetwork<O> {
         self.net.safe_horizon(t)
     }
 
-    fn final_deliveries(&self, since: SimTime, out: &mut Vec<Delivery>) {
+    fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
         self.net.final_deliveries(since, out);
     }
 
