@@ -1001,15 +1001,18 @@ impl WormholeFabric {
     /// longer be held anywhere:
     /// - fine path: every flit not yet received is on the last cable (its `FlitArrives`
     ///   pending); a flit on a cable arrives when it was planned to;
-    /// - coarse path: the planned `TailArrives` is current and either the tail has left
-    ///   the output feeding the adapter, or that output sends the packet and all its
-    ///   flits are already in the buffer it sends from (or in an adapter's memory). An
-    ///   output to an adapter is never stopped (adapters take flits as they come) and
-    ///   holds its worm to the tail, so the flits leave back to back as planned.
+    /// - coarse path: the planned `TailArrives` is current and its plan stands
+    ///   ([`Self::tail_settled`]): walking up its path from the output feeding the
+    ///   adapter, each output it holds has no STOP or GO under way or due, up to where
+    ///   its tail has left an output, or all its flits have reached the buffer an output
+    ///   sends from (or sit in an adapter's memory). An output to an adapter is never
+    ///   stopped (adapters take flits as they come), and every output holds its worm to
+    ///   the tail.
     ///
     /// Whatever a new message does, it meets this packet only at the adapters (packets
     /// are interleaved whole) or behind its tail on the switches' buffers: it cannot
-    /// move a flit that is on the last cable or in the last buffer with its output held.
+    /// move a flit on a cable, nor one in a buffer whose output the packet holds, as
+    /// long as no flow-control signal can hold that output.
     pub(crate) fn final_deliveries<'a, S: TraceSink>(
         &self,
         events: impl Iterator<Item = (SimTime, u128, &'a WormEvent)>,
