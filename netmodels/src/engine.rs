@@ -170,6 +170,14 @@ impl<E: Copy> EventQueue<E> {
         self.schedule_ranked(time, 0, event);
     }
 
+    /// [`Self::schedule`], returning the event's order key (its place, as
+    /// [`Self::pending`] gives it).
+    pub(crate) fn schedule_placed(&mut self, time: SimTime, event: E) -> u128 {
+        let sequence = self.reserve();
+        self.schedule_reserved(time, 0, sequence, event);
+        Entry::<E>::key(time.max(self.now), 0, sequence)
+    }
+
     /// Schedules `event` at `time`; among events at one instant, lower ranks go first.
     pub fn schedule_ranked(&mut self, time: SimTime, rank: u8, event: E) {
         let sequence = self.reserve();
@@ -211,6 +219,11 @@ impl<E: Copy> EventQueue<E> {
         } else {
             self.heap.push(entry);
         }
+    }
+
+    /// The time of the event whose order key is `key` (see [`Self::key_of`]).
+    pub(crate) fn time_of(key: u128) -> SimTime {
+        SimTime::from_ps((key >> 64) as u64)
     }
 
     /// The order key of an event at `time` with `rank` in `place` (from

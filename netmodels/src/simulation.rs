@@ -903,9 +903,7 @@ impl Finals {
     ) {
         match (&mut self.by_place, delivers) {
             (Some(by_place), Some(message)) => {
-                let place = queue.reserve();
-                queue.schedule_reserved(time, 0, place, event);
-                by_place.insert(EventQueue::<Event>::key_of(time.max(queue.now()), 0, place), message);
+                by_place.insert(queue.schedule_placed(time, event), message);
             }
             _ => queue.schedule(time, event),
         }
@@ -1010,7 +1008,7 @@ impl<S: TraceSink> Simulation<S> {
         });
         // In the order the model will deliver them.
         out.extend(by_place.iter().map(|(&place, &message)| {
-            let arrived = SimTime::from_ps((place >> 64) as u64);
+            let arrived = EventQueue::<Event>::time_of(place);
             (place, delivery(&self.messages, message, arrived))
         }));
     }

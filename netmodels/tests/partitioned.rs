@@ -5,7 +5,9 @@
 //! oneself, injections one at a time between short runs (one window at a time) and all
 //! at once before long ones (windows on threads).
 
-use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, SplitError, ThreadRanks};
+use std::sync::Arc;
+
+use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
 use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
 use vesper_netmodels::{
@@ -444,11 +446,58 @@ fn traced_on(
     (net.output().clone(), summary)
 }
 
-/// The network traces `messages` give on `builder`'s network split over `ranks`
-/// thread-ranks, by rank: every rank making the same calls (`led`: false), or rank 0
-/// leading and the others following (as a server on MPI ranks does).
+/// A network split over ranks that rank 0 can lead and the others follow.
+trait Leads {
+    fn lead(&mut self, lead: &Arc<Lead>);
+    fn follow(&mut self) -> Followed;
+}
+
+impl Leads for MultiRail {
+    fn lead(&mut self, lead: &Arc<Lead>) {
+        MultiRail::lead(self, lead);
+    }
+
+    fn follow(&mut self) -> Followed {
+        MultiRail::follow(self)
+    }
+}
+
+impl Leads for TracedNetwork<MemoryOutput> {
+    fn lead(&mut self, lead: &Arc<Lead>) {
+        TracedNetwork::lead(self, lead);
+    }
+
+    fn follow(&mut self) -> Followed {
+        TracedNetwork::follow(self)
+    }
+}
+
+/// On `rank`: rank 0 leads the network `build` gives through `run`, then closes its
+/// lead, and gives what `run` gave; the other ranks follow that one network.
+fn led_once<N: Leads, T>(rank: &Arc<dyn Ranks>, build: impl Fn() -> N, run: impl FnOnce(N) -> T) -> Option<T> {
+    if rank.rank() == 0 {
+        let lead = Lead::new(rank.clone());
+        let mut net = build();
+        net.lead(&lead);
+        let outcome = run(net);
+        lead.close();
+        Some(outcome)
+    } else {
+        let mut networks = 0;
+        while build().follow() == Followed::End {
+            networks += 1;
+        }
+        assert_eq!(networks, 1, "rank {} followed the network", rank.rank());
+        None
+    }
+}
+
+/// The network traces `messages` give on the network of `rails` joined by `policy`,
+/// split over `ranks` thread-ranks, by rank: every rank making the same calls (`led`:
+/// false), or rank 0 leading and the others following (as a server on MPI ranks does).
 fn traced_on_ranks(
-    builder: &NetworkBuilder,
+    rails: &[NetworkBuilder],
+    policy: RailPolicy,
     ranks: u32,
     options: &ParaverOptions,
     messages: &[(SimTime, MessageSpec)],
@@ -456,34 +505,13 @@ fn traced_on_ranks(
 ) -> Vec<Option<(MemoryOutput, TraceSummary)>> {
     ThreadRanks::each(ranks, |rank| {
         let build = || {
-            let rails = vec![builder.clone()];
-            TracedNetwork::build_on_ranks(
-                rails,
-                RailPolicy::RoundRobin,
-                options,
-                MemoryOutput::default(),
-                rank.clone(),
-            )
-            .expect("splits")
+            let output = MemoryOutput::default();
+            TracedNetwork::build_on_ranks(rails.to_vec(), policy, options, output, rank.clone()).expect("splits")
         };
         if !led {
             return Some(traced_on(build(), messages, true));
         }
-        if rank.rank() == 0 {
-            let lead = Lead::new(rank.clone());
-            let mut net = build();
-            net.lead(&lead);
-            let traced = traced_on(net, messages, true);
-            lead.close();
-            Some(traced)
-        } else {
-            let mut networks = 0;
-            while build().follow() == Followed::End {
-                networks += 1;
-            }
-            assert_eq!(networks, 1, "rank {} followed the network", rank.rank());
-            None
-        }
+        led_once(&rank, build, |net| traced_on(net, messages, true))
     })
 }
 
@@ -501,7 +529,8 @@ fn ranks_write_the_trace_of_the_network_whole() {
         assert!(summary.communications > 0, "{name}");
         for ranks in [2, 3] {
             for led in [false, true] {
-                let traces = traced_on_ranks(&builder, ranks, &options, &messages, led);
+                let rails = [builder.clone()];
+                let traces = traced_on_ranks(&rails, RailPolicy::RoundRobin, ranks, &options, &messages, led);
                 let Some((zero, summary)) = &traces[0] else {
                     panic!("rank 0 traces");
                 };
@@ -618,21 +647,7 @@ fn followers_of_rank_zero_drive_several_rails_as_one_process_does() {
                         .collect();
                     MultiRail::of_rails(rails, policy).expect("rails")
                 };
-                if rank.rank() == 0 {
-                    let lead = Lead::new(rank.clone());
-                    let mut net = build();
-                    net.lead(&lead);
-                    let outcome = replay_rails(net, &messages);
-                    lead.close();
-                    Some(outcome)
-                } else {
-                    let mut networks = 0;
-                    while build().follow() == Followed::End {
-                        networks += 1;
-                    }
-                    assert_eq!(networks, 1, "rank {} followed the network once", rank.rank());
-                    None
-                }
+                led_once(&rank, build, |net| replay_rails(net, &messages))
             });
             let got: Vec<_> = outcomes.into_iter().flatten().collect();
             assert!(
@@ -657,24 +672,7 @@ fn followers_of_rank_zero_trace_several_rails_as_one_process_does() {
     let (whole, summary) = traced_on(whole, &messages, true);
     assert!(summary.communications > 0);
     for ranks in [2, 3] {
-        let traces = ThreadRanks::each(ranks, |rank| {
-            let build = || {
-                let output = MemoryOutput::default();
-                TracedNetwork::build_on_ranks(two_rails(), RailPolicy::Striped, &options, output, rank.clone())
-                    .expect("splits")
-            };
-            if rank.rank() == 0 {
-                let lead = Lead::new(rank.clone());
-                let mut net = build();
-                net.lead(&lead);
-                let traced = traced_on(net, &messages, true);
-                lead.close();
-                Some(traced)
-            } else {
-                while build().follow() == Followed::End {}
-                None
-            }
-        });
+        let traces = traced_on_ranks(&two_rails(), RailPolicy::Striped, ranks, &options, &messages, true);
         let Some((zero, summary)) = &traces[0] else {
             panic!("rank 0 traces");
         };
