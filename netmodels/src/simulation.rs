@@ -1315,14 +1315,22 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     /// Whether the network can be split into partitions ([`Self::share`]): packet
-    /// switches whose routes are not drawn at random.
+    /// switches.
     pub(crate) fn can_be_split(&self) -> bool {
-        matches!(&self.fabric, Fabric::Switched(net) if !net.routes.draws_at_random())
+        matches!(&self.fabric, Fabric::Switched(_))
     }
 
-    /// Whether explicit routes are drawn at random.
-    pub(crate) fn draws_routes_at_random(&self) -> bool {
-        matches!(&self.fabric, Fabric::Switched(net) if net.routes.draws_at_random())
+    /// The `number`th message entered another partition: this one draws the route
+    /// that partition drew for it, when routes are drawn at random from one generator
+    /// (explicit routes, [`crate::MultipathPolicy::Random`]). Every partition then
+    /// draws for every message, in the order of their numbers, as the whole network
+    /// does: their generators agree, and each message takes the route it takes whole.
+    pub(crate) fn entered_elsewhere(&mut self, spec: &MessageSpec) {
+        if let Fabric::Switched(net) = &mut self.fabric
+            && net.routes.draws_at_random()
+        {
+            net.routes.route(spec.src, spec.dst);
+        }
     }
 
     /// Moves what this partition sent to others since the last call into `out`.

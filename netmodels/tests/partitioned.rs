@@ -1,7 +1,7 @@
 //! The partitioned engine gives what one event queue gives: the same deliveries, in
 //! the same order, the same event count and clock, for P = 1, 2, 3 and 4 partitions, on
-//! fat trees (table and source routing), tori, meshes, hypercubes and an irregular
-//! graph, output-queued and CIOQ switches, zero-delay cables, tiny packets, messages to
+//! fat trees (table and source routing, explicit routes drawn at random), tori, meshes,
+//! hypercubes and an irregular graph, output-queued and CIOQ switches, zero-delay cables, tiny packets, messages to
 //! oneself, injections one at a time between short runs (one window at a time) and all
 //! at once before long ones (windows on threads).
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
-use vesper_netmodels::topology::{Cable, Endpoint, Routing, Topology};
+use vesper_netmodels::topology::{Cable, Endpoint, ExplicitRoutes, MultipathPolicy, Routing, Topology};
 use vesper_netmodels::{
     AdapterParams, Arbitration, BacklogCount, CioqParams, Delivery, Device, Granularity, HostId, IdealParams,
     InitialPointer, LinkParams, MemoryOutput, MessageSpec, MultiRail, Network, NetworkBuilder, ParaverOptions,
@@ -72,6 +72,28 @@ fn irregular(link: LinkParams) -> Topology {
     }
 }
 
+/// A 4-ary 2-tree whose pairs across leaves have four paths, one per spine, a message
+/// taking one drawn at random (one generator for every host's messages).
+fn random_paths() -> Topology {
+    let tree = Xgft::kary_ntree(4, 2).expect("valid");
+    let mut paths = Vec::new();
+    for s in 0..16 {
+        for d in (0..16).filter(|&d| d != s) {
+            let first = tree.d_mod_k_path(HostId(s), HostId(d));
+            let ups = if first.len() == 3 { 4..8 } else { first[0]..first[0] + 1 };
+            for up in ups {
+                let mut path = first.clone();
+                path[0] = up;
+                paths.push(((HostId(s), HostId(d)), path));
+            }
+        }
+    }
+    let routes = ExplicitRoutes::new(16, MultipathPolicy::Random { seed: 5 }, paths).expect("valid");
+    let mut topology = tree.topology(link());
+    topology.routing = Routing::Explicit(Arc::new(routes));
+    topology
+}
+
 /// The networks tried, by name.
 fn networks() -> Vec<(&'static str, NetworkBuilder)> {
     let routing = SwitchParams::default().routing_latency;
@@ -90,6 +112,10 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
         (
             "fat tree, s-mod-k, CIOQ",
             network(s_mod_k, cioq(1, false), routing, 1024),
+        ),
+        (
+            "fat tree, explicit routes drawn at random, OQ",
+            network(random_paths(), SwitchKind::OutputQueued, routing, 2048),
         ),
         (
             "torus 4x4x2, OQ, tiny packets",

@@ -1681,3 +1681,65 @@ fn partitions_change_nothing_but_the_wall_clock() {
         "--partitions: a server started apart runs as it was started",
     );
 }
+
+/// Routes drawn at random from a route file with two paths per pair split alike: every
+/// partition draws for every message (one generator for every host's messages), so each
+/// message takes the path it takes in the network whole.
+#[test]
+fn routes_drawn_at_random_split_alike() {
+    let dir = std::env::temp_dir().join(format!("vesper-cli-random-routes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
+    let (map, d_mod_k, s_mod_k, both) = (path("t.map"), path("d.routes"), path("s.routes"), path("both.routes"));
+    for (routing, routes) in [("d-mod-k", &d_mod_k), ("s-mod-k", &s_mod_k)] {
+        let out = vesper(&[
+            "topo",
+            "--preset",
+            "kary-ntree",
+            "--routing",
+            routing,
+            "--write-map",
+            &map,
+            "--write-routes",
+            routes,
+        ]);
+        assert!(out.success, "{}", out.stderr);
+    }
+    // Both files list every pair; one after the other, each pair has two paths.
+    let s_lines = std::fs::read_to_string(&s_mod_k).expect("routes");
+    let s_lines: String = s_lines.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&both, std::fs::read_to_string(&d_mod_k).expect("routes") + &s_lines).expect("written");
+    let point = |policy: &str, partitions: &str| {
+        let args = [
+            "--map",
+            &map,
+            "--routes",
+            &both,
+            "--route-policy",
+            policy,
+            "--load",
+            "0.5",
+            "--measure",
+            "500",
+            "--json",
+            "--partitions",
+            partitions,
+        ];
+        let json = traffic(&args).unwrap_or_else(|e| panic!("{policy}, {partitions}: {e}"));
+        let curves: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let mut point = curves[0]["points"][0].clone();
+        point["wall_seconds"] = 0.into();
+        point["build_seconds"] = 0.into();
+        point
+    };
+    let whole = point("random", "1");
+    assert_ne!(
+        whole,
+        point("first", "1"),
+        "the draws choose other paths than the first"
+    );
+    for partitions in ["2", "3"] {
+        assert_eq!(point("random", partitions), whole, "{partitions} partitions");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,8 +49,10 @@
 //! ranks' collectives instead of shared memory.
 //!
 //! Packet switches (output-queued and CIOQ) can be split; the ideal network has no
-//! switch, the wormhole fabric is not partitioned yet, and explicit routes drawn at
-//! random share one generator between every host's messages.
+//! switch, and the wormhole fabric is not partitioned yet. Explicit routes drawn at
+//! random share one generator between every host's messages: every partition draws
+//! for every message, its own and the others', in the order of their numbers
+//! (`Simulation::entered_elsewhere`), so each message takes the route it takes whole.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -413,11 +415,7 @@ impl Split {
         let parts = self.partitioning.parts();
         let mut sim = builder.build_part(part, &self.of_device, sink)?;
         if !sim.can_be_split() {
-            let what = if sim.draws_routes_at_random() {
-                "explicit routes drawn at random"
-            } else {
-                "the wormhole fabric"
-            };
+            let what = "the wormhole fabric";
             return Err(SplitError::Unsupported { parts, what });
         }
         sim.share(part, self.of_device.clone());
@@ -751,8 +749,13 @@ impl<S: TraceSink + Send> Partitioned<S> {
         }
         check_injection(self.hosts(), self.now(), at, spec)?;
         self.injected += 1;
-        if let Some(part) = self.part_of(spec.src) {
-            self.parts[part].sim.enter(at, spec, self.injected);
+        let source = self.part_of(spec.src);
+        for (i, part) in self.parts.iter_mut().enumerate() {
+            if source == Some(i) {
+                part.sim.enter(at, spec, self.injected);
+            } else {
+                part.sim.entered_elsewhere(&spec);
+            }
         }
         Ok(())
     }
@@ -1054,6 +1057,8 @@ impl<A: Arrivals> Window<NullSink> for OpenLoop<'_, A> {
                 part.run(at);
                 part.sim.enter(at, spec, number);
                 self.arrivals.injected(at, &spec);
+            } else {
+                part.sim.entered_elsewhere(&spec);
             }
         }
         if self.arrivals.peek().is_none() {
