@@ -24,7 +24,7 @@ pub use crate::replay::analytic::MAX_TUNING_BYTES;
 use crate::replay::analytic::{AnalyticCollectives, TUNING_FILE};
 use crate::replay::{CLOCK_LIMIT, Links, Mapping, mbps_ratio, ps_of_seconds};
 
-/// The largest configuration read [bytes]: real ones hold a few hundred bytes, but an
+/// The largest configuration read \[bytes\]: real ones hold a few hundred bytes, but an
 /// explicit mapping lists a node per task, and 16 MiB holds one of 2^20 tasks (the
 /// most a trace may have) on nodes numbered up to 15 digits.
 pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
@@ -40,11 +40,11 @@ pub struct DimConfig {
     pub cpus_per_node: Option<u32>,
     /// CPU speed ratio (multi node information)
     pub cpu_ratio: Option<f64>,
-    /// intra-node latency [s]
+    /// intra-node latency \[s\]
     pub intra_latency_s: Option<f64>,
-    /// intra-node bandwidth [MBps]
+    /// intra-node bandwidth \[MBps\]
     pub intra_bandwidth_mbps: Option<f64>,
-    /// inter-node latency [s]
+    /// inter-node latency \[s\]
     pub inter_latency_s: Option<f64>,
     /// where tasks run: the explicit mapping if given, else the predefined one
     pub mapping: Option<Mapping>,

@@ -2,7 +2,7 @@
 //! speaks it: a connection that reads replies exactly as the real client does
 //! ([`connection`]), a replay engine ([`replay`]) that runs task programs against a
 //! local ideal bus or a vesper server, and readers of Dimemas traces ([`dim`]) and
-//! configurations ([`cfg`]).
+//! configurations ([`cfg`](mod@cfg)).
 
 pub mod cfg;
 pub mod connection;

@@ -32,9 +32,9 @@ pub enum InputError {
     /// it is larger than a file of its kind may be
     #[error("it holds {} bytes, more than the {} bytes ({}) such a file may hold", size, limit, human(*limit))]
     TooLarge {
-        /// its size [bytes]
+        /// its size \[bytes\]
         size: u64,
-        /// the limit [bytes]
+        /// the limit \[bytes\]
         limit: u64,
     },
     /// a line is longer than a line of its kind may be
@@ -42,7 +42,7 @@ pub enum InputError {
     LineTooLong {
         /// its number, from 1
         line: u64,
-        /// the limit [bytes]
+        /// the limit \[bytes\]
         limit: usize,
     },
     /// a line is not UTF-8 text

@@ -314,7 +314,7 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
     Ok(routes)
 }
 
-/// Dense ids of channels: switch `s`'s port `p` is `base[s] + p`.
+/// Dense ids of channels: switch `s`'s port `p` is `base\[s\] + p`.
 struct Channels {
     base: Vec<u32>,
     total: u32,
@@ -447,7 +447,7 @@ fn cycle(channels: &Channels, mut depends: Vec<Vec<u32>>) -> Option<Vec<(SwitchI
     None
 }
 
-/// The largest communication pattern file read [bytes]: patterns are read whole; 64 MiB
+/// The largest communication pattern file read \[bytes\]: patterns are read whole; 64 MiB
 /// holds millions of flows, a few hundred per host of a 32,768-host network.
 pub const MAX_PATTERN_BYTES: u64 = 64 * vesper_input::MIB;
 

@@ -38,7 +38,7 @@ use crate::NamedTopology;
 /// million routes: one allocation each would double its size).
 pub type RouteList = PathList;
 
-/// The longest line a route file may hold [bytes]: a route across the 65,535 switches a
+/// The longest line a route file may hold \[bytes\]: a route across the 65,535 switches a
 /// packet counts, of ports of six digits (or of Myrinet turns), with its two names.
 /// Route files are read a line at a time, so that their text (2 GB for 8,192 hosts) is
 /// never held whole, and no line longer than this is held either.

@@ -44,9 +44,9 @@ pub const DEFAULT_HEADER_BYTES: u32 = 16;
 /// Parameters of every adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct AdapterParams {
-    /// largest payload of one packet [bytes], at least 1
+    /// largest payload of one packet \[bytes\], at least 1
     pub payload_bytes: u32,
-    /// bytes added to every packet on the wire [bytes]
+    /// bytes added to every packet on the wire \[bytes\]
     pub header_bytes: u32,
     /// how concurrent messages share the output
     pub interleave: Interleave,

@@ -20,7 +20,7 @@ pub const DEFAULT_PROPAGATION: SimTime = SimTime::from_ns(25);
 pub struct LinkParams {
     /// rate of each direction
     pub bandwidth: Bandwidth,
-    /// propagation delay of the cable [ps]
+    /// propagation delay of the cable \[ps\]
     pub propagation: SimTime,
 }
 

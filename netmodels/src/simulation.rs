@@ -43,7 +43,7 @@ pub struct MessageSpec {
     pub src: HostId,
     /// destination host
     pub dst: HostId,
-    /// payload [bytes]
+    /// payload \[bytes\]
     pub size_bytes: u32,
     /// the caller's own reference, returned in the [`Delivery`]
     pub cookie: u64,
@@ -58,7 +58,7 @@ pub struct Delivery {
     pub src: HostId,
     /// destination host
     pub dst: HostId,
-    /// payload [bytes]
+    /// payload \[bytes\]
     pub size_bytes: u32,
     /// when it was handed to the source adapter
     pub injected_at: SimTime,
@@ -117,9 +117,9 @@ pub enum BuildError {
         u32::MAX
     )]
     PacketTooLarge {
-        /// largest payload of one packet [bytes]
+        /// largest payload of one packet \[bytes\]
         payload_bytes: u32,
-        /// header of every packet [bytes]
+        /// header of every packet \[bytes\]
         header_bytes: u32,
     },
     /// a time the parameters give is longer than the model's clock allows for it
@@ -157,7 +157,7 @@ pub enum BuildError {
         what: &'static str,
         /// how many of them
         count: usize,
-        /// their size [bytes]
+        /// their size \[bytes\]
         bytes: u128,
     },
 }
@@ -215,7 +215,7 @@ pub enum Timed {
     IdealLatency,
     /// the ideal network's transfer of its largest message
     IdealTransfer {
-        /// the message [bytes]
+        /// the message \[bytes\]
         bytes: u64,
     },
     /// a switch's routing decision
@@ -229,7 +229,7 @@ pub enum Timed {
     Serialization {
         /// the cable's index
         cable: usize,
-        /// the largest packet [bytes]
+        /// the largest packet \[bytes\]
         bytes: u64,
     },
 }
@@ -292,7 +292,7 @@ pub(crate) fn room_for<T>(count: usize, what: &'static str) -> Result<Vec<T>, Bu
 pub struct IdealParams {
     /// rate of every transfer, with no sharing
     pub bandwidth: Bandwidth,
-    /// added to every transfer [ps]
+    /// added to every transfer \[ps\]
     pub latency: SimTime,
 }
 
@@ -761,7 +761,7 @@ pub(crate) struct Packet {
     pub(crate) message: MessageId,
     /// 0-based position within its message
     pub(crate) index: u32,
-    /// header and payload [bytes]
+    /// header and payload \[bytes\]
     pub(crate) wire_bytes: u32,
     /// the last packet of its message
     pub(crate) last: bool,
@@ -783,7 +783,7 @@ pub(crate) struct Message {
     pub(crate) number: u64,
     pub(crate) injected_at: SimTime,
     pub(crate) first_byte_sent: SimTime,
-    /// payload not yet cut into packets [bytes]
+    /// payload not yet cut into packets \[bytes\]
     pub(crate) bytes_unsent: u32,
     /// packets cut so far
     pub(crate) packets_cut: u32,
@@ -800,7 +800,7 @@ pub(crate) struct Message {
 pub(crate) struct Cut {
     /// 0-based position within the message
     pub(crate) index: u32,
-    /// header and payload [bytes]
+    /// header and payload \[bytes\]
     pub(crate) wire_bytes: u32,
     /// the message's last packet
     pub(crate) last: bool,
@@ -953,7 +953,7 @@ impl<S: TraceSink> Simulation<S> {
     /// them by reaching them. The model still delivers each when it reaches its time.
     ///
     /// From the first call on, the ideal network and the packet switches keep the events
-    /// that make such deliveries as they are scheduled and handled ([`Finals`]), so a
+    /// that make such deliveries as they are scheduled and handled (`Finals`), so a
     /// call costs what it returns, not a walk of the queue; the wormhole fabric's are
     /// found in the queue each time.
     pub fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {

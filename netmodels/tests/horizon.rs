@@ -195,7 +195,7 @@ fn message(src: u32, hop: u32, size_bytes: u32, cookie: u64) -> MessageSpec {
     }
 }
 
-/// Messages as (time [ns], source, hop to the destination, size).
+/// Messages as (time \[ns\], source, hop to the destination, size).
 fn messages(count: usize) -> impl Strategy<Value = Vec<(u64, u32, u32, u32)>> {
     prop::collection::vec((0u64..20_000, 0..HOSTS, 0..HOSTS - 1, 0u32..6_000), 1..count)
 }

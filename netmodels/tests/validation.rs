@@ -111,7 +111,7 @@ struct Measured {
     accepted: f64,
     /// messages delivered in the window per ps
     throughput: f64,
-    /// mean latency of those messages [ps]
+    /// mean latency of those messages \[ps\]
     mean_latency: f64,
     /// time-average of messages in the network, sampled
     mean_in_flight: f64,

@@ -21,7 +21,7 @@ pub enum LineError {
     /// the line was longer than the limit; it was discarded
     #[error("line longer than {limit} bytes, discarded")]
     TooLong {
-        /// the limit in force [bytes]
+        /// the limit in force \[bytes\]
         limit: usize,
     },
     /// the line was not UTF-8 text

@@ -27,7 +27,7 @@ pub use token::{Token, TokenError};
 /// The legacy client reads each reply with one `recv()` of at most this many bytes.
 pub const LEGACY_REPLY_LIMIT: usize = 500;
 
-/// The largest message size a line may carry [bytes]: a C `int` on the client.
+/// The largest message size a line may carry \[bytes\]: a C `int` on the client.
 pub const MAX_MESSAGE_BYTES: u32 = i32::MAX as u32;
 
 /// Default maximum length of one line, in bytes, newline excluded.

@@ -28,7 +28,7 @@ impl fmt::Display for WireTime {
 /// Older clients (before the tag was added) write the same line without `tag`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DataMessage {
-    /// when the message starts (its physical send time) [ns]
+    /// when the message starts (its physical send time) \[ns\]
     pub time: WireTime,
     /// sending client node (0-based)
     pub src: u32,
@@ -36,7 +36,7 @@ pub struct DataMessage {
     pub dst: u32,
     /// MPI tag; `None` for the older client layout that had no tag field
     pub tag: Option<i32>,
-    /// payload [bytes], at most `i32::MAX`
+    /// payload \[bytes\], at most `i32::MAX`
     pub size: u32,
     /// opaque token echoed in the completion
     pub ev: Token,
@@ -57,7 +57,7 @@ pub struct DataMessage {
 /// Wire fields, in order: `t src dst tag size src_app dst_app`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RendezvousRequest {
-    /// when the sender reached its send [ns]
+    /// when the sender reached its send \[ns\]
     pub time: WireTime,
     /// sending client node
     pub src: u32,
@@ -65,7 +65,7 @@ pub struct RendezvousRequest {
     pub dst: u32,
     /// MPI tag
     pub tag: i32,
-    /// payload of the data message that will follow [bytes]
+    /// payload of the data message that will follow \[bytes\]
     pub size: u32,
     /// sending application
     pub src_app: u32,
@@ -95,13 +95,13 @@ pub enum ClientMessage {
 /// Wire fields, in order: `t src dst size ev ev_out src dst [phys_send_t]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Completion {
-    /// arrival of the last byte at `dst` [ns]
+    /// arrival of the last byte at `dst` \[ns\]
     pub time: WireTime,
     /// sending node, as in the request
     pub src: u32,
     /// receiving node, as in the request
     pub dst: u32,
-    /// payload [bytes], as in the request
+    /// payload \[bytes\], as in the request
     pub size: u32,
     /// first token of the request, echoed
     pub ev: Token,
@@ -111,7 +111,7 @@ pub struct Completion {
     pub src_repeat: u32,
     /// the receiving node repeated; the client checks it equals `dst`
     pub dst_repeat: u32,
-    /// when the first byte left the source adapter [ns]; optional for the client,
+    /// when the first byte left the source adapter \[ns\]; optional for the client,
     /// always written by vesper
     pub phys_send_time: Option<WireTime>,
 }

@@ -24,7 +24,7 @@ pub struct SyncBenchResult {
     pub round_trips: u64,
     /// round trips per wall second
     pub round_trips_per_second: f64,
-    /// round-trip time seen by the client [µs]
+    /// round-trip time seen by the client \[µs\]
     pub client_round_trip_us: Option<LatencySummary>,
     /// the server's own report (its reply latency, from `END` read to reply handed
     /// out); `None` when the benchmark ran against an external server
@@ -136,20 +136,20 @@ pub struct ModelBenchPoint {
     pub flit_hops: Option<u64>,
     /// model events processed
     pub events: u64,
-    /// wall time of the run [s], the traffic generator's included
+    /// wall time of the run \[s\], the traffic generator's included
     pub wall_seconds: f64,
     /// packet-hops per wall second
     pub packet_hops_per_second: f64,
-    /// wall time in the model alone [s]: the run without the traffic generator (its
+    /// wall time in the model alone \[s\]: the run without the traffic generator (its
     /// random draws are made ahead, in blocks, outside this time)
     pub model_seconds: f64,
     /// packet-hops per second of `model_seconds`
     pub packet_hops_per_model_second: f64,
     /// events per wall second
     pub events_per_second: f64,
-    /// mean message latency [ns]
+    /// mean message latency \[ns\]
     pub mean_latency_ns: f64,
-    /// peak resident memory of this process during the point [MiB] (Linux only)
+    /// peak resident memory of this process during the point \[MiB\] (Linux only)
     pub peak_memory_mib: Option<f64>,
 }
 
@@ -330,7 +330,7 @@ fn hop_table(sim: &vesper_netmodels::Simulation) -> anyhow::Result<Vec<u8>> {
     Ok(table)
 }
 
-/// Peak resident memory of this process [MiB], from `/proc/self/status` (Linux).
+/// Peak resident memory of this process \[MiB\], from `/proc/self/status` (Linux).
 pub fn peak_memory_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

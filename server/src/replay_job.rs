@@ -235,7 +235,7 @@ impl ExternalServer {
         &self.address
     }
 
-    /// Connects, trying every [`RETRY_EVERY`] until the wait has passed: in a compose
+    /// Connects, trying every `RETRY_EVERY` until the wait has passed: in a compose
     /// network the replay's container may start before the server's, whose name then
     /// does not resolve yet, or resolves with no one listening. (The legacy client gives
     /// up after two attempts 5 s apart; this one keeps trying.)

@@ -35,7 +35,7 @@ pub struct SimulationReport {
     pub bytes: u64,
     /// message latency, from the requested send time to the arrival of the last byte
     pub latency_ns: Option<LatencySummary>,
-    /// the latest simulated time reached (a completion or an answered STOP) [ns]
+    /// the latest simulated time reached (a completion or an answered STOP) \[ns\]
     pub simulated_end_ns: f64,
     /// replies written (each answers one batch)
     pub sync_round_trips: u64,
@@ -57,7 +57,7 @@ pub struct ClientReport {
     pub client: u32,
     /// data messages accepted (`SEND` and `PROTO READY_TO_RECV`)
     pub messages: u64,
-    /// their payload [bytes]
+    /// their payload \[bytes\]
     pub bytes: u64,
     /// of which came as `PROTO READY_TO_RECV`
     pub rendezvous_messages: u64,
@@ -80,7 +80,7 @@ pub struct WallReport {
     pub wall_seconds: f64,
     /// model events per wall second
     pub events_per_second: f64,
-    /// from reading a batch's `END` to handing its reply to the socket writer [µs]
+    /// from reading a batch's `END` to handing its reply to the socket writer \[µs\]
     pub reply_latency_us: Option<LatencySummary>,
 }
 

@@ -145,9 +145,9 @@ pub struct Point {
     pub flit_hops: Option<u64>,
     /// model events, whole run
     pub events: u64,
-    /// wall time to build the network [s] (not deterministic)
+    /// wall time to build the network \[s\] (not deterministic)
     pub build_seconds: f64,
-    /// wall time to simulate the point [s] (not deterministic)
+    /// wall time to simulate the point \[s\] (not deterministic)
     pub wall_seconds: f64,
     /// how the partitions ran, when the network was split (not in the JSON: the
     /// results do not depend on the partitions)

@@ -1689,26 +1689,7 @@ fn partitions_change_nothing_but_the_wall_clock() {
 fn routes_drawn_at_random_split_alike() {
     let dir = std::env::temp_dir().join(format!("vesper-cli-random-routes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_string();
-    let (map, d_mod_k, s_mod_k, both) = (path("t.map"), path("d.routes"), path("s.routes"), path("both.routes"));
-    for (routing, routes) in [("d-mod-k", &d_mod_k), ("s-mod-k", &s_mod_k)] {
-        let out = vesper(&[
-            "topo",
-            "--preset",
-            "kary-ntree",
-            "--routing",
-            routing,
-            "--write-map",
-            &map,
-            "--write-routes",
-            routes,
-        ]);
-        assert!(out.success, "{}", out.stderr);
-    }
-    // Both files list every pair; one after the other, each pair has two paths.
-    let s_lines = std::fs::read_to_string(&s_mod_k).expect("routes");
-    let s_lines: String = s_lines.lines().skip(1).map(|l| format!("{l}\n")).collect();
-    std::fs::write(&both, std::fs::read_to_string(&d_mod_k).expect("routes") + &s_lines).expect("written");
+    let (map, both) = common::map_with_two_paths_a_pair(&dir);
     let point = |policy: &str, partitions: &str| {
         let args = [
             "--map",

@@ -22,7 +22,7 @@ struct Case {
     config: String,
     /// Dimemas's flags: empty, `-S 4096` or `-F`
     flags: String,
-    /// Dimemas's printed execution time [ns]
+    /// Dimemas's printed execution time \[ns\]
     expected_ns: u64,
 }
 
@@ -65,7 +65,7 @@ fn cases(dir: &Path) -> Vec<Case> {
         .collect()
 }
 
-/// vesper's predicted time for `case` [ps], or what went wrong.
+/// vesper's predicted time for `case` \[ps\], or what went wrong.
 fn vesper_ps(dir: &Path, case: &Case, served: bool) -> Result<u64, String> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_vesper"));
     command

@@ -1,7 +1,8 @@
 //! One simulation over MPI ranks (`mpirun -np N vesper traffic …`, `vesper run …`,
 //! feature `mpi`): the curves of 2 and 4 ranks are those of one process, byte for byte
-//! but the wall clock, on every topology kind and switch kind a split network supports,
-//! at random seeds and loads; a replay over ranks led by rank 0's server (`vesper run`,
+//! but the wall clock, on every topology kind and switch kind a split network supports
+//! (a map whose routes are drawn at random among two a pair too), at random seeds and
+//! loads; a replay over ranks led by rank 0's server (`vesper run`,
 //! `vesper serve`) predicts what one process does; rank 0 alone writes; what cannot run
 //! on ranks says so.
 //!
@@ -11,6 +12,8 @@
 #![cfg(feature = "mpi")]
 
 use std::process::{Command, Output};
+
+mod common;
 
 /// The command `mpirun -np RANKS vesper` (arguments to add), as root if need be.
 fn mpirun_vesper(ranks: u32) -> Command {
@@ -85,12 +88,16 @@ fn ranks_give_the_curves_of_one_process() {
     )
     .expect("writable temp dir");
     let torus = torus.to_str().expect("UTF-8 path");
-    let networks: [&[&str]; 5] = [
+    let dir = std::env::temp_dir().join(format!("vesper-mpi-routes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (map, routes) = common::map_with_two_paths_a_pair(&dir);
+    let networks: [&[&str]; 6] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
         &["--network", torus],
         &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
+        &["--map", &map, "--routes", &routes, "--route-policy", "random"],
     ];
     for network in networks {
         let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
@@ -113,6 +120,7 @@ fn ranks_give_the_curves_of_one_process() {
         same_on_ranks(&args, &[2, 4], untimed, &what);
     }
     let _ = std::fs::remove_file(torus);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

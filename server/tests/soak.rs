@@ -20,7 +20,7 @@ const TRANSCRIPT_REPLY: &str = "END\nCOMPLETED SEND 10810 0 1 1024 0x55a873d62cc
 
 const RUNS: usize = 2000;
 
-/// `--client-timeout` of the soak [s]: stalled clients cost this much a time.
+/// `--client-timeout` of the soak \[s\]: stalled clients cost this much a time.
 const CLIENT_TIMEOUT: &str = "0.2";
 
 fn connect(addr: SocketAddr) -> TcpStream {

@@ -38,10 +38,10 @@ pub const WATCHDOG: Duration = Duration::from_secs(15);
 /// How long a [`Client`] waits for a reply before failing.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The client's "run until the next completion" STOP [ns] (beyond `u64` picoseconds).
+/// The client's "run until the next completion" STOP \[ns\] (beyond `u64` picoseconds).
 pub const HUGE_STOP_NS: f64 = 2.52e17;
 
-/// Zero-load latency of a message of `size` bytes on the default crossbar [ns]:
+/// Zero-load latency of a message of `size` bytes on the default crossbar \[ns\]:
 /// serialisation at 250 bytes/µs (4 ns/byte, cut-through so paid once), two cables of
 /// 25 ns each, one routing decision of 100 ns.
 pub fn zero_load_ns(size: u64) -> u64 {

@@ -30,7 +30,7 @@
 //! [`MAX_WHOLE_TRACE_BYTES`]; read as the replay goes, a line longer than
 //! [`MAX_LINE_BYTES`] is refused, whatever the trace's size.
 //!
-//! [`write`] saves any workload (of one thread per task) as a trace that reads back into
+//! [`write()`] saves any workload (of one thread per task) as a trace that reads back into
 //! the same operations, and so replays alike: receives take their sizes from the
 //! matching sends; a wait for an immediate receive becomes a type-2 receive. Two kinds
 //! of wait have no record in the format; they are written as events of vesper's own
@@ -81,15 +81,15 @@ pub const WAIT_SEND_EVENT: u64 = 70_000_102;
 pub const WAIT_RECEIVE_EVENT: u64 = 70_000_103;
 pub use stream::{Opened, Stream, open, open_observed};
 
-/// The largest trace read whole [bytes] (its tasks' records interleaved, or to be
+/// The largest trace read whole \[bytes\] (its tasks' records interleaved, or to be
 /// saved again): held whole, a trace takes its text's size in memory, then its
 /// operations'. Traces whose tasks' records are contiguous, as Dimemas writes them, are
 /// read as the replay goes, whatever their size ([`open`]).
 pub const MAX_WHOLE_TRACE_BYTES: u64 = 1024 * vesper_input::MIB;
 
-/// The longest line of a trace [bytes]: records take tens of bytes, but a header lists
+/// The longest line of a trace \[bytes\]: records take tens of bytes, but a header lists
 /// a thread count per task, and a communicator (`d:`) its tasks; 16 MiB holds either
-/// for 2^20 tasks ([`reader::MAX_THREADS`] threads), up to 8 bytes each.
+/// for 2^20 tasks (`reader::MAX_THREADS` threads), up to 8 bytes each.
 pub const MAX_LINE_BYTES: usize = 16 * vesper_input::MIB as usize;
 const _: () = assert!(8 * reader::MAX_THREADS as usize + 1024 <= MAX_LINE_BYTES);
 

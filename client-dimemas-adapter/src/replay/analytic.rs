@@ -33,7 +33,7 @@ use std::path::Path;
 use super::Ps;
 use crate::input::InputError;
 
-/// The largest "communications fine tuning" file read [bytes]: a line per global
+/// The largest "communications fine tuning" file read \[bytes\]: a line per global
 /// operation (32) and per machine takes a few KiB; 1 MiB leaves room for comments.
 pub const MAX_TUNING_BYTES: u64 = vesper_input::MIB;
 
@@ -91,7 +91,7 @@ pub struct OperationModel {
 /// A stage's transfers: `latency + size / bandwidth` each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Link {
-    /// [ps]
+    /// \[ps\]
     pub latency: Ps,
     /// `(bytes, seconds)`; `None`: unlimited (transfers take only the latency)
     pub bandwidth: Option<(u64, u64)>,

@@ -56,20 +56,20 @@ use super::workload::{Op, UNWAITED, Workload};
 /// time it is blocked for a partner that has not arrived.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TaskTimes {
-    /// computing [ps]
+    /// computing \[ps\]
     pub compute: Ps,
-    /// blocked while its data was in transfer [ps]
+    /// blocked while its data was in transfer \[ps\]
     pub communication: Ps,
-    /// blocked for a partner that was not there yet [ps]
+    /// blocked for a partner that was not there yet \[ps\]
     pub waiting: Ps,
-    /// when its program ended [ps]
+    /// when its program ended \[ps\]
     pub end: Ps,
 }
 
 /// The result of a replay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
-    /// when the last task ended [ps]
+    /// when the last task ended \[ps\]
     pub predicted: Ps,
     /// per task
     pub tasks: Vec<TaskTimes>,
@@ -106,15 +106,15 @@ pub struct Communication {
     pub from: u32,
     /// receiving task
     pub to: u32,
-    /// the send was called [ps]
+    /// the send was called \[ps\]
     pub logical_send: Ps,
-    /// the data left [ps]
+    /// the data left \[ps\]
     pub physical_send: Ps,
-    /// the receive was called [ps]
+    /// the receive was called \[ps\]
     pub logical_recv: Ps,
-    /// the data had landed [ps]
+    /// the data had landed \[ps\]
     pub physical_recv: Ps,
-    /// payload [bytes]
+    /// payload \[bytes\]
     pub size: u32,
     /// MPI tag
     pub tag: i32,
@@ -280,7 +280,7 @@ impl Mapping {
 /// latency + size / bandwidth, with no contention.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemoryCopy {
-    /// [ps]
+    /// \[ps\]
     pub latency: Ps,
     /// `(bytes, seconds)`: that many bytes per that many seconds; `None`: unlimited
     pub bandwidth: Option<(u64, u64)>,
@@ -388,7 +388,7 @@ pub struct Progress {
     pub done: u64,
     /// operations in the workload
     pub total: u64,
-    /// simulated time reached [ps]
+    /// simulated time reached \[ps\]
     pub now: Ps,
 }
 
@@ -538,7 +538,7 @@ struct Replay<'a> {
     /// per task: the operation it performs when it goes on next, and whether it has
     /// paid its startup latency
     deferred: Vec<Option<(Op, bool)>>,
-    /// per task: the startup latency of a wait for each of its immediate receives [ps]
+    /// per task: the startup latency of a wait for each of its immediate receives \[ps\]
     wait_startup: Vec<BTreeMap<Key, Ps>>,
     /// messages between tasks of one node
     memory: IdealBus,

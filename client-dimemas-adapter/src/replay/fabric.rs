@@ -8,7 +8,7 @@ use vesper_protocol::{ClientMessage, DataMessage, RendezvousRequest, Token, Wire
 use super::Ps;
 use crate::connection::{ClientError, LegacyConnection};
 
-/// The client's "run until the next completion" STOP [ns]: the value the Dimemas client
+/// The client's "run until the next completion" STOP \[ns\]: the value the Dimemas client
 /// sends, beyond the model's last instant (`shared/spec/protocol.md`).
 pub const UNTIL_NEXT_COMPLETION_NS: f64 = 2.52e17;
 
@@ -33,7 +33,7 @@ pub enum FabricError {
         src: u32,
         /// its destination node
         dst: u32,
-        /// its size [bytes]
+        /// its size \[bytes\]
         size: u32,
     },
     /// the server answered "until the next completion" with nothing
@@ -49,9 +49,9 @@ pub enum FabricError {
         src: u32,
         /// its destination node
         dst: u32,
-        /// its size [bytes]
+        /// its size \[bytes\]
         size: u32,
-        /// when it was sent [ps]
+        /// when it was sent \[ps\]
         at: Ps,
     },
 }
@@ -82,7 +82,7 @@ pub struct Transfer {
     pub src: u32,
     /// receiving node
     pub dst: u32,
-    /// payload [bytes]
+    /// payload \[bytes\]
     pub size: u32,
     /// MPI tag
     pub tag: i32,

@@ -77,9 +77,9 @@ pub struct HalfDuplex {
 /// the resources a message holds while its data moves (this module).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DimemasModel {
-    /// startup between nodes (`inter_latency_s`) [ps]
+    /// startup between nodes (`inter_latency_s`) \[ps\]
     pub inter_startup: super::Ps,
-    /// startup within a node (`intra_latency_s`) [ps]
+    /// startup within a node (`intra_latency_s`) \[ps\]
     pub intra_startup: super::Ps,
     /// links per node (`inter_in_links`, `inter_out_links`) and the machine's buses
     /// (`n_buses`)

@@ -11,7 +11,7 @@ pub const UNWAITED: u32 = u32::MAX;
 /// One operation of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
-    /// compute for this long [ps]
+    /// compute for this long \[ps\]
     Compute(super::Ps),
     /// send `size` bytes to task `to` with `tag`: eager (the task goes on at once) or
     /// rendezvous (the task waits until the receiver is ready and the data has
@@ -20,7 +20,7 @@ pub enum Op {
     Send {
         /// destination task
         to: u32,
-        /// payload [bytes]
+        /// payload \[bytes\]
         size: u32,
         /// MPI tag
         tag: i32,
@@ -40,7 +40,7 @@ pub enum Op {
     ISend {
         /// destination task
         to: u32,
-        /// payload [bytes]
+        /// payload \[bytes\]
         size: u32,
         /// MPI tag
         tag: i32,

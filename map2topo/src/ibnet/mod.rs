@@ -644,11 +644,11 @@ fn read_nodes<'a>(errors: &Errors<'_>, text: &'a str) -> Result<Vec<Node<'a>>, I
     Ok(nodes)
 }
 
-/// The largest `ibnetdiscover` dump read [bytes]: dumps are read whole, and list a few
+/// The largest `ibnetdiscover` dump read \[bytes\]: dumps are read whole, and list a few
 /// lines per port (a few MB for thousands of hosts).
 pub const MAX_DUMP_BYTES: u64 = 256 * vesper_input::MIB;
 
-/// The largest forwarding-table dump read [bytes]: tables are read whole, about 70 bytes
+/// The largest forwarding-table dump read \[bytes\]: tables are read whole, about 70 bytes
 /// per LID per switch; 1 GiB holds 15 million entries, the tables of a fabric of about
 /// 8,000 hosts (those of 32,768 hosts would take several GB).
 pub const MAX_TABLES_BYTES: u64 = 1 << 30;

@@ -61,7 +61,7 @@ pub use parse::Expected;
 /// small enough that a typo cannot make the simulator allocate gigabytes.
 pub const MAX_PORTS: u32 = 1 << 20;
 
-/// The largest map file read [bytes]: maps are read whole, and a 32,768-host tree or
+/// The largest map file read \[bytes\]: maps are read whole, and a 32,768-host tree or
 /// torus written by map2topo takes 4–6 MB.
 pub const MAX_MAP_BYTES: u64 = 256 * vesper_input::MIB;
 

@@ -96,8 +96,9 @@ pub enum SplitError {
     },
 }
 
-/// A network simulated in partitions (see the module's documentation), or whole: one
-/// partition, which may be traced into `S` (a split network is not traced yet).
+/// A network simulated in partitions (see the module's documentation), or whole (one
+/// partition); each partition traces into its own `S`, whose records merge into those
+/// of the network whole.
 #[derive(Debug)]
 pub struct Partitioned<S: TraceSink = NullSink> {
     parts: Vec<Part<S>>,

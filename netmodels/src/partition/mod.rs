@@ -251,7 +251,7 @@ pub fn lookahead(
 }
 
 impl Partitioning {
-    /// A partitioning given switch by switch (`of_switch[s]` is switch `s`'s part), each
+    /// A partitioning given switch by switch (`of_switch\[s\]` is switch `s`'s part), each
     /// host placed with its switch as [`partition`] places it. Every part must hold a
     /// switch; a network without switches takes `parts` = 1 and an empty list.
     pub fn from_switches(topology: &Topology, parts: u32, of_switch: Vec<u32>) -> Result<Partitioning, PartitionError> {

@@ -15,7 +15,7 @@
 //! | after a window | packets that crossed a cut cable | all-to-all, by destination rank |
 //! | after a run | the deliveries, with their order tags | all-gather |
 //! | on a query | clock, counts, a host's backlog | all-reduce |
-//! | co-simulation: before each call | the call rank 0 makes, and its rail ([`Partitioned::lead`]) | broadcast |
+//! | co-simulation: before each call | the call rank 0 makes, and its rail ([`Partitioned::lead`](super::Partitioned::lead)) | broadcast |
 //! | a network trace's writing step | how far every rank's records are final; the records, to rank 0 | all-reduce (min); all-to-all |
 //!
 //! [`ThreadRanks`] implements the transport between threads of one process (the tests

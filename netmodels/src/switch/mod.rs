@@ -42,7 +42,7 @@ pub const DEFAULT_ROUTING_LATENCY: SimTime = SimTime::from_ns(100);
 /// Parameters of the switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct SwitchParams {
-    /// time from a head's arrival at an input to its request at the output [ps]
+    /// time from a head's arrival at an input to its request at the output \[ps\]
     pub routing_latency: SimTime,
     /// what kind of switch
     pub kind: SwitchKind,
@@ -97,9 +97,9 @@ pub const DEFAULT_BUFFER_BYTES: u32 = 512;
 /// Parameters of wormhole switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct WormholeParams {
-    /// the flow-control unit [bytes]: links carry whole flits
+    /// the flow-control unit \[bytes\]: links carry whole flits
     pub flit_bytes: u32,
-    /// input (slack) buffer of every switch port [bytes]
+    /// input (slack) buffer of every switch port \[bytes\]
     pub buffer_bytes: u32,
     /// who wins an output that several inputs want
     pub arbitration: Arbitration,

@@ -36,7 +36,7 @@ pub enum RailPolicy {
     /// messages below `bytes` on rail 0; larger ones round-robin over the other rails
     /// (on rail 0 too when there is only one)
     SizeThreshold {
-        /// the smallest size that leaves rail 0 [bytes]
+        /// the smallest size that leaves rail 0 \[bytes\]
         bytes: u32,
     },
     /// every message split over all rails, part `i` of `⌈size / N⌉` or `⌊size / N⌋`

@@ -18,7 +18,7 @@ pub struct CheckedTrace {
     pub tasks: u32,
     /// threads in the header
     pub threads: u32,
-    /// the header's end time [ns]
+    /// the header's end time \[ns\]
     pub end_ns: u64,
     /// state records
     pub states: u64,

@@ -52,7 +52,7 @@ pub struct LinkTraversal {
     pub cookie: u64,
     /// the message's number in its simulation (1 for the first injected)
     pub message: u64,
-    /// message payload [bytes]
+    /// message payload \[bytes\]
     pub size_bytes: u32,
     /// the transmitting port
     pub sender: PortRef,

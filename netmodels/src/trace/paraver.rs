@@ -101,7 +101,7 @@ pub enum BacklogCount {
 /// How the trace is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParaverOptions {
-    /// size of one backlog level [bytes], at least 1
+    /// size of one backlog level \[bytes\], at least 1
     pub quantum_bytes: u64,
     /// which buffers count
     pub backlog: BacklogCount,
@@ -113,7 +113,7 @@ pub struct ParaverOptions {
     pub devices: DeviceSelection,
     /// which part of the run is traced
     pub window: TimeWindow,
-    /// states are cut at multiples of this (bounds the reorder window) [ps]
+    /// states are cut at multiples of this (bounds the reorder window) \[ps\]
     pub state_split: SimTime,
 }
 
@@ -249,7 +249,7 @@ pub struct TraceSummary {
     pub events: u64,
     /// communication records written
     pub communications: u64,
-    /// the header's end time [ns]
+    /// the header's end time \[ns\]
     pub end_ns: u64,
     /// records that came after later ones had been written (0 unless the model breaks
     /// its time contract; written anyway, out of order)
@@ -600,7 +600,7 @@ pub struct ParaverSink {
     messages: BTreeMap<u64, OpenMessage>,
     /// (hold, message) of the open messages
     holds: BTreeSet<(SimTime, u64)>,
-    /// records below this time have been handed out [ns]
+    /// records below this time have been handed out \[ns\]
     released_ns: u64,
     late: u64,
 }

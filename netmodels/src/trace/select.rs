@@ -128,9 +128,9 @@ fn compile(pattern: &str) -> Result<glob::Pattern, SelectError> {
 /// The part of the run a trace shows: `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeWindow {
-    /// first time kept [ns]
+    /// first time kept \[ns\]
     pub start_ns: u64,
-    /// first time no longer kept [ns] (`u64::MAX`: the end of the run)
+    /// first time no longer kept \[ns\] (`u64::MAX`: the end of the run)
     pub end_ns: u64,
 }
 

@@ -61,20 +61,20 @@ pub enum Process {
 /// Packet (message) payload sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Sizes {
-    /// every packet of this payload [bytes]
+    /// every packet of this payload \[bytes\]
     Fixed(u32),
-    /// uniform in `min..=max` [bytes]
+    /// uniform in `min..=max` \[bytes\]
     Uniform {
-        /// smallest payload [bytes]
+        /// smallest payload \[bytes\]
         min: u32,
-        /// largest payload [bytes]
+        /// largest payload \[bytes\]
         max: u32,
     },
     /// `small` bytes, or `large` bytes with probability `large_percent` %
     Bimodal {
-        /// the common size [bytes]
+        /// the common size \[bytes\]
         small: u32,
-        /// the rare size [bytes]
+        /// the rare size \[bytes\]
         large: u32,
         /// how often the rare size comes [%, 0 to 100]
         large_percent: u32,
@@ -100,7 +100,7 @@ impl Sizes {
         }
     }
 
-    /// The mean wire size of a message: payload plus a header per packet [bytes].
+    /// The mean wire size of a message: payload plus a header per packet \[bytes\].
     fn mean_wire_bytes(&self, adapter: &AdapterParams) -> f64 {
         let wire =
             |payload: u32| f64::from(payload) + f64::from(adapter.packets(payload)) * f64::from(adapter.header_bytes);
@@ -141,11 +141,11 @@ pub struct TrafficSpec {
     /// messages a host's source queue holds (the one being sent included); a packet
     /// created at a full queue is dropped. `None`: unlimited
     pub source_queue: Option<u32>,
-    /// time before the measurement window [ps]
+    /// time before the measurement window \[ps\]
     pub warmup: SimTime,
-    /// the measurement window [ps]
+    /// the measurement window \[ps\]
     pub measure: SimTime,
-    /// longest time after the window for measured packets to arrive [ps]
+    /// longest time after the window for measured packets to arrive \[ps\]
     pub drain: SimTime,
     /// seed of the generators and of a random permutation
     pub seed: u64,
@@ -192,9 +192,9 @@ pub enum TrafficError {
     /// uniform sizes whose minimum is above their maximum
     #[error("sizes {min}..{max}: the minimum is above the maximum")]
     SizesReversed {
-        /// the smallest payload [bytes]
+        /// the smallest payload \[bytes\]
         min: u32,
-        /// the largest payload [bytes]
+        /// the largest payload \[bytes\]
         max: u32,
     },
     /// a bimodal size's share above 100 %
@@ -214,7 +214,7 @@ pub enum TrafficError {
     BernoulliTooFast {
         /// the load asked for
         load: f64,
-        /// the packets' mean size on the wire [bytes]
+        /// the packets' mean size on the wire \[bytes\]
         wire_bytes: f64,
         /// the packets a slot would need
         per_slot: f64,
@@ -241,9 +241,9 @@ pub struct TrafficResult {
     pub delivered: u64,
     /// of those, still travelling when the drain ended
     pub undelivered: u64,
-    /// latency from creation of the measured packets [ps]
+    /// latency from creation of the measured packets \[ps\]
     pub latency: Option<Summary>,
-    /// latency from injection (first byte out of the adapter) [ps]
+    /// latency from injection (first byte out of the adapter) \[ps\]
     pub network_latency: Option<Summary>,
     /// links crossed by the measured packets (host links included); `None` when routes
     /// are chosen message by message, or the network has several rails or no links
@@ -258,7 +258,7 @@ pub struct TrafficResult {
     pub flit_hops: Option<u64>,
     /// model events processed
     pub events: u64,
-    /// simulated time at the end [ps]
+    /// simulated time at the end \[ps\]
     pub end: SimTime,
 }
 
@@ -498,7 +498,7 @@ struct Generator {
     next: BinaryHeap<Reverse<(SimTime, u32)>>,
     rng: Rng,
     process: Process,
-    /// Poisson: mean gap [ps]
+    /// Poisson: mean gap \[ps\]
     mean_gap_ps: f64,
     /// Bernoulli: slot length and the probability of a packet per slot
     slot: SimTime,

@@ -12,6 +12,8 @@ use super::network::*;
 use super::*;
 
 #[derive(Debug, Subcommand)]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub enum BenchCommand {
     /// The network model alone, without sockets: uniform random traffic of
     /// single-packet messages on a crossbar (or a preset) at several offered loads.

@@ -13,6 +13,8 @@ use super::network::*;
 use super::*;
 
 #[derive(Debug, clap::Args)]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct RunArgs {
     /// A Dimemas trace (.dim) to replay instead of a synthetic workload.
     #[arg(value_name = "TRACE.dim")]
@@ -519,7 +521,7 @@ pub fn run(args: RunArgs, notes: &mut dyn std::io::Write) -> anyhow::Result<Run>
     run_on(args, None, notes)?.ok_or_else(|| anyhow::anyhow!("a run off MPI ranks always has its result"))
 }
 
-/// [`run`] as one rank of `ranks` (an MPI run) when given: rank 0 runs the in-process
+/// [`run()`] as one rank of `ranks` (an MPI run) when given: rank 0 runs the in-process
 /// server, whose network's partition it simulates and whose calls it leads; every other
 /// rank builds the same network, simulates its own partition of it as rank 0's calls
 /// say, and returns `None`.

@@ -13,6 +13,8 @@ use super::network::*;
 use super::*;
 
 #[derive(Debug, clap::Args)]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct ServeArgs {
     /// Address to listen on (the Dimemas client accepts numeric IPv4 only).
     #[arg(long, default_value = "127.0.0.1:10000")]
@@ -107,7 +109,7 @@ pub struct Prepared {
 /// What `vesper serve` checks and opens before it listens: the limits, the network
 /// trace, the report's destination and the network, as a server's configuration.
 /// (The address to listen on, and the network the model builds, are checked by
-/// [`serve`] as it starts.)
+/// [`serve()`] as it starts.)
 pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
     anyhow::ensure!(args.clients > 0, "--clients 0: a run needs at least one client");
     for (flag, value) in [
@@ -169,7 +171,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     serve_as(args, crate::config::Split::Threads(1))
 }
 
-/// [`serve`] as one rank of `ranks` (an MPI run) when given: rank 0 is the server, whose
+/// [`serve()`] as one rank of `ranks` (an MPI run) when given: rank 0 is the server, whose
 /// networks' partitions it simulates and whose calls it leads; every other rank builds
 /// the same networks and follows them, until rank 0 ends.
 pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partition::Ranks>>) -> anyhow::Result<()> {

@@ -14,6 +14,8 @@ use super::*;
 #[derive(Debug, clap::Args)]
 // The network's --pattern (pattern-aware routing) gives way to the traffic pattern.
 #[command(mut_arg("pattern", |a| a.long("routing-pattern")))]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct TrafficArgs {
     #[command(flatten)]
     pub net: NetworkArgs,
@@ -119,7 +121,7 @@ pub fn traffic(args: TrafficArgs, notes: &mut dyn std::io::Write) -> anyhow::Res
     traffic_on(args, None, notes)
 }
 
-/// [`traffic`], as one rank of `ranks` (an MPI run) when given: every rank runs the same
+/// [`traffic()`], as one rank of `ranks` (an MPI run) when given: every rank runs the same
 /// points, one partition each, and only rank 0 writes the plot.
 pub fn traffic_on(
     mut args: TrafficArgs,
@@ -325,7 +327,7 @@ pub fn traffic_on(
 pub struct Traffic {
     pub curves: Vec<crate::traffic_sweep::Curve>,
     pub json: bool,
-    /// the process's peak memory when the curves were done [MiB], where known
+    /// the process's peak memory when the curves were done \[MiB\], where known
     pub peak_memory_mib: Option<f64>,
 }
 

@@ -38,7 +38,7 @@ pub enum Network {
         hosts: Option<u32>,
         /// every transfer's rate [MBps, 2^20 bytes/s]
         bandwidth_mbps: Option<f64>,
-        /// every transfer's latency [ns]
+        /// every transfer's latency \[ns\]
         latency_ns: Option<f64>,
     },
     /// a network of switches, any kind but ideal and multi-rail
@@ -51,7 +51,7 @@ pub enum Network {
         rails: Vec<Switched>,
         /// how a host picks a message's rail
         rail_policy: Option<RailPolicyName>,
-        /// size-threshold's smallest message off rail 0 [bytes]
+        /// size-threshold's smallest message off rail 0 \[bytes\]
         rail_threshold_bytes: Option<u32>,
     },
 }

@@ -4,7 +4,7 @@
 //! ([`NetworkFlags`]), the field names errors carry ([`Field`]), the layering of a
 //! preset, a file and flags ([`NetworkSpec::overlay`]), and the rule that refuses a
 //! field a network does not take ([`Claim`], applied by
-//! [`NetworkSpec::check`](super::checked)).
+//! `NetworkSpec::check` in `super::checked`).
 //!
 //! To add a field: declare it below (its flag too, if the command line should set it),
 //! take it into the variant of [`Description`](super::Description) that uses it in

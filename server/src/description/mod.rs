@@ -3,8 +3,8 @@
 //! --network FILE`), a built-in preset (`--preset NAME`, see [`crate::preset`]) and the
 //! command line's flags each give a [`NetworkSpec`], one layered over the other field by
 //! field; [`NetworkSpec::check`] makes it a typed [`Description`] (a kind and a switch
-//! kind, each with only its own fields: [`checked`]), and [`Description::resolve`]
-//! checks values and gives the [`NetworkConfig`] the model is built from ([`resolve`]).
+//! kind, each with only its own fields: `checked`), and [`Description::resolve`]
+//! checks values and gives the [`NetworkConfig`] the model is built from (`resolve`).
 //!
 //! ```toml
 //! [network]
@@ -79,11 +79,11 @@ struct File {
     network: NetworkSpec,
 }
 
-/// The largest network file read [bytes]: a description takes a few hundred bytes, and
+/// The largest network file read \[bytes\]: a description takes a few hundred bytes, and
 /// its longest lists (`m`, `dims`, `rails`) a few more.
 pub const MAX_NETWORK_FILE_BYTES: u64 = MIB;
 
-/// The largest task mapping file read [bytes]: a line of about ten bytes per client
+/// The largest task mapping file read \[bytes\]: a line of about ten bytes per client
 /// node; 64 MiB place millions of nodes, a few hundred on each of 32,768 hosts.
 pub const MAX_MAPPING_BYTES: u64 = 64 * MIB;
 

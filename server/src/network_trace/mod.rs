@@ -78,6 +78,8 @@ pub struct TraceSetupError(pub String);
 
 /// The network trace's options, as `vesper serve` and `vesper run` take them.
 #[derive(Debug, Clone, clap::Args)]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct TraceArgs {
     /// Write the network's Paraver trace here (FILE.prv, or FILE.prv.gz compressed; the
     /// .pcf and .row go beside it): every adapter and switch a task, every port a

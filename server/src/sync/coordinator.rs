@@ -188,7 +188,8 @@ enum Record {
 /// Order of simultaneous injections: (time, application, source node, sequence, client).
 type InjectionKey = (SimTime, u32, u32, u64, ClientId);
 
-/// The coordinator's state; runs on its own thread via [`Coordinator::run`].
+/// The coordinator's state; the driver's thread hands it every session event
+/// ([`Coordinator::apply`], from `super::driver`).
 #[derive(Debug)]
 pub struct Coordinator {
     config: ServerConfig,

@@ -14,7 +14,7 @@ use crate::report::Report;
 use crate::sync::coordinator::Coordinator;
 use crate::sync::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served};
 
-/// The kernel's send buffer of a client socket [bytes].
+/// The kernel's send buffer of a client socket \[bytes\].
 pub const SEND_BUFFER: usize = 64 * 1024;
 
 /// Why the server could not run.

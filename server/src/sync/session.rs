@@ -24,7 +24,7 @@ use crate::sync::coordinator::{BatchItem, ClientId, SessionEvent};
 /// Limits a session enforces on its own.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLimits {
-    /// longest line [bytes]
+    /// longest line \[bytes\]
     pub max_line: usize,
     /// most `SEND`/`PROTO` lines in one batch
     pub max_batch: usize,

@@ -1,5 +1,5 @@
 //! What the tests of the `vesper` binary share: starting a server on a free port and
-//! waiting for it with a limit.
+//! waiting for it with a limit, network files to read.
 
 #![allow(dead_code)]
 
@@ -43,7 +43,7 @@ pub fn start_listening(args: &[&str]) -> (Child, SocketAddr, Lines<BufReader<Chi
     (child, addr, lines)
 }
 
-/// A SEND of `size` bytes from `src` to `dst` at `time` [ns], tagged 7.
+/// A SEND of `size` bytes from `src` to `dst` at `time` \[ns\], tagged 7.
 pub fn send_bytes(time: f64, src: u32, dst: u32, size: u32) -> ClientMessage {
     ClientMessage::Send(DataMessage {
         time: WireTime(time),
@@ -94,4 +94,28 @@ pub fn assert_same_trace(got: &[String; 3], expected: &[String; 3], what: &str) 
     for (ext, (a, b)) in ["prv", "pcf", "row"].iter().zip(got.iter().zip(expected)) {
         assert!(a == b, "{what}: the .{ext} differs");
     }
+}
+
+/// Writes the kary-ntree preset in `dir` as a map with a route file of two paths a pair
+/// (its d-mod-k and its s-mod-k routes, one file after the other); returns the map's
+/// path and the routes' path.
+pub fn map_with_two_paths_a_pair(dir: &std::path::Path) -> (String, String) {
+    let path = |name: &str| dir.join(name).to_str().expect("UTF-8 path").to_string();
+    let (map, routes) = (path("tree.map"), path("both.routes"));
+    let mut both = String::new();
+    for routing in ["d-mod-k", "s-mod-k"] {
+        let file = path(&format!("{routing}.routes"));
+        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args(["topo", "--preset", "kary-ntree", "--routing", routing])
+            .args(["--write-map", &map, "--write-routes", &file])
+            .output()
+            .expect("vesper starts");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let written = std::fs::read_to_string(&file).expect("routes written");
+        // A header line, then every pair's routes.
+        let skip = usize::from(!both.is_empty());
+        both.extend(written.lines().skip(skip).map(|l| format!("{l}\n")));
+    }
+    std::fs::write(&routes, both).expect("writable dir");
+    (map, routes)
 }

@@ -18,11 +18,11 @@ pub enum WormholeError {
         u64::from(*payload_bytes) + u64::from(*header_bytes)
     )]
     FlitLargerThanPackets {
-        /// the flit [bytes]
+        /// the flit \[bytes\]
         flit_bytes: u32,
-        /// the adapter's payload [bytes]
+        /// the adapter's payload \[bytes\]
         payload_bytes: u32,
-        /// the adapter's header [bytes]
+        /// the adapter's header \[bytes\]
         header_bytes: u32,
     },
     /// input buffers too small for stop/go to cover a cable's round trip
@@ -31,13 +31,13 @@ pub enum WormholeError {
          flit; at least {needed_bytes} bytes are needed"
     )]
     BufferTooSmall {
-        /// the buffer [bytes]
+        /// the buffer \[bytes\]
         buffer_bytes: u32,
         /// the cable's propagation
         propagation: SimTime,
         /// a flit's serialization on the cable
         flit_time: SimTime,
-        /// the least buffer that works [bytes]
+        /// the least buffer that works \[bytes\]
         needed_bytes: u64,
     },
     /// input buffers too small for bubble flow control's two packets
@@ -47,13 +47,13 @@ pub enum WormholeError {
          at least {needed_bytes} bytes are needed"
     )]
     BubbleTooSmall {
-        /// the largest packet, in whole flits [bytes]
+        /// the largest packet, in whole flits \[bytes\]
         packet_bytes: u64,
-        /// the buffer [bytes]
+        /// the buffer \[bytes\]
         buffer_bytes: u32,
         /// the packets that fit below the STOP threshold
         room: u64,
-        /// the least buffer that works [bytes]
+        /// the least buffer that works \[bytes\]
         needed_bytes: u64,
     },
     /// rings without bubble flow control

@@ -102,11 +102,11 @@ use runs::{Run, Runs};
 /// whenever the buffer allows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
-    /// buffer size [flits]
+    /// buffer size \[flits\]
     pub capacity: u32,
-    /// occupancy at which STOP is sent [flits]
+    /// occupancy at which STOP is sent \[flits\]
     pub high: u32,
-    /// occupancy at which GO is sent [flits]
+    /// occupancy at which GO is sent \[flits\]
     pub low: u32,
 }
 
