@@ -1666,7 +1666,7 @@ fn partitions_change_nothing_but_the_wall_clock() {
     );
     refused(
         &["--preset", "torus-3d", "--partitions", "2"],
-        "--partitions 2: the wormhole fabric cannot be split into 2 partitions yet",
+        "--partitions 2: the wormhole fabric cannot be split into 2 partitions yet, only run whole (1 partition); output-queued and CIOQ switches can be split",
     );
     assert_refuses(
         &[

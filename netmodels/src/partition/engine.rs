@@ -79,7 +79,9 @@ pub enum SplitError {
     #[error(transparent)]
     Partition(#[from] PartitionError),
     /// this kind of network cannot be split
-    #[error("{what} cannot be split into {parts} partitions yet, only run whole (1 partition)")]
+    #[error(
+        "{what} cannot be split into {parts} partitions yet, only run whole (1 partition); output-queued and CIOQ switches can be split"
+    )]
     Unsupported {
         /// partitions asked for
         parts: u32,
