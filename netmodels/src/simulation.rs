@@ -393,6 +393,16 @@ impl NetworkBuilder {
         }
     }
 
+    /// What a switch adds, after a cable's delay, before it acts on what came across
+    /// it: a packet switch routes the head first; a wormhole switch acts at once on a
+    /// STOP or GO.
+    pub(crate) fn acting_latency(&self) -> SimTime {
+        match &self.kind {
+            Kind::Switched { switch, .. } if matches!(switch.kind, SwitchKind::Wormhole(_)) => SimTime::ZERO,
+            _ => self.routing_latency(),
+        }
+    }
+
     /// The topology, unless the network is ideal.
     pub fn topology(&self) -> Option<&Topology> {
         match &self.kind {
@@ -433,9 +443,9 @@ impl NetworkBuilder {
     }
 
     fn build_inner<S: TraceSink>(self, sink: S, part: Option<(u32, &[u32])>) -> Result<Simulation<S>, BuildError> {
-        // Packet switches order the events of an instant by the device that scheduled
-        // them (see `crate::engine`), so that partitions of the network order them
-        // alike; the ideal network and the wormhole fabric in the order of scheduling.
+        // Switches order the events of an instant by the device that scheduled them (see
+        // `crate::engine`), so that partitions of the network order them alike; the
+        // ideal network in the order of scheduling.
         let (hosts, fabric, reach, origins) = match self.kind {
             Kind::Ideal { hosts, params } => {
                 if hosts == 0 {
@@ -517,6 +527,7 @@ impl NetworkBuilder {
                 let routes = RouteTable::build(&topology, &wiring)?;
                 if let SwitchKind::Wormhole(params) = switch.kind {
                     let reach = reach(&topology, switch.routing_latency, u64::from(params.flit_bytes));
+                    let devices = topology.hosts as usize + topology.switch_ports.len();
                     let fabric = WormholeFabric::new(params, switch.routing_latency, adapters, wiring, routes)?;
                     return Ok(Simulation {
                         hosts: topology.hosts,
@@ -528,7 +539,7 @@ impl NetworkBuilder {
                         delivered: 0,
                         injections_waiting: 0,
                         finals: Finals::default(),
-                        queue: EventQueue::new(),
+                        queue: EventQueue::with_origins(devices),
                         sink,
                     });
                 }
@@ -743,6 +754,50 @@ pub(crate) enum CrossingEvent {
     Routed { port: PortId },
     /// its tail reaches its destination adapter
     TailArrives,
+    /// wormhole: one of its flits is wholly in input buffer `input`, at the switch of
+    /// position `hop` on its path; the packet has `flits` flits
+    Flit { input: u32, hop: u16, flits: u32 },
+    /// wormhole: a STOP (`stop`) or a GO reaches the output `port` (no packet goes with
+    /// it: the crossing's packet and message are empty)
+    Signal { port: u32, stop: bool },
+}
+
+impl Crossing {
+    /// A flow-control signal crossing to partition `to`.
+    pub(crate) fn signal(to: u32, key: u128, port: u32, stop: bool) -> Crossing {
+        let spec = MessageSpec {
+            src: HostId(0),
+            dst: HostId(0),
+            size_bytes: 0,
+            cookie: 0,
+        };
+        Crossing {
+            to,
+            key,
+            event: CrossingEvent::Signal { port, stop },
+            packet: Packet {
+                message: MessageId(0),
+                index: 0,
+                wire_bytes: 0,
+                last: false,
+                hop: 0,
+                head_in: SimTime::ZERO,
+                tail_at_next_input: SimTime::ZERO,
+                in_port: 0,
+            },
+            message: Message {
+                spec,
+                number: 0,
+                injected_at: SimTime::ZERO,
+                first_byte_sent: SimTime::ZERO,
+                bytes_unsent: 0,
+                packets_cut: 0,
+                packets_total: 0,
+                packets_delivered: 0,
+                route: Route::Table,
+            },
+        }
+    }
 }
 
 /// A packet slot in the slab.
@@ -1172,10 +1227,12 @@ impl<S: TraceSink> Simulation<S> {
             self.sink.injected(at, self.injected);
         }
         self.entered += 1;
-        if let Fabric::Switched(net) = &mut self.fabric {
-            net.arrived_here(message, number);
+        match &mut self.fabric {
+            Fabric::Switched(net) => net.arrived_here(message, number),
+            Fabric::Wormhole(net) => net.arrived_here(message, number),
+            Fabric::Ideal(_) => {}
         }
-        if let Fabric::Switched(_) = self.fabric {
+        if let Fabric::Switched(_) | Fabric::Wormhole(_) = self.fabric {
             // Its adapter schedules it: the host is the origin of its events.
             self.queue.set_origin(spec.src.index());
         }
@@ -1236,6 +1293,7 @@ impl<S: TraceSink> Simulation<S> {
             }
             (Event::Delivered { message }, _) => Some(message),
             (Event::Inject { message }, Fabric::Wormhole(net)) => {
+                queue.set_origin(messages[message.index()].spec.src.index());
                 let mut ctx = Ctx {
                     now,
                     rank: 0,
@@ -1247,6 +1305,7 @@ impl<S: TraceSink> Simulation<S> {
                 None
             }
             (Event::Worm(event), Fabric::Wormhole(net)) => {
+                queue.set_origin(net.device_of(event));
                 let mut ctx = Ctx {
                     now,
                     rank: event.rank(),
@@ -1274,10 +1333,15 @@ impl<S: TraceSink> Simulation<S> {
         }
         if let Some(message) = delivered {
             deliveries.push(self.messages[message.index()].delivery(now));
-            if let Fabric::Switched(net) = &mut self.fabric
-                && let Some(share) = &mut net.share
-            {
-                share.forget(message, self.messages[message.index()].number);
+            let number = self.messages[message.index()].number;
+            match &mut self.fabric {
+                Fabric::Switched(net) => {
+                    if let Some(share) = &mut net.share {
+                        share.forget(message, number);
+                    }
+                }
+                Fabric::Wormhole(net) => net.forget(number),
+                Fabric::Ideal(_) => {}
             }
             self.messages.release(message.0);
             self.delivered += 1;
@@ -1286,10 +1350,13 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Releases the records of the messages whose last packet left this partition.
     fn release_gone(&mut self) {
-        if let Fabric::Switched(net) = &mut self.fabric
-            && let Some(share) = &mut net.share
-        {
-            for message in share.released.drain(..) {
+        let released = match &mut self.fabric {
+            Fabric::Switched(net) => net.share.as_mut().map(|s| &mut s.released),
+            Fabric::Wormhole(net) => net.released(),
+            Fabric::Ideal(_) => None,
+        };
+        if let Some(released) = released {
+            for message in released.drain(..) {
                 self.messages.release(message.0);
             }
         }
@@ -1301,8 +1368,10 @@ impl<S: TraceSink> Simulation<S> {
     /// [`Self::take_crossings`]. Only packet switches can be split ([`Self::can_be_split`]);
     /// other fabrics are left whole.
     pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
-        let Fabric::Switched(net) = &mut self.fabric else {
-            return;
+        let net = match &mut self.fabric {
+            Fabric::Switched(net) => net,
+            Fabric::Wormhole(net) => return net.share(part, of_device),
+            Fabric::Ideal(_) => return,
         };
         net.share = Some(Box::new(Share {
             part,
@@ -1315,9 +1384,14 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     /// Whether the network can be split into partitions ([`Self::share`]): packet
-    /// switches.
-    pub(crate) fn can_be_split(&self) -> bool {
-        matches!(&self.fabric, Fabric::Switched(_))
+    /// switches; wormhole switches stepping flit by flit, without bubble flow control
+    /// (`Err` says what stands in the way).
+    pub(crate) fn can_be_split(&self) -> Result<(), &'static str> {
+        match &self.fabric {
+            Fabric::Switched(_) => Ok(()),
+            Fabric::Wormhole(net) => net.can_be_split::<S>(),
+            Fabric::Ideal(_) => Err("the ideal network has no switch to split by"),
+        }
     }
 
     /// The `number`th message entered another partition: this one draws the route
@@ -1335,18 +1409,26 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Moves what this partition sent to others since the last call into `out`.
     pub(crate) fn take_crossings(&mut self, out: &mut Vec<Crossing>) {
-        if let Fabric::Switched(net) = &mut self.fabric
-            && let Some(share) = &mut net.share
-        {
-            out.append(&mut share.crossings);
+        match &mut self.fabric {
+            Fabric::Switched(net) => {
+                if let Some(share) = &mut net.share {
+                    out.append(&mut share.crossings);
+                }
+            }
+            Fabric::Wormhole(net) => net.take_crossings(out),
+            Fabric::Ideal(_) => {}
         }
     }
 
     /// Takes in a packet another partition sent, in the place among its instant's
     /// events the sender gave it.
     pub(crate) fn receive(&mut self, crossing: &Crossing) {
-        let Fabric::Switched(net) = &mut self.fabric else {
-            return;
+        let net = match &mut self.fabric {
+            Fabric::Switched(net) => net,
+            Fabric::Wormhole(net) => {
+                return net.receive(crossing, &mut self.messages, &mut self.queue, &mut self.sink);
+            }
+            Fabric::Ideal(_) => return,
         };
         let Some(share) = &mut net.share else {
             return;
@@ -1384,6 +1466,8 @@ impl<S: TraceSink> Simulation<S> {
                 }
                 Event::TailArrives { packet }
             }
+            // The wormhole fabric's own.
+            CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } => return,
         };
         self.queue.schedule_keyed(crossing.key, event);
     }
@@ -1616,29 +1700,17 @@ impl Switched {
 
     /// Whether the path of a packet routed at `switch` with hop index `hop` comes back
     /// to partition `part` (its destination's switch included).
-    fn path_returns(&self, route: Route, mut switch: SwitchId, mut hop: usize, dst: HostId, part: u32) -> bool {
+    fn path_returns(&self, route: Route, switch: SwitchId, hop: usize, dst: HostId, part: u32) -> bool {
         let Some(share) = &self.share else {
             return false;
         };
-        // Routes are at most `MAX_ROUTE_SWITCHES` long (checked when built).
-        for _ in 0..=crate::topology::MAX_ROUTE_SWITCHES {
-            let out = self.routes.port(route, switch, hop, dst);
-            let port = self.wiring.port(Endpoint {
-                device: Device::Switch(switch),
-                port: out,
-            });
-            let Some((next, _)) = self.wiring.peer.get(port).copied().flatten() else {
-                return false;
-            };
-            if share.of_device[self.wiring.device_index(next.device)] == part {
-                return true;
-            }
-            match next.device {
-                Device::Switch(s) => (switch, hop) = (s, hop + 1),
-                Device::Host(_) => return false,
-            }
-        }
-        false
+        let path = PathRest {
+            route,
+            switch,
+            hop,
+            dst,
+        };
+        path_returns(&self.wiring, &self.routes, &share.of_device, path, part)
     }
 
     /// The index (hosts first, then switches) of the device that handles `event`: the
@@ -1659,6 +1731,46 @@ impl Switched {
     pub(crate) fn port_id(&self, endpoint: Endpoint) -> PortId {
         PortId(self.wiring.port(endpoint) as u32)
     }
+}
+
+/// The rest of a packet's path: from `switch`, the switch at position `hop` on the
+/// route of a message to `dst`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PathRest {
+    pub(crate) route: Route,
+    pub(crate) switch: SwitchId,
+    pub(crate) hop: usize,
+    pub(crate) dst: HostId,
+}
+
+/// Whether the rest of a path comes to partition `part` (`of_device`: the partition of
+/// every device), its destination's switch included.
+pub(crate) fn path_returns(wiring: &Wiring, routes: &RouteTable, of_device: &[u32], path: PathRest, part: u32) -> bool {
+    let PathRest {
+        route,
+        mut switch,
+        mut hop,
+        dst,
+    } = path;
+    // Routes are at most `MAX_ROUTE_SWITCHES` long (checked when built).
+    for _ in 0..=crate::topology::MAX_ROUTE_SWITCHES {
+        let out = routes.port(route, switch, hop, dst);
+        let port = wiring.port(Endpoint {
+            device: Device::Switch(switch),
+            port: out,
+        });
+        let Some((next, _)) = wiring.peer.get(port).copied().flatten() else {
+            return false;
+        };
+        if of_device[wiring.device_index(next.device)] == part {
+            return true;
+        }
+        match next.device {
+            Device::Switch(s) => (switch, hop) = (s, hop + 1),
+            Device::Host(_) => return false,
+        }
+    }
+    false
 }
 
 fn host_port(host: HostId) -> Endpoint {

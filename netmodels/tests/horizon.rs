@@ -386,18 +386,37 @@ fn seeded(count: u64) -> Vec<(SimTime, MessageSpec)> {
 #[test]
 fn final_deliveries_kept_as_events_come_and_go_are_those_found_in_the_queue() {
     let messages = seeded(40);
-    let split = || -> Box<dyn Network> {
-        let link = LinkParams::default();
-        let tree = NetworkBuilder::new(Xgft::kary_ntree(2, 3).expect("valid").topology(link))
-            .switch_params(SwitchParams::default());
-        let rail = vesper_netmodels::partition::Partitioned::build(tree, 2).expect("splits");
-        Box::new(MultiRail::of_rails(vec![rail], RailPolicy::RoundRobin).expect("a rail"))
+    let split = |kind: SwitchKind| {
+        move || -> Box<dyn Network> {
+            let link = LinkParams::default();
+            let tree = NetworkBuilder::new(Xgft::kary_ntree(2, 3).expect("valid").topology(link)).switch_params(
+                SwitchParams {
+                    kind,
+                    ..SwitchParams::default()
+                },
+            );
+            let rail = vesper_netmodels::partition::Partitioned::build(tree, 2).expect("splits");
+            Box::new(MultiRail::of_rails(vec![rail], RailPolicy::RoundRobin).expect("a rail"))
+        }
     };
+    let fine = SwitchKind::Wormhole(WormholeParams {
+        granularity: Granularity::Fine,
+        ..WormholeParams::default()
+    });
     type Build = Box<dyn Fn() -> Box<dyn Network>>;
     let builds: Vec<(String, Build)> = KINDS
         .iter()
         .map(|&kind| (format!("{kind:?}"), Box::new(move || kind.build()) as Build))
-        .chain([("fat tree in 2 partitions".to_string(), Box::new(split) as Build)])
+        .chain([
+            (
+                "fat tree in 2 partitions".to_string(),
+                Box::new(split(SwitchKind::OutputQueued)) as Build,
+            ),
+            (
+                "Wormhole fat tree, flit by flit, in 2 partitions".to_string(),
+                Box::new(split(fine)) as Build,
+            ),
+        ])
         .collect();
     for (name, build) in &builds {
         let to = |net: &mut Box<dyn Network>, upto: usize| {

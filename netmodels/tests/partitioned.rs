@@ -27,6 +27,17 @@ fn cioq(speedup: u32, virtual_output_queues: bool) -> SwitchKind {
     })
 }
 
+/// Wormhole switches stepping flit by flit (the fabric splits only so).
+fn wormhole(flit_bytes: u32, arbitration: Arbitration) -> SwitchKind {
+    SwitchKind::Wormhole(WormholeParams {
+        flit_bytes,
+        buffer_bytes: 1024,
+        granularity: Granularity::Fine,
+        bubble: false,
+        arbitration,
+    })
+}
+
 fn network(topology: Topology, kind: SwitchKind, routing_latency: SimTime, payload_bytes: u32) -> NetworkBuilder {
     NetworkBuilder::new(topology)
         .switch_params(SwitchParams { kind, routing_latency })
@@ -147,6 +158,43 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
         (
             "irregular graph, OQ",
             network(irregular(link()), SwitchKind::OutputQueued, routing, 4096),
+        ),
+        (
+            "fat tree, wormhole",
+            network(
+                tree.topology(link()),
+                wormhole(
+                    32,
+                    Arbitration::RoundRobin {
+                        initial: InitialPointer::Random { seed: 7 },
+                    },
+                ),
+                routing,
+                1024,
+            ),
+        ),
+        (
+            "hypercube 4, wormhole, oldest first",
+            network(
+                Torus::hypercube(4, 1).expect("valid").topology(link()),
+                wormhole(64, Arbitration::OldestFirst),
+                routing,
+                2048,
+            ),
+        ),
+        (
+            "mesh 3x5, wormhole, routing of no delay",
+            network(
+                Torus::new(vec![3, 5], false, 2).expect("valid").topology(link()),
+                wormhole(
+                    32,
+                    Arbitration::RoundRobin {
+                        initial: InitialPointer::Fixed(0),
+                    },
+                ),
+                SimTime::ZERO,
+                512,
+            ),
         ),
         (
             "irregular graph, zero-delay cables, CIOQ",
@@ -360,14 +408,18 @@ fn followers_of_rank_zero_give_what_one_queue_gives() {
 
 #[test]
 fn a_busy_network_splits_alike() {
-    // Every host sends to every other at once: long queues at every switch.
+    // Every host sends to every other at once: long queues at every switch, worms
+    // stopped and started again across the cut cables.
     let tree = Xgft::kary_ntree(4, 2).expect("valid");
-    let builder = network(
-        tree.topology(link()),
-        SwitchKind::OutputQueued,
-        SimTime::from_ns(100),
-        1024,
-    );
+    let arbitration = Arbitration::RoundRobin {
+        initial: InitialPointer::Fixed(0),
+    };
+    for kind in [SwitchKind::OutputQueued, wormhole(64, arbitration)] {
+        busy_network_splits_alike(network(tree.topology(link()), kind, SimTime::from_ns(100), 1024));
+    }
+}
+
+fn busy_network_splits_alike(builder: NetworkBuilder) {
     let mut messages = Vec::new();
     for src in 0..16 {
         for dst in 0..16 {

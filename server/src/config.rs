@@ -451,11 +451,15 @@ impl SwitchedConfig {
                     }
                 ),
                 SwitchKind::Wormhole(w) => format!(
-                    "wormhole ({} B flits, {} B buffers, {} arbitration{})",
+                    "wormhole ({} B flits, {} B buffers, {} arbitration{}{})",
                     w.flit_bytes,
                     w.buffer_bytes,
                     w.arbitration,
-                    if w.bubble { ", bubble flow control" } else { "" }
+                    if w.bubble { ", bubble flow control" } else { "" },
+                    match w.granularity {
+                        vesper_netmodels::Granularity::Fine => ", flit by flit",
+                        vesper_netmodels::Granularity::Coarse => "",
+                    }
                 ),
             },
             s.describe_shape(hosts),

@@ -1582,11 +1582,12 @@ fn partitions_change_nothing_but_the_wall_clock() {
         }
         curves
     };
-    let networks: [&[&str]; 4] = [
+    let networks: [&[&str]; 5] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
         &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
+        &["--preset", "fat-tree", "--granularity", "fine"],
     ];
     for network in networks {
         let curves = |partitions: &str| {
@@ -1631,27 +1632,33 @@ fn partitions_change_nothing_but_the_wall_clock() {
         "{}",
         out.stderr
     );
-    let run = |partitions: &str| {
-        let out = vesper(&[
-            "run",
-            "--workload",
-            "all-to-all",
-            "--size",
-            "4096",
-            "--preset",
-            "kary-ntree",
-            "--partitions",
-            partitions,
-        ]);
+    let run = |network: &[&str], partitions: &str| {
+        let args = [
+            &["run", "--workload", "all-to-all", "--size", "4096"],
+            network,
+            &["--partitions", partitions],
+        ]
+        .concat();
+        let out = vesper(&args);
         assert!(out.success, "{}", out.stderr);
         out.stdout
     };
-    let one = run("1");
+    let tree = ["--preset", "kary-ntree"];
+    let one = run(&tree, "1");
     assert!(
         one.contains("predicted execution time: 510.538 µs (992 messages)"),
         "{one}"
     );
-    assert_eq!(run("2"), one);
+    assert_eq!(run(&tree, "2"), one);
+    // Wormhole switches split flit by flit, and predict what they predict whole in runs
+    // of flits (in more events).
+    let fine = ["--preset", "fat-tree", "--granularity", "fine", "--tasks", "32"];
+    let one = run(&fine, "1");
+    assert_eq!(run(&fine, "3"), one);
+    let prediction = |out: &str| out.lines().filter(|l| l.starts_with("predicted")).collect::<String>();
+    let coarse = run(&["--preset", "fat-tree", "--tasks", "32"], "1");
+    assert_eq!(prediction(&coarse), prediction(&one));
+    assert!(prediction(&one).contains("512.424 µs"), "{one}");
     let refused = |args: &[&str], expected: &str| {
         let err = traffic(&[&["--load", "0.3"], args].concat()).expect_err("refused");
         assert!(err.contains(expected), "{args:?}: {err}");
@@ -1666,7 +1673,11 @@ fn partitions_change_nothing_but_the_wall_clock() {
     );
     refused(
         &["--preset", "torus-3d", "--partitions", "2"],
-        "--partitions 2: the wormhole fabric cannot be split into 2 partitions yet, only run whole (1 partition); output-queued and CIOQ switches can be split",
+        "--partitions 2: the network cannot be split into 2 partitions: its wormhole switches use bubble flow control",
+    );
+    refused(
+        &["--preset", "fat-tree", "--partitions", "2"],
+        "--partitions 2: the network cannot be split into 2 partitions: its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine",
     );
     assert_refuses(
         &[

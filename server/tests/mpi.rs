@@ -91,13 +91,14 @@ fn ranks_give_the_curves_of_one_process() {
     let dir = std::env::temp_dir().join(format!("vesper-mpi-routes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (map, routes) = common::map_with_two_paths_a_pair(&dir);
-    let networks: [&[&str]; 6] = [
+    let networks: [&[&str]; 7] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
         &["--network", torus],
         &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
         &["--map", &map, "--routes", &routes, "--route-policy", "random"],
+        &["--preset", "fat-tree", "--granularity", "fine"],
     ];
     for network in networks {
         let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
@@ -185,7 +186,7 @@ fn what_cannot_run_on_ranks_says_so() {
     );
     refused(
         &["traffic", "--load", "0.3", "--preset", "fat-tree"],
-        "2 MPI ranks: the wormhole fabric cannot be split into 2 partitions yet",
+        "2 MPI ranks: the network cannot be split into 2 partitions: its wormhole switches are simulated in runs of flits",
     );
     // A usage error is printed once, by rank 0.
     let out = mpirun(2, &["traffic", "--no-such-flag"]);
@@ -288,7 +289,8 @@ fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
 fn a_replay_on_ranks_writes_the_network_trace_of_one_process() {
     let dir = std::env::temp_dir().join(format!("vesper-mpi-traces-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let cases: [(&str, &[&str]); 3] = [
+    // A traced wormhole network steps flit by flit, so it splits (two rails of it here).
+    let cases: [(&str, &[&str]); 4] = [
         (
             "tree",
             &[
@@ -315,6 +317,10 @@ fn a_replay_on_ranks_writes_the_network_trace_of_one_process() {
                 "--switch",
                 "output-queued",
             ],
+        ),
+        (
+            "worms",
+            &["--tasks", "32", "--size", "8000", "--preset", "two-rail-fat-tree"],
         ),
     ];
     for (name, case) in cases {
@@ -367,8 +373,8 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
         "--partitions 3: under mpirun each of the 2 ranks",
     );
     refused(
-        &["run", "--workload", "ring", "--tasks", "8", "--preset", "fat-tree"],
-        "the wormhole fabric cannot be split into 2 partitions yet",
+        &["run", "--workload", "ring", "--tasks", "8", "--preset", "torus-3d"],
+        "the network cannot be split into 2 partitions: its wormhole switches use bubble flow control",
     );
     refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],

@@ -16,10 +16,11 @@
 //!   scheduled it (see [`crate::engine`]). A device's events are handled in the same
 //!   order whatever partition it is in, so it schedules the same events with the same
 //!   keys. A packet that crosses a cut cable takes its next event's key with it.
-//! - **Nothing arrives late.** Only packets cross partitions, on cut cables, and a
-//!   packet sent at `t` takes effect at the far end no sooner than `t + L`: the cable's
-//!   propagation and the switch's routing decision (hosts go with their switch, so a
-//!   host's cable is never cut). A window processes the events before `t0 + L`, so a
+//! - **Nothing arrives late.** Only packets (wormhole switches: flits, and STOP and GO
+//!   signals) cross partitions, on cut cables, and what is sent at `t` takes effect at
+//!   the far end no sooner than `t + L`: the cable's propagation, and for a packet the
+//!   switch's routing decision (hosts go with their switch, so a host's cable is never
+//!   cut). A window processes the events before `t0 + L`, so a
 //!   packet sent in it is due in a later window, and is in its partition's queue by
 //!   then. Within a window a partition's queue changes only by its own events, so it
 //!   pops its events in the order one queue over the whole network would pop them.
@@ -48,32 +49,32 @@
 //! same, with the next-event minimum and the crossing packets going through the
 //! ranks' collectives instead of shared memory.
 //!
-//! Packet switches (output-queued and CIOQ) can be split; the ideal network has no
-//! switch, and the wormhole fabric is not partitioned yet (see below). Explicit routes drawn at
+//! Packet switches (output-queued and CIOQ) can be split, and wormhole switches
+//! stepping flit by flit (see below); the ideal network has no switch. Explicit routes drawn at
 //! random share one generator between every host's messages: every partition draws
 //! for every message, its own and the others', in the order of their numbers
 //! (`Simulation::entered_elsewhere`), so each message takes the route it takes whole.
 //!
-//! # What splitting the wormhole fabric would take
+//! # The wormhole fabric
 //!
-//! - **Its events ordered by device.** The fabric's ties at one instant go in the
-//!   order they were scheduled (one origin), which a partition cannot reproduce. Giving
-//!   them their device as origin, as packet switches do, changes no delivery (every
-//!   test passes unchanged), but its events come less ordered to the heap: about 5 %
-//!   more wall time on one core, for no gain until the fabric is split.
-//! - **The fine path.** The coarse path plans runs of flits across cables: a plan sets
-//!   the arrivals in the buffer downstream, and a STOP or GO replans the output
-//!   upstream at once. Flit by flit, only two events cross a cable, each after its
-//!   delay: a flit's arrival (with its packet and message records the first time)
-//!   and a STOP or GO reaching the output. The fine path is about 5.6 times slower
-//!   than the coarse one on one core.
-//! - **A lookahead of the cable alone.** A signal acts when it arrives, with no
-//!   routing decision after it: windows as long as the least propagation of a cut
-//!   cable.
-//! - **No bubble flow control across a cut.** An output's grant reads the slots free in
-//!   the buffer at the far end of its cable at that instant.
-//! - **Records by presence**, as `Share` keeps them for packets: a worm spans several
-//!   switches, so a packet's record lives in every partition holding one of its flits.
+//! A wormhole network splits when it steps flit by flit (`Granularity::Fine`, or
+//! traced, which steps so anyway) and has no bubble flow control:
+//! - **Its events are ordered by device**, as packet switches' are, whether split or
+//!   not. This changed no delivery when it came (every test passed unchanged), but the
+//!   events come less ordered to the heap: about 5 % more wall time on one core.
+//! - **Flit by flit, two events cross a cable**, each after its delay: a flit's
+//!   arrival (with its packet's and message's records, taken the first time) and a
+//!   STOP or GO reaching the output upstream (`switch::wormhole::WormShare`). The coarse
+//!   path plans runs of flits across cables (a plan sets the arrivals in the buffer
+//!   downstream, and a STOP or GO replans the output upstream at once), so it does
+//!   not split; it gives the same deliveries in fewer events.
+//! - **The lookahead is the cable alone** (`NetworkBuilder::acting_latency`): a signal
+//!   acts when it arrives, with no routing decision after it.
+//! - **No bubble flow control**: an output's grant reads the slots free in the buffer
+//!   at the far end of its cable at that instant.
+//! - **Records by presence:** a worm spans several switches, so a packet's record lives
+//!   in every partition holding one of its flits, and goes once its tail has left for
+//!   good.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -100,14 +101,12 @@ pub enum SplitError {
     #[error(transparent)]
     Partition(#[from] PartitionError),
     /// this kind of network cannot be split
-    #[error(
-        "{what} cannot be split into {parts} partitions yet, only run whole (1 partition); output-queued and CIOQ switches can be split"
-    )]
+    #[error("the network cannot be split into {parts} partitions: {why}")]
     Unsupported {
         /// partitions asked for
         parts: u32,
-        /// the kind of network
-        what: &'static str,
+        /// why, and what to do instead
+        why: &'static str,
     },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
@@ -415,7 +414,7 @@ impl Split {
             return Err(PartitionError::MoreThanSwitches { parts, switches: 0 }.into());
         };
         let partitioning = partition(topology, parts)?;
-        let lookahead = match lookahead(topology, &partitioning, builder.routing_latency(), 0) {
+        let lookahead = match lookahead(topology, &partitioning, builder.acting_latency(), 0) {
             None => SimTime::MAX,
             Some(SimTime::ZERO) => return Err(SplitError::NoLookahead { parts }),
             Some(l) => l,
@@ -438,9 +437,8 @@ impl Split {
     fn build<S: TraceSink>(&self, builder: NetworkBuilder, part: u32, sink: S) -> Result<Simulation<S>, SplitError> {
         let parts = self.partitioning.parts();
         let mut sim = builder.build_part(part, &self.of_device, sink)?;
-        if !sim.can_be_split() {
-            let what = "the wormhole fabric";
-            return Err(SplitError::Unsupported { parts, what });
+        if let Err(why) = sim.can_be_split() {
+            return Err(SplitError::Unsupported { parts, why });
         }
         sim.share(part, self.of_device.clone());
         Ok(sim)

@@ -35,8 +35,9 @@
 //! so a window is at most the least latency over cut cables, from a send at one end to
 //! the first event it causes at the other: the cable's propagation, plus the
 //! serialization of the smallest unit the link carries whole (a packet's header or a
-//! wormhole flit), plus the routing decision when the receiving end is a switch (a switch
-//! acts on a head only once it is routed). [`lookahead`] computes it, taking the least
+//! wormhole flit), plus the routing decision when the receiving end is a packet switch
+//! (it acts on a head only once it is routed; a wormhole switch acts on a STOP or GO at
+//! once, so its lookahead is the cable's propagation alone). [`lookahead`] computes it, taking the least
 //! over both directions of every cut cable; `None` when nothing is cut (a single part, or
 //! parts that share no cable), when the partitions never need to synchronise. Cutting
 //! few cables helps here too: the least latency is taken over fewer cables.

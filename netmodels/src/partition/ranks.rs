@@ -281,6 +281,17 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
             put_u32(out, port.0);
         }
         CrossingEvent::TailArrives => out.push(1),
+        CrossingEvent::Flit { input, hop, flits } => {
+            out.push(2);
+            put_u32(out, input);
+            put_u32(out, u32::from(hop));
+            put_u32(out, flits);
+        }
+        CrossingEvent::Signal { port, stop } => {
+            out.push(3);
+            put_u32(out, port);
+            out.push(u8::from(stop));
+        }
     }
     let p = &c.packet;
     put_u32(out, p.index);
@@ -323,7 +334,16 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
         0 => CrossingEvent::Routed {
             port: PortId(words.u32()),
         },
-        _ => CrossingEvent::TailArrives,
+        1 => CrossingEvent::TailArrives,
+        2 => CrossingEvent::Flit {
+            input: words.u32(),
+            hop: words.u32() as u16,
+            flits: words.u32(),
+        },
+        _ => CrossingEvent::Signal {
+            port: words.u32(),
+            stop: words.u8() != 0,
+        },
     };
     let packet = Packet {
         message: MessageId(0),

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use super::error::{At, SpecError, field};
 use super::fields::{Claim, Field, NetworkSpec};
 use super::names::{
-    ArbitrationName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName, RoutePolicyName,
-    RoutingName, SwitchName,
+    ArbitrationName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName,
+    RoutePolicyName, RoutingName, SwitchName,
 };
 
 /// A network description whose every field applies.
@@ -140,6 +140,7 @@ pub enum SwitchSpec {
         buffer_bytes: Option<u32>,
         bubble: Option<bool>,
         arbitration: Option<ArbitrationName>,
+        granularity: Option<GranularityName>,
         initial_pointer: Option<PointerSpec>,
     },
 }
@@ -329,6 +330,7 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<Switched, SpecErro
             buffer_bytes: spec.buffer_bytes.take(),
             bubble: spec.bubble.take(),
             arbitration: spec.arbitration.take(),
+            granularity: spec.granularity.take(),
             initial_pointer: spec.initial_pointer.take(),
         },
     };
@@ -450,6 +452,7 @@ mod tests {
             buffer_bytes: Some(1),
             bubble: Some(true),
             arbitration: Some(ArbitrationName::OldestFirst),
+            granularity: Some(GranularityName::Fine),
             initial_pointer: Some(PointerSpec::Port(0)),
             ..NetworkSpec::default()
         };

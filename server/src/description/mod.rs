@@ -31,6 +31,7 @@
 //! buffer_bytes = 512            # wormhole: input (slack) buffer per port
 //! arbitration = "round-robin"   # wormhole: or "oldest-first"
 //! initial_pointer = "random"    # wormhole round-robin: "random" (seeded) or a port number
+//! granularity = "coarse"        # wormhole: or "fine", flit by flit (a split network needs it)
 //! seed = 1                      # wormhole: seed of the random initial pointers
 //!
 //! # [network.levels.2]          # trees: the level-2 switches (1 = the leaves) …
@@ -65,8 +66,8 @@ pub use checked::{Description, Network, ShapeSpec, SwitchSpec, Switched};
 pub use error::{At, NetworkFileError, SpecError, Table};
 pub use fields::{Claim, Field, NetworkFlags, NetworkSpec};
 pub use names::{
-    ArbitrationName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName, RoutePolicyName,
-    RoutingName, SwitchName,
+    ArbitrationName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName,
+    RoutePolicyName, RoutingName, SwitchName,
 };
 
 use crate::config::{FabricConfig, NetworkConfig, Shape};

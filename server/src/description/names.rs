@@ -82,6 +82,16 @@ pub enum ArbitrationName {
     OldestFirst,
 }
 
+/// How wormhole switches are simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum GranularityName {
+    /// runs of flits computed in closed form (the same times, several times faster)
+    Coarse,
+    /// flit by flit, the reference (a network split into partitions steps so)
+    Fine,
+}
+
 /// How an adapter serves concurrent messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]

@@ -6,15 +6,16 @@ use std::sync::Arc;
 
 use vesper_netmodels::time::seconds_text;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, Bandwidth, CioqParams, IdealParams, InitialPointer, Interleave, LinkParams, RailPolicy,
-    SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft, XgftError,
+    AdapterParams, Arbitration, Bandwidth, CioqParams, Granularity, IdealParams, InitialPointer, Interleave,
+    LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft, XgftError,
 };
 
 use super::checked::{Description, Network, ShapeSpec, SwitchSpec, Switched};
 use super::error::{At, SpecError, Table, field};
 use super::fields::{Field, NetworkSpec};
 use super::names::{
-    ArbitrationName, InterleaveName, LevelSpec, PointerSpec, RailPolicyName, RoutePolicyName, RoutingName, SwitchName,
+    ArbitrationName, GranularityName, InterleaveName, LevelSpec, PointerSpec, RailPolicyName, RoutePolicyName,
+    RoutingName, SwitchName,
 };
 use super::{host_count, map_host_names, read_mapping, read_pattern};
 use crate::config::{
@@ -717,6 +718,7 @@ impl Switched {
                 buffer_bytes,
                 bubble,
                 arbitration,
+                granularity,
                 initial_pointer,
             } => {
                 let default = WormholeParams::default();
@@ -741,7 +743,10 @@ impl Switched {
                         ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
                         ArbitrationName::OldestFirst => Arbitration::OldestFirst,
                     },
-                    ..default
+                    granularity: match granularity.unwrap_or(GranularityName::Coarse) {
+                        GranularityName::Coarse => Granularity::Coarse,
+                        GranularityName::Fine => Granularity::Fine,
+                    },
                 })
             }
         })

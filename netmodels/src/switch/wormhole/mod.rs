@@ -66,9 +66,12 @@
 //!
 //! This is the fine path: one event per flit per hop. It is the reference semantics;
 //! a coarse path that computes unobstructed flit runs in closed form must give the
-//! same times.
+//! same times. Only the fine path splits into partitions (see
+//! [`crate::partition::engine`]): flits and STOP/GO signals cross the cut cables
+//! (`WormShare`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasherDefault;
 
 mod coarse;
 mod entries;
@@ -82,12 +85,14 @@ use crate::rng::Rng;
 mod error;
 pub use error::WormholeError;
 
-use crate::simulation::{BuildError, Cut, Event, Message};
+use crate::simulation::{
+    BuildError, Crossing, CrossingEvent, Cut, Event, Message, NumberHasher, PathRest, path_returns,
+};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, Route, RouteTable, Torus, Wiring};
-use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
+use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, Source, TraceSink};
 use entries::Entries;
 use runs::{Run, Runs};
 
@@ -337,6 +342,8 @@ pub(crate) struct WormholeFabric {
     routes: RouteTable,
     outs: Vec<OutPort>,
     ins: Vec<InPort>,
+    /// the device (its index: hosts, then switches) of every port
+    port_device: Vec<u32>,
     senders: Vec<Sender>,
     packets: Slab<Packet>,
     /// link traversals in progress, by (message, output port); only kept when tracing
@@ -353,6 +360,33 @@ pub(crate) struct WormholeFabric {
     /// flow-control signals sent, for comparing the paths in tests
     #[cfg(test)]
     pub(crate) signals: Vec<(SimTime, u32, bool)>,
+    /// this fabric's part, when it is one partition of a larger one
+    share: Option<Box<WormShare>>,
+}
+
+/// What a partition of a split wormhole fabric keeps about the others (see
+/// [`crate::partition::engine`]). Flits and STOP/GO signals cross cut cables, each
+/// after its cable's delay. A worm may span several partitions: a packet has a record
+/// in each partition holding one of its flits, found by (message number, index), and
+/// a message one in each its packets cross, by number. A partition lets both go once
+/// the tail of the packet (of the message's last packet) has left it for good: it
+/// crossed a cut cable and the rest of its path does not come back. The flits ahead
+/// of a tail are on the same path, so they have left for good too. The destination's
+/// partition lets them go when they are delivered.
+#[derive(Debug)]
+struct WormShare {
+    part: u32,
+    /// the partition of every device: hosts, then switches
+    of_device: Vec<u32>,
+    /// flits and signals sent to other partitions, not yet handed over
+    crossings: Vec<Crossing>,
+    by_number: HashMap<u64, MessageId, BuildHasherDefault<NumberHasher>>,
+    by_packet: HashMap<(u64, u32), u32>,
+    /// outputs whose packet's tail left for good: (output, packet, its message's last);
+    /// let go once the output is released (the worm holds the packet until then)
+    leaving: Vec<(u32, u32, bool)>,
+    /// messages whose records this partition no longer needs, to release
+    released: Vec<MessageId>,
 }
 
 /// What a handler works with besides the fabric.
@@ -516,6 +550,11 @@ impl WormholeFabric {
             params,
             routing_latency,
             senders: adapters.iter().map(|_| Sender::default()).collect(),
+            port_device: wiring
+                .owner
+                .iter()
+                .map(|o| wiring.device_index(o.device) as u32)
+                .collect(),
             adapters,
             wiring,
             routes,
@@ -523,7 +562,221 @@ impl WormholeFabric {
             ins,
             packets: Slab::new(),
             traversals: BTreeMap::new(),
+            share: None,
         })
+    }
+
+    /// Whether this fabric can be one partition of a split network: the fine path
+    /// only, without bubble flow control.
+    pub(crate) fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+        if self.params.bubble {
+            return Err(
+                "its wormhole switches use bubble flow control, whose grants read the buffer at the far end of a cable at once; run it whole (1 partition), or with output-queued or CIOQ switches",
+            );
+        }
+        if self.coarse_now::<S>() {
+            return Err(
+                "its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine (flit by flit, the same results) to split it, or run it whole (1 partition)",
+            );
+        }
+        Ok(())
+    }
+
+    /// Makes this fabric partition `part` of a network split as `of_device` says.
+    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
+        self.share = Some(Box::new(WormShare {
+            part,
+            of_device,
+            crossings: Vec::new(),
+            by_number: HashMap::default(),
+            by_packet: HashMap::new(),
+            leaving: Vec::new(),
+            released: Vec::new(),
+        }));
+    }
+
+    /// A message entered this partition's adapters (no effect unless partitioned).
+    pub(crate) fn arrived_here(&mut self, message: MessageId, number: u64) {
+        if let Some(share) = &mut self.share {
+            share.by_number.insert(number, message);
+        }
+    }
+
+    /// Message number `number` was delivered here (its record goes).
+    pub(crate) fn forget(&mut self, number: u64) {
+        if let Some(share) = &mut self.share {
+            share.by_number.remove(&number);
+        }
+    }
+
+    /// The records of messages that left this partition for good, to release.
+    pub(crate) fn released(&mut self) -> Option<&mut Vec<MessageId>> {
+        self.share.as_mut().map(|s| &mut s.released)
+    }
+
+    /// Moves what this partition sent to others since the last call into `out`.
+    pub(crate) fn take_crossings(&mut self, out: &mut Vec<Crossing>) {
+        if let Some(share) = &mut self.share {
+            out.append(&mut share.crossings);
+        }
+    }
+
+    /// The partition `port`'s device is in, if it is another than this one's.
+    #[inline(always)]
+    fn elsewhere(&self, port: u32) -> Option<u32> {
+        let share = self.share.as_ref()?;
+        let to = share.of_device[self.port_device[port as usize] as usize];
+        (to != share.part).then_some(to)
+    }
+
+    /// Takes in a flit or a signal another partition sent, in the place among its
+    /// instant's events the sender gave it.
+    pub(crate) fn receive<S: TraceSink>(
+        &mut self,
+        crossing: &Crossing,
+        messages: &mut Slab<Message>,
+        queue: &mut EventQueue<Event>,
+        sink: &mut S,
+    ) {
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let event = match crossing.event {
+            CrossingEvent::Signal { port, stop: true } => WormEvent::StopArrives { port },
+            CrossingEvent::Signal { port, stop: false } => WormEvent::GoArrives { port },
+            CrossingEvent::Flit { input, hop, flits } => {
+                let number = crossing.message.number;
+                let message = *share.by_number.entry(number).or_insert_with(|| {
+                    let mut record = crossing.message;
+                    record.route = self.routes.localize(record.route, record.spec.src, record.spec.dst);
+                    MessageId(messages.insert(record))
+                });
+                let index = crossing.packet.index;
+                let packet = match share.by_packet.get(&(number, index)) {
+                    Some(&packet) => packet,
+                    None => {
+                        // Its head: a record of the packet here.
+                        let m = &messages[message.index()];
+                        if S::ENABLED {
+                            let from = Source {
+                                injected: m.injected_at,
+                                port: port_ref(Endpoint {
+                                    device: Device::Host(m.spec.src),
+                                    port: 0,
+                                }),
+                                first_out: m.first_byte_sent,
+                            };
+                            sink.arrived(number, crossing.packet.head_in, from);
+                        }
+                        let packet = self.packets.insert(Packet {
+                            message,
+                            index,
+                            flits,
+                            last: crossing.packet.last,
+                            delivered: 0,
+                            version: 0,
+                            route: m.route,
+                            dst: m.spec.dst,
+                        });
+                        share.by_packet.insert((number, index), packet);
+                        packet
+                    }
+                };
+                WormEvent::FlitArrives { input, packet, hop }
+            }
+            CrossingEvent::Routed { .. } | CrossingEvent::TailArrives => return,
+        };
+        queue.schedule_keyed(crossing.key, Event::Worm(event));
+    }
+
+    /// Sends a STOP (`stop`) or a GO from the input fed by `upstream`, to arrive at `at`.
+    fn signal<S>(&mut self, upstream: u32, at: SimTime, stop: bool, ctx: &mut Ctx<'_, S>) {
+        let event = if stop {
+            WormEvent::StopArrives { port: upstream }
+        } else {
+            WormEvent::GoArrives { port: upstream }
+        };
+        match self.elsewhere(upstream) {
+            None => ctx.schedule(at, event),
+            Some(to) => {
+                let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
+                if let Some(share) = &mut self.share {
+                    share.crossings.push(Crossing::signal(to, key, upstream, stop));
+                }
+            }
+        }
+    }
+
+    /// Sends flit `arrival.0` of `packet`'s worm to input `input` of another partition,
+    /// `to`, where it arrives at `arrival.1`, at the switch of position `hop` on its
+    /// path. A tail that leaves for good lets the packet (and, with the message's last,
+    /// the message) go once `port` is released.
+    #[cold]
+    fn cross_flit<S: TraceSink>(
+        &mut self,
+        (port, input, hop, to): (u32, u32, u16, u32),
+        packet: u32,
+        arrival: (u32, SimTime),
+        ctx: &mut Ctx<'_, S>,
+    ) {
+        let (flit, at) = arrival;
+        let p = self.packets[packet as usize];
+        let event = WormEvent::FlitArrives { input, packet, hop };
+        let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
+        let message = ctx.messages[p.message.index()];
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let mut crossing = Crossing::signal(to, key, 0, false);
+        crossing.event = CrossingEvent::Flit {
+            input,
+            hop,
+            flits: p.flits,
+        };
+        crossing.packet.index = p.index;
+        crossing.packet.last = p.last;
+        crossing.packet.head_in = at;
+        crossing.message = message;
+        share.crossings.push(crossing);
+        if flit + 1 < p.flits {
+            return;
+        }
+        let Device::Switch(switch) = self.wiring.owner[input as usize].device else {
+            return;
+        };
+        let path = PathRest {
+            route: p.route,
+            switch,
+            hop: usize::from(hop),
+            dst: p.dst,
+        };
+        if !path_returns(&self.wiring, &self.routes, &share.of_device, path, share.part) {
+            share.leaving.push((port, packet, p.last));
+        }
+    }
+
+    /// `port` was released: a packet whose tail it sent away for good goes from this
+    /// partition, with its message if that was the message's last packet.
+    #[cold]
+    fn let_go<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let Some(i) = share.leaving.iter().position(|&(p, ..)| p == port) else {
+            return;
+        };
+        let (_, packet, last) = share.leaving.swap_remove(i);
+        let p = self.packets[packet as usize];
+        let number = ctx.messages[p.message.index()].number;
+        share.by_packet.remove(&(number, p.index));
+        self.packets.release(packet);
+        if last {
+            if S::ENABLED {
+                ctx.sink.left(number);
+            }
+            share.by_number.remove(&number);
+            share.released.push(p.message);
+        }
     }
 
     /// The parameters of `host`'s adapter.
@@ -637,6 +890,9 @@ impl WormholeFabric {
         if let Some(input) = finished.and_then(|w| w.input) {
             self.free_slot(input, ctx);
         }
+        if self.share.is_some() {
+            self.let_go(port, ctx);
+        }
     }
 
     /// Bubble flow control: whether output `port` may take a packet from `input` (`None`:
@@ -731,6 +987,10 @@ impl WormholeFabric {
         }
         self.senders[host.index()].cut(last, self.adapters[host.index()].interleave);
         let packet = self.packets.insert(record);
+        if let Some(share) = &mut self.share {
+            let number = ctx.messages[message.index()].number;
+            share.by_packet.insert((number, index), packet);
+        }
         self.reserve(port);
         self.outs[port as usize].worm = Some(Worm {
             packet,
@@ -805,14 +1065,17 @@ impl WormholeFabric {
         }
         let arrives = now + flit_time + propagation;
         let hop = self.next_hop(worm.input);
-        ctx.schedule(
-            arrives,
-            WormEvent::FlitArrives {
-                input: peer_input,
-                packet: worm.packet,
-                hop,
-            },
-        );
+        match self.elsewhere(peer_input) {
+            None => ctx.schedule(
+                arrives,
+                WormEvent::FlitArrives {
+                    input: peer_input,
+                    packet: worm.packet,
+                    hop,
+                },
+            ),
+            Some(to) => self.cross_flit((port, peer_input, hop, to), worm.packet, (flit, arrives), ctx),
+        }
         if S::ENABLED {
             let m = &ctx.messages[p.message.index()];
             let key = (p.message, port);
@@ -887,7 +1150,7 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Go, true);
             }
             let at = now + inp.propagation;
-            ctx.schedule(at, WormEvent::GoArrives { port: upstream });
+            self.signal(upstream, at, false, ctx);
         }
     }
 
@@ -967,10 +1230,10 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Stop, true);
             }
             let at = now + inp.propagation;
-            ctx.schedule(at, WormEvent::StopArrives { port: upstream });
+            self.signal(upstream, at, true, ctx);
         }
         // The output sending the front packet may have been waiting for this flit.
-        if let Some(out) = inp.entries.front().and_then(|e| e.route) {
+        if let Some(out) = self.ins[input as usize].entries.front().and_then(|e| e.route) {
             let granted = self.outs[out as usize].worm.is_some_and(|w| w.input == Some(input));
             if granted {
                 self.wake(out, ctx);
@@ -985,9 +1248,15 @@ impl WormholeFabric {
     /// A packet's tail reached its destination adapter: returns its message if that
     /// was the message's last packet.
     fn delivered<S>(&mut self, packet: u32, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
-        let message = self.packets[packet as usize].message;
+        let (message, index) = (
+            self.packets[packet as usize].message,
+            self.packets[packet as usize].index,
+        );
         self.packets.release(packet);
         let m = &mut ctx.messages[message.index()];
+        if let Some(share) = &mut self.share {
+            share.by_packet.remove(&(m.number, index));
+        }
         m.packets_delivered += 1;
         (m.packets_delivered == m.packets_total).then_some(message)
     }
@@ -1171,6 +1440,9 @@ impl WormholeFabric {
             self.schedule_arbitration(port, ctx);
             return false;
         }
+        // Counted as the event it spares, so that the count does not depend on which
+        // events share the queue (a partition's hold only its own).
+        ctx.queue.count_taken_turn();
         let rank = std::mem::replace(&mut ctx.rank, arbitrate.rank());
         self.arbitrate(port, ctx);
         ctx.rank = rank;
@@ -1296,6 +1568,28 @@ impl WormholeFabric {
         input
             .and_then(|i| self.ins[i as usize].entries.front())
             .map_or(0, |e| e.hop + 1)
+    }
+
+    /// The index (hosts first, then switches) of the device that handles `event`: the
+    /// origin of the events it schedules.
+    #[inline(always)]
+    pub(crate) fn device_of(&self, event: WormEvent) -> usize {
+        let port = match event {
+            WormEvent::Tick { port }
+            | WormEvent::Arbitrate { port }
+            | WormEvent::Released { port }
+            | WormEvent::StopArrives { port }
+            | WormEvent::GoArrives { port }
+            | WormEvent::RunEnd { port, .. }
+            | WormEvent::TailLeaves { port, .. }
+            | WormEvent::TailDone { port, .. } => port,
+            WormEvent::FlitArrives { input, .. }
+            | WormEvent::Routed { input }
+            | WormEvent::StopDue { input, .. }
+            | WormEvent::GoDue { input, .. } => input,
+            WormEvent::TailArrives { packet, .. } => return self.packets[packet as usize].dst.index(),
+        };
+        self.port_device[port as usize] as usize
     }
 
     /// The routes, for source-routed packets' paths.
