@@ -318,7 +318,7 @@ network_fields! {
         flag arbitration: Option<ArbitrationName> [value_enum];
     granularity (Granularity): GranularityName => Claim::Switches(&[SwitchName::Wormhole]),
         /// wormhole: `coarse` computes runs of flits in closed form, `fine` steps flit by
-        /// flit (the same results, about 5.6 times slower; splitting the network with
+        /// flit (the same results, several times slower; splitting the network with
         /// --partitions or MPI ranks needs it, or a trace, which steps so anyway)
         /// [default: coarse].
         flag granularity: Option<GranularityName> [value_enum];
