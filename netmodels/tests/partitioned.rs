@@ -467,7 +467,7 @@ fn networks_that_cannot_be_split_say_why() {
         SplitError::Partition(PartitionError::MoreThanSwitches { parts: 2, switches: 0 })
     );
     assert!(Partitioned::build(ideal, 1).is_ok(), "one partition is any network");
-    let wormhole = SwitchKind::Wormhole(WormholeParams {
+    let coarse = SwitchKind::Wormhole(WormholeParams {
         flit_bytes: 8,
         buffer_bytes: 512,
         granularity: Granularity::Coarse,
@@ -476,9 +476,9 @@ fn networks_that_cannot_be_split_say_why() {
             initial: InitialPointer::Random { seed: 7 },
         },
     });
-    let err = split(network(tree(), wormhole, routing, 4096), 2);
+    let err = split(network(tree(), coarse, routing, 4096), 2);
     assert!(matches!(err, SplitError::Unsupported { parts: 2, .. }), "{err:?}");
-    assert!(err.to_string().contains("wormhole"), "{err}");
+    assert!(err.to_string().contains("give them granularity fine"), "{err}");
     let zero = LinkParams {
         propagation: SimTime::ZERO,
         ..link()
@@ -490,6 +490,29 @@ fn networks_that_cannot_be_split_say_why() {
         4096,
     );
     assert_eq!(split(instant, 2), SplitError::NoLookahead { parts: 2 });
+    // A wormhole switch acts on a STOP or GO as it arrives: its routing latency gives
+    // no lookahead.
+    let signals_at_once = network(
+        Xgft::kary_ntree(2, 2).expect("valid").topology(zero),
+        wormhole(8, Arbitration::OldestFirst),
+        routing,
+        4096,
+    );
+    assert_eq!(split(signals_at_once, 2), SplitError::NoLookahead { parts: 2 });
+    let bubble = network(
+        Torus::new(vec![4, 4], true, 1).expect("valid").topology(link()),
+        SwitchKind::Wormhole(WormholeParams {
+            flit_bytes: 8,
+            buffer_bytes: 8192,
+            granularity: Granularity::Fine,
+            bubble: true,
+            arbitration: Arbitration::OldestFirst,
+        }),
+        routing,
+        1024,
+    );
+    let err = split(bubble, 2);
+    assert!(err.to_string().contains("bubble flow control"), "{err}");
 }
 
 /// The network trace `messages` give on `builder`'s network split into `parts`, with

@@ -110,7 +110,7 @@ pub enum SplitError {
     },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
-        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay or the switches a routing latency, or run the network whole (1 partition)"
+        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay (or packet switches a routing latency; a wormhole switch acts on a STOP or GO as it arrives), or run the network whole (1 partition)"
     )]
     NoLookahead {
         /// partitions asked for
