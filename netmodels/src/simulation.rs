@@ -763,8 +763,9 @@ pub(crate) enum CrossingEvent {
 }
 
 impl Crossing {
-    /// A flow-control signal crossing to partition `to`.
-    pub(crate) fn signal(to: u32, key: u128, port: u32, stop: bool) -> Crossing {
+    /// A crossing to partition `to` of `event`, with an empty packet and message (a
+    /// signal's, or for the sender to fill in).
+    pub(crate) fn bare(to: u32, key: u128, event: CrossingEvent) -> Crossing {
         let spec = MessageSpec {
             src: HostId(0),
             dst: HostId(0),
@@ -774,7 +775,7 @@ impl Crossing {
         Crossing {
             to,
             key,
-            event: CrossingEvent::Signal { port, stop },
+            event,
             packet: Packet {
                 message: MessageId(0),
                 index: 0,
@@ -862,6 +863,15 @@ pub(crate) struct Cut {
 }
 
 impl Message {
+    /// Where it comes from, for the trace of a partition it crosses into.
+    pub(crate) fn source(&self) -> Source {
+        Source {
+            injected: self.injected_at,
+            port: port_ref(host_port(self.spec.src)),
+            first_out: self.first_byte_sent,
+        }
+    }
+
     /// The message's delivery, its last byte arriving at `arrived`.
     pub(crate) fn delivery(&self, arrived: SimTime) -> Delivery {
         Delivery {
@@ -1365,8 +1375,8 @@ impl<S: TraceSink> Simulation<S> {
     /// Makes this simulation partition `part` of a network split as `of_device` says
     /// (the part of every device: hosts, then switches): it then only handles the
     /// events of its own devices, and what it sends to another partition's goes to
-    /// [`Self::take_crossings`]. Only packet switches can be split ([`Self::can_be_split`]);
-    /// other fabrics are left whole.
+    /// [`Self::take_crossings`]. Only switches can be split, the wormhole fabric when it
+    /// steps flit by flit ([`Self::can_be_split`]); the ideal network is left whole.
     pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
         let net = match &mut self.fabric {
             Fabric::Switched(net) => net,
@@ -1446,13 +1456,8 @@ impl<S: TraceSink> Simulation<S> {
         };
         share.present(message, 1);
         if S::ENABLED {
-            let m = &crossing.message;
-            let from = Source {
-                injected: m.injected_at,
-                port: port_ref(host_port(m.spec.src)),
-                first_out: m.first_byte_sent,
-            };
-            self.sink.arrived(number, crossing.packet.head_in, from);
+            self.sink
+                .arrived(number, crossing.packet.head_in, crossing.message.source());
         }
         let packet = PacketId(net.packets.insert(Packet {
             message,

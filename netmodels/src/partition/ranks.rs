@@ -271,7 +271,7 @@ pub(crate) fn delivery(words: &mut Words<'_>) -> (u128, Delivery) {
 }
 
 /// Appends a packet that crosses to another rank (its message slot is the sender's, and
-/// does not travel).
+/// does not travel); a wormhole signal goes without the empty packet and message.
 pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
     put_u32(out, c.to);
     put_u128(out, c.key);
@@ -291,6 +291,7 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
             out.push(3);
             put_u32(out, port);
             out.push(u8::from(stop));
+            return;
         }
     }
     let p = &c.packet;
@@ -340,10 +341,13 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
             hop: words.u32() as u16,
             flits: words.u32(),
         },
-        _ => CrossingEvent::Signal {
-            port: words.u32(),
-            stop: words.u8() != 0,
-        },
+        _ => {
+            let signal = CrossingEvent::Signal {
+                port: words.u32(),
+                stop: words.u8() != 0,
+            };
+            return Crossing::bare(to, key, signal);
+        }
     };
     let packet = Packet {
         message: MessageId(0),
@@ -412,6 +416,40 @@ mod tests {
             let me = me as u8;
             assert_eq!(received, vec![vec![0, me], vec![1, me], vec![2, me]]);
         }
+    }
+
+    #[test]
+    fn a_signal_travels_without_records_and_the_next_crossing_reads_whole() {
+        let signal = CrossingEvent::Signal { port: 9, stop: true };
+        let flit = CrossingEvent::Flit {
+            input: 4,
+            hop: 2,
+            flits: 33,
+        };
+        let mut with_records = Crossing::bare(1, 77, flit);
+        with_records.packet.index = 5;
+        with_records.packet.last = true;
+        with_records.message.number = 1234;
+        let mut bytes = Vec::new();
+        put_crossing(&mut bytes, &Crossing::bare(1, 76, signal));
+        let signal_bytes = bytes.len();
+        put_crossing(&mut bytes, &with_records);
+        assert!(signal_bytes < bytes.len() - signal_bytes, "a signal carries no records");
+        let mut words = Words::new(&bytes);
+        let first = crossing(&mut words);
+        assert!(matches!(first.event, CrossingEvent::Signal { port: 9, stop: true }));
+        assert_eq!((first.to, first.key), (1, 76));
+        let second = crossing(&mut words);
+        assert!(matches!(
+            second.event,
+            CrossingEvent::Flit {
+                input: 4,
+                hop: 2,
+                flits: 33
+            }
+        ));
+        assert_eq!((second.key, second.packet.index, second.packet.last), (77, 5, true));
+        assert_eq!(second.message.number, 1234);
     }
 
     #[test]

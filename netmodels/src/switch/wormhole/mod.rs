@@ -92,7 +92,7 @@ use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
 use crate::topology::{Endpoint, Route, RouteTable, Torus, Wiring};
-use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, Source, TraceSink};
+use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, TraceSink};
 use entries::Entries;
 use runs::{Run, Runs};
 
@@ -658,15 +658,7 @@ impl WormholeFabric {
                         // Its head: a record of the packet here.
                         let m = &messages[message.index()];
                         if S::ENABLED {
-                            let from = Source {
-                                injected: m.injected_at,
-                                port: port_ref(Endpoint {
-                                    device: Device::Host(m.spec.src),
-                                    port: 0,
-                                }),
-                                first_out: m.first_byte_sent,
-                            };
-                            sink.arrived(number, crossing.packet.head_in, from);
+                            sink.arrived(number, crossing.packet.head_in, m.source());
                         }
                         let packet = self.packets.insert(Packet {
                             message,
@@ -701,7 +693,8 @@ impl WormholeFabric {
             Some(to) => {
                 let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
                 if let Some(share) = &mut self.share {
-                    share.crossings.push(Crossing::signal(to, key, upstream, stop));
+                    let signal = CrossingEvent::Signal { port: upstream, stop };
+                    share.crossings.push(Crossing::bare(to, key, signal));
                 }
             }
         }
@@ -727,12 +720,8 @@ impl WormholeFabric {
         let Some(share) = &mut self.share else {
             return;
         };
-        let mut crossing = Crossing::signal(to, key, 0, false);
-        crossing.event = CrossingEvent::Flit {
-            input,
-            hop,
-            flits: p.flits,
-        };
+        let flits = p.flits;
+        let mut crossing = Crossing::bare(to, key, CrossingEvent::Flit { input, hop, flits });
         crossing.packet.index = p.index;
         crossing.packet.last = p.last;
         crossing.packet.head_in = at;
