@@ -30,7 +30,7 @@ use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
 use crate::switch::output_queued::{OutPort, Ports};
-use crate::switch::wormhole::{Ctx, WormEvent, WormholeFabric};
+use crate::switch::wormhole::{Ctx, Signal, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
 use crate::topology::{Endpoint, Route, RouteTable, Topology, TopologyError, Wiring, wire};
@@ -757,9 +757,9 @@ pub(crate) enum CrossingEvent {
     /// wormhole: one of its flits is wholly in input buffer `input`, at the switch of
     /// position `hop` on its path; the packet has `flits` flits
     Flit { input: u32, hop: u16, flits: u32 },
-    /// wormhole: a STOP (`stop`) or a GO reaches the output `port` (no packet goes with
-    /// it: the crossing's packet and message are empty)
-    Signal { port: u32, stop: bool },
+    /// wormhole: a STOP, a GO or a credit reaches the output `port` (no packet goes
+    /// with it: the crossing's packet and message are empty)
+    Signal { port: u32, signal: Signal },
 }
 
 impl Crossing {
@@ -1394,8 +1394,8 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     /// Whether the network can be split into partitions ([`Self::share`]): packet
-    /// switches; wormhole switches stepping flit by flit, without bubble flow control
-    /// (`Err` says what stands in the way).
+    /// switches; wormhole switches stepping flit by flit (`Err` says what stands in
+    /// the way).
     pub(crate) fn can_be_split(&self) -> Result<(), &'static str> {
         match &self.fabric {
             Fabric::Switched(_) => Ok(()),

@@ -1,7 +1,8 @@
 //! The partitioned engine gives what one event queue gives: the same deliveries, in
 //! the same order, the same event count and clock, for P = 1, 2, 3 and 4 partitions, on
 //! fat trees (table and source routing, explicit routes drawn at random), tori, meshes,
-//! hypercubes and an irregular graph, output-queued and CIOQ switches, zero-delay cables, tiny packets, messages to
+//! hypercubes and an irregular graph, output-queued, CIOQ and wormhole switches (with
+//! bubble flow control on a torus), zero-delay cables, tiny packets, messages to
 //! oneself, injections one at a time between short runs (one window at a time) and all
 //! at once before long ones (windows on threads).
 
@@ -35,6 +36,20 @@ fn wormhole(flit_bytes: u32, arbitration: Arbitration) -> SwitchKind {
         granularity: Granularity::Fine,
         bubble: false,
         arbitration,
+    })
+}
+
+/// Wormhole switches with bubble flow control, for the rings of a torus: buffers of
+/// two packets of 512 bytes and a little more.
+fn bubble() -> SwitchKind {
+    SwitchKind::Wormhole(WormholeParams {
+        flit_bytes: 32,
+        buffer_bytes: 1600,
+        granularity: Granularity::Fine,
+        bubble: true,
+        arbitration: Arbitration::RoundRobin {
+            initial: InitialPointer::Fixed(0),
+        },
     })
 }
 
@@ -193,6 +208,15 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
                     },
                 ),
                 SimTime::ZERO,
+                512,
+            ),
+        ),
+        (
+            "torus 4x3, wormhole, bubble flow control",
+            network(
+                Torus::new(vec![4, 3], true, 2).expect("valid").topology(link()),
+                bubble(),
+                routing,
                 512,
             ),
         ),
@@ -417,6 +441,10 @@ fn a_busy_network_splits_alike() {
     for kind in [SwitchKind::OutputQueued, wormhole(64, arbitration)] {
         busy_network_splits_alike(network(tree.topology(link()), kind, SimTime::from_ns(100), 1024));
     }
+    // Packets wait for room in the rings, and the credits that free it cross the cut
+    // cables.
+    let torus = Torus::new(vec![4, 4], true, 1).expect("valid");
+    busy_network_splits_alike(network(torus.topology(link()), bubble(), SimTime::from_ns(100), 512));
 }
 
 fn busy_network_splits_alike(builder: NetworkBuilder) {
@@ -499,20 +527,6 @@ fn networks_that_cannot_be_split_say_why() {
         4096,
     );
     assert_eq!(split(signals_at_once, 2), SplitError::NoLookahead { parts: 2 });
-    let bubble = network(
-        Torus::new(vec![4, 4], true, 1).expect("valid").topology(link()),
-        SwitchKind::Wormhole(WormholeParams {
-            flit_bytes: 8,
-            buffer_bytes: 8192,
-            granularity: Granularity::Fine,
-            bubble: true,
-            arbitration: Arbitration::OldestFirst,
-        }),
-        routing,
-        1024,
-    );
-    let err = split(bubble, 2);
-    assert!(err.to_string().contains("bubble flow control"), "{err}");
 }
 
 /// The network trace `messages` give on `builder`'s network split into `parts`, with

@@ -88,10 +88,18 @@ fn ranks_give_the_curves_of_one_process() {
     )
     .expect("writable temp dir");
     let torus = torus.to_str().expect("UTF-8 path");
+    let worms = std::env::temp_dir().join(format!("vesper-mpi-worm-torus-{}.toml", std::process::id()));
+    std::fs::write(
+        &worms,
+        "[network]\nkind = \"torus\"\ndims = [4, 3, 2]\nhosts_per_switch = 2\nswitch = \"wormhole\"\n\
+         granularity = \"fine\"\npacket_payload_bytes = 256\nbuffer_bytes = 1024\n",
+    )
+    .expect("writable temp dir");
+    let worms = worms.to_str().expect("UTF-8 path");
     let dir = std::env::temp_dir().join(format!("vesper-mpi-routes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (map, routes) = common::map_with_two_paths_a_pair(&dir);
-    let networks: [&[&str]; 7] = [
+    let networks: [&[&str]; 8] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
@@ -99,6 +107,8 @@ fn ranks_give_the_curves_of_one_process() {
         &["--preset", "two-rail-fat-tree", "--switch", "output-queued"],
         &["--map", &map, "--routes", &routes, "--route-policy", "random"],
         &["--preset", "fat-tree", "--granularity", "fine"],
+        // A torus of wormhole switches takes bubble flow control.
+        &["--network", worms],
     ];
     for network in networks {
         let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
@@ -121,6 +131,7 @@ fn ranks_give_the_curves_of_one_process() {
         same_on_ranks(&args, &[2, 4], untimed, &what);
     }
     let _ = std::fs::remove_file(torus);
+    let _ = std::fs::remove_file(worms);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -374,7 +385,7 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
     );
     refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "torus-3d"],
-        "the network cannot be split into 2 partitions: its wormhole switches use bubble flow control",
+        "the network cannot be split into 2 partitions: its wormhole switches are simulated in runs of flits",
     );
     refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],

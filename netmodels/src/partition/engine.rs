@@ -58,20 +58,23 @@
 //! # The wormhole fabric
 //!
 //! A wormhole network splits when it steps flit by flit (`Granularity::Fine`, or
-//! traced, which steps so anyway) and has no bubble flow control:
+//! traced, which steps so anyway):
 //! - **Its events are ordered by device**, as packet switches' are, whether split or
 //!   not. This changed no delivery when it came (every test passed unchanged), but the
 //!   events come less ordered to the heap: about 5 % more wall time on one core.
 //! - **Flit by flit, two events cross a cable**, each after its delay: a flit's
 //!   arrival (with its packet's and message's records, taken the first time) and a
-//!   STOP or GO reaching the output upstream (`switch::wormhole::WormShare`). The coarse
-//!   path plans runs of flits across cables (a plan sets the arrivals in the buffer
-//!   downstream, and a STOP or GO replans the output upstream at once), so it does
-//!   not split; it gives the same deliveries in fewer events.
+//!   signal reaching the output upstream (`switch::wormhole::WormShare`): a STOP, a
+//!   GO, or with bubble flow control a credit (a packet slot freed in the buffer).
+//!   The coarse path plans runs of flits across cables (a plan sets the arrivals in
+//!   the buffer downstream, and a STOP or GO replans the output upstream at once), so
+//!   it does not split; it gives the same deliveries in fewer events.
 //! - **The lookahead is the cable alone** (`NetworkBuilder::acting_latency`): a signal
 //!   acts when it arrives, with no routing decision after it.
-//! - **No bubble flow control**: an output's grant reads the slots free in the buffer
-//!   at the far end of its cable at that instant.
+//! - **Bubble flow control splits**: an output counts the slots it gave away in the
+//!   buffer at the far end of its cable, and a slot is free for it again when the
+//!   credit has come back up the cable. (Before credits travelled, the grant read the
+//!   far buffer's state at once, and the fabric did not split.)
 //! - **Records by presence:** a worm spans several switches, so a packet's record lives
 //!   in every partition holding one of its flits, and goes once its tail has left for
 //!   good.

@@ -26,6 +26,7 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use crate::ids::{HostId, MessageId, PortId};
 use crate::simulation::{Crossing, CrossingEvent, Delivery, Message, MessageSpec, Packet};
+use crate::switch::wormhole::Signal;
 use crate::time::SimTime;
 use crate::topology::Route;
 
@@ -287,10 +288,14 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
             put_u32(out, u32::from(hop));
             put_u32(out, flits);
         }
-        CrossingEvent::Signal { port, stop } => {
+        CrossingEvent::Signal { port, signal } => {
             out.push(3);
             put_u32(out, port);
-            out.push(u8::from(stop));
+            out.push(match signal {
+                Signal::Stop => 0,
+                Signal::Go => 1,
+                Signal::Credit => 2,
+            });
             return;
         }
     }
@@ -342,10 +347,13 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
             flits: words.u32(),
         },
         _ => {
-            let signal = CrossingEvent::Signal {
-                port: words.u32(),
-                stop: words.u8() != 0,
+            let port = words.u32();
+            let signal = match words.u8() {
+                0 => Signal::Stop,
+                1 => Signal::Go,
+                _ => Signal::Credit,
             };
+            let signal = CrossingEvent::Signal { port, signal };
             return Crossing::bare(to, key, signal);
         }
     };
@@ -420,7 +428,6 @@ mod tests {
 
     #[test]
     fn a_signal_travels_without_records_and_the_next_crossing_reads_whole() {
-        let signal = CrossingEvent::Signal { port: 9, stop: true };
         let flit = CrossingEvent::Flit {
             input: 4,
             hop: 2,
@@ -430,26 +437,35 @@ mod tests {
         with_records.packet.index = 5;
         with_records.packet.last = true;
         with_records.message.number = 1234;
-        let mut bytes = Vec::new();
-        put_crossing(&mut bytes, &Crossing::bare(1, 76, signal));
-        let signal_bytes = bytes.len();
-        put_crossing(&mut bytes, &with_records);
-        assert!(signal_bytes < bytes.len() - signal_bytes, "a signal carries no records");
-        let mut words = Words::new(&bytes);
-        let first = crossing(&mut words);
-        assert!(matches!(first.event, CrossingEvent::Signal { port: 9, stop: true }));
-        assert_eq!((first.to, first.key), (1, 76));
-        let second = crossing(&mut words);
-        assert!(matches!(
-            second.event,
-            CrossingEvent::Flit {
-                input: 4,
-                hop: 2,
-                flits: 33
-            }
-        ));
-        assert_eq!((second.key, second.packet.index, second.packet.last), (77, 5, true));
-        assert_eq!(second.message.number, 1234);
+        for signal in [Signal::Stop, Signal::Go, Signal::Credit] {
+            let mut bytes = Vec::new();
+            put_crossing(
+                &mut bytes,
+                &Crossing::bare(1, 76, CrossingEvent::Signal { port: 9, signal }),
+            );
+            let signal_bytes = bytes.len();
+            put_crossing(&mut bytes, &with_records);
+            assert!(signal_bytes < bytes.len() - signal_bytes, "a signal carries no records");
+            let mut words = Words::new(&bytes);
+            let first = crossing(&mut words);
+            assert!(
+                matches!(first.event, CrossingEvent::Signal { port: 9, signal: s } if s == signal),
+                "{signal:?} read back as {:?}",
+                first.event
+            );
+            assert_eq!((first.to, first.key), (1, 76));
+            let second = crossing(&mut words);
+            assert!(matches!(
+                second.event,
+                CrossingEvent::Flit {
+                    input: 4,
+                    hop: 2,
+                    flits: 33
+                }
+            ));
+            assert_eq!((second.key, second.packet.index, second.packet.last), (77, 5, true));
+            assert_eq!(second.message.number, 1234);
+        }
     }
 
     #[test]

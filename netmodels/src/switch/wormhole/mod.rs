@@ -43,7 +43,11 @@
 //! - an output is granted to a packet only if the input buffer at the far end of its
 //!   cable has a free slot. A slot holds a packet of the largest size the adapters cut;
 //!   the packet holds it from its grant (its flits still to send, on the cable, in the
-//!   buffer) until its tail has left that buffer (the output carrying it on is released);
+//!   buffer) until its tail has left that buffer (the output carrying it on is released)
+//!   and the credit that buffer then sends up the cable has arrived, one cable delay
+//!   later, as a STOP or a GO (at once on a cable of no delay). The output counts the
+//!   slots it gave away, and the buffer says when one is free: neither reads the other's
+//!   state, so a cut cable carries credits as it carries signals;
 //! - a packet that enters a ring there, from a host port or from another dimension, needs
 //!   two free slots: one for itself, and one that stays free in the ring (the bubble), so
 //!   that some packet of the ring can always move;
@@ -138,8 +142,9 @@ impl Thresholds {
 /// port share the index).
 ///
 /// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
-/// signals arriving, flits arriving, outputs released (freeing the bubble slots their
-/// packets held), heads routed, arbitration, sends.
+/// signals and bubble credits arriving, flits arriving, outputs released (freeing the
+/// bubble slots their packets held: at once upstream on a cable of no delay), heads
+/// routed, arbitration, sends.
 /// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
 /// send at `t`, and an output freed at `t` is arbitrated among every request of `t`.
 #[derive(Debug, Clone, Copy)]
@@ -159,6 +164,9 @@ pub(crate) enum WormEvent {
     StopArrives { port: u32 },
     /// a GO reaches the sender `port` (fine path)
     GoArrives { port: u32 },
+    /// bubble flow control: a packet slot of the buffer at the far end of `port` freed
+    /// one cable delay ago (its packet's tail left it), and `port` now knows
+    CreditArrives { port: u32 },
     /// coarse path: `port`'s planned run ended before the packet's tail
     RunEnd { port: u32, version: u32 },
     /// coarse path: `port` sends the packet's tail flit now
@@ -179,7 +187,7 @@ impl WormEvent {
     /// The order of events at one instant (lower first).
     pub(crate) fn rank(self) -> u8 {
         match self {
-            WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } => 1,
+            WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } | WormEvent::CreditArrives { .. } => 1,
             WormEvent::FlitArrives { .. } | WormEvent::StopDue { .. } | WormEvent::TailArrives { .. } => 2,
             WormEvent::Released { .. } | WormEvent::TailDone { .. } => 3,
             WormEvent::Routed { .. } => 4,
@@ -188,6 +196,28 @@ impl WormEvent {
             | WormEvent::RunEnd { .. }
             | WormEvent::TailLeaves { .. }
             | WormEvent::GoDue { .. } => 6,
+        }
+    }
+}
+
+/// What an input sends up its cable to the output feeding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// hold your flits
+    Stop,
+    /// send again
+    Go,
+    /// bubble flow control: a packet slot freed
+    Credit,
+}
+
+impl Signal {
+    /// Its arrival at the output `port`.
+    fn arrives(self, port: u32) -> WormEvent {
+        match self {
+            Signal::Stop => WormEvent::StopArrives { port },
+            Signal::Go => WormEvent::GoArrives { port },
+            Signal::Credit => WormEvent::CreditArrives { port },
         }
     }
 }
@@ -567,13 +597,8 @@ impl WormholeFabric {
     }
 
     /// Whether this fabric can be one partition of a split network: the fine path
-    /// only, without bubble flow control.
+    /// only.
     pub(crate) fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
-        if self.params.bubble {
-            return Err(
-                "its wormhole switches use bubble flow control, whose grants read the buffer at the far end of a cable at once; run it whole (1 partition), or with output-queued or CIOQ switches",
-            );
-        }
         if self.coarse_now::<S>() {
             return Err(
                 "its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine (flit by flit, the same results) to split it, or run it whole (1 partition)",
@@ -642,8 +667,7 @@ impl WormholeFabric {
             return;
         };
         let event = match crossing.event {
-            CrossingEvent::Signal { port, stop: true } => WormEvent::StopArrives { port },
-            CrossingEvent::Signal { port, stop: false } => WormEvent::GoArrives { port },
+            CrossingEvent::Signal { port, signal } => signal.arrives(port),
             CrossingEvent::Flit { input, hop, flits } => {
                 let number = crossing.message.number;
                 let message = *share.by_number.entry(number).or_insert_with(|| {
@@ -681,19 +705,15 @@ impl WormholeFabric {
         queue.schedule_keyed(crossing.key, Event::Worm(event));
     }
 
-    /// Sends a STOP (`stop`) or a GO from the input fed by `upstream`, to arrive at `at`.
-    fn signal<S>(&mut self, upstream: u32, at: SimTime, stop: bool, ctx: &mut Ctx<'_, S>) {
-        let event = if stop {
-            WormEvent::StopArrives { port: upstream }
-        } else {
-            WormEvent::GoArrives { port: upstream }
-        };
+    /// Sends `signal` from the input fed by `upstream`, to arrive at `at`.
+    fn signal<S>(&mut self, upstream: u32, at: SimTime, signal: Signal, ctx: &mut Ctx<'_, S>) {
+        let event = signal.arrives(upstream);
         match self.elsewhere(upstream) {
             None => ctx.schedule(at, event),
             Some(to) => {
                 let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
                 if let Some(share) = &mut self.share {
-                    let signal = CrossingEvent::Signal { port: upstream, stop };
+                    let signal = CrossingEvent::Signal { port: upstream, signal };
                     share.crossings.push(Crossing::bare(to, key, signal));
                 }
             }
@@ -837,6 +857,7 @@ impl WormholeFabric {
                     ctx.schedule(ctx.now, WormEvent::Tick { port });
                 }
             }
+            WormEvent::CreditArrives { port } => self.credit_arrives(port, ctx),
             WormEvent::RunEnd { port, version } => {
                 if self.outs[port as usize].version == version {
                     self.replan(port, ctx);
@@ -864,10 +885,12 @@ impl WormholeFabric {
             Device::Switch(_) => {
                 // Arbitrate once every request of this instant is in. At once if no
                 // other event of this instant comes first, unless a bubble slot frees
-                // below (its work would then come after the arbitration's).
-                let frees_slot = finished
-                    .and_then(|w| w.input)
-                    .is_some_and(|input| self.ins[input as usize].slots > 0);
+                // below at once, on a cable of no delay (its work would then come after
+                // the arbitration's).
+                let frees_slot = finished.and_then(|w| w.input).is_some_and(|input| {
+                    let inp = &self.ins[input as usize];
+                    inp.slots > 0 && inp.propagation == SimTime::ZERO
+                });
                 if frees_slot {
                     self.schedule_arbitration(port, ctx);
                 } else {
@@ -920,23 +943,40 @@ impl WormholeFabric {
     }
 
     /// Bubble flow control: a packet's tail has left `input` (the output carrying it was
-    /// released): its slot is free, and the output feeding `input`, which may have been
-    /// refused for want of room, tries again. Releases come before arbitration at one
-    /// instant (on both paths), so every arbitration of the instant sees the slot.
+    /// released): its slot is free. The output feeding `input` learns it when the credit
+    /// gets there, after the cable's delay, like a STOP or a GO; on a cable of no delay,
+    /// at once.
     fn free_slot<S: TraceSink>(&mut self, input: u32, ctx: &mut Ctx<'_, S>) {
-        let inp = &mut self.ins[input as usize];
+        let inp = &self.ins[input as usize];
         if inp.slots == 0 {
             return;
         }
-        inp.reserved -= 1;
         let Some(upstream) = inp.upstream else { return };
-        match self.outs[upstream as usize].owner.device {
+        // (A cut cable has a delay: the lookahead.)
+        if inp.propagation == SimTime::ZERO {
+            self.credit_arrives(upstream, ctx);
+        } else {
+            let at = ctx.now + inp.propagation;
+            self.signal(upstream, at, Signal::Credit, ctx);
+        }
+    }
+
+    /// Bubble flow control: the buffer at the far end of `port` has a slot more, and
+    /// `port`, which may have been refused for want of room, tries again. Credits come
+    /// before arbitration at one instant (on both paths), so every arbitration of the
+    /// instant sees the slot.
+    fn credit_arrives<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let out = &self.outs[port as usize];
+        if let Some(far) = out.peer_input {
+            self.ins[far as usize].reserved -= 1;
+        }
+        match out.owner.device {
             Device::Host(host) => {
-                if self.outs[upstream as usize].worm.is_none() {
-                    self.next_packet(upstream, host, ctx);
+                if out.worm.is_none() {
+                    self.next_packet(port, host, ctx);
                 }
             }
-            Device::Switch(_) => self.schedule_arbitration(upstream, ctx),
+            Device::Switch(_) => self.schedule_arbitration(port, ctx),
         }
     }
 
@@ -1139,7 +1179,7 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Go, true);
             }
             let at = now + inp.propagation;
-            self.signal(upstream, at, false, ctx);
+            self.signal(upstream, at, Signal::Go, ctx);
         }
     }
 
@@ -1219,7 +1259,7 @@ impl WormholeFabric {
                 ctx.sink.flow_control(now, port_ref(inp.owner), FlowSignal::Stop, true);
             }
             let at = now + inp.propagation;
-            self.signal(upstream, at, true, ctx);
+            self.signal(upstream, at, Signal::Stop, ctx);
         }
         // The output sending the front packet may have been waiting for this flit.
         if let Some(out) = self.ins[input as usize].entries.front().and_then(|e| e.route) {
@@ -1569,6 +1609,7 @@ impl WormholeFabric {
             | WormEvent::Released { port }
             | WormEvent::StopArrives { port }
             | WormEvent::GoArrives { port }
+            | WormEvent::CreditArrives { port }
             | WormEvent::RunEnd { port, .. }
             | WormEvent::TailLeaves { port, .. }
             | WormEvent::TailDone { port, .. } => port,

@@ -1237,6 +1237,30 @@ fn zero_load_latency_on_tori_matches_the_closed_form() {
 }
 
 #[test]
+fn a_freed_slot_is_seen_upstream_after_the_cables_delay() {
+    // Host 0 sends two 34-flit packets to host 1, one switch round a ring of four. The
+    // second enters the ring at switch 0 and needs two free slots at switch 1: it waits
+    // for the first's slot, freed when the first's tail leaves switch 1 (that output is
+    // released), and seen at switch 0 when the credit has come back up the cable.
+    let ring = Torus::new(vec![4], true, 1).expect("valid");
+    for prop in [PROP, 0] {
+        let link = LinkParams {
+            propagation: SimTime::from_ns(prop),
+            ..LinkParams::default()
+        };
+        let [(fine, ..), (coarse, ..)] =
+            fine_and_coarse(&ring.topology(link), bubble(), small_packets(), &[(0, 0, 1, 512)]);
+        // The first packet's tail leaves switch 1 for host 1.
+        let released = 2 * (ROUTE + TAU) + 2 * prop + flits(256) * TAU;
+        // The second crosses switch 0 to switch 1, is routed there, and reaches host 1.
+        let credit = released + prop;
+        let arrived = credit + (TAU + prop) + ROUTE + flits(256) * TAU + prop;
+        assert_eq!(fine[0].0, SimTime::from_ns(arrived), "cables of {prop} ns");
+        assert_eq!(fine, coarse, "cables of {prop} ns");
+    }
+}
+
+#[test]
 fn a_torus_needs_bubble_flow_control() {
     let build = |t: Torus, params: WormholeParams| {
         NetworkBuilder::new(t.topology(LinkParams::default()))
