@@ -645,6 +645,17 @@ enum Fabric {
     Wormhole(Box<WormholeFabric>),
 }
 
+impl Fabric {
+    /// What this partition keeps of the split, whatever the fabric (`None`: whole).
+    fn split(&mut self) -> Option<&mut Split> {
+        match self {
+            Fabric::Switched(net) => net.share.as_mut().map(|s| &mut s.split),
+            Fabric::Wormhole(net) => net.split(),
+            Fabric::Ideal(_) => None,
+        }
+    }
+}
+
 /// Adapters, links and switches: the packet engine of the output-queued and CIOQ
 /// switches. Their own parts are `impl Switched` blocks beside them: output ports and
 /// their queues in [`crate::switch::output_queued`], input queues and the crossbar in
@@ -675,23 +686,74 @@ pub(crate) struct Switched {
     pub(crate) share: Option<Box<Share>>,
 }
 
-/// What a partition of a network keeps about the others (see
-/// [`crate::partition::engine`]).
+/// What a partition of a split network keeps, whatever its fabric (see
+/// [`crate::partition::engine`]): where every device is, what it sent to the other
+/// partitions, and the records of the messages it holds. Each fabric adds what it
+/// needs to know when a message's record may go ([`Share`], and the wormhole's
+/// `WormShare`).
+#[derive(Debug)]
+pub(crate) struct Split {
+    /// this partition's number
+    pub(crate) part: u32,
+    /// the partition of every device: hosts, then switches
+    pub(crate) of_device: Vec<u32>,
+    /// what was sent to other partitions (packets, flits, signals), not yet handed over
+    pub(crate) crossings: Vec<Crossing>,
+    /// the messages this partition holds a record of, by number
+    pub(crate) by_number: HashMap<u64, MessageId, BuildHasherDefault<NumberHasher>>,
+    /// messages whose records this partition no longer needs, to release
+    pub(crate) released: Vec<MessageId>,
+}
+
+impl Split {
+    pub(crate) fn new(part: u32, of_device: Vec<u32>) -> Split {
+        Split {
+            part,
+            of_device,
+            crossings: Vec::new(),
+            by_number: HashMap::default(),
+            released: Vec::new(),
+        }
+    }
+
+    /// The partition of the device of index `device` (hosts, then switches), if it is
+    /// another than this one.
+    #[inline(always)]
+    pub(crate) fn elsewhere(&self, device: usize) -> Option<u32> {
+        let to = self.of_device[device];
+        (to != self.part).then_some(to)
+    }
+
+    /// The record here of the message `crossing` carries: found by its number, or made
+    /// from the crossing's copy, its route made one of this partition's tables.
+    pub(crate) fn record_of(
+        &mut self,
+        crossing: &Crossing,
+        messages: &mut Slab<Message>,
+        routes: &mut RouteTable,
+    ) -> MessageId {
+        *self.by_number.entry(crossing.message.number).or_insert_with(|| {
+            let mut record = crossing.message;
+            record.route = routes.localize(record.route, record.spec.src, record.spec.dst);
+            MessageId(messages.insert(record))
+        })
+    }
+
+    /// Message `message`, number `number`, has left this partition for good: its
+    /// record goes at the end of the partition's step.
+    pub(crate) fn let_go(&mut self, message: MessageId, number: u64) {
+        self.by_number.remove(&number);
+        self.released.push(message);
+    }
+}
+
+/// What a partition of a network of packet switches keeps about the others.
 #[derive(Debug)]
 pub(crate) struct Share {
-    /// this partition's number
-    part: u32,
-    /// the partition of every device: hosts, then switches
-    of_device: Vec<u32>,
-    /// packets sent to other partitions, not yet handed over
-    crossings: Vec<Crossing>,
-    /// the messages this partition holds a record of, by number
-    by_number: HashMap<u64, MessageId, BuildHasherDefault<NumberHasher>>,
+    split: Split,
     /// per message slot: its packets in this partition (cut and not yet gone, or
     /// arrived and not yet gone), and whether its last packet has left
     presence: Vec<(u32, bool)>,
-    /// messages whose records this partition no longer needs, to release
-    released: Vec<MessageId>,
 }
 
 impl Share {
@@ -704,7 +766,7 @@ impl Share {
     }
 
     fn forget(&mut self, message: MessageId, number: u64) {
-        self.by_number.remove(&number);
+        self.split.by_number.remove(&number);
         if let Some(p) = self.presence.get_mut(message.index()) {
             *p = (0, false);
         }
@@ -1239,7 +1301,11 @@ impl<S: TraceSink> Simulation<S> {
         self.entered += 1;
         match &mut self.fabric {
             Fabric::Switched(net) => net.arrived_here(message, number),
-            Fabric::Wormhole(net) => net.arrived_here(message, number),
+            Fabric::Wormhole(net) => {
+                if let Some(split) = net.split() {
+                    split.by_number.insert(number, message);
+                }
+            }
             Fabric::Ideal(_) => {}
         }
         if let Fabric::Switched(_) | Fabric::Wormhole(_) = self.fabric {
@@ -1350,7 +1416,11 @@ impl<S: TraceSink> Simulation<S> {
                         share.forget(message, number);
                     }
                 }
-                Fabric::Wormhole(net) => net.forget(number),
+                Fabric::Wormhole(net) => {
+                    if let Some(split) = net.split() {
+                        split.by_number.remove(&number);
+                    }
+                }
                 Fabric::Ideal(_) => {}
             }
             self.messages.release(message.0);
@@ -1360,13 +1430,8 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Releases the records of the messages whose last packet left this partition.
     fn release_gone(&mut self) {
-        let released = match &mut self.fabric {
-            Fabric::Switched(net) => net.share.as_mut().map(|s| &mut s.released),
-            Fabric::Wormhole(net) => net.released(),
-            Fabric::Ideal(_) => None,
-        };
-        if let Some(released) = released {
-            for message in released.drain(..) {
+        if let Some(split) = self.fabric.split() {
+            for message in split.released.drain(..) {
                 self.messages.release(message.0);
             }
         }
@@ -1384,12 +1449,8 @@ impl<S: TraceSink> Simulation<S> {
             Fabric::Ideal(_) => return,
         };
         net.share = Some(Box::new(Share {
-            part,
-            of_device,
-            crossings: Vec::new(),
-            by_number: HashMap::default(),
+            split: Split::new(part, of_device),
             presence: Vec::new(),
-            released: Vec::new(),
         }));
     }
 
@@ -1419,14 +1480,8 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Moves what this partition sent to others since the last call into `out`.
     pub(crate) fn take_crossings(&mut self, out: &mut Vec<Crossing>) {
-        match &mut self.fabric {
-            Fabric::Switched(net) => {
-                if let Some(share) = &mut net.share {
-                    out.append(&mut share.crossings);
-                }
-            }
-            Fabric::Wormhole(net) => net.take_crossings(out),
-            Fabric::Ideal(_) => {}
+        if let Some(split) = self.fabric.split() {
+            out.append(&mut split.crossings);
         }
     }
 
@@ -1444,16 +1499,7 @@ impl<S: TraceSink> Simulation<S> {
             return;
         };
         let number = crossing.message.number;
-        let message = match share.by_number.get(&number) {
-            Some(&message) => message,
-            None => {
-                let mut record = crossing.message;
-                record.route = net.routes.localize(record.route, record.spec.src, record.spec.dst);
-                let message = MessageId(self.messages.insert(record));
-                share.by_number.insert(number, message);
-                message
-            }
-        };
+        let message = share.split.record_of(crossing, &mut self.messages, &mut net.routes);
         share.present(message, 1);
         if S::ENABLED {
             self.sink
@@ -1620,7 +1666,7 @@ impl Switched {
     /// A message entered this partition's adapters (no effect unless partitioned).
     fn arrived_here(&mut self, message: MessageId, number: u64) {
         if let Some(share) = &mut self.share {
-            share.by_number.insert(number, message);
+            share.split.by_number.insert(number, message);
             share.present(message, 0);
         }
     }
@@ -1662,15 +1708,15 @@ impl Switched {
         let Some(share) = &self.share else {
             return false;
         };
-        let (to, part) = (share.of_device[self.wiring.device_index(peer)], share.part);
-        if to == part {
+        let part = share.split.part;
+        let Some(to) = share.split.elsewhere(self.wiring.device_index(peer)) else {
             return false;
-        }
+        };
         let key = EventQueue::<Event>::key_of(at, 0, step.queue.reserve());
         let p = self.packets[packet.index()];
         self.packets.release(packet.0);
         let message = step.messages[p.message.index()];
-        let dst_elsewhere = share.of_device[message.spec.dst.index()] != part;
+        let dst_elsewhere = share.split.elsewhere(message.spec.dst.index()).is_some();
         let gone = p.last
             && match (S::ENABLED, peer, event) {
                 (true, Device::Switch(switch), CrossingEvent::Routed { .. }) => {
@@ -1683,7 +1729,7 @@ impl Switched {
         let Some(share) = &mut self.share else {
             return false;
         };
-        share.crossings.push(Crossing {
+        share.split.crossings.push(Crossing {
             to,
             key,
             event,
@@ -1698,7 +1744,7 @@ impl Switched {
                 step.sink.left(message.number);
             }
             share.forget(p.message, message.number);
-            share.released.push(p.message);
+            share.split.released.push(p.message);
         }
         true
     }
@@ -1715,7 +1761,7 @@ impl Switched {
             hop,
             dst,
         };
-        path_returns(&self.wiring, &self.routes, &share.of_device, path, part)
+        path_returns(&self.wiring, &self.routes, &share.split.of_device, path, part)
     }
 
     /// The index (hosts first, then switches) of the device that handles `event`: the

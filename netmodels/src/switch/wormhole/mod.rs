@@ -75,7 +75,6 @@
 //! (`WormShare`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasherDefault;
 
 mod coarse;
 mod entries;
@@ -89,9 +88,7 @@ use crate::rng::Rng;
 mod error;
 pub use error::WormholeError;
 
-use crate::simulation::{
-    BuildError, Crossing, CrossingEvent, Cut, Event, Message, NumberHasher, PathRest, path_returns,
-};
+use crate::simulation::{BuildError, Crossing, CrossingEvent, Cut, Event, Message, PathRest, Split, path_returns};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
@@ -405,18 +402,12 @@ pub(crate) struct WormholeFabric {
 /// partition lets them go when they are delivered.
 #[derive(Debug)]
 struct WormShare {
-    part: u32,
-    /// the partition of every device: hosts, then switches
-    of_device: Vec<u32>,
-    /// flits and signals sent to other partitions, not yet handed over
-    crossings: Vec<Crossing>,
-    by_number: HashMap<u64, MessageId, BuildHasherDefault<NumberHasher>>,
+    split: Split,
+    /// the packets this partition holds a record of, by message number and index
     by_packet: HashMap<(u64, u32), u32>,
     /// outputs whose packet's tail left for good: (output, packet, its message's last);
     /// let go once the output is released (the worm holds the packet until then)
     leaving: Vec<(u32, u32, bool)>,
-    /// messages whose records this partition no longer needs, to release
-    released: Vec<MessageId>,
 }
 
 /// What a handler works with besides the fabric.
@@ -610,48 +601,26 @@ impl WormholeFabric {
     /// Makes this fabric partition `part` of a network split as `of_device` says.
     pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
         self.share = Some(Box::new(WormShare {
-            part,
-            of_device,
-            crossings: Vec::new(),
-            by_number: HashMap::default(),
+            split: Split::new(part, of_device),
             by_packet: HashMap::new(),
             leaving: Vec::new(),
-            released: Vec::new(),
         }));
     }
 
-    /// A message entered this partition's adapters (no effect unless partitioned).
-    pub(crate) fn arrived_here(&mut self, message: MessageId, number: u64) {
-        if let Some(share) = &mut self.share {
-            share.by_number.insert(number, message);
-        }
-    }
-
-    /// Message number `number` was delivered here (its record goes).
-    pub(crate) fn forget(&mut self, number: u64) {
-        if let Some(share) = &mut self.share {
-            share.by_number.remove(&number);
-        }
-    }
-
-    /// The records of messages that left this partition for good, to release.
-    pub(crate) fn released(&mut self) -> Option<&mut Vec<MessageId>> {
-        self.share.as_mut().map(|s| &mut s.released)
-    }
-
-    /// Moves what this partition sent to others since the last call into `out`.
-    pub(crate) fn take_crossings(&mut self, out: &mut Vec<Crossing>) {
-        if let Some(share) = &mut self.share {
-            out.append(&mut share.crossings);
-        }
+    /// What this partition keeps of the split (`None`: whole). A message's record
+    /// comes by number (`by_number`) when it enters an adapter here or its first flit
+    /// crosses here, and goes when it is delivered here or its last tail has left.
+    pub(crate) fn split(&mut self) -> Option<&mut Split> {
+        self.share.as_mut().map(|s| &mut s.split)
     }
 
     /// The partition `port`'s device is in, if it is another than this one's.
     #[inline(always)]
     fn elsewhere(&self, port: u32) -> Option<u32> {
-        let share = self.share.as_ref()?;
-        let to = share.of_device[self.port_device[port as usize] as usize];
-        (to != share.part).then_some(to)
+        self.share
+            .as_ref()?
+            .split
+            .elsewhere(self.port_device[port as usize] as usize)
     }
 
     /// Takes in a flit or a signal another partition sent, in the place among its
@@ -670,11 +639,7 @@ impl WormholeFabric {
             CrossingEvent::Signal { port, signal } => signal.arrives(port),
             CrossingEvent::Flit { input, hop, flits } => {
                 let number = crossing.message.number;
-                let message = *share.by_number.entry(number).or_insert_with(|| {
-                    let mut record = crossing.message;
-                    record.route = self.routes.localize(record.route, record.spec.src, record.spec.dst);
-                    MessageId(messages.insert(record))
-                });
+                let message = share.split.record_of(crossing, messages, &mut self.routes);
                 let index = crossing.packet.index;
                 let packet = match share.by_packet.get(&(number, index)) {
                     Some(&packet) => packet,
@@ -714,7 +679,7 @@ impl WormholeFabric {
                 let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
                 if let Some(share) = &mut self.share {
                     let signal = CrossingEvent::Signal { port: upstream, signal };
-                    share.crossings.push(Crossing::bare(to, key, signal));
+                    share.split.crossings.push(Crossing::bare(to, key, signal));
                 }
             }
         }
@@ -746,7 +711,7 @@ impl WormholeFabric {
         crossing.packet.last = p.last;
         crossing.packet.head_in = at;
         crossing.message = message;
-        share.crossings.push(crossing);
+        share.split.crossings.push(crossing);
         if flit + 1 < p.flits {
             return;
         }
@@ -759,7 +724,13 @@ impl WormholeFabric {
             hop: usize::from(hop),
             dst: p.dst,
         };
-        if !path_returns(&self.wiring, &self.routes, &share.of_device, path, share.part) {
+        if !path_returns(
+            &self.wiring,
+            &self.routes,
+            &share.split.of_device,
+            path,
+            share.split.part,
+        ) {
             share.leaving.push((port, packet, p.last));
         }
     }
@@ -783,8 +754,7 @@ impl WormholeFabric {
             if S::ENABLED {
                 ctx.sink.left(number);
             }
-            share.by_number.remove(&number);
-            share.released.push(p.message);
+            share.split.let_go(p.message, number);
         }
     }
 
