@@ -1632,6 +1632,26 @@ fn partitions_change_nothing_but_the_wall_clock() {
         "{}",
         out.stderr
     );
+    let out = vesper(&[
+        "traffic",
+        "--load",
+        "0.2",
+        "--measure",
+        "100",
+        "--preset",
+        "torus-3d",
+        "--granularity",
+        "fine",
+        "--partitions",
+        "2",
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("crossing flits and signals a window; events by partition "),
+        "{}",
+        out.stderr
+    );
     let run = |network: &[&str], partitions: &str| {
         let args = [
             &["run", "--workload", "all-to-all", "--size", "4096"],

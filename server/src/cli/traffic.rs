@@ -284,7 +284,8 @@ pub fn traffic_on(
         args.past_saturation.unwrap_or(1),
         args.cycles,
     )?;
-    for curve in &curves {
+    for (curve, configuration) in curves.iter().zip(&configurations) {
+        let crossing = crossings_of(&configuration.network);
         for point in &curve.points {
             let Some(p) = &point.partitions else { continue };
             let per_window = |n: u64| n as f64 / p.windows.max(1) as f64;
@@ -296,7 +297,7 @@ pub fn traffic_on(
             note!(
                 notes,
                 "{}, load {}: {} {on}, windows of {}: {} windows ({:.0} a wall second), {:.0} events and {:.0} \
-                 crossing packets{bytes} a window; events by partition {}",
+                 {crossing}{bytes} a window; events by partition {}",
                 curve.label,
                 point.offered_load,
                 p.partitions,
@@ -319,6 +320,23 @@ pub fn traffic_on(
         json: args.json,
         peak_memory_mib: crate::bench::peak_memory_mib(),
     })
+}
+
+/// What crosses between the partitions of `network`: packets, or a wormhole
+/// network's flits and flow-control signals.
+fn crossings_of(network: &crate::config::NetworkConfig) -> &'static str {
+    use crate::config::{FabricConfig, SwitchedConfig};
+    let wormhole = |s: &SwitchedConfig| matches!(s.switch.kind, vesper_netmodels::SwitchKind::Wormhole(_));
+    let wormhole = match &network.fabric {
+        FabricConfig::Switched(s) => wormhole(s),
+        FabricConfig::MultiRail { rails, .. } => rails.iter().any(wormhole),
+        FabricConfig::Ideal(_) => false,
+    };
+    if wormhole {
+        "crossing flits and signals"
+    } else {
+        "crossing packets"
+    }
 }
 
 /// What `vesper traffic` prints: its curves, as a table (with the process's peak
