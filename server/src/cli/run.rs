@@ -135,8 +135,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
     pub reply_limit: usize,
     /// Split the in-process server's network into N partitions simulated side by side
-    /// on N threads (output-queued and CIOQ switches); the prediction and the network
-    /// trace do not depend on N [default: 1].
+    /// on N threads (output-queued and CIOQ switches, and wormhole switches with
+    /// --granularity fine); the prediction and the network trace do not depend on N
+    /// [default: 1].
     #[arg(long, value_name = "N")]
     pub partitions: Option<u32>,
     /// Write the result (result.json) and the application Paraver trace (app.prv,

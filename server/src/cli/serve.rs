@@ -61,8 +61,8 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = crate::config::Replies::Batched)]
     pub replies: crate::config::Replies,
     /// Split the network into N partitions simulated side by side on N threads
-    /// (output-queued and CIOQ switches); the predictions and the network trace do not
-    /// depend on N.
+    /// (output-queued and CIOQ switches, and wormhole switches with --granularity
+    /// fine); the predictions and the network trace do not depend on N.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub partitions: u32,
     /// Serve run after run: when every client of a run has finished, the next run

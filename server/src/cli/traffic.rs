@@ -95,7 +95,8 @@ pub struct TrafficArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Split each point's network into N partitions simulated side by side on N
-    /// threads (output-queued and CIOQ switches); the results do not depend on N.
+    /// threads (output-queued and CIOQ switches, and wormhole switches with
+    /// --granularity fine); the results do not depend on N.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub partitions: u32,
     /// Points of a --sweep kept after the first saturated one [default: 1].
