@@ -580,3 +580,32 @@ fn without_mpi_a_run_under_mpirun_says_how_to_build() {
         .expect("vesper runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `vesper serve --partitions N` with several clients: the partitions advance to the
+/// times the clients allow, and every client's prediction is what the network whole
+/// gives, on packet switches and on wormhole switches stepping flit by flit (bubble
+/// flow control on the torus).
+#[test]
+fn a_split_server_serves_several_clients_as_the_network_whole() {
+    let workloads: [&[&str]; 2] = [
+        &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
+        &["--workload", "random", "--tasks", "8", "--messages", "200"],
+    ];
+    let networks: [&[&str]; 3] = [
+        &["--preset", "kary-ntree"],
+        &["--preset", "fat-tree", "--granularity", "fine"],
+        &["--preset", "torus-3d", "--granularity", "fine"],
+    ];
+    for network in networks {
+        let served = |partitions: &str| {
+            let network = [network, &["--partitions", partitions]].concat();
+            common::served(Command::new(env!("CARGO_BIN_EXE_vesper")), &network, &workloads)
+        };
+        let whole = served("1");
+        assert!(whole.iter().all(serde_json::Value::is_number), "{network:?}: {whole:?}");
+        assert_ne!(whole[0], whole[1], "{network:?}: two different workloads");
+        for partitions in ["2", "3"] {
+            assert_eq!(served(partitions), whole, "{network:?}, {partitions} partitions");
+        }
+    }
+}

@@ -397,71 +397,11 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
 /// `vesper run` replays of `workloads`, each connected once the one before is (their
 /// order decides their hosts): their predictions, in that order.
 fn served(on_ranks: bool, network: &[&str], workloads: &[&[&str]]) -> Vec<serde_json::Value> {
-    use std::io::{BufRead, BufReader};
-    let clients = workloads.len().to_string();
-    let serve = [
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--spin-us",
-            "0",
-            "--clients",
-            &clients,
-        ][..],
-        network,
-    ]
-    .concat();
-    let mut command = match on_ranks {
+    let server = match on_ranks {
         true => mpirun_vesper(2),
         false => Command::new(env!("CARGO_BIN_EXE_vesper")),
     };
-    let mut server = command
-        .args(serve)
-        .env("VESPER_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let mut log = BufReader::new(server.stderr.take().expect("stderr piped")).lines();
-    let mut wait_for = |text: &str| loop {
-        let line = log.next().expect("a log line").expect("readable log");
-        if let Some(rest) = line.split(text).nth(1) {
-            break rest.to_string();
-        }
-    };
-    let addr = wait_for("listening on ")
-        .split(';')
-        .next()
-        .expect("an address")
-        .trim()
-        .to_string();
-    let mut children = Vec::new();
-    for (k, workload) in workloads.iter().enumerate() {
-        if k > 0 {
-            wait_for(&format!("client {} connected", k - 1));
-        }
-        let child = Command::new(env!("CARGO_BIN_EXE_vesper"))
-            .args([&["run", "--json", "--server", &addr], *workload].concat())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("a client starts");
-        children.push(child);
-    }
-    let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-    let predictions = children
-        .into_iter()
-        .map(|child| {
-            let out = child.wait_with_output().expect("the client ends");
-            unwalled(&out, "a client")["predicted_ns"].clone()
-        })
-        .collect();
-    let status = server.wait().expect("the server ends");
-    let log = drained.join().expect("log read");
-    assert!(status.success(), "{log}");
-    predictions
+    common::served(server, network, workloads)
 }
 
 #[test]

@@ -23,7 +23,12 @@ pub fn start(extra: &[&str]) -> (Child, SocketAddr) {
 /// Starts `vesper ARGS` (a command that listens, logging "listening on ADDR") and
 /// returns it, its address and the rest of its log, which the caller must drain.
 pub fn start_listening(args: &[&str]) -> (Child, SocketAddr, Lines<BufReader<ChildStderr>>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+    listening(Command::new(env!("CARGO_BIN_EXE_vesper")), args)
+}
+
+/// [`start_listening`] with `command` (the binary, or `mpirun` running it).
+pub fn listening(mut command: Command, args: &[&str]) -> (Child, SocketAddr, Lines<BufReader<ChildStderr>>) {
+    let mut child = command
         .args(args)
         .env("VESPER_LOG", "info")
         .env("NO_COLOR", "1")
@@ -118,4 +123,66 @@ pub fn map_with_two_paths_a_pair(dir: &std::path::Path) -> (String, String) {
     }
     std::fs::write(&routes, both).expect("writable dir");
     (map, routes)
+}
+
+/// `vesper serve NETWORK --clients N`, started by `server` (the binary, or `mpirun`
+/// running it), serving the `vesper run` replays of `workloads`, each connected once
+/// the one before is (their order decides their hosts): their predictions, in that
+/// order.
+pub fn served(server: Command, network: &[&str], workloads: &[&[&str]]) -> Vec<serde_json::Value> {
+    let clients = workloads.len().to_string();
+    let serve = [
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--spin-us",
+            "0",
+            "--clients",
+            &clients,
+        ][..],
+        network,
+    ]
+    .concat();
+    let (mut server, addr, mut log) = listening(server, &serve);
+    let mut wait_for = |text: &str| loop {
+        let line = log.next().expect("a log line").expect("readable log");
+        if line.contains(text) {
+            break;
+        }
+    };
+    let addr = addr.to_string();
+    let mut children = Vec::new();
+    for (k, workload) in workloads.iter().enumerate() {
+        if k > 0 {
+            wait_for(&format!("client {} connected", k - 1));
+        }
+        let child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args([&["run", "--json", "--server", &addr], *workload].concat())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("a client starts");
+        children.push(child);
+    }
+    let drained = std::thread::spawn(move || log.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    let predictions = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("the client ends");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "a client: {stderr}");
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "a client: not one JSON document ({e}): {}",
+                    String::from_utf8_lossy(&out.stdout)
+                )
+            });
+            report["predicted_ns"].clone()
+        })
+        .collect();
+    let status = server.wait().expect("the server ends");
+    let log = drained.join().expect("log read");
+    assert!(status.success(), "{log}");
+    predictions
 }
