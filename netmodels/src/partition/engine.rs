@@ -80,8 +80,9 @@
 //!   good.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 
+use super::barrier::SpinBarrier;
 use super::ranks::{self, Ranks, Reduce, Words};
 use super::{PartitionError, Partitioning, lookahead, partition};
 use crate::ids::HostId;
@@ -876,7 +877,7 @@ impl<S: TraceSink + Send> Partitioned<S> {
     fn on_threads<W: Window<S>>(&mut self, drivers: Vec<W>) -> Vec<W> {
         let n = self.parts.len();
         let lookahead = self.lookahead;
-        let barrier = Barrier::new(n);
+        let barrier = SpinBarrier::new(n);
         let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
         let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
         let outcomes: Vec<(u64, u64, W)> = std::thread::scope(|scope| {

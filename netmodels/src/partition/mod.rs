@@ -86,6 +86,7 @@
 //! Every part holds at least one switch; so `P` is at most the number of switches, and a
 //! network without switches (two hosts on one cable) runs as one part.
 
+mod barrier;
 pub mod engine;
 mod graph;
 #[cfg(feature = "mpi")]

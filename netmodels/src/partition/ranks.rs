@@ -22,8 +22,9 @@
 //! run the ranks' code path with it, no MPI needed); `MpiRanks` (feature `mpi`) over
 //! MPI. Packets and deliveries travel as little-endian words ([`Words`]).
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 
+use super::barrier::SpinBarrier;
 use crate::ids::{HostId, MessageId, PortId};
 use crate::simulation::{Crossing, CrossingEvent, Delivery, Message, MessageSpec, Packet};
 use crate::switch::wormhole::Signal;
@@ -69,7 +70,7 @@ pub struct ThreadRanks {
 #[derive(Debug)]
 struct Shared {
     size: u32,
-    barrier: Barrier,
+    barrier: SpinBarrier,
     /// slot `from * size + to`: what rank `from` sent to rank `to`
     slots: Mutex<Vec<Vec<u8>>>,
 }
@@ -79,7 +80,7 @@ impl ThreadRanks {
     pub fn group(n: u32) -> Vec<ThreadRanks> {
         let shared = Arc::new(Shared {
             size: n,
-            barrier: Barrier::new(n as usize),
+            barrier: SpinBarrier::new(n as usize),
             slots: Mutex::new(vec![Vec::new(); (n * n) as usize]),
         });
         (0..n)
