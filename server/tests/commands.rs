@@ -1609,8 +1609,12 @@ fn partitions_change_nothing_but_the_wall_clock() {
         assert_eq!(curves("3"), curves("1"), "{network:?}");
     }
     // How the partitions ran goes to the notes, not into the results.
-    let out = vesper(&[
-        "traffic",
+    let notes = |args: &[&str]| {
+        let out = vesper(&[&["traffic"], args].concat());
+        assert!(out.success, "{}", out.stderr);
+        out.stderr
+    };
+    let tree = notes(&[
         "--load",
         "0.4",
         "--measure",
@@ -1620,20 +1624,15 @@ fn partitions_change_nothing_but_the_wall_clock() {
         "--partitions",
         "3",
     ]);
-    assert!(out.success, "{}", out.stderr);
     assert!(
-        out.stderr
-            .contains("preset kary-ntree, load 0.4: 3 partitions, windows of 125.000 ns: "),
-        "{}",
-        out.stderr
+        tree.contains("preset kary-ntree, load 0.4: 3 partitions, windows of 125.000 ns: "),
+        "{tree}"
     );
     assert!(
-        out.stderr.contains("crossing packets a window; events by partition "),
-        "{}",
-        out.stderr
+        tree.contains("crossing packets a window; events by partition "),
+        "{tree}"
     );
-    let out = vesper(&[
-        "traffic",
+    let torus = [
         "--load",
         "0.2",
         "--measure",
@@ -1642,15 +1641,11 @@ fn partitions_change_nothing_but_the_wall_clock() {
         "torus-3d",
         "--granularity",
         "fine",
-        "--partitions",
-        "2",
-    ]);
-    assert!(out.success, "{}", out.stderr);
+    ];
+    let torus = notes(&[&torus[..], &["--partitions", "2"]].concat());
     assert!(
-        out.stderr
-            .contains("crossing flits and signals a window; events by partition "),
-        "{}",
-        out.stderr
+        torus.contains("crossing flits and signals a window; events by partition "),
+        "{torus}"
     );
     let run = |network: &[&str], partitions: &str| {
         let args = [

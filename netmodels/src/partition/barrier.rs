@@ -36,7 +36,7 @@ pub(crate) struct SpinBarrier {
 
 impl SpinBarrier {
     pub(crate) fn new(n: usize) -> SpinBarrier {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let may_spin = n <= std::thread::available_parallelism().map_or(1, usize::from);
         SpinBarrier {
             n,
             arrived: AtomicUsize::new(0),
@@ -44,8 +44,8 @@ impl SpinBarrier {
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
-            spin_us: AtomicU32::new(if n <= cores { SPIN_US } else { 0 }),
-            may_spin: n <= cores,
+            spin_us: AtomicU32::new(if may_spin { SPIN_US } else { 0 }),
+            may_spin,
         }
     }
 
@@ -79,13 +79,10 @@ impl SpinBarrier {
                     break;
                 }
             }
-            let next = if passed() {
-                (spin_us * 2).min(SPIN_US)
-            } else {
-                spin_us / 2
-            };
+            let came = passed();
+            let next = if came { (spin_us * 2).min(SPIN_US) } else { spin_us / 2 };
             self.spin_us.store(next, Ordering::Relaxed);
-            if passed() {
+            if came {
                 return;
             }
         } else if self.may_spin {
