@@ -27,18 +27,21 @@
 //! - a connection that closes without sending a byte (a port probe, a health check)
 //!   is not a run.
 //!
-//! Runs: one connection is one run, numbered from 1 in the order their first header
-//! line arrives; `{run}` in `--output` becomes that number (start the collector before
-//! the server and the numbers are the server's). Without `--keep-collecting` the
+//! Runs: one connection is one run, numbered from 1 in the order the connections were
+//! accepted, leaving out those that sent no Paraver header (see [`RunNumbers`]);
+//! `{run}` in `--output` becomes that number (start the collector before the server
+//! and the numbers are the server's). Without `--keep-collecting` the
 //! collector exits after the first run, with an error when it was incomplete; with
 //! it, it collects until stopped, several runs at once if they overlap, and `--output`
 //! must hold `{run}`.
 
+use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tracing::{error, info, warn};
 use vesper_netmodels::TraceOutput;
@@ -53,6 +56,10 @@ pub const MAX_LINE: usize = 16 << 20;
 pub const MAX_SIDECAR: u64 = 256 << 20;
 /// Runs collected at once by `--keep-collecting`; further connections are refused.
 pub const MAX_RUNS_AT_ONCE: usize = 16;
+/// Longest a stream that has started waits for the connections accepted before it to
+/// show whether they are runs, before it takes the next number anyway (see
+/// [`RunNumbers`]).
+pub const NUMBER_WAIT: Duration = Duration::from_secs(5);
 
 /// `vesper collect`'s options.
 #[derive(Debug, Clone, clap::Args)]
@@ -63,7 +70,7 @@ pub struct CollectArgs {
     pub listen: String,
     /// Write the trace here: FILE.prv, or FILE.prv.gz compressed; the .pcf and .row go
     /// beside it. `{run}` in the name becomes the run's number (runs are counted from 1
-    /// in the order their streams start).
+    /// in the order their connections arrive).
     #[arg(long, value_name = "FILE.prv[.gz]")]
     pub output: PathBuf,
     /// Collect every run until stopped (one connection a run), instead of exiting
@@ -189,7 +196,7 @@ pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
         .local_addr()
         .map_or_else(|_| args.listen.clone(), |a| a.to_string());
     info!("listening on {local}; writing {}", args.output.display());
-    let runs = Arc::new(AtomicU64::new(0));
+    let runs = Arc::new(RunNumbers::default());
     let at_once = Arc::new(AtomicUsize::new(0));
     loop {
         let (socket, peer) = match listener.accept() {
@@ -201,8 +208,9 @@ pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
             }
         };
         let peer = peer.to_string();
+        let ticket = runs.ticket();
         if !args.keep_collecting {
-            match collect_connection(socket, &peer, &args.output, &runs)? {
+            match collect_connection(socket, &peer, &args.output, ticket)? {
                 None => warn!("{peer} closed without sending a trace; still waiting for one"),
                 Some(Collected {
                     run,
@@ -223,11 +231,11 @@ pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
             continue;
         }
         let output = args.output.clone();
-        let (runs, at_once) = (Arc::clone(&runs), Arc::clone(&at_once));
+        let at_once = Arc::clone(&at_once);
         let spawned = std::thread::Builder::new()
             .name("vesper-collect".into())
             .spawn(move || {
-                match collect_connection(socket, &peer, &output, &runs) {
+                match collect_connection(socket, &peer, &output, ticket) {
                     Ok(None) => warn!("{peer} closed without sending a trace"),
                     Ok(Some(Collected {
                         run,
@@ -259,12 +267,130 @@ fn collect_connection(
     socket: TcpStream,
     peer: &str,
     output: &Path,
-    runs: &AtomicU64,
+    ticket: Ticket,
 ) -> Result<Option<Collected>, CollectError> {
     collect_run(BufReader::with_capacity(1 << 16, socket), peer, || {
-        let run = runs.fetch_add(1, Ordering::SeqCst) + 1;
+        let run = ticket.run();
         (run, per_run(output, run))
     })
+}
+
+/// Numbers runs in the order their connections were accepted, leaving out the
+/// connections that turn out not to be runs (closed without a byte, or not a Paraver
+/// stream).
+///
+/// Each connection is read on its own thread, so the order in which their first lines
+/// are read is the scheduler's, not the server's: a `--keep-serving` server's run 2
+/// can be read before its run 1 on a busy machine. So every accepted connection takes
+/// a [`Ticket`] in accept order, and a stream that has started takes its number only
+/// once every earlier ticket is settled (numbered, or dropped as no run). A connection
+/// accepted earlier that stays open without a byte holds the later ones back for at
+/// most [`NUMBER_WAIT`]; then they are numbered in the order they come.
+#[derive(Debug)]
+pub struct RunNumbers {
+    state: Mutex<Numbering>,
+    settled: Condvar,
+    /// longest a started stream waits for earlier tickets
+    wait: Duration,
+}
+
+impl Default for RunNumbers {
+    fn default() -> Self {
+        Self::waiting(NUMBER_WAIT)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Numbering {
+    /// tickets handed out
+    issued: u64,
+    /// every ticket below this one is settled
+    settled_below: u64,
+    /// tickets at or above `settled_below` that are settled
+    settled_above: BTreeSet<u64>,
+    /// runs numbered
+    runs: u64,
+}
+
+impl RunNumbers {
+    /// Numbers whose started streams wait up to `wait` for earlier tickets.
+    pub fn waiting(wait: Duration) -> Self {
+        Self {
+            state: Mutex::default(),
+            settled: Condvar::new(),
+            wait,
+        }
+    }
+
+    /// The next connection's place in the order.
+    pub fn ticket(self: &Arc<Self>) -> Ticket {
+        let mut state = self.lock();
+        state.issued += 1;
+        Ticket {
+            numbers: Arc::clone(self),
+            place: state.issued - 1,
+            settled: false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Numbering> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Settles ticket `place`: with a run number when `is_run`, after waiting (up to
+    /// `self.wait`) for the tickets before it.
+    fn settle(&self, place: u64, is_run: bool) -> u64 {
+        let mut state = self.lock();
+        if is_run {
+            let deadline = Instant::now() + self.wait;
+            while state.settled_below < place {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                state = self
+                    .settled
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            state.runs += 1;
+        }
+        let run = state.runs;
+        let numbering = &mut *state;
+        numbering.settled_above.insert(place);
+        while numbering.settled_above.remove(&numbering.settled_below) {
+            numbering.settled_below += 1;
+        }
+        drop(state);
+        self.settled.notify_all();
+        run
+    }
+}
+
+/// One accepted connection's place in the run order; dropped without [`Ticket::run`],
+/// the connection was no run.
+#[derive(Debug)]
+pub struct Ticket {
+    numbers: Arc<RunNumbers>,
+    place: u64,
+    settled: bool,
+}
+
+impl Ticket {
+    /// The run's number: its stream has started.
+    pub fn run(mut self) -> u64 {
+        self.settled = true;
+        self.numbers.settle(self.place, true)
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.numbers.settle(self.place, false);
+        }
+    }
 }
 
 /// Reads one run's stream from `input` (from `peer`) and writes its trace where
@@ -485,6 +611,26 @@ mod tests {
         let path = dir.join("t.prv");
         let collected = collect_run(stream, "test", || (1, path.clone()));
         (collected, dir)
+    }
+
+    #[test]
+    fn runs_are_numbered_in_accept_order_whatever_order_they_are_read_in() {
+        let numbers = Arc::new(RunNumbers::waiting(Duration::from_secs(60)));
+        let [probe, first, second, third] = std::array::from_fn(|_| numbers.ticket());
+        // The second run's stream is read first: it waits for the earlier tickets.
+        let second = std::thread::spawn(move || second.run());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!second.is_finished(), "numbered before the earlier connections settled");
+        drop(probe);
+        assert_eq!(first.run(), 1);
+        assert_eq!(second.join().expect("numbered"), 2);
+        assert_eq!(third.run(), 3);
+        // A started stream does not wait forever for a silent connection before it.
+        let numbers = Arc::new(RunNumbers::waiting(Duration::from_millis(20)));
+        let silent = numbers.ticket();
+        assert_eq!(numbers.ticket().run(), 1);
+        drop(silent);
+        assert_eq!(numbers.ticket().run(), 2);
     }
 
     fn read(path: PathBuf) -> Option<String> {
