@@ -609,3 +609,51 @@ fn a_split_server_serves_several_clients_as_the_network_whole() {
         }
     }
 }
+
+/// More partitions than cores run, with the same results, and a warning that says
+/// what they cost; as many as the cores run without one.
+#[test]
+fn more_partitions_than_cores_are_warned_about() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    // A ring of one output-queued switch more than the cores, one host each.
+    let network = temp_file(
+        "ring.toml",
+        &format!(
+            "[network]\nkind = \"torus\"\ndims = [{}]\nhosts_per_switch = 1\n",
+            cores + 1
+        ),
+    );
+    let run = |partitions: usize| {
+        let out = vesper(&[
+            "traffic",
+            "--network",
+            &network,
+            "--load",
+            "0.2",
+            "--measure",
+            "5000",
+            "--partitions",
+            &partitions.to_string(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // The table, without the wall clock's lines below it.
+        let stdout: String = String::from_utf8_lossy(&out.stdout).lines().take(3).collect();
+        (stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (whole, quiet) = run(1);
+    assert!(!quiet.contains("WARN"), "{quiet}");
+    let (over, warned) = run(cores + 1);
+    assert_eq!(over, whole);
+    let expected = format!(
+        "--partitions {} on {cores} cores: the partitions take turns on the cores and wait for each other asleep at \
+         every window",
+        cores + 1
+    );
+    assert!(warned.contains(&expected), "{warned}");
+    if cores > 1 {
+        let (fitting, quiet) = run(cores);
+        assert_eq!(fitting, whole);
+        assert!(!quiet.contains("WARN"), "{quiet}");
+    }
+    let _ = std::fs::remove_file(&network);
+}

@@ -155,6 +155,30 @@ pub(crate) fn partitions_on_ranks(ranks: u32, given: Option<u32>) -> anyhow::Res
     Ok(())
 }
 
+/// The cores this process may run on (1 when unknown).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Says (once, as a warning) when `threads` simulating threads, `partitions` a
+/// network, are more than the machine's cores: the partitions' threads then take turns
+/// on the cores and sleep at every window's meeting instead of spinning, so the run is
+/// slower than on as many partitions as cores (the results are the same).
+pub(crate) fn warn_if_more_threads_than_cores(partitions: u32, threads: usize) {
+    let cores = cores();
+    if partitions > 1 && threads > cores {
+        let more = if threads == partitions as usize {
+            format!("--partitions {partitions}")
+        } else {
+            format!("{threads} threads ({partitions} partitions a point, points side by side)")
+        };
+        tracing::warn!(
+            "{more} on {cores} cores: the partitions take turns on the cores and wait for each other asleep at \
+             every window; expect it slower than with at most {cores} (the results are the same)"
+        );
+    }
+}
+
 /// An error as `vesper` prints it on standard error before it exits with status 1
 /// (as `main` returning the error would: `Error: ` and its chain of causes).
 pub fn error_text(e: &anyhow::Error) -> String {

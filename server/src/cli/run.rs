@@ -812,7 +812,11 @@ pub fn run_on(
                 )
             } else {
                 let split = match &ranks {
-                    None => crate::config::Split::Threads(args.partitions.unwrap_or(1)),
+                    None => {
+                        let partitions = args.partitions.unwrap_or(1);
+                        warn_if_more_threads_than_cores(partitions, partitions as usize);
+                        crate::config::Split::Threads(partitions)
+                    }
                     Some(ranks) => {
                         if ranks.rank() != 0 {
                             follow_on_ranks(&network, trace.as_ref(), ranks)?;

@@ -138,6 +138,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
     // is found now, not after the run.
     let writer =
         crate::report::ReportWriter::open(args.stats.as_deref(), args.keep_serving).map_err(anyhow::Error::msg)?;
+    warn_if_more_threads_than_cores(args.partitions, args.partitions as usize);
     let (spec, origin) = args.net.spec(None)?;
     let config = ServerConfig {
         network: args.net.resolve(&spec, &origin, &[])?,

@@ -91,7 +91,8 @@ pub struct TrafficArgs {
     /// One curve per network file (with the other flags applied to each).
     #[arg(long, value_delimiter = ',', value_name = "FILE,…", conflicts_with_all = ["compare_routing", "compare_switch"])]
     pub compare_network: Vec<String>,
-    /// Points simulated at once [default: the machine's cores].
+    /// Points simulated at once [default: the machine's cores, divided by
+    /// --partitions].
     #[arg(long)]
     pub threads: Option<usize>,
     /// Split each point's network into N partitions simulated side by side on N
@@ -274,9 +275,15 @@ pub fn traffic_on(
         configurations.push(Configuration { label, network, spec });
     }
     anyhow::ensure!(args.threads != Some(0), "--threads 0: at least 1");
+    let partitions = match &split {
+        Split::Threads(partitions) => *partitions,
+        _ => 1,
+    };
     let threads = args
         .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        .unwrap_or_else(|| (cores() / partitions.max(1) as usize).max(1));
+    // Only as many points at once as there are loads.
+    warn_if_more_threads_than_cores(partitions, threads.min(loads.len()) * partitions as usize);
     let curves = traffic_sweep::sweep(
         &configurations,
         &loads,
