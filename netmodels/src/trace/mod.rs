@@ -100,6 +100,10 @@ pub trait TraceSink {
     /// Head-of-line blocking at input `port` started (`true`) or ended at `at`.
     fn hol_blocking(&mut self, _at: SimTime, _port: PortRef, _started: bool) {}
 
+    /// Bubble flow control: output `port`, free, started (`true`) or stopped waiting at
+    /// `at` for a packet slot in the buffer beyond its cable, for a packet that wants it.
+    fn room_wait(&mut self, _at: SimTime, _port: PortRef, _started: bool) {}
+
     /// `port` started (`true`) or finished sending packet `packet` (0-based within its
     /// message) of message number `message` at `at` (an end may be reported ahead of
     /// the clock, by up to one flit time).
@@ -156,6 +160,8 @@ pub struct RecordingSink {
     pub flow_controls: Vec<(SimTime, PortRef, FlowSignal, bool)>,
     /// `(time, input port, started)` per head-of-line blocking change
     pub hol: Vec<(SimTime, PortRef, bool)>,
+    /// `(time, output port, started)` per change of a bubble flow control wait
+    pub room_waits: Vec<(SimTime, PortRef, bool)>,
     /// `(time, port, message number, packet, started)` per segment start and end
     pub segments: Vec<(SimTime, PortRef, u64, u32, bool)>,
     /// every link traversal, in the order reported
@@ -175,6 +181,10 @@ impl TraceSink for RecordingSink {
 
     fn hol_blocking(&mut self, at: SimTime, port: PortRef, started: bool) {
         self.hol.push((at, port, started));
+    }
+
+    fn room_wait(&mut self, at: SimTime, port: PortRef, started: bool) {
+        self.room_waits.push((at, port, started));
     }
 
     fn segment(&mut self, at: SimTime, port: PortRef, message: u64, packet: u32, started: bool) {

@@ -73,6 +73,9 @@ pub const FLOW_CONTROL_SENT: u32 = 70_000_001;
 pub const FLOW_CONTROL_RECEIVED: u32 = 70_000_002;
 /// Event type: head-of-line blocking at an input port (1 = start, 0 = end).
 pub const HOL_BLOCKING: u32 = 70_000_003;
+/// Event type: bubble flow control, an output port with a packet that wants it started
+/// (1) or stopped (0) waiting for a packet slot in the buffer beyond its cable.
+pub const ROOM_WAIT: u32 = 70_000_007;
 /// Event type: a port started (1) or finished (0) sending a segment (packet).
 pub const SEGMENT: u32 = 70_000_004;
 /// Event type, with [`SEGMENT`]: the segment's message (its communication tag).
@@ -847,6 +850,14 @@ impl TraceSink for ParaverSink {
         self.event(at, port, body);
     }
 
+    fn room_wait(&mut self, at: SimTime, port: PortRef, started: bool) {
+        let body = Body::Event {
+            event_type: ROOM_WAIT,
+            value: u32::from(started),
+        };
+        self.event(at, port, body);
+    }
+
     fn segment(&mut self, at: SimTime, port: PortRef, message: u64, packet: u32, started: bool) {
         let body = Body::Segment {
             started,
@@ -1071,6 +1082,11 @@ impl<O: TraceOutput> ParaverWriter<O> {
             (SEGMENT, "Segment transmission", &[(0, "End"), (1, "Start")][..]),
             (SEGMENT_MESSAGE, "Segment's message (communication tag)", &[][..]),
             (SEGMENT_NUMBER, "Segment number within its message", &[][..]),
+            (
+                ROOM_WAIT,
+                "Waiting for a slot beyond the cable (bubble flow control)",
+                &[(0, "End"), (1, "Start")][..],
+            ),
         ] {
             let _ = writeln!(pcf, "\nEVENT_TYPE\n0    {event_type}    {label}");
             if !values.is_empty() {

@@ -272,6 +272,9 @@ struct OutPort {
     ticking: bool,
     /// an Arbitrate is scheduled
     arbitrating: bool,
+    /// traced, bubble flow control: a packet waits for this output, which is free, but
+    /// the buffer beyond its cable has no slot for it
+    waits_for_room: bool,
     /// inputs whose front packet wants this output: (input, when it asked)
     requests: Vec<(u32, SimTime)>,
     /// round-robin: the first input port number to consider
@@ -497,6 +500,7 @@ impl WormholeFabric {
                 stopped: false,
                 signals: Vec::new(),
                 ticking: false,
+                waits_for_room: false,
                 arbitrating: false,
                 requests: Vec::new(),
                 pointer,
@@ -952,11 +956,11 @@ impl WormholeFabric {
 
     /// Cuts the next packet at `host`'s adapter and starts sending it.
     fn next_packet<S: TraceSink>(&mut self, port: u32, host: HostId, ctx: &mut Ctx<'_, S>) {
-        if !self.admits(port, None) {
-            // Bubble flow control: `free_slot` wakes the adapter when there is room.
-            return;
-        }
-        let Some(message) = self.senders[host.index()].current() else {
+        let message = self.senders[host.index()].current();
+        let admitted = self.admits(port, None);
+        self.waits_for_room(port, message.is_some() && !admitted, ctx);
+        // Bubble flow control: `free_slot` wakes the adapter when there is room.
+        let Some(message) = message.filter(|_| admitted) else {
             return;
         };
         let m = &mut ctx.messages[message.index()];
@@ -1487,8 +1491,10 @@ impl WormholeFabric {
         };
         let Some(chosen) = chosen else {
             // `free_slot` arbitrates again when room appears.
+            self.waits_for_room(port, true, ctx);
             return;
         };
+        self.waits_for_room(port, false, ctx);
         let out = &mut self.outs[port as usize];
         let (input, _) = out.requests.swap_remove(chosen);
         out.pointer = (in_port(input) + 1) % ports;
@@ -1505,6 +1511,19 @@ impl WormholeFabric {
         self.start(port, ctx);
         if S::ENABLED {
             self.check_hol_at(port, ctx);
+        }
+    }
+
+    /// Traced, bubble flow control: whether a packet waits for output `port`, free, for
+    /// a slot in the buffer beyond its cable (told to the sink when it changes).
+    fn waits_for_room<S: TraceSink>(&mut self, port: u32, waits: bool, ctx: &mut Ctx<'_, S>) {
+        if !S::ENABLED {
+            return;
+        }
+        let out = &mut self.outs[port as usize];
+        if out.waits_for_room != waits {
+            out.waits_for_room = waits;
+            ctx.sink.room_wait(ctx.now, port_ref(out.owner), waits);
         }
     }
 

@@ -1261,6 +1261,31 @@ fn a_freed_slot_is_seen_upstream_after_the_cables_delay() {
 }
 
 #[test]
+fn a_wait_for_a_bubble_slot_is_traced_at_the_output() {
+    // As above: the second packet, at the front of switch 0's buffer as the first's
+    // tail starts out, is routed, and finds the output to switch 1 free but no room
+    // for two beyond the cable until the first's credit is back.
+    let ring = Torus::new(vec![4], true, 1).expect("valid");
+    let mut sim = build_with(
+        ring.topology(LinkParams::default()),
+        bubble(),
+        small_packets(),
+        RecordingSink::default(),
+    );
+    send(&mut sim, 0, 0, 1, 512, 0);
+    let d = run(&mut sim);
+    let waits = &sim.sink().room_waits;
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    let routed = (ROUTE + TAU) + PROP + (flits(256) - 1) * TAU + ROUTE;
+    let port = waits[0].1;
+    assert_eq!(port.device, Device::Switch(SwitchId(0)));
+    assert_eq!(waits[0], (SimTime::from_ns(routed), port, true));
+    let credit = 2 * (ROUTE + TAU) + 3 * PROP + flits(256) * TAU;
+    assert_eq!(waits[1], (SimTime::from_ns(credit), port, false));
+    assert_eq!(d.len(), 1);
+}
+
+#[test]
 fn a_torus_needs_bubble_flow_control() {
     let build = |t: Torus, params: WormholeParams| {
         NetworkBuilder::new(t.topology(LinkParams::default()))

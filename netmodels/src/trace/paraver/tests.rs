@@ -385,3 +385,50 @@ fn head_of_line_blocking_shows_as_events_at_the_input() {
     assert_eq!(hol.len(), 2, "{hol:?}");
     assert!(hol[0].ends_with(":1") && hol[1].ends_with(":0"), "{hol:?}");
 }
+
+#[test]
+fn a_wait_for_a_bubble_slot_shows_as_events_at_the_output() {
+    // The wormhole model's own scenario: host 0's second packet to host 1, one switch
+    // round a ring of four, finds switch 0's output free but no room for two beyond
+    // its cable until the first packet's credit is back.
+    let ring = crate::topology::torus::Torus::new(vec![4], true, 1).expect("valid");
+    let params = WormholeParams {
+        bubble: true,
+        buffer_bytes: 72 * 8,
+        ..WormholeParams::default()
+    };
+    let builder = NetworkBuilder::new(ring.topology(LinkParams::default()))
+        .switch_params(SwitchParams {
+            kind: SwitchKind::Wormhole(params),
+            ..SwitchParams::default()
+        })
+        .adapter_params(AdapterParams {
+            payload_bytes: 256,
+            ..AdapterParams::default()
+        });
+    let (out, _, deliveries) = trace(
+        vec![builder],
+        RailPolicy::RoundRobin,
+        &options(),
+        &[(0, spec(0, 1, 512, 0))],
+    );
+    checked(&out);
+    assert_eq!(deliveries.len(), 1);
+    // sw0 is task 5.
+    let waits: Vec<String> = out
+        .prv()
+        .lines()
+        .filter(|l| l.contains(&format!(":{ROOM_WAIT}:")))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    assert!(waits.iter().all(|w| w.starts_with("2:0:1:5:")), "{waits:?}");
+    assert!(waits[0].ends_with(":1") && waits[1].ends_with(":0"), "{waits:?}");
+    assert!(
+        out.pcf.contains(&format!(
+            "{ROOM_WAIT}    Waiting for a slot beyond the cable (bubble flow control)\nVALUES\n0    End\n1    Start"
+        )),
+        "{}",
+        out.pcf
+    );
+}
