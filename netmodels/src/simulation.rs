@@ -654,6 +654,36 @@ impl Fabric {
             Fabric::Ideal(_) => None,
         }
     }
+
+    /// A message, number `number`, entered this partition's adapters: its record is
+    /// found by number from now on (no effect unless partitioned).
+    fn entered_here(&mut self, message: MessageId, number: u64) {
+        match self {
+            Fabric::Switched(net) => net.arrived_here(message, number),
+            _ => {
+                if let Some(split) = self.split() {
+                    split.by_number.insert(number, message);
+                }
+            }
+        }
+    }
+
+    /// A message, number `number`, was delivered here: its record goes (no effect
+    /// unless partitioned).
+    fn delivered_here(&mut self, message: MessageId, number: u64) {
+        match self {
+            Fabric::Switched(net) => {
+                if let Some(share) = &mut net.share {
+                    share.forget(message, number);
+                }
+            }
+            _ => {
+                if let Some(split) = self.split() {
+                    split.by_number.remove(&number);
+                }
+            }
+        }
+    }
 }
 
 /// Adapters, links and switches: the packet engine of the output-queued and CIOQ
@@ -1299,15 +1329,7 @@ impl<S: TraceSink> Simulation<S> {
             self.sink.injected(at, self.injected);
         }
         self.entered += 1;
-        match &mut self.fabric {
-            Fabric::Switched(net) => net.arrived_here(message, number),
-            Fabric::Wormhole(net) => {
-                if let Some(split) = net.split() {
-                    split.by_number.insert(number, message);
-                }
-            }
-            Fabric::Ideal(_) => {}
-        }
+        self.fabric.entered_here(message, number);
         if let Fabric::Switched(_) | Fabric::Wormhole(_) = self.fabric {
             // Its adapter schedules it: the host is the origin of its events.
             self.queue.set_origin(spec.src.index());
@@ -1410,19 +1432,7 @@ impl<S: TraceSink> Simulation<S> {
         if let Some(message) = delivered {
             deliveries.push(self.messages[message.index()].delivery(now));
             let number = self.messages[message.index()].number;
-            match &mut self.fabric {
-                Fabric::Switched(net) => {
-                    if let Some(share) = &mut net.share {
-                        share.forget(message, number);
-                    }
-                }
-                Fabric::Wormhole(net) => {
-                    if let Some(split) = net.split() {
-                        split.by_number.remove(&number);
-                    }
-                }
-                Fabric::Ideal(_) => {}
-            }
+            self.fabric.delivered_here(message, number);
             self.messages.release(message.0);
             self.delivered += 1;
         }
