@@ -645,8 +645,8 @@ fn more_partitions_than_cores_are_warned_about() {
     let (over, warned) = run(cores + 1);
     assert_eq!(over, whole);
     let expected = format!(
-        "--partitions {} on {cores} cores: the partitions take turns on the cores and wait for each other asleep at \
-         every window",
+        "--partitions {} on {cores} cores: the partitions take turns on the cores, handing them over at every \
+         window",
         cores + 1
     );
     assert!(warned.contains(&expected), "{warned}");

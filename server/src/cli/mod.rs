@@ -162,8 +162,8 @@ pub(crate) fn cores() -> usize {
 
 /// Says (once, as a warning) when `threads` simulating threads, `partitions` a
 /// network, are more than the machine's cores: the partitions' threads then take turns
-/// on the cores and sleep at every window's meeting instead of spinning, so the run is
-/// slower than on as many partitions as cores (the results are the same).
+/// on the cores at every window's meeting instead of spinning, so the run is slower
+/// than on as many partitions as cores (the results are the same).
 pub(crate) fn warn_if_more_threads_than_cores(partitions: u32, threads: usize) {
     let cores = cores();
     if partitions > 1 && threads > cores {
@@ -173,8 +173,8 @@ pub(crate) fn warn_if_more_threads_than_cores(partitions: u32, threads: usize) {
             format!("{threads} threads ({partitions} partitions a point, points side by side)")
         };
         tracing::warn!(
-            "{more} on {cores} cores: the partitions take turns on the cores and wait for each other asleep at \
-             every window; expect it slower than with at most {cores} (the results are the same)"
+            "{more} on {cores} cores: the partitions take turns on the cores, handing them over at every \
+             window; expect it slower than with at most {cores} (the results are the same)"
         );
     }
 }
