@@ -58,8 +58,9 @@ pub const MAX_SIDECAR: u64 = 256 << 20;
 pub const MAX_RUNS_AT_ONCE: usize = 16;
 /// Longest a stream that has started waits for the connections accepted before it to
 /// show whether they are runs, before it takes the next number anyway (see
-/// [`RunNumbers`]).
-pub const NUMBER_WAIT: Duration = Duration::from_secs(5);
+/// [`RunNumbers`]). Meanwhile its records wait in the socket's buffers: well below the
+/// server's default `--trace-stream-wait-ms` (1 s), after which it would drop some.
+pub const NUMBER_WAIT: Duration = Duration::from_millis(500);
 
 /// `vesper collect`'s options.
 #[derive(Debug, Clone, clap::Args)]
