@@ -678,7 +678,7 @@ fn a_split_network_writes_the_trace_of_the_network_whole() {
         backlog: BacklogCount::Output,
         ..ParaverOptions::default()
     };
-    let mut states = 0;
+    let (mut states, mut room_waits) = (0, 0);
     for (name, builder) in networks() {
         for (seed, options) in [(3, &states_split_often), (4, &per_link)] {
             let messages = workload(builder.hosts(), 150, seed);
@@ -686,6 +686,7 @@ fn a_split_network_writes_the_trace_of_the_network_whole() {
                 let (whole, summary) = traced(&builder, 1, options, &messages, stepwise);
                 assert!(summary.communications > 0 && summary.events > 0, "{name}: {summary:?}");
                 states += summary.states;
+                room_waits += whole.prv().matches(":70000007:").count();
                 for parts in 2..=4 {
                     let (split, summary) = traced(&builder, parts, options, &messages, stepwise);
                     let (late, unfinished) = (summary.late_records, summary.unfinished_messages);
@@ -713,6 +714,7 @@ fn a_split_network_writes_the_trace_of_the_network_whole() {
         }
     }
     assert!(states > 1000, "backlogs were traced: {states} states");
+    assert!(room_waits > 10, "bubble flow control's waits were traced: {room_waits}");
 }
 
 /// Two rails of 16 hosts, a fat tree and a hypercube.
