@@ -191,7 +191,7 @@ pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partiti
     serve_as(args, Split::Led(vesper_netmodels::partition::Lead::new(ranks)))
 }
 
-/// [`serve`], its network split as `split` says when that is a lead of MPI ranks (else
+/// [`serve()`], its network split as `split` says when that is a lead of MPI ranks (else
 /// as `--partitions` says).
 fn serve_as(args: ServeArgs, split: crate::config::Split) -> anyhow::Result<()> {
     // However the server ends, the ranks that follow are told.

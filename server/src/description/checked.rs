@@ -2,7 +2,7 @@
 //! [`Description`], whose variants hold only their own fields. A field a network does not
 //! take cannot reach the resolution: taking each variant's fields out of the
 //! [`NetworkSpec`] leaves it behind, and a field left behind is refused by its
-//! [`Claim`](super::fields::Claim).
+//! [`Claim`].
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -560,7 +560,7 @@ fn next_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<usize> 
     Ok(read)
 }
 
-/// The latest time a record line mentions [ns]: a state's end, an event's time, a
+/// The latest time a record line mentions \[ns\]: a state's end, an event's time, a
 /// communication's physical receive. `None` for anything else.
 fn record_end_ns(line: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(line).ok()?.trim_end();
