@@ -1,17 +1,21 @@
-//! Dimemas `.cfg` configurations (`shared/spec/formats.md` §2): the records that say
-//! where tasks run and how fast CPUs and intra-node copies are.
+//! Dimemas `.cfg` configurations (`shared/spec/formats.md` §2): every record of Dimemas
+//! 5.5.0's format, each either read into the replay's model or refused with the record,
+//! the field and the reason (`docs/run.md` lists them all).
 //!
 //! ```text
 //! #DIMEMAS_CONFIGURATION
+//! "wide area network information" {"", 1, 0, 4, 0.0, 0.0, 1};;
 //! "environment information" {"", 0, "", 4, 250.0, 0, 1};;
 //! "multi node information" {0, 4, "", 2, 1.0, 0.000001, 1000.0, 0, 1, 1, 0.0, 1, 1, 0.0};;
 //! "predefined mapping information" {"2 TASKS_PER_NODE"};;
-//! "mapping information" {"app.dim", 4, [4] {0,0,1,1}};;
 //! ```
 //!
 //! Records end with `;;` and may span lines; `//` lines and `/* ... */` blocks are
-//! comments; other records are skipped. Errors name the file, the line where the record
-//! (or the unterminated comment) begins, and the field.
+//! comments. Errors name the file, the line where the record (or the unterminated
+//! comment) begins, and the field. vesper reads more leniently than Dimemas does (a
+//! record over several lines, records out of Dimemas's order, fields missing at the
+//! end): such a file is read, with a warning that says what Dimemas would do with it
+//! ([`DimConfig::warnings`]).
 //!
 //! A configuration is read whole, and refused unread above [`MAX_CFG_BYTES`]; its
 //! fine-tuning file above [`MAX_TUNING_BYTES`]. Only regular files are read.
@@ -29,35 +33,54 @@ use crate::replay::{CLOCK_LIMIT, Links, Mapping, mbps_ratio, ps_of_seconds};
 /// most a trace may have) on nodes numbered up to 15 digits.
 pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
 
+/// The node records' name for a group of nodes alike.
+pub const MULTI_NODE: &str = "multi node information";
+
+/// The node records' name for one node.
+pub const ONE_NODE: &str = "node information";
+
+/// Nodes alike, as one node record describes them ("multi node information", or
+/// "node information" for one node).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeGroup {
+    /// the record's line
+    pub line: usize,
+    /// the record's name
+    pub record: &'static str,
+    /// how many nodes (the next ones, in file order)
+    pub count: u32,
+    /// processors of each node
+    pub cpus: u32,
+    /// CPU speed ratio (bursts are divided by it; 0: instantaneous)
+    pub cpu_ratio: f64,
+    /// intra-node latency \[s\]
+    pub intra_latency_s: f64,
+    /// intra-node bandwidth \[MBps, 2^20 bytes/s; 0: instantaneous\]
+    pub intra_bandwidth_mbps: f64,
+    /// intra-node buses (0: unlimited)
+    pub intra_buses: u32,
+    /// links of each task within its node
+    pub intra_links: Links,
+    /// inter-node latency \[s\]
+    pub inter_latency_s: f64,
+    /// links of each node to the network
+    pub inter_links: Links,
+}
+
 /// What a configuration says, as far as the replay uses it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DimConfig {
     /// nodes of the machine (environment information)
     pub nodes: Option<u32>,
-    /// inter-node bandwidth [MBps, 2^20 bytes/s] (environment information)
+    /// inter-node bandwidth [MBps, 2^20 bytes/s; 0: instantaneous] (environment
+    /// information)
     pub bandwidth_mbps: Option<f64>,
-    /// CPUs per node (multi node information)
-    pub cpus_per_node: Option<u32>,
-    /// CPU speed ratio (multi node information)
-    pub cpu_ratio: Option<f64>,
-    /// intra-node latency \[s\]
-    pub intra_latency_s: Option<f64>,
-    /// intra-node bandwidth \[MBps\]
-    pub intra_bandwidth_mbps: Option<f64>,
-    /// inter-node latency \[s\]
-    pub inter_latency_s: Option<f64>,
+    /// the node records, in file order: they describe nodes 0, 1, ... in turn
+    pub groups: Vec<NodeGroup>,
     /// where tasks run: the explicit mapping if given, else the predefined one
     pub mapping: Option<Mapping>,
     /// inter-node buses, 0 for unlimited (environment information)
     pub buses: Option<u32>,
-    /// buses of each node, 0 for unlimited (multi node information: intra_buses)
-    pub intra_buses: Option<u32>,
-    /// links of each task within its node (multi node information: intra_in_links,
-    /// intra_out_links)
-    pub intra_links: Option<Links>,
-    /// links of each node to the network (multi node information: inter_in_links,
-    /// inter_out_links)
-    pub inter_links: Option<Links>,
     /// the collective model: 1 CONSTANT, 2 LINEAR, 3 LOGARITHMIC (environment
     /// information)
     pub collective_model: Option<u32>,
@@ -68,11 +91,29 @@ pub struct DimConfig {
     pub file: String,
     /// the line of the explicit mapping record, and the task count it declares
     pub mapping_tasks: Option<(usize, u32)>,
+    /// the line of the mapping record (explicit or predefined)
+    pub mapping_line: Option<usize>,
     /// the line of the record that names the fine-tuning file
     pub comm_tuning_line: Option<usize>,
+    /// where the file breaks a rule of Dimemas's that vesper does not need ("file:line:
+    /// what Dimemas does"): Dimemas would refuse or read it otherwise
+    pub warnings: Vec<String>,
 }
 
 impl DimConfig {
+    /// The node group that describes node `node` (nodes past the records take the last
+    /// one's values), if any record describes nodes.
+    pub fn group_of(&self, node: u32) -> Option<&NodeGroup> {
+        let mut first = 0u32;
+        for group in &self.groups {
+            first = first.saturating_add(group.count);
+            if node < first {
+                return Some(group);
+            }
+        }
+        self.groups.last()
+    }
+
     /// An error naming the explicit mapping record if it maps another number of tasks
     /// than `tasks`, those of `workload` (Dimemas maps exactly the trace's tasks).
     pub fn check_tasks(&self, tasks: u32, workload: &str) -> Result<(), CfgError> {
@@ -86,6 +127,58 @@ impl DimConfig {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// An error naming the mapping record if it cannot place the tasks of `workload`,
+    /// whose task `t` has `threads[t]` threads, as Dimemas would replay them: `n
+    /// TASKS_PER_NODE` over fewer than the tasks' nodes (Dimemas refuses it), or a node
+    /// given more threads than it has processors (Dimemas shares them, which vesper does
+    /// not model).
+    pub fn check_mapping(&self, threads: &[u32], workload: &str) -> Result<(), CfgError> {
+        let tasks = u32::try_from(threads.len()).unwrap_or(u32::MAX);
+        self.check_tasks(tasks, workload)?;
+        let Some(mapping) = &self.mapping else {
+            return Ok(());
+        };
+        let line = self.mapping_line.unwrap_or(0);
+        let error = |message: String| CfgError {
+            file: self.file.clone(),
+            line,
+            message,
+        };
+        let nodes = self.nodes.unwrap_or(u32::MAX);
+        if let Mapping::TasksPerNode(n) = mapping
+            && u64::from(*n) * u64::from(nodes) < u64::from(tasks)
+        {
+            return Err(error(format!(
+                "\"predefined mapping information\": \"{n} TASKS_PER_NODE\" places at most {} tasks on the \
+                 machine's {nodes} nodes, but {workload} has {tasks}; Dimemas refuses it too (\"tasks per node \
+                 mapping not applicable\")",
+                u64::from(*n) * u64::from(nodes)
+            )));
+        }
+        if self.groups.is_empty() {
+            return Ok(());
+        }
+        let mut per_node = std::collections::BTreeMap::<u32, u64>::new();
+        for (task, &count) in threads.iter().enumerate() {
+            *per_node.entry(mapping.node_of(task as u32)).or_default() += u64::from(count);
+        }
+        for (node, held) in per_node {
+            let Some(group) = self.group_of(node) else { continue };
+            if held > u64::from(group.cpus) {
+                return Err(error(format!(
+                    "the mapping gives node {node} {held} threads of {workload}, but it has {} processor(s) \
+                     (\"{}\" at line {}, field {}): Dimemas would share them between the threads, which vesper \
+                     does not model; give the node as many processors as threads, or map fewer tasks to it",
+                    group.cpus,
+                    group.record,
+                    group.line,
+                    if group.record == MULTI_NODE { 4 } else { 3 },
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Reads the "communications fine tuning" file, if one is named, into
@@ -123,6 +216,634 @@ pub fn read(path: &Path) -> Result<DimConfig, CfgError> {
     parse(&text, &file)
 }
 
+/// One record: its name and fields, where it begins, and the lines it covers.
+struct Record<'t> {
+    file: &'t str,
+    line: usize,
+    name: &'t str,
+    fields: Vec<&'t str>,
+}
+
+impl Record<'_> {
+    fn fail(&self, message: String) -> CfgError {
+        CfgError {
+            file: self.file.to_string(),
+            line: self.line,
+            message,
+        }
+    }
+
+    /// An error naming field `i` (`what`).
+    fn bad(&self, i: usize, what: &str, message: impl std::fmt::Display) -> CfgError {
+        self.fail(format!("\"{}\": field {} ({what}): {message}", self.name, i + 1))
+    }
+
+    fn field(&self, i: usize, what: &str) -> Result<&str, CfgError> {
+        self.fields
+            .get(i)
+            .copied()
+            .ok_or_else(|| self.fail(format!("\"{}\": field {} ({what}) is missing", self.name, i + 1)))
+    }
+
+    fn number(&self, i: usize, what: &str) -> Result<f64, CfgError> {
+        let text = self.field(i, what)?;
+        text.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| self.bad(i, what, format!("expected a number, found '{text}'")))
+    }
+
+    /// A number at least 0; `dimemas_word` names what Dimemas's own refusal calls it.
+    fn at_least_zero(&self, i: usize, what: &str) -> Result<f64, CfgError> {
+        let value = self.number(i, what)?;
+        if value >= 0.0 {
+            return Ok(value);
+        }
+        Err(self.bad(
+            i,
+            what,
+            format!("expected a non-negative number, found '{}'", self.fields[i]),
+        ))
+    }
+
+    /// A duration \[s\] the replay's clock counts; `label` says what it is.
+    fn seconds(&self, i: usize, what: &str, label: &str) -> Result<f64, CfgError> {
+        let value = self.at_least_zero(i, what)?;
+        match ps_of_seconds(value) {
+            Some(_) => Ok(value),
+            None => Err(self.bad(
+                i,
+                what,
+                format!("{label} {} s: more than {CLOCK_LIMIT}", self.fields[i]),
+            )),
+        }
+    }
+
+    /// A bandwidth \[MBps\], 0 for instantaneous, that the replay holds exactly (a
+    /// message it makes too slow for the clock stops the replay, naming it).
+    fn bandwidth(&self, i: usize, what: &str, label: &str) -> Result<f64, CfgError> {
+        let value = self.at_least_zero(i, what)?;
+        if value == 0.0 || mbps_ratio(value).is_some() {
+            return Ok(value);
+        }
+        Err(self.bad(
+            i,
+            what,
+            format!(
+                "{label} {} MBps: more digits than vesper holds: it keeps a bandwidth exactly, as bytes per \
+                 seconds in 64 bits each",
+                self.fields[i]
+            ),
+        ))
+    }
+
+    fn count(&self, i: usize, what: &str) -> Result<u32, CfgError> {
+        let text = self.field(i, what)?;
+        text.parse::<u32>()
+            .map_err(|_| self.bad(i, what, format!("expected a whole number, found '{text}'")))
+    }
+
+    /// A whole number above 0; `rule` says why 0 is refused.
+    fn positive(&self, i: usize, what: &str, rule: &str) -> Result<u32, CfgError> {
+        match self.count(i, what)? {
+            0 => Err(self.bad(i, what, format!("{rule}, found 0"))),
+            n => Ok(n),
+        }
+    }
+
+    /// The machine ID of field `i`: vesper replays one machine, number 0.
+    fn machine(&self, i: usize) -> Result<(), CfgError> {
+        match self.count(i, "machine ID")? {
+            0 => Ok(()),
+            id => Err(self.bad(
+                i,
+                "machine ID",
+                format!(
+                    "machine {id}: vesper replays one machine, number 0 (machines joined by a wide area network \
+                     are not modelled)"
+                ),
+            )),
+        }
+    }
+
+    /// A string field, unquoted.
+    fn text(&self, i: usize) -> &str {
+        self.fields.get(i).map_or("", |f| unquote(f))
+    }
+}
+
+/// How many fields Dimemas requires in each record it knows.
+fn dimemas_fields(name: &str) -> Option<&'static [usize]> {
+    Some(match name {
+        "wide area network information" | "environment information" => &[7],
+        ONE_NODE => &[13, 14],
+        MULTI_NODE => &[14],
+        "mapping information" => &[3],
+        "predefined mapping information" => &[1, 2],
+        "configuration files" => &[4],
+        "modules information" => &[3],
+        "file system parameters" => &[5],
+        "dedicated connection information" => &[13],
+        _ => return None,
+    })
+}
+
+/// Reads a configuration, record after record.
+struct Reader<'t> {
+    file: &'t str,
+    config: DimConfig,
+    /// the wide area network record's line, once read
+    wan: Option<usize>,
+    /// the environment record's line, once read
+    environment: Option<usize>,
+    /// whether it came before the wide area network record
+    environment_first: bool,
+    /// the predefined mapping (`None` inside: FILL_NODES)
+    predefined: Option<Option<Mapping>>,
+    /// the explicit mapping
+    explicit: Option<Vec<u32>>,
+}
+
+impl Reader<'_> {
+    fn warn(&mut self, line: usize, message: String) {
+        self.config.warnings.push(format!("{}:{line}: {message}", self.file));
+    }
+
+    fn record(&mut self, r: &Record) -> Result<(), CfgError> {
+        if let Some(counts) = dimemas_fields(r.name)
+            && !counts.contains(&r.fields.len())
+        {
+            let expected: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+            self.warn(
+                r.line,
+                format!(
+                    "\"{}\" has {} fields; Dimemas reads {} and refuses the record otherwise",
+                    r.name,
+                    r.fields.len(),
+                    expected.join(" or ")
+                ),
+            );
+        }
+        match r.name {
+            "wide area network information" => self.wide_area_network(r),
+            "environment information" => self.environment(r),
+            MULTI_NODE | ONE_NODE => self.nodes(r),
+            "predefined mapping information" | "mapping information" => self.mapping(r),
+            "configuration files" => self.files(r),
+            "modules information" => Err(r.fail(
+                "\"modules information\": vesper does not scale the bursts of a trace's modules (user-event \
+                 blocks); leave the record out, or scale the trace's bursts"
+                    .into(),
+            )),
+            "file system parameters" => {
+                // The disk model serves I/O operations, which MPI traces replayed here
+                // do not hold: read, no effect.
+                for (i, what) in [
+                    "disk latency",
+                    "disk bandwidth",
+                    "block size",
+                    "concurrent requests",
+                    "hit ratio",
+                ]
+                .iter()
+                .enumerate()
+                .take(r.fields.len())
+                {
+                    r.at_least_zero(i, what)?;
+                }
+                Ok(())
+            }
+            "dedicated connection information" => {
+                self.warn(
+                    r.line,
+                    "\"dedicated connection information\" joins machines of a wide area network: it has no effect \
+                     on the one machine vesper replays"
+                        .into(),
+                );
+                Ok(())
+            }
+            "accelerator node information" => Err(r.fail(
+                "\"accelerator node information\": vesper does not model accelerators (GPU bursts); leave the \
+                 record out"
+                    .into(),
+            )),
+            other => {
+                self.warn(
+                    r.line,
+                    format!(
+                        "\"{other}\" is not a record of Dimemas's (Dimemas refuses the file: \"Unknown \
+                         configuration record type\"); vesper skips it"
+                    ),
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// `{name, machines, dedicated connections, traffic function, max traffic, WAN
+    /// bandwidth, WAN collective model}`: one machine, no dedicated connection; the rest
+    /// models traffic between machines and has no effect on one.
+    fn wide_area_network(&mut self, r: &Record) -> Result<(), CfgError> {
+        if let Some(first) = self.wan {
+            return Err(r.fail(format!(
+                "a second \"wide area network information\" record (the first is at line {first}): Dimemas reads \
+                 one"
+            )));
+        }
+        self.wan = Some(r.line);
+        let machines = r.positive(1, "number of machines", "a wide area network has at least one machine")?;
+        if machines > 1 {
+            return Err(r.bad(
+                1,
+                "number of machines",
+                format!(
+                    "{machines} machines: vesper replays one machine; machines joined by a wide area network (its \
+                     traffic model, dedicated connections and WAN latencies) are not modelled"
+                ),
+            ));
+        }
+        if r.fields.len() > 2 && r.count(2, "dedicated connections")? > 0 {
+            return Err(r.bad(
+                2,
+                "dedicated connections",
+                "dedicated connections join machines of a wide area network, which vesper does not model; give 0",
+            ));
+        }
+        if r.fields.len() > 3 {
+            let traffic = r.count(3, "traffic function")?;
+            if !(1..=4).contains(&traffic) {
+                return Err(r.bad(
+                    3,
+                    "traffic function",
+                    format!("expected 1 (EXPONENTIAL), 2 (LOGARITHMIC), 3 (LINEAR) or 4 (CONSTANT), found {traffic}"),
+                ));
+            }
+        }
+        if r.fields.len() > 4 {
+            r.number(4, "maximal traffic")?;
+        }
+        if r.fields.len() > 5 {
+            r.at_least_zero(5, "external net bandwidth")?;
+        }
+        if r.fields.len() > 6 {
+            let model = r.count(6, "external collective model")?;
+            if !(1..=4).contains(&model) {
+                return Err(r.bad(
+                    6,
+                    "external collective model",
+                    format!("expected 1 to 4, found {model}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `{name, machine ID, architecture, nodes, bandwidth, buses, collective model}`.
+    fn environment(&mut self, r: &Record) -> Result<(), CfgError> {
+        if let Some(first) = self.environment {
+            return Err(r.fail(format!(
+                "a second \"environment information\" record (the first is at line {first}): a second machine; \
+                 vesper replays one"
+            )));
+        }
+        self.environment = Some(r.line);
+        self.environment_first = self.wan.is_none();
+        if !r.fields.is_empty() {
+            r.machine(1)?;
+        }
+        let nodes = r.positive(3, "n_nodes", "a machine needs at least one node")?;
+        self.config.nodes = Some(nodes);
+        self.config.bandwidth_mbps = Some(r.bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
+        if r.fields.len() > 5 {
+            self.config.buses = Some(r.count(5, "n_buses")?);
+        }
+        if r.fields.len() > 6 {
+            let model = r.count(6, "collective_model")?;
+            if !(1..=3).contains(&model) {
+                return Err(r.bad(
+                    6,
+                    "collective_model",
+                    format!("expected 1 (CONSTANT), 2 (LINEAR) or 3 (LOGARITHMIC), found {model}"),
+                ));
+            }
+            self.config.collective_model = Some(model);
+        }
+        Ok(())
+    }
+
+    /// "multi node information" `{machine ID, nodes, architecture, processors, CPU
+    /// ratio, intra latency, intra bandwidth, intra buses, intra in links, intra out
+    /// links, inter latency, inter in links, inter out links, WAN latency}`, or "node
+    /// information", the same for one node without the count (13 fields; 14 with a node
+    /// ID after the machine's, which Dimemas ignores).
+    fn nodes(&mut self, r: &Record) -> Result<(), CfgError> {
+        let multi = r.name == MULTI_NODE;
+        if !multi && r.fields.len() == 11 {
+            return Err(r.fail(
+                "\"node information\" of 11 fields, the layout before 2012: vesper does not read it (Dimemas reads \
+                 its latencies as nanoseconds, not seconds); write the 13-field layout that Dimemas's ideal.cfg \
+                 documents"
+                    .into(),
+            ));
+        }
+        // Field positions: the count, then the rest after it.
+        let (count, at) = match (multi, r.fields.len()) {
+            (true, _) => (r.positive(1, "n_nodes", "a group holds at least one node")?, 3),
+            (false, 14) => (1, 3),
+            (false, _) => (1, 2),
+        };
+        if self.environment.is_none() {
+            self.warn(
+                r.line,
+                format!(
+                    "\"{}\" before \"environment information\": Dimemas needs the machine's record first (it makes \
+                     the nodes this record fills)",
+                    r.name
+                ),
+            );
+        }
+        if self.config.mapping_line.is_some() && self.explicit.is_some() {
+            self.warn(
+                r.line,
+                format!(
+                    "\"{}\" after \"mapping information\": Dimemas maps an explicit mapping's tasks when it reads the \
+                     record, onto the nodes defined before it",
+                    r.name
+                ),
+            );
+        }
+        if !r.fields.is_empty() {
+            r.machine(0)?;
+        }
+        // Field `n` of the layout of "multi node information" (1-based), in this record.
+        let f = |n: usize| n - 1 - 3 + at;
+        let cpus = r.positive(f(4), "cpus_per_node", "a node needs at least one CPU")?;
+        let ratio = r.number(f(5), "cpu_speed_ratio")?;
+        if ratio < 0.0 {
+            return Err(r.bad(
+                f(5),
+                "cpu_speed_ratio",
+                format!(
+                    "{}: a negative ratio (a fixed duration) is for \"modules information\" only; Dimemas refuses it \
+                     on nodes (\"invalid CPU ratio\")",
+                    r.fields[f(5)]
+                ),
+            ));
+        }
+        let intra_latency_s = r.seconds(f(6), "intra_latency_s", "intra-node latency")?;
+        let intra_bandwidth_mbps = r.bandwidth(f(7), "intra_bw_MBps", "intra-node bandwidth")?;
+        let inter_latency_s = r.seconds(f(11), "inter_latency_s", "inter-node latency")?;
+        // Older configurations stop before the resources: unlimited then.
+        let (mut intra_buses, mut intra_links, mut inter_links) = (0, Links::default(), Links::default());
+        if r.fields.len() > f(10) {
+            intra_buses = r.count(f(8), "intra_buses")?;
+            intra_links = Links {
+                input: r.count(f(9), "intra_in_links")?,
+                output: r.count(f(10), "intra_out_links")?,
+            };
+        }
+        if r.fields.len() > f(13) {
+            inter_links = Links {
+                input: r.count(f(12), "inter_in_links")?,
+                output: r.count(f(13), "inter_out_links")?,
+            };
+        }
+        if r.fields.len() > f(14) {
+            r.at_least_zero(f(14), "wan_latency_s")?;
+        }
+        let defined: u64 = self.config.groups.iter().map(|g| u64::from(g.count)).sum();
+        if let Some(nodes) = self.config.nodes
+            && defined + u64::from(count) > u64::from(nodes)
+        {
+            return Err(r.fail(format!(
+                "\"{}\": {count} more node(s) after the {defined} defined above, but \"environment information\" \
+                 declares {nodes}; Dimemas refuses it too (\"more nodes defined than total machine nodes\")",
+                r.name
+            )));
+        }
+        self.config.groups.push(NodeGroup {
+            line: r.line,
+            record: if multi { MULTI_NODE } else { ONE_NODE },
+            count,
+            cpus,
+            cpu_ratio: ratio,
+            intra_latency_s,
+            intra_bandwidth_mbps,
+            intra_buses,
+            intra_links,
+            inter_latency_s,
+            inter_links,
+        });
+        Ok(())
+    }
+
+    /// "predefined mapping information" `{[trace,] FILL_NODES | n TASKS_PER_NODE |
+    /// INTERLEAVED}` or "mapping information" `{trace, tasks, [n] {node, ...}}`.
+    fn mapping(&mut self, r: &Record) -> Result<(), CfgError> {
+        let explicit = r.name == "mapping information";
+        let same = match explicit {
+            true => self.explicit.is_some(),
+            false => self.predefined.is_some(),
+        };
+        match self.config.mapping_line {
+            Some(first) if same => {
+                return Err(r.fail(format!(
+                    "a second \"{}\" record (the first is at line {first}): Dimemas replays an application per \
+                     mapping record, vesper one; keep one",
+                    r.name
+                )));
+            }
+            Some(first) => self.warn(
+                r.line,
+                format!(
+                    "a second mapping record (the first is at line {first}): Dimemas replays an application per \
+                     mapping record; vesper replays one, placed by the explicit \"mapping information\""
+                ),
+            ),
+            None => {}
+        }
+        if explicit || self.explicit.is_none() {
+            self.config.mapping_line = Some(r.line);
+        }
+        if !explicit {
+            // The trace's name is optional, before the mapping.
+            let kind = r.text(r.fields.len().saturating_sub(1));
+            self.predefined = Some(match kind.split_whitespace().collect::<Vec<_>>()[..] {
+                ["FILL_NODES"] => None,
+                ["INTERLEAVED"] => Some(Mapping::Interleaved { nodes: 0 }),
+                [n, "TASKS_PER_NODE"] => match n.parse::<u32>() {
+                    Ok(n) if n > 0 => Some(Mapping::TasksPerNode(n)),
+                    _ => return Err(r.fail(format!("expected a positive number of tasks per node, found '{n}'"))),
+                },
+                _ => {
+                    return Err(r.fail(format!(
+                        "expected FILL_NODES, INTERLEAVED or \"<n> TASKS_PER_NODE\", found '{kind}'"
+                    )));
+                }
+            });
+            return Ok(());
+        }
+        let tasks = r.count(1, "n_tasks")? as usize;
+        let list = r.field(2, "nodes")?;
+        let (announced, nodes) = list
+            .split_once('{')
+            .and_then(|(before, rest)| Some((before, rest.rsplit_once('}')?.0)))
+            .ok_or_else(|| r.fail(format!("expected [n] {{node, ...}}, found '{}'", clip(list))))?;
+        let nodes: Vec<u32> = nodes
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| {
+                n.parse()
+                    .map_err(|_| r.fail(format!("expected a node number, found '{}'", clip(n))))
+            })
+            .collect::<Result<_, _>>()?;
+        if nodes.len() != tasks {
+            return Err(r.fail(format!("{tasks} tasks but {} nodes listed", nodes.len())));
+        }
+        // The list's own count, `[n]`, when given, must agree too.
+        let announced = announced.trim();
+        if let Some(n) = announced.strip_prefix('[').and_then(|a| a.strip_suffix(']'))
+            && n.trim().parse::<usize>().ok() != Some(nodes.len())
+        {
+            return Err(r.fail(format!("the list says {announced} but holds {} nodes", nodes.len())));
+        }
+        self.explicit = Some(nodes);
+        self.config.mapping_tasks = Some((r.line, tasks as u32));
+        Ok(())
+    }
+
+    /// `{scheduler, file system, communications fine tuning, sensitivity}` files.
+    fn files(&mut self, r: &Record) -> Result<(), CfgError> {
+        if !r.text(0).is_empty() {
+            return Err(r.bad(
+                0,
+                "scheduler definition file",
+                "vesper replays with Dimemas's default scheduler (first come, first served, no context switch \
+                 cost); give \"\"",
+            ));
+        }
+        // field 2, the file system's model, serves I/O operations only: no effect here.
+        if !r.text(3).is_empty() {
+            return Err(r.bad(
+                3,
+                "sensitivity file",
+                "vesper does not add Dimemas's random variations to CPU bursts, latencies and bandwidths; give \"\"",
+            ));
+        }
+        self.config.comm_tuning_file = Some(r.text(2).to_string()).filter(|f| !f.is_empty());
+        self.config.comm_tuning_line = Some(r.line);
+        Ok(())
+    }
+
+    /// What is checked once every record is read.
+    fn finish(mut self) -> Result<DimConfig, CfgError> {
+        let error = |line: usize, message: String| CfgError {
+            file: self.file.to_string(),
+            line,
+            message,
+        };
+        let line = self.environment.unwrap_or(0);
+        // Dimemas's machines exist once the wide area network record declares them.
+        let refused = "Dimemas refuses it (\"Wrong environment information record values\": the machine does not \
+                       exist until the wide area network record declares it)";
+        match (self.wan, self.environment_first) {
+            (None, true) => self.warn(
+                line,
+                format!(
+                    "no \"wide area network information\" record before \"environment information\": {refused}; \
+                     put `\"wide area network information\" {{\"\", 1, 0, 4, 0.0, 0.0, 1}};;` first"
+                ),
+            ),
+            (Some(wan), true) => self.warn(
+                line,
+                format!(
+                    "\"environment information\" before \"wide area network information\" (line {wan}): {refused}; \
+                     put that record first"
+                ),
+            ),
+            (None, false) => self.warn(
+                0,
+                "no \"wide area network information\" record: Dimemas needs it first, declaring one machine".into(),
+            ),
+            (Some(_), false) => {}
+        }
+        let defined: u64 = self.config.groups.iter().map(|g| u64::from(g.count)).sum();
+        match (self.config.nodes, self.config.groups.last()) {
+            (Some(nodes), Some(last)) if defined < u64::from(nodes) => {
+                let last_line = last.line;
+                self.warn(
+                    last_line,
+                    format!(
+                        "the node records describe {defined} of the {nodes} nodes \"environment information\" \
+                         declares (line {line}); Dimemas refuses it (\"Machine 0 should have {nodes} nodes\"); vesper \
+                         gives the others the last record's values"
+                    ),
+                );
+            }
+            (Some(_), None) => self.warn(
+                line,
+                "no \"multi node information\" or \"node information\" record: Dimemas refuses it (\"Machine 0 \
+                 should have ... nodes\"); vesper gives every node one processor, no latency and unlimited links"
+                    .into(),
+            ),
+            _ => {}
+        }
+        if self.config.mapping_line.is_none() {
+            self.warn(
+                0,
+                "no mapping record: Dimemas replays nothing without one; vesper runs task t on node t".into(),
+            );
+        }
+        // Checked once every record is read: the machine may be declared after the mapping.
+        if let (Some(nodes), Some(machine), Some((line, _))) =
+            (&self.explicit, self.config.nodes, self.config.mapping_tasks)
+            && let Some((task, node)) = nodes.iter().enumerate().find(|&(_, &node)| node >= machine)
+        {
+            return Err(error(
+                line,
+                format!(
+                    "\"mapping information\": task {task} is mapped to node {node}, but \"environment information\" \
+                     declares {machine} node(s), 0 to {}",
+                    machine - 1
+                ),
+            ));
+        }
+        let nodes = self.config.nodes.unwrap_or(1);
+        let predefined = self.predefined.take();
+        self.config.mapping = match (self.explicit.take(), predefined) {
+            (Some(nodes), _) => Some(Mapping::Explicit(nodes)),
+            // FILL_NODES: each node up to its processors, in order; the tasks left over
+            // on the last node.
+            (None, Some(None)) => Some(Mapping::fill_nodes(self.fill_groups(nodes))),
+            // INTERLEAVED: over the machine's nodes (one if not said).
+            (None, Some(Some(Mapping::Interleaved { .. }))) => Some(Mapping::Interleaved { nodes }),
+            (None, Some(other)) => other,
+            (None, None) => None,
+        };
+        Ok(self.config)
+    }
+
+    /// The machine's `nodes` nodes as (nodes, processors each) groups: the records'
+    /// counts, the last stretched (or cut) to the machine's nodes.
+    fn fill_groups(&self, nodes: u32) -> Vec<(u32, u32)> {
+        let mut groups = Vec::new();
+        let mut left = nodes;
+        for group in &self.config.groups {
+            let count = group.count.min(left);
+            if count > 0 {
+                groups.push((count, group.cpus));
+            }
+            left -= count;
+        }
+        match groups.last_mut() {
+            Some(last) => last.0 += left,
+            None => groups.push((nodes, 1)),
+        }
+        groups
+    }
+}
+
 /// Parses a configuration's text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
     let error = |line: usize, message: String| CfgError {
@@ -130,7 +851,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         line,
         message,
     };
-    let text = without_comments(text).map_err(|line| {
+    let (text, dimemas_skips) = without_comments(text).map_err(|line| {
         error(
             line,
             "a comment opened with /* here is never closed with */".to_string(),
@@ -142,12 +863,18 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
     if !first.starts_with("#DIMEMAS_CONFIGURATION") {
         return Err(error(1, format!("expected #DIMEMAS_CONFIGURATION, found '{first}'")));
     }
-    let mut config = DimConfig {
-        file: file.to_string(),
-        ..DimConfig::default()
+    let mut reader = Reader {
+        file,
+        config: DimConfig {
+            file: file.to_string(),
+            ..DimConfig::default()
+        },
+        wan: None,
+        environment: None,
+        environment_first: false,
+        predefined: None,
+        explicit: None,
     };
-    let mut predefined = None;
-    let mut explicit = None;
     let mut consumed = 0;
     let body_start = text.find('\n').map_or(text.len(), |i| i + 1);
     for chunk in text[body_start..].split(";;") {
@@ -159,213 +886,43 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         }
         let leading = chunk.len() - chunk.trim_start().len();
         let line = text[..start + leading].matches('\n').count() + 1;
-        let fail = |message: String| error(line, message);
-        let (name, fields) = split_record(record).map_err(fail)?;
-        let field = |i: usize, what: &str| -> Result<&str, CfgError> {
-            fields
-                .get(i)
-                .copied()
-                .ok_or_else(|| fail(format!("\"{name}\": field {} ({what}) is missing", i + 1)))
-        };
-        let number = |i: usize, what: &str| -> Result<f64, CfgError> {
-            let text = field(i, what)?;
-            text.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
-                fail(format!(
-                    "\"{name}\": field {} ({what}): expected a number, found '{text}'",
-                    i + 1
-                ))
-            })
-        };
-        // A number at least 0 (`positive`: above 0).
-        let at_least_zero = |i: usize, what: &str, positive: bool| -> Result<f64, CfgError> {
-            let value = number(i, what)?;
-            if value > 0.0 || (value == 0.0 && !positive) {
-                return Ok(value);
-            }
-            Err(fail(format!(
-                "\"{name}\": field {} ({what}): expected a {} number, found '{}'",
-                i + 1,
-                if positive { "positive" } else { "non-negative" },
-                fields[i]
-            )))
-        };
-        // A duration [s] the replay's clock counts; `label` says what it is.
-        let seconds = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
-            let value = at_least_zero(i, what, false)?;
-            match ps_of_seconds(value) {
-                Some(_) => Ok(value),
-                None => Err(fail(format!(
-                    "\"{name}\": field {} ({what}): {label} {} s: more than {CLOCK_LIMIT}",
-                    i + 1,
-                    fields[i]
-                ))),
-            }
-        };
-        // A bandwidth [MBps], 0 for unlimited, that the replay holds exactly (a
-        // message it makes too slow for the clock stops the replay, naming it).
-        let bandwidth = |i: usize, what: &str, label: &str| -> Result<f64, CfgError> {
-            let value = at_least_zero(i, what, false)?;
-            if value == 0.0 || mbps_ratio(value).is_some() {
-                return Ok(value);
-            }
-            Err(fail(format!(
-                "\"{name}\": field {} ({what}): {label} {} MBps: more digits than vesper holds: it keeps a \
-                 bandwidth exactly, as bytes per seconds in 64 bits each",
-                i + 1,
-                fields[i]
-            )))
-        };
-        let count = |i: usize, what: &str| -> Result<u32, CfgError> {
-            let text = field(i, what)?;
-            text.parse::<u32>().map_err(|_| {
-                fail(format!(
-                    "\"{name}\": field {} ({what}): expected a whole number, found '{text}'",
-                    i + 1
-                ))
-            })
-        };
-        match name {
-            "environment information" => {
-                let nodes = count(3, "n_nodes")?;
-                if nodes == 0 {
-                    return Err(fail(format!(
-                        "\"{name}\": field 4 (n_nodes): a machine needs at least one node, found 0"
-                    )));
-                }
-                config.nodes = Some(nodes);
-                config.bandwidth_mbps = Some(bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
-                if fields.len() > 5 {
-                    config.buses = Some(count(5, "n_buses")?);
-                }
-                if fields.len() > 6 {
-                    let model = count(6, "collective_model")?;
-                    if !(1..=3).contains(&model) {
-                        return Err(fail(format!(
-                            "\"{name}\": field 7 (collective_model): expected 1 (CONSTANT), 2 (LINEAR) or 3 \
-                             (LOGARITHMIC), found {model}"
-                        )));
-                    }
-                    config.collective_model = Some(model);
-                }
-            }
-            "configuration files" => {
-                config.comm_tuning_file = fields.get(2).map(|f| unquote(f).to_string()).filter(|f| !f.is_empty());
-                config.comm_tuning_line = Some(line);
-            }
-            "multi node information" if config.cpus_per_node.is_none() => {
-                let cpus = count(3, "cpus_per_node")?;
-                if cpus == 0 {
-                    return Err(fail(format!(
-                        "\"{name}\": field 4 (cpus_per_node): a node needs at least one CPU, found 0"
-                    )));
-                }
-                config.cpus_per_node = Some(cpus);
-                config.cpu_ratio = Some(at_least_zero(4, "cpu_speed_ratio", true)?);
-                config.intra_latency_s = Some(seconds(5, "intra_latency_s", "intra-node latency")?);
-                config.intra_bandwidth_mbps = Some(bandwidth(6, "intra_bw_MBps", "intra-node bandwidth")?);
-                config.inter_latency_s = Some(seconds(10, "inter_latency_s", "inter-node latency")?);
-                // Older configurations stop before the resources: unlimited then.
-                if fields.len() > 9 {
-                    config.intra_buses = Some(count(7, "intra_buses")?);
-                    config.intra_links = Some(Links {
-                        input: count(8, "intra_in_links")?,
-                        output: count(9, "intra_out_links")?,
-                    });
-                }
-                if fields.len() > 12 {
-                    config.inter_links = Some(Links {
-                        input: count(11, "inter_in_links")?,
-                        output: count(12, "inter_out_links")?,
-                    });
-                }
-            }
-            "predefined mapping information" => {
-                let kind = unquote(field(0, "mapping")?);
-                predefined = Some(match kind.split_whitespace().collect::<Vec<_>>()[..] {
-                    ["FILL_NODES"] => None,
-                    ["INTERLEAVED"] => Some(Mapping::Interleaved { nodes: 0 }),
-                    [n, "TASKS_PER_NODE"] => match n.parse::<u32>() {
-                        Ok(n) if n > 0 => Some(Mapping::TasksPerNode(n)),
-                        _ => {
-                            return Err(fail(format!(
-                                "expected a positive number of tasks per node, found '{n}'"
-                            )));
-                        }
-                    },
-                    _ => {
-                        return Err(fail(format!(
-                            "expected FILL_NODES, INTERLEAVED or \"<n> TASKS_PER_NODE\", found '{kind}'"
-                        )));
-                    }
-                });
-            }
-            "mapping information" => {
-                let tasks = count(1, "n_tasks")? as usize;
-                let list = field(2, "nodes")?;
-                let (announced, nodes) = list
-                    .split_once('{')
-                    .and_then(|(before, rest)| Some((before, rest.rsplit_once('}')?.0)))
-                    .ok_or_else(|| fail(format!("expected [n] {{node, ...}}, found '{list}'")))?;
-                let nodes: Vec<u32> = nodes
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(|n| {
-                        n.parse()
-                            .map_err(|_| fail(format!("expected a node number, found '{n}'")))
-                    })
-                    .collect::<Result<_, _>>()?;
-                if nodes.len() != tasks {
-                    return Err(fail(format!("{tasks} tasks but {} nodes listed", nodes.len())));
-                }
-                // The list's own count, `[n]`, when given, must agree too.
-                let announced = announced.trim();
-                if let Some(n) = announced.strip_prefix('[').and_then(|a| a.strip_suffix(']'))
-                    && n.trim().parse::<usize>().ok() != Some(nodes.len())
-                {
-                    return Err(fail(format!(
-                        "the list says {announced} but holds {} nodes",
-                        nodes.len()
-                    )));
-                }
-                explicit = Some(Mapping::Explicit(nodes));
-                config.mapping_tasks = Some((line, tasks as u32));
-            }
-            _ => {}
-        }
-    }
-    // Checked once every record is read: the machine may be declared after the mapping.
-    if let (Some(Mapping::Explicit(nodes)), Some(machine), Some((line, _))) =
-        (&explicit, config.nodes, config.mapping_tasks)
-        && let Some((task, node)) = nodes.iter().enumerate().find(|&(_, &node)| node >= machine)
-    {
-        return Err(error(
+        let last_line = line + record.matches('\n').count();
+        let (name, fields) = split_record(record).map_err(|message| error(line, message))?;
+        let record = Record {
+            file,
             line,
-            format!(
-                "\"mapping information\": task {task} is mapped to node {node}, but \"environment information\" \
-                 declares {machine} node(s), 0 to {}",
-                machine - 1
-            ),
-        ));
+            name,
+            fields,
+        };
+        if last_line > line {
+            reader.warn(
+                line,
+                format!(
+                    "\"{name}\" spans lines {line} to {last_line}: Dimemas reads one record a line (\"Unknown \
+                     configuration record type\"); write it on one line"
+                ),
+            );
+        }
+        if let Some(skipped) = (line..=last_line).find(|l| dimemas_skips.contains(l)) {
+            reader.warn(
+                skipped,
+                format!(
+                    "a comment shares line {skipped} with \"{name}\": Dimemas skips every line holding //, /* or */, \
+                     so it does not read this record"
+                ),
+            );
+        }
+        reader.record(&record)?;
     }
-    config.mapping = explicit.or(match predefined {
-        // FILL_NODES: as many tasks per node as it has CPUs (one if not said; checked
-        // above 0 when said).
-        Some(None) => Some(Mapping::TasksPerNode(config.cpus_per_node.unwrap_or(1))),
-        // INTERLEAVED: over the machine's nodes (one if not said; checked above 0).
-        Some(Some(Mapping::Interleaved { .. })) => Some(Mapping::Interleaved {
-            nodes: config.nodes.unwrap_or(1),
-        }),
-        Some(other) => other,
-        None => None,
-    });
-    Ok(config)
+    reader.finish()
 }
 
-/// The text with comments blanked (newlines kept, so line numbers hold); the line
-/// where a `/*` opens that no `*/` closes, if one does.
-fn without_comments(text: &str) -> Result<String, usize> {
+/// The text with comments blanked (newlines kept, so line numbers hold), and the lines
+/// that Dimemas skips whole although text is left on them (a line holding `//`, `/*` or
+/// `*/` anywhere); or the line where a `/*` opens that no `*/` closes, if one does.
+fn without_comments(text: &str) -> Result<(String, Vec<usize>), usize> {
     let mut out = String::with_capacity(text.len());
+    let mut skipped = Vec::new();
     let mut in_block = false;
     let mut opened = 0;
     for (number, line) in text.split_inclusive('\n').enumerate() {
@@ -374,6 +931,7 @@ fn without_comments(text: &str) -> Result<String, usize> {
             out.push_str(if line.ends_with('\n') { "\n" } else { "" });
             continue;
         }
+        let before = out.len();
         loop {
             if in_block {
                 match rest.find("*/") {
@@ -401,13 +959,17 @@ fn without_comments(text: &str) -> Result<String, usize> {
                 }
             }
         }
+        let kept = out[before..].trim();
+        let marked = line.contains("//") || line.contains("/*") || line.contains("*/");
+        if marked && !kept.is_empty() {
+            skipped.push(number + 1);
+        }
     }
     match in_block {
         true => Err(opened),
-        false => Ok(out),
+        false => Ok((out, skipped)),
     }
 }
-
 /// `"name" {a, b, ...}` → (name, fields), commas inside quotes or braces kept.
 fn split_record(record: &str) -> Result<(&str, Vec<&str>), String> {
     let expected = || format!("expected \"record name\" {{fields}};;, found '{}'", clip(record));
@@ -465,20 +1027,32 @@ mod tests {
             DimConfig {
                 nodes: Some(4),
                 bandwidth_mbps: Some(250.0),
-                cpus_per_node: Some(2),
-                cpu_ratio: Some(2.5),
-                intra_latency_s: Some(0.000001),
-                intra_bandwidth_mbps: Some(1000.0),
-                inter_latency_s: Some(0.0000005),
+                groups: vec![NodeGroup {
+                    line: 7,
+                    record: MULTI_NODE,
+                    count: 4,
+                    cpus: 2,
+                    cpu_ratio: 2.5,
+                    intra_latency_s: 0.000001,
+                    intra_bandwidth_mbps: 1000.0,
+                    intra_buses: 0,
+                    intra_links: Links { input: 1, output: 1 },
+                    inter_latency_s: 0.0000005,
+                    inter_links: Links { input: 1, output: 1 },
+                }],
                 mapping: Some(Mapping::TasksPerNode(2)),
                 buses: Some(0),
-                intra_buses: Some(0),
-                intra_links: Some(Links { input: 1, output: 1 }),
-                inter_links: Some(Links { input: 1, output: 1 }),
                 collective_model: Some(1),
                 comm_tuning_file: None,
                 file: "a.cfg".into(),
                 mapping_tasks: None,
+                mapping_line: Some(9),
+                // The multi node record spans two lines.
+                warnings: vec![
+                    "a.cfg:7: \"multi node information\" spans lines 7 to 8: Dimemas reads one record a line \
+                     (\"Unknown configuration record type\"); write it on one line"
+                        .into()
+                ],
                 comm_tuning_line: None,
             }
         );
@@ -709,7 +1283,13 @@ mod tests {
         let fill = CONFIG.replace("2 TASKS_PER_NODE", "FILL_NODES");
         assert_eq!(
             parse(&fill, "f.cfg").expect("parsed").mapping,
-            Some(Mapping::TasksPerNode(2))
+            Some(Mapping::FillNodes { groups: vec![(4, 2)] })
+        );
+        // The trace's name may come first.
+        let named = CONFIG.replace("{\"2 TASKS_PER_NODE\"}", "{\"app.dim\", \"INTERLEAVED\"}");
+        assert_eq!(
+            parse(&named, "n.cfg").expect("parsed").mapping,
+            Some(Mapping::Interleaved { nodes: 4 })
         );
         let interleaved = CONFIG.replace("2 TASKS_PER_NODE", "INTERLEAVED");
         assert_eq!(
@@ -721,6 +1301,256 @@ mod tests {
             with(r#""mapping information" {"app.dim", 4, [4] {0,0,3,1}};;"#),
             Some(Mapping::Explicit(vec![0, 0, 3, 1]))
         );
+    }
+
+    /// A configuration of one machine of `nodes` nodes, with these node records and
+    /// mapping, in Dimemas's order.
+    fn machine(nodes: u32, records: &[&str], mapping: &str) -> String {
+        let mut text = format!(
+            "#DIMEMAS_CONFIGURATION\n\"wide area network information\" {{\"\", 1, 0, 4, 0.0, 0.0, 1}};;\n\
+             \"environment information\" {{\"\", 0, \"\", {nodes}, 1000.0, 0, 1}};;\n"
+        );
+        for record in records {
+            text.push_str(record);
+            text.push('\n');
+        }
+        text.push_str(&format!("\"predefined mapping information\" {{\"{mapping}\"}};;\n"));
+        text
+    }
+
+    /// A "multi node information" record of `count` nodes of `cpus` processors.
+    fn group(count: u32, cpus: u32, ratio: &str, latency: &str) -> String {
+        format!(
+            "\"multi node information\" {{0, {count}, \"\", {cpus}, {ratio}, 0.0, 0.0, 0, 1, 1, {latency}, 1, 1, \
+             0.0}};;"
+        )
+    }
+
+    #[test]
+    fn node_records_describe_the_nodes_in_turn() {
+        let two = group(2, 1, "2.0", "1e-06");
+        let four = group(3, 4, "0.5", "3e-06");
+        let one = "\"node information\" {0, \"\", 2, 0, 0.0, 0.0, 0, 1, 0, 2e-06, 0, 1, 0.0};;";
+        let config = parse(&machine(6, &[&two, &four, one], "FILL_NODES"), "h.cfg").expect("parsed");
+        assert_eq!(config.warnings, Vec::<String>::new());
+        let described: Vec<(u32, u32, f64, f64)> = (0..7)
+            .map(|n| {
+                let g = config.group_of(n).expect("a group");
+                (n, g.cpus, g.cpu_ratio, g.inter_latency_s)
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                (0, 1, 2.0, 1e-6),
+                (1, 1, 2.0, 1e-6),
+                (2, 4, 0.5, 3e-6),
+                (3, 4, 0.5, 3e-6),
+                (4, 4, 0.5, 3e-6),
+                (5, 2, 0.0, 2e-6),
+                // Past the records: the last one's.
+                (6, 2, 0.0, 2e-6),
+            ]
+        );
+        let last = &config.groups[2];
+        assert_eq!((last.record, last.line, last.count), (ONE_NODE, 6, 1));
+        // Half-duplex: one count 0.
+        assert!(last.intra_links.half_duplex() && last.inter_links.half_duplex());
+        // FILL_NODES fills each node up to its processors, in order; the rest on the last.
+        let mapping = config.mapping.clone().expect("a mapping");
+        let nodes: Vec<u32> = (0..20).map(|t| mapping.node_of(t)).collect();
+        assert_eq!(nodes, [0, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5]);
+        // 14 single-threaded tasks fit the processors; 17 do not: the last node would
+        // share its 2 processors between 3 threads.
+        assert_eq!(config.check_mapping(&[1; 16], "the trace t.dim"), Ok(()));
+        assert_eq!(
+            config
+                .check_mapping(&[1; 17], "the trace t.dim")
+                .expect_err("too many")
+                .to_string(),
+            "h.cfg:7: the mapping gives node 5 3 threads of the trace t.dim, but it has 2 processor(s) (\"node \
+             information\" at line 6, field 3): Dimemas would share them between the threads, which vesper does not \
+             model; give the node as many processors as threads, or map fewer tasks to it"
+        );
+        // Threads count: two tasks of two threads on a node of 4 processors fit.
+        assert_eq!(config.check_mapping(&[1, 1, 2, 2], "it"), Ok(()));
+        assert!(config.check_mapping(&[2, 1], "it").is_err());
+    }
+
+    #[test]
+    fn the_node_records_must_fit_the_machine() {
+        let err = parse(
+            &machine(
+                4,
+                &[&group(3, 1, "1.0", "0.0"), &group(2, 1, "1.0", "0.0")],
+                "FILL_NODES",
+            ),
+            "o.cfg",
+        )
+        .expect_err("too many nodes");
+        assert_eq!(
+            err.to_string(),
+            "o.cfg:5: \"multi node information\": 2 more node(s) after the 3 defined above, but \"environment \
+             information\" declares 4; Dimemas refuses it too (\"more nodes defined than total machine nodes\")"
+        );
+        // Fewer: read, with Dimemas's reason; the last record's values go on.
+        let fewer = parse(&machine(4, &[&group(3, 1, "1.0", "0.0")], "FILL_NODES"), "f.cfg").expect("read");
+        assert_eq!(
+            fewer.warnings,
+            [
+                "f.cfg:4: the node records describe 3 of the 4 nodes \"environment information\" declares (line 3); \
+              Dimemas refuses it (\"Machine 0 should have 4 nodes\"); vesper gives the others the last record's values"
+            ]
+        );
+        assert_eq!(fewer.group_of(3).map(|g| g.cpus), Some(1));
+        assert_eq!(fewer.mapping.map(|m| m.node_of(3)), Some(3));
+        // n TASKS_PER_NODE over too few nodes: Dimemas refuses it.
+        let config = parse(&machine(2, &[&group(2, 4, "1.0", "0.0")], "3 TASKS_PER_NODE"), "t.cfg").expect("read");
+        assert_eq!(config.check_mapping(&[1; 6], "it"), Ok(()));
+        assert_eq!(
+            config
+                .check_mapping(&[1; 7], "the trace t.dim")
+                .expect_err("too few nodes")
+                .to_string(),
+            "t.cfg:5: \"predefined mapping information\": \"3 TASKS_PER_NODE\" places at most 6 tasks on the \
+             machine's 2 nodes, but the trace t.dim has 7; Dimemas refuses it too (\"tasks per node mapping not \
+             applicable\")"
+        );
+    }
+
+    #[test]
+    fn cpu_ratios_of_zero_are_read_and_negative_ones_refused() {
+        let config = parse(&machine(1, &[&group(1, 1, "0.0", "0.0")], "FILL_NODES"), "z.cfg").expect("read");
+        assert_eq!(config.groups[0].cpu_ratio, 0.0);
+        let err = parse(&machine(1, &[&group(1, 1, "-0.5", "0.0")], "FILL_NODES"), "n.cfg").expect_err("negative");
+        assert_eq!(
+            err.to_string(),
+            "n.cfg:4: \"multi node information\": field 5 (cpu_speed_ratio): -0.5: a negative ratio (a fixed \
+             duration) is for \"modules information\" only; Dimemas refuses it on nodes (\"invalid CPU ratio\")"
+        );
+    }
+
+    #[test]
+    fn every_record_of_dimemas_is_read_or_refused_by_name() {
+        let base = machine(2, &[&group(2, 1, "1.0", "0.0")], "FILL_NODES");
+        let with = |record: &str| parse(&format!("{base}{record}\n"), "r.cfg");
+        let refused = |record: &str| with(record).expect_err("refused").to_string();
+        // Read, no effect on a replay of one machine's MPI trace.
+        let read = with("\"file system parameters\" {0.0, 0.0, 8.0, 0, 1.0};;").expect("read");
+        assert_eq!(read.warnings, Vec::<String>::new());
+        let dedicated = with(
+            "\"dedicated connection information\" {0, 0, 0, 100.0, [1] {1}, 0, \"<\", \"&\", 0, \">\", [1] {0}, 0.0, \
+             0.0};;",
+        )
+        .expect("read");
+        assert!(
+            dedicated.warnings[0].contains("no effect on the one machine"),
+            "{:?}",
+            dedicated.warnings
+        );
+        assert!(
+            refused("\"modules information\" {1, 2, 0.5};;")
+                .starts_with("r.cfg:6: \"modules information\": vesper does not scale")
+        );
+        assert!(refused("\"accelerator node information\" {0};;").contains("does not model accelerators"));
+        assert_eq!(
+            refused("\"configuration files\" {\"sched.cfg\", \"\", \"\", \"\"};;"),
+            "r.cfg:6: \"configuration files\": field 1 (scheduler definition file): vesper replays with Dimemas's \
+             default scheduler (first come, first served, no context switch cost); give \"\""
+        );
+        assert!(
+            refused("\"configuration files\" {\"\", \"\", \"\", \"random.cfg\"};;")
+                .contains("field 4 (sensitivity file): vesper does not add Dimemas's random variations")
+        );
+        // The file system's model serves I/O only.
+        assert!(with("\"configuration files\" {\"\", \"fs.cfg\", \"\", \"\"};;").is_ok());
+        // Records of other machines, or of a wide area network between them.
+        let wan = base.replace("{\"\", 1, 0, 4", "{\"\", 2, 0, 4");
+        assert_eq!(
+            parse(&wan, "w.cfg").expect_err("two machines").to_string(),
+            "w.cfg:2: \"wide area network information\": field 2 (number of machines): 2 machines: vesper replays \
+             one machine; machines joined by a wide area network (its traffic model, dedicated connections and WAN \
+             latencies) are not modelled"
+        );
+        let dedicated = base.replace("{\"\", 1, 0, 4", "{\"\", 1, 1, 4");
+        assert!(
+            parse(&dedicated, "d.cfg")
+                .expect_err("dedicated")
+                .to_string()
+                .contains("field 3 (dedicated connections)")
+        );
+        assert!(
+            refused("\"environment information\" {\"\", 1, \"\", 2, 1000.0, 0, 1};;")
+                .starts_with("r.cfg:6: a second \"environment information\" record (the first is at line 3)")
+        );
+        let machine_one = base.replace("{0, 2, \"\", 1, 1.0", "{1, 2, \"\", 1, 1.0");
+        assert!(
+            parse(&machine_one, "m.cfg")
+                .expect_err("machine 1")
+                .to_string()
+                .contains("field 1 (machine ID): machine 1: vesper replays one machine, number 0")
+        );
+        // The layout of "node information" before 2012 is refused with what to write.
+        let old = "\"node information\" {0, 0, \"\", 1, 1, 1, 0.0, 0.0, 1.0, 0.0, 0.0};;";
+        assert!(
+            parse(&machine(1, &[old], "FILL_NODES"), "o.cfg")
+                .expect_err("old layout")
+                .to_string()
+                .contains("11 fields, the layout before 2012")
+        );
+        // A record Dimemas does not know: skipped with Dimemas's reason.
+        let unknown = with("\"stranger information\" {1};;").expect("read");
+        assert!(
+            unknown.warnings[0].contains("is not a record of Dimemas's"),
+            "{:?}",
+            unknown.warnings
+        );
+    }
+
+    #[test]
+    fn records_out_of_dimemas_s_order_are_read_with_a_warning() {
+        let late = "#DIMEMAS_CONFIGURATION\n\"environment information\" {\"\", 0, \"\", 1, 250.0, 0, 1};;\n\
+                    \"wide area network information\" {\"\", 1, 0, 4, 0.0, 0.0, 1};;\n\
+                    \"mapping information\" {\"a.dim\", 1, [1] {0}};;\n\
+                    \"multi node information\" {0, 1, \"\", 1, 1.0, 0.0, 0.0, 0, 1, 1, 0.0, 1, 1, 0.0};;\n";
+        let config = parse(late, "l.cfg").expect("read");
+        assert_eq!(
+            config.warnings,
+            [
+                "l.cfg:5: \"multi node information\" after \"mapping information\": Dimemas maps an explicit \
+                 mapping's tasks when it reads the record, onto the nodes defined before it",
+                "l.cfg:2: \"environment information\" before \"wide area network information\" (line 3): Dimemas \
+                 refuses it (\"Wrong environment information record values\": the machine does not exist until the \
+                 wide area network record declares it); put that record first",
+            ]
+        );
+        // Nothing to say of a file in Dimemas's order.
+        let good = parse(&machine(1, &[&group(1, 1, "1.0", "0.0")], "FILL_NODES"), "g.cfg").expect("read");
+        assert_eq!(good.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_dimemas_reads_otherwise_is_read_with_a_warning() {
+        // examples/pingpong.cfg as it was: no wide area network record, a record over
+        // two lines, a comment beside a record.
+        let text = "#DIMEMAS_CONFIGURATION\n\"environment information\" {\"\", 0, \"\", 1, 250.0, 0, 1};;\n\
+                    \"multi node information\" {0, 1, \"\", 2, 2.0, 0.000001, 1000.0,\n  0, 1, 1, 0.0, 1, 1, 0.0};;\n\
+                    \"predefined mapping information\" {\"FILL_NODES\"};; /* fill */\n";
+        let config = parse(text, "p.cfg").expect("read");
+        assert_eq!(
+            config.warnings,
+            [
+                "p.cfg:3: \"multi node information\" spans lines 3 to 4: Dimemas reads one record a line (\"Unknown \
+                 configuration record type\"); write it on one line",
+                "p.cfg:5: a comment shares line 5 with \"predefined mapping information\": Dimemas skips every line \
+                 holding //, /* or */, so it does not read this record",
+                "p.cfg:2: no \"wide area network information\" record before \"environment information\": Dimemas \
+                 refuses it (\"Wrong environment information record values\": the machine does not exist until the \
+                 wide area network record declares it); put `\"wide area network information\" {\"\", 1, 0, 4, 0.0, \
+                 0.0, 1};;` first",
+            ]
+        );
+        assert_eq!(config.mapping, Some(Mapping::FillNodes { groups: vec![(1, 2)] }));
     }
 
     #[test]
@@ -753,12 +1583,19 @@ mod tests {
             "c.cfg:7: \"multi node information\": field 4 (cpus_per_node): a node needs at least one CPU, found 0"
         );
         assert_eq!(
-            bad(r#""predefined mapping information" {"SOMEWHERE"};;"#),
-            "b.cfg:10: expected FILL_NODES, INTERLEAVED or \"<n> TASKS_PER_NODE\", found 'SOMEWHERE'"
+            parse(&CONFIG.replace("2 TASKS_PER_NODE", "SOMEWHERE"), "b.cfg")
+                .expect_err("refused")
+                .to_string(),
+            "b.cfg:9: expected FILL_NODES, INTERLEAVED or \"<n> TASKS_PER_NODE\", found 'SOMEWHERE'"
         );
         assert_eq!(
-            bad(r#""environment information" {"", 0, "", many, 250.0, 0, 1};;"#),
-            "b.cfg:10: \"environment information\": field 4 (n_nodes): expected a whole number, found 'many'"
+            parse(
+                &CONFIG.replace(r#"{"", 0, "", 4, 250.0, 0, 1}"#, r#"{"", 0, "", many, 250.0, 0, 1}"#),
+                "b.cfg"
+            )
+            .expect_err("refused")
+            .to_string(),
+            "b.cfg:6: \"environment information\": field 4 (n_nodes): expected a whole number, found 'many'"
         );
         assert_eq!(
             bad("garbage;;"),
@@ -779,19 +1616,13 @@ mod tests {
             let text = CONFIG.replace("2.5, 0.000001", &format!("{ratio}, {latency}"));
             parse(&text, "m.cfg").map(|_| ()).map_err(|e| e.to_string())
         };
-        assert_eq!(
-            multi("0", "0.000001"),
-            Err(
-                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a positive number, found \
-                 '0'"
-                .into()
-            )
-        );
+        // 0: instantaneous bursts, as in Dimemas; a negative ratio only for modules.
+        assert_eq!(multi("0", "0.000001"), Ok(()));
         assert_eq!(
             multi("-2", "0.000001"),
             Err(
-                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): expected a positive number, found \
-                 '-2'"
+                "m.cfg:7: \"multi node information\": field 5 (cpu_speed_ratio): -2: a negative ratio (a fixed \
+                 duration) is for \"modules information\" only; Dimemas refuses it on nodes (\"invalid CPU ratio\")"
                     .into()
             )
         );
@@ -811,8 +1642,13 @@ mod tests {
              '-1e-6'"
         );
         assert_eq!(
-            bad(r#""environment information" {"", 0, "", 4, -250.0, 0, 1};;"#),
-            "b.cfg:10: \"environment information\": field 5 (bw_MBps): expected a non-negative number, found '-250.0'"
+            parse(
+                &CONFIG.replace(r#"{"", 0, "", 4, 250.0, 0, 1}"#, r#"{"", 0, "", 4, -250.0, 0, 1}"#),
+                "b.cfg"
+            )
+            .expect_err("refused")
+            .to_string(),
+            "b.cfg:6: \"environment information\": field 5 (bw_MBps): expected a non-negative number, found '-250.0'"
         );
         // A block comment that never ends names the line where it opens.
         let open = format!("{CONFIG}/* never closed\n\"mapping information\" {{\"app.dim\", 1, [1] {{0}}}};;\n");

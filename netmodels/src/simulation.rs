@@ -290,13 +290,19 @@ pub(crate) fn room_for<T>(count: usize, what: &'static str) -> Result<Vec<T>, Bu
 /// message; the latency is exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct IdealParams {
-    /// rate of every transfer, with no sharing
-    pub bandwidth: Bandwidth,
+    /// rate of every transfer, with no sharing; `None`: instantaneous (Dimemas's
+    /// bandwidth 0)
+    pub bandwidth: Option<Bandwidth>,
     /// added to every transfer \[ps\]
     pub latency: SimTime,
 }
 
 impl IdealParams {
+    /// How long `bytes` take to cross: no time when instantaneous.
+    pub fn transfer(&self, bytes: u64) -> SimTime {
+        self.bandwidth.map_or(SimTime::ZERO, |b| b.serialization_time(bytes))
+    }
+
     /// The longest the latency may be, and the transfer of the largest message
     /// (`u32::MAX` bytes) take: 2^62 ps (about 53 days) each, so that a message that
     /// enters by [`SimTime::LAST_INJECTION`] arrives before the clock ends.
@@ -453,7 +459,7 @@ impl NetworkBuilder {
                 }
                 let longest = IdealParams::LONGEST_DELAY;
                 within(params.latency, longest, Timed::IdealLatency)?;
-                let largest = params.bandwidth.serialization_time(u64::from(u32::MAX));
+                let largest = params.transfer(u64::from(u32::MAX));
                 within(
                     largest,
                     longest,
@@ -1385,7 +1391,7 @@ impl<S: TraceSink> Simulation<S> {
                 let m = &mut messages[message.index()];
                 m.first_byte_sent = now;
                 let size = u64::from(m.spec.size_bytes);
-                let arrival = now + params.latency + params.bandwidth.serialization_time(size);
+                let arrival = now + params.latency + params.transfer(size);
                 finals.schedule(queue, arrival, Event::Delivered { message }, Some(message));
                 None
             }

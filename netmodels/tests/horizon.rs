@@ -77,7 +77,7 @@ impl Kind {
                 NetworkBuilder::ideal(
                     HOSTS,
                     IdealParams {
-                        bandwidth: Bandwidth::from_bytes_per_second(250_000_000).expect("positive"),
+                        bandwidth: Some(Bandwidth::from_bytes_per_second(250_000_000).expect("positive")),
                         latency: SimTime::from_ns(500),
                     },
                 )

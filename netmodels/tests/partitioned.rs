@@ -486,7 +486,7 @@ fn networks_that_cannot_be_split_say_why() {
     let ideal = NetworkBuilder::ideal(
         4,
         IdealParams {
-            bandwidth: link().bandwidth,
+            bandwidth: Some(link().bandwidth),
             latency: SimTime::from_ns(500),
         },
     );

@@ -416,9 +416,15 @@ impl NetworkConfig {
         match &self.fabric {
             FabricConfig::Switched(s) => s.describe(self.hosts),
             FabricConfig::Ideal(params) => format!(
-                "ideal network, {} hosts, {} MBps (2^20 B/s) + {}, no contention",
+                "ideal network, {} hosts, {} + {}, no contention",
                 self.hosts,
-                three_decimals(params.bandwidth.bytes_per_second_f64() / f64::from(1u32 << 20)),
+                match params.bandwidth {
+                    Some(b) => format!(
+                        "{} MBps (2^20 B/s)",
+                        three_decimals(b.bytes_per_second_f64() / f64::from(1u32 << 20))
+                    ),
+                    None => "instantaneous transfers (bandwidth 0)".into(),
+                },
                 params.latency
             ),
             FabricConfig::MultiRail { rails, policy } => {

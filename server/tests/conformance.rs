@@ -1,7 +1,10 @@
-//! Dimemas conformance: every case of the suite Dimemas 5.5.0 itself predicted
-//! (`../shared/conformance/dimemas/` beside the repository, see its README) replayed by
+//! Dimemas conformance: every case of the two suites Dimemas 5.5.0 itself predicted
+//! (`../shared/conformance/dimemas/`, which varies the network, and
+//! `../shared/conformance/dimemas-wild/`, which varies the configuration file as users
+//! write it, beside the repository; see their READMEs) replayed by
 //! `vesper run TRACE --config CFG --network ideal`, served and `--no-server`; each
-//! predicted execution time must be Dimemas's to the nanosecond.
+//! predicted execution time must be Dimemas's to the nanosecond. Dimemas's own shipped
+//! `cfgs/ideal.cfg` is replayed as it ships, too.
 //!
 //! Dimemas prints its time in seconds with nine decimals (rounded to the nanosecond),
 //! so a case is exact when vesper's time, in picoseconds, is within half a nanosecond
@@ -10,9 +13,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The suite's folder: `shared/` beside the repository's root.
-fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/dimemas")
+/// A suite's folder: `shared/conformance/NAME` beside the repository's root.
+fn suite(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/conformance")
+        .join(name)
 }
 
 /// One row of `expected.tsv`.
@@ -102,11 +107,12 @@ fn vesper_ps(dir: &Path, case: &Case, served: bool) -> Result<u64, String> {
     Ok((ns * 1000.0).round() as u64)
 }
 
-#[test]
-fn every_case_of_the_dimemas_suite_is_exact_served_and_without_a_server() {
-    let dir = suite();
+/// Runs every case of the suite `name` (which holds `count` cases), served and
+/// without a server, two at a time, and fails with a table of every mismatch.
+fn every_case_is_exact(name: &str, count: usize) {
+    let dir = suite(name);
     let cases = cases(&dir);
-    assert_eq!(cases.len(), 65, "the suite holds 65 cases");
+    assert_eq!(cases.len(), count, "the suite {name} holds {count} cases");
     let runs: Vec<(Case, bool)> = cases
         .iter()
         .flat_map(|c| [(c.clone(), true), (c.clone(), false)])
@@ -164,6 +170,60 @@ fn every_case_of_the_dimemas_suite_is_exact_served_and_without_a_server() {
         "Dimemas",
         mismatches.join("\n")
     );
+}
+
+#[test]
+fn every_case_of_the_dimemas_suite_is_exact_served_and_without_a_server() {
+    every_case_is_exact("dimemas", 65);
+}
+
+#[test]
+fn every_case_of_the_wild_suite_is_exact_served_and_without_a_server() {
+    every_case_is_exact("dimemas-wild", 79);
+}
+
+/// Dimemas's own `cfgs/ideal.cfg`, as it ships (its comment block documents every
+/// record), replays the suite's traces to Dimemas's times for that configuration, and a
+/// trace of ours to what its model gives.
+#[test]
+fn dimemas_s_shipped_ideal_configuration_works_as_shipped() {
+    let dir = suite("dimemas-wild");
+    let shipped = "shipped/ideal.cfg";
+    let text = std::fs::read_to_string(dir.join(shipped)).expect("the shipped ideal.cfg");
+    assert!(text.contains("RECORDS DEFINITION"), "the file as Dimemas ships it");
+    let mut checked = 0;
+    for case in cases(&dir)
+        .into_iter()
+        .filter(|c| c.config.ends_with("__shipped_ideal.cfg"))
+    {
+        let case = Case {
+            config: shipped.into(),
+            ..case
+        };
+        for served in [true, false] {
+            let ps = vesper_ps(&dir, &case, served).unwrap_or_else(|e| panic!("{}: {e}", case.trace));
+            assert!(
+                ps.abs_diff(case.expected_ns * 1000) <= 500,
+                "{} with {shipped}: {ps} ps, Dimemas {} ns",
+                case.trace,
+                case.expected_ns
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 10, "five traces, served and not");
+    // examples/pingpong.dim: with instantaneous links and no latency, only its bursts
+    // take time: task 0 computes 1.5 µs, waits for task 1's 2 µs and reply, then 0.3 µs.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let ours = Case {
+        trace: examples.join("pingpong.dim").display().to_string(),
+        config: dir.join(shipped).display().to_string(),
+        flags: String::new(),
+        expected_ns: 2_300,
+    };
+    for served in [true, false] {
+        assert_eq!(vesper_ps(Path::new("/"), &ours, served), Ok(2_300_000));
+    }
 }
 
 #[test]

@@ -77,7 +77,7 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
 /// `latency_ns` + size / (`mbps` × 2^20 bytes/s).
 pub fn ideal_config(hosts: u32, mbps: f64, latency_ns: f64) -> ServerConfig {
     let params = IdealParams {
-        bandwidth: bandwidth(mbps, DIMEMAS_MB).expect("a positive bandwidth"),
+        bandwidth: Some(bandwidth(mbps, DIMEMAS_MB).expect("a positive bandwidth")),
         latency: time_from_ns(latency_ns).expect("a non-negative latency"),
     };
     ServerConfig {

@@ -60,6 +60,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::input::{InputError, input_error};
+use crate::replay::analytic::REDUCE;
 use crate::replay::collective::Methods;
 use crate::replay::workload::{Channel, channel, unmatched};
 use crate::replay::{Op, Workload};
@@ -262,6 +263,23 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
             }
         }
     }
+    // MPI_Reduce's records name its root's task (Dimemas's reading): the task whose
+    // call says it is the root, or one that is none when no call does.
+    let mut reduce_roots: BTreeMap<u64, usize> = BTreeMap::new();
+    for (t, program) in workload.tasks.iter().enumerate() {
+        for op in program {
+            if let Op::Global {
+                call,
+                id,
+                is_root: true,
+                ..
+            } = *op
+                && u32::from(id) == REDUCE
+            {
+                reduce_roots.entry(call).or_insert(t);
+            }
+        }
+    }
     let mut body = String::new();
     let members: Vec<String> = (0..tasks).map(|t| t.to_string()).collect();
     let _ = writeln!(body, "d:1:1:{tasks}:{}", members.join(":"));
@@ -305,12 +323,19 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
                     writeln!(body, "3:{t}:0:{from}:-1:{size}:{tag}:1:1")
                 }
                 Op::Global {
+                    call,
                     id,
                     is_root,
                     sent,
                     received,
                     ..
-                } => writeln!(body, "10:{t}:0:{id}:1:{}:0:{sent}:{received}", u8::from(is_root)),
+                } => {
+                    let root = match u32::from(id) == REDUCE {
+                        true => reduce_roots.get(&call).copied().unwrap_or(tasks),
+                        false => usize::from(is_root),
+                    };
+                    writeln!(body, "10:{t}:0:{id}:1:{root}:0:{sent}:{received}")
+                }
                 Op::Wait { request } => match receives.remove(&request) {
                     Some((from, size, tag)) => {
                         if labels.named_waits.contains(&i) {
@@ -497,6 +522,47 @@ mod tests {
         assert_eq!(predicted(None), 3 * hop);
         assert_eq!(predicted(Some("allreduce=flat")), 2 * hop);
         assert_eq!(predicted(Some("allreduce=reduce-broadcast")), 6 * hop);
+    }
+
+    #[test]
+    fn a_reduce_names_its_root_by_task() {
+        // MPI_Reduce (10) over 3 tasks naming task 2 its root; then one naming task 1 of
+        // a communicator without it (so no root); then an all-reduce whose field 1 says
+        // task 0 is its root, and whose field 2 says nothing.
+        let mut text = String::from("#DIMEMAS:\"r\":0:3(1,1,1),1\n");
+        for t in 0..3 {
+            text.push_str(&format!("10:{t}:0:10:1:2:0:100:{}\n", if t == 2 { 100 } else { 0 }));
+            text.push_str(&format!("10:{t}:0:10:1:{}:0:8:8\n", if t == 1 { 5 } else { 7 }));
+            text.push_str(&format!("10:{t}:0:11:1:{}:0:8:8\n", [1, 2, 0][t]));
+        }
+        let mut methods = Methods::default();
+        methods.choose("all=analytic").expect("valid");
+        let trace = parse_with(&text, "r.dim", &methods).expect("parsed");
+        let roots = |workload: &Workload| -> Vec<Vec<bool>> {
+            let root = |op: &Op| match *op {
+                Op::Global { is_root, .. } => Some(is_root),
+                _ => None,
+            };
+            workload
+                .tasks
+                .iter()
+                .map(|p| p.iter().filter_map(root).collect())
+                .collect()
+        };
+        let expected = vec![
+            vec![false, false, true],
+            vec![false, false, false],
+            vec![true, false, false],
+        ];
+        assert_eq!(roots(&trace.workload), expected);
+        // Written and read back, the roots are the same.
+        let mut bytes = Vec::new();
+        write(&trace.workload, &mut bytes).expect("written");
+        let written = String::from_utf8(bytes).expect("UTF-8");
+        assert!(written.contains("10:0:0:10:1:2:0:100:0"), "{written}");
+        assert!(written.contains("10:0:0:10:1:3:0:8:8"), "{written}");
+        let again = parse_with(&written, "w.dim", &methods).expect("read back");
+        assert_eq!(roots(&again.workload), expected);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::input::clip;
+use crate::replay::analytic::REDUCE;
 use crate::replay::collective::{self, Algorithm, Methods, Treatment};
 use crate::replay::{CLOCK_LIMIT, Op, THREAD, UNWAITED, ps_of_seconds};
 
@@ -528,7 +529,14 @@ impl Reader {
         )?;
         let id: u32 = self.number(fields, 3, "glop_id")?;
         let comm: i64 = self.number(fields, 4, "comm")?;
-        let is_root: u32 = self.number(fields, 5, "is_root")?;
+        // Dimemas 5.5.0 (GLOBAL_operation): MPI_Reduce's field is the root's task id;
+        // the others' says the caller is the root when it is 1 (TRUE).
+        let root_field: u32 = self.number(fields, 5, "is_root")?;
+        let is_root = if id == REDUCE {
+            root_field == task
+        } else {
+            root_field == 1
+        };
         let sent: u32 = self.number(fields, 7, "bytes_sent")?;
         let received: u32 = self.number(fields, 8, "bytes_recv")?;
         let treatment = self
@@ -543,7 +551,7 @@ impl Reader {
                 treatment,
                 id,
                 comm,
-                is_root: is_root != 0,
+                is_root,
                 sent,
                 received,
             },

@@ -22,8 +22,11 @@
 //!   the last member to arrive.
 //!
 //! Dimemas's defaults: every operation's fan-in and fan-out take the configuration's
-//! collective model (1 CTE, 2 LIN, 3 LOG) with the `CURR` size; a "communications fine
-//! tuning" file may set them per operation ([`AnalyticCollectives::read_tuning`]).
+//! collective model (1 CTE, 2 LIN, 3 LOG) with the `CURR` size, except `MPI_Reduce`
+//! (id 10), which is always `CTE` (Dimemas 5.5.0's `new_global_op`); a "communications
+//! fine tuning" file may set them per operation ([`AnalyticCollectives::read_tuning`]),
+//! but its `Machine globalop:` lines leave `MPI_Reduce` alone. Dimemas 5.5.0 defines
+//! ids 0–15 only (`GLOBAL_OPS_COUNT`); 16–31 take the model of id − 16 here.
 //! Left out: the wide-area network between machines (one machine here), the buses a
 //! collective holds from point-to-point messages while it runs, and the start-up that
 //! non-blocking collectives (ids 16–31) pay before going on: they are blocking here.
@@ -36,6 +39,13 @@ use crate::input::InputError;
 /// The largest "communications fine tuning" file read \[bytes\]: a line per global
 /// operation (32) and per machine takes a few KiB; 1 MiB leaves room for comments.
 pub const MAX_TUNING_BYTES: u64 = vesper_input::MIB;
+
+/// Global operations with a model of their own (Dimemas 5.5.0's `GLOBAL_OPS_COUNT`):
+/// ids 0–15; 16–31 share those of 0–15.
+pub const OPERATIONS: usize = 16;
+
+/// `MPI_Reduce`'s id: Dimemas models it `CTE` whatever the configuration says.
+pub const REDUCE: u32 = 10;
 
 /// What a fine-tuning file is, for messages.
 pub(crate) const TUNING_FILE: &str = "a communications fine tuning file";
@@ -113,18 +123,23 @@ impl Link {
 }
 
 /// The analytic model of every collective of a replay.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AnalyticCollectives {
     /// between nodes
     pub inter: Link,
     /// within a node
     pub intra: Link,
+    /// with a configuration's nodes (Dimemas's model), the latencies and copies of each
+    /// node instead of `inter`'s latency and `intra`: the stages between nodes pay the
+    /// inter-node startup of the root's node, those within a node that node's own
+    /// startup and bandwidth
+    pub nodes: Option<super::machine::DimemasModel>,
     /// buses between nodes (0: unlimited); they slow `LOG` stages down
     pub buses: u32,
     /// nodes of the machine: with one, there is no stage between nodes
     pub machine_nodes: u32,
     /// per operation id (0–15; 16–31 as 0–15)
-    pub operations: [OperationModel; 16],
+    pub operations: [OperationModel; OPERATIONS],
 }
 
 impl Default for AnalyticCollectives {
@@ -136,22 +151,29 @@ impl Default for AnalyticCollectives {
 }
 
 impl AnalyticCollectives {
-    /// Every operation's stages by `model`, of `CURR` size (Dimemas's default for its
-    /// configuration's collective model), with free links and unlimited buses.
+    /// Every operation's stages by `model`, of `CURR` size, but `MPI_Reduce`'s by `CTE`
+    /// (Dimemas's default for its configuration's collective model), with free links
+    /// and unlimited buses.
     pub fn uniform(model: FanModel) -> AnalyticCollectives {
-        let fan = Fan {
-            model,
-            size: SizeRule::Current,
+        let both = |model| {
+            let fan = Fan {
+                model,
+                size: SizeRule::Current,
+            };
+            OperationModel {
+                fan_in: fan,
+                fan_out: fan,
+            }
         };
+        let mut operations = [both(model); OPERATIONS];
+        operations[REDUCE as usize] = both(FanModel::Constant);
         AnalyticCollectives {
             inter: Link::default(),
             intra: Link::default(),
+            nodes: None,
             buses: 0,
             machine_nodes: u32::MAX,
-            operations: [OperationModel {
-                fan_in: fan,
-                fan_out: fan,
-            }; 16],
+            operations,
         }
     }
 
@@ -167,26 +189,41 @@ impl AnalyticCollectives {
     }
 
     /// How long operation `id` takes once every member has arrived: members on the
-    /// nodes `nodes` (one entry per member), the root's record saying `sent` and
-    /// `received` bytes; `None` if that is longer than the clock counts.
-    pub fn time(&self, id: u32, nodes: &[u32], sent: u32, received: u32) -> Option<Ps> {
-        let op = self.operations[(id % 16) as usize];
+    /// nodes `nodes` (one entry per member), the root on node `root`, its record saying
+    /// `sent` and `received` bytes; `None` if that is longer than the clock counts.
+    pub fn time(&self, id: u32, nodes: &[u32], root: u32, sent: u32, received: u32) -> Option<Ps> {
+        let op = self.operations[id as usize % OPERATIONS];
         let mut sorted = nodes.to_vec();
         sorted.sort_unstable();
         let mut per_node = Vec::new();
         for run in sorted.chunk_by(|a, b| a == b) {
-            per_node.push(run.len() as u32);
+            per_node.push((run[0], run.len() as u32));
         }
         let both = |link: &Link, parties: u32, buses: u32| {
             stage(op.fan_in, true, link, parties, buses, sent, received)?
                 .checked_add(stage(op.fan_out, false, link, parties, buses, sent, received)?)
         };
+        // Each node's own link within it, and the root node's startup between nodes.
+        let intra = |node: u32| match &self.nodes {
+            Some(model) => Link {
+                latency: model.node(node).intra_startup,
+                bandwidth: model.node(node).intra_bandwidth,
+            },
+            None => self.intra,
+        };
+        let inter = match &self.nodes {
+            Some(model) => Link {
+                latency: model.node(root).inter_startup,
+                ..self.inter
+            },
+            None => self.inter,
+        };
         let mut within = 0;
-        for &parties in &per_node {
-            within = within.max(both(&self.intra, parties, 0)?);
+        for &(node, parties) in &per_node {
+            within = within.max(both(&intra(node), parties, 0)?);
         }
         let between = if self.machine_nodes > 1 {
-            both(&self.inter, per_node.len() as u32, self.buses)?
+            both(&inter, per_node.len() as u32, self.buses)?
         } else {
             0
         };
@@ -198,8 +235,8 @@ impl AnalyticCollectives {
     /// `<glop> <FIN model> <FIN size> <FOUT model> <FOUT size> <contention>` (for every
     /// machine; the contention is ignored, as by Dimemas) and `Machine globalop:
     /// <machine> <glop> <FIN model> <FIN size> <FOUT model> <FOUT size>` (machine 0,
-    /// the only one here). Models are `0`, `CTE`, `LIN`, `LOG`; sizes `MIN`, `MAX`,
-    /// `MEAN`, `2MAX`, `S+R`.
+    /// the only one here; Dimemas skips those naming `MPI_Reduce`, id 10, unread).
+    /// Models are `0`, `CTE`, `LIN`, `LOG`; sizes `MIN`, `MAX`, `MEAN`, `2MAX`, `S+R`.
     pub fn read_tuning(&mut self, path: &Path) -> Result<(), InputError> {
         let (text, file) = crate::input::read_text(path, MAX_TUNING_BYTES, TUNING_FILE)?;
         self.parse_tuning(&text, &file)
@@ -216,6 +253,11 @@ impl AnalyticCollectives {
             let words: Vec<&str> = line.split_whitespace().collect();
             let fields = match words.as_slice() {
                 ["Machine", "globalop:", machine, rest @ ..] if rest.len() == 5 => {
+                    // Dimemas 5.5.0 (comm_configuration.c) drops these lines for
+                    // MPI_Reduce before reading anything else of them.
+                    if rest[0].parse::<u32>() == Ok(REDUCE) {
+                        continue;
+                    }
                     if machine.parse::<u32>().map_err(|_| {
                         error(format!(
                             "Machine globalop: expected a machine number, found '{machine}'"
@@ -262,7 +304,7 @@ impl AnalyticCollectives {
                     "{stage} size: expected MIN, MAX, MEAN, 2MAX or S+R, found '{other}'"
                 ))),
             };
-            self.operations[(id % 16) as usize] = OperationModel {
+            self.operations[id as usize % OPERATIONS] = OperationModel {
                 fan_in: Fan {
                     model: model(fields[1], "fan-in")?,
                     size: size(fields[2], "fan-in")?,
@@ -361,22 +403,22 @@ mod tests {
         let one = |size: u64| 100_000 + size * 1000;
         // One member per node: within nodes, CTE still costs two transfers.
         assert_eq!(
-            model(FanModel::Constant).time(11, &nodes, 1000, 200),
+            model(FanModel::Constant).time(11, &nodes, 0, 1000, 200),
             Some(one(1000) + one(200) + 2 * 10_000)
         );
         assert_eq!(
-            model(FanModel::Linear).time(11, &nodes, 1000, 200),
+            model(FanModel::Linear).time(11, &nodes, 0, 1000, 200),
             Some(7 * (one(1000) + one(200)))
         );
         assert_eq!(
-            model(FanModel::Logarithmic).time(11, &nodes, 1000, 200),
+            model(FanModel::Logarithmic).time(11, &nodes, 0, 1000, 200),
             Some(3 * (one(1000) + one(200)))
         );
-        assert_eq!(model(FanModel::Zero).time(11, &nodes, 1000, 200), Some(0));
+        assert_eq!(model(FanModel::Zero).time(11, &nodes, 0, 1000, 200), Some(0));
         // Four members on each of two nodes: one step between nodes, two within.
         let paired = [0, 0, 0, 0, 1, 1, 1, 1];
         assert_eq!(
-            model(FanModel::Logarithmic).time(0, &paired, 0, 0),
+            model(FanModel::Logarithmic).time(0, &paired, 0, 0, 0),
             Some(2 * 100_000 + 2 * 2 * 10_000)
         );
         // A machine of one node has no stage between nodes.
@@ -384,7 +426,7 @@ mod tests {
             machine_nodes: 1,
             ..model(FanModel::Linear)
         };
-        assert_eq!(single.time(1, &[0, 0, 0], 50, 50), Some(2 * 2 * 10_000));
+        assert_eq!(single.time(1, &[0, 0, 0], 0, 50, 50), Some(2 * 2 * 10_000));
         // Size rules, on the fan-in and fan-out alike.
         let mut sized = model(FanModel::Constant);
         let rules = [
@@ -404,11 +446,40 @@ mod tests {
                 fan_out: fan,
             };
             assert_eq!(
-                sized.time(27, &nodes, 1000, 200),
+                sized.time(27, &nodes, 0, 1000, 200),
                 Some(2 * one(bytes) + 2 * 10_000),
                 "{size:?}"
             );
         }
+    }
+
+    #[test]
+    fn reduce_is_constant_whatever_the_model() {
+        // Eight members on eight nodes, 1000 bytes each way.
+        let nodes: Vec<u32> = (0..8).collect();
+        let one = 100_000 + 1000 * 1000;
+        for fan in [FanModel::Constant, FanModel::Linear, FanModel::Logarithmic] {
+            // MPI_Reduce: one transfer each way between nodes, one within each (CTE).
+            assert_eq!(
+                model(fan).time(REDUCE, &nodes, 0, 1000, 1000),
+                Some(2 * one + 2 * 10_000),
+                "{fan:?}"
+            );
+        }
+        // Id 26 (16 + 10) as id 10; the others follow the model.
+        assert_eq!(
+            model(FanModel::Linear).time(26, &nodes, 0, 1000, 1000),
+            Some(2 * one + 2 * 10_000)
+        );
+        assert_eq!(model(FanModel::Linear).time(27, &nodes, 0, 1000, 1000), Some(14 * one));
+        assert_eq!(model(FanModel::Linear).time(11, &nodes, 0, 1000, 1000), Some(14 * one));
+        // A general tuning line sets it; a machine's line does not.
+        let mut m = model(FanModel::Linear);
+        m.parse_tuning("Machine globalop: 0 10 LOG MAX LOG MAX\n", "t.cfg")
+            .expect("read");
+        assert_eq!(m.time(REDUCE, &nodes, 0, 1000, 1000), Some(2 * one + 2 * 10_000));
+        m.parse_tuning("10 LOG MAX LOG MAX 0.0\n", "t.cfg").expect("read");
+        assert_eq!(m.time(REDUCE, &nodes, 0, 1000, 1000), Some(6 * one));
     }
 
     #[test]

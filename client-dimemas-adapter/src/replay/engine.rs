@@ -27,8 +27,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::Ps;
 use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
+use super::machine::{DimemasModel, SMALLEST_STARTUP};
 use super::programs::{Cursor, Programs, THREAD, task_of_programs};
-use super::resources::{DimemasModel, Resources, Route};
+use super::resources::{Resources, Route};
 use super::workload::{Op, UNWAITED, Workload};
 
 /// Where one task's time went: `compute + communication + waiting = end`.
@@ -257,6 +258,12 @@ pub enum Mapping {
     },
     /// task t on node `nodes[t]` (tasks beyond the list: on node t)
     Explicit(Vec<u32>),
+    /// `FILL_NODES` over nodes of different processor counts: each node, in order,
+    /// takes as many tasks as it has processors; tasks left over go to the last node
+    FillNodes {
+        /// (nodes, processors of each), in node order
+        groups: Vec<(u32, u32)>,
+    },
 }
 
 impl Mapping {
@@ -267,7 +274,25 @@ impl Mapping {
             Mapping::TasksPerNode(n) => task / (*n).max(1),
             Mapping::Interleaved { nodes } => task % (*nodes).max(1),
             Mapping::Explicit(nodes) => nodes.get(task as usize).copied().unwrap_or(task),
+            Mapping::FillNodes { groups } => {
+                let (mut node, mut first) = (0u64, 0u64);
+                for &(count, cpus) in groups {
+                    let held = u64::from(count) * u64::from(cpus);
+                    if u64::from(task) < first + held {
+                        return (node + (u64::from(task) - first) / u64::from(cpus.max(1))) as u32;
+                    }
+                    first += held;
+                    node += u64::from(count);
+                }
+                node.saturating_sub(1) as u32
+            }
         }
+    }
+
+    /// `FILL_NODES` over `groups` of (nodes, processors each), in node order: n tasks
+    /// per node when every node has n processors.
+    pub fn fill_nodes(groups: Vec<(u32, u32)>) -> Mapping {
+        Mapping::FillNodes { groups }
     }
 
     /// How many nodes `tasks` tasks occupy (the highest node used, plus one).
@@ -313,6 +338,8 @@ struct Gathering {
     /// the bytes sent and received of the root's record: the last arrival that says it
     /// is the root, or else the last arrival (as Dimemas takes them)
     sizes: (u32, u32),
+    /// that root (a program)
+    root: u32,
     /// whether an arrival said it is the root
     rooted: bool,
 }
@@ -436,23 +463,24 @@ pub fn replay_programs(
     let total = programs.total();
     let memory = options.memory_copy.bus();
     let mut r = Replay {
+        ready: first_events(&task_of, options),
         programs,
         task_of,
         state: vec![State::Ready; tasks],
         times: vec![TaskTimes::default(); tasks],
         pending: vec![BTreeMap::new(); tasks],
-        ready: (0..tasks as u32).map(|t| (0, 0, t)).collect(),
-        seq: 0,
+        seq: tasks as u64,
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
         gatherings: BTreeMap::new(),
         next_id: 0,
         options: options.clone(),
-        resources: options.dimemas.map(|m| Resources::new(m.network, m.memory)),
+        resources: options.dimemas.clone().map(Resources::new),
         deferred: vec![None; tasks],
         wait_startup: vec![BTreeMap::new(); tasks],
         memory,
         intra_node: 0,
+        last_landing: 0,
         done: 0,
         record: options.record.then(Record::default),
     };
@@ -502,14 +530,50 @@ pub fn replay_programs(
             now,
         });
     }
+    let predicted = match r.options.dimemas {
+        Some(_) => dimemas_end(&r.times, &r.task_of, r.last_landing),
+        None => r.times.iter().map(|t| t.end).max().unwrap_or(0),
+    };
     Ok(Outcome {
-        predicted: r.times.iter().map(|t| t.end).max().unwrap_or(0),
+        predicted,
         tasks: r.times,
         messages: r.next_id,
         intra_node: r.intra_node,
         record: r.record,
         threads,
     })
+}
+
+/// Dimemas's periodic timer \[ps\]: it schedules an event every 10 s of simulated time
+/// while others are due, so its simulations end at 10 s at the earliest.
+pub const DIMEMAS_TIMER: Ps = 10_000_000_000_000;
+
+/// The execution time Dimemas prints: when the last task's first thread ended (a
+/// task's other threads do not count); if that is 0 (every task ends at once, say
+/// when bursts and latencies are all 0), the end of its simulation instead, the first
+/// tick of its periodic 10 s timer after the last message landed.
+fn dimemas_end(times: &[TaskTimes], task_of: &[u32], last_landing: Ps) -> Ps {
+    let first_threads = (0..times.len()).filter(|&p| p == 0 || task_of[p] != task_of[p - 1]);
+    match first_threads.map(|p| times[p].end).max().unwrap_or(0) {
+        0 => last_landing
+            .div_ceil(DIMEMAS_TIMER)
+            .max(1)
+            .saturating_mul(DIMEMAS_TIMER),
+        end => end,
+    }
+}
+
+/// Every program's first event, at 0. With Dimemas's model in Dimemas's order: node by
+/// node, and within a node task by task (its scheduler fills each node's ready queue
+/// from the node's tasks, then starts the nodes in turn), numbered from 1; otherwise
+/// by program.
+fn first_events(task_of: &[u32], options: &ReplayOptions) -> BTreeSet<(Ps, u64, u32)> {
+    let mut order: Vec<u32> = (0..task_of.len() as u32).collect();
+    if options.dimemas.is_none() {
+        return order.into_iter().map(|p| (0, 0, p)).collect();
+    }
+    order.sort_by_key(|&p| (options.mapping.node_of(task_of[p as usize]), p));
+    order.into_iter().zip(1..).map(|(p, seq)| (0, seq, p)).collect()
 }
 
 struct Replay<'a> {
@@ -543,6 +607,8 @@ struct Replay<'a> {
     /// messages between tasks of one node
     memory: IdealBus,
     intra_node: u64,
+    /// when the last message landed \[ps\]
+    last_landing: Ps,
     /// operations done
     done: u64,
     record: Option<Record>,
@@ -609,9 +675,11 @@ impl Replay<'_> {
             }
             let wait_for = match op {
                 Op::Compute(traced) => {
-                    let d = match self.options.cpu_ratio {
-                        Some(ratio) => ratio.scale(traced),
-                        None => Some(traced),
+                    // With Dimemas's model, by the speed ratio of the task's node.
+                    let d = match (&self.options.dimemas, self.options.cpu_ratio) {
+                        (Some(model), _) => model.node(self.node_of_program(task)).burst(traced),
+                        (None, Some(ratio)) => ratio.scale(traced),
+                        (None, None) => Some(traced),
                     };
                     let Some((d, end)) = d.and_then(|d| Some((d, now.checked_add(d)?))) else {
                         return Err(ReplayError::Clock {
@@ -654,8 +722,8 @@ impl Replay<'_> {
                     BLOCKING
                 }
                 Op::IRecv { from, tag, request } => {
-                    if let Some(model) = self.options.dimemas {
-                        let startup = self.peer_startup(model, task, from);
+                    if let Some(model) = &self.options.dimemas {
+                        let startup = self.peer_startup(model, task, from, false);
                         self.wait_startup[t].insert(request.into(), startup);
                     }
                     self.receive(task, from, tag, request.into(), now, fabric)?;
@@ -683,6 +751,7 @@ impl Replay<'_> {
                     g.arrived.push(task);
                     if is_root || !g.rooted {
                         g.sizes = (sent, received);
+                        g.root = task;
                         g.rooted |= is_root;
                     }
                     if g.arrived.len() >= members as usize
@@ -695,7 +764,7 @@ impl Replay<'_> {
                         let end = self
                             .options
                             .collectives
-                            .time(u32::from(id), &nodes, sent, received)
+                            .time(u32::from(id), &nodes, node(&g.root), sent, received)
                             .and_then(|took| now.checked_add(took))
                             .ok_or_else(|| ReplayError::Clock {
                                 task,
@@ -802,12 +871,12 @@ impl Replay<'_> {
     /// The startup latency `task` pays before `op`, with Dimemas's model: for sends,
     /// blocking receives and waits for immediate receives, by the partner's node.
     fn startup(&self, task: u32, op: Op) -> Ps {
-        let Some(model) = self.options.dimemas else {
+        let Some(model) = &self.options.dimemas else {
             return 0;
         };
         match op {
-            Op::Send { to, .. } | Op::ISend { to, .. } => self.peer_startup(model, task, to),
-            Op::Recv { from, .. } => self.peer_startup(model, task, from),
+            Op::Send { to, .. } | Op::ISend { to, .. } => self.peer_startup(model, task, to, true),
+            Op::Recv { from, .. } => self.peer_startup(model, task, from, false),
             Op::Wait { request } => self.wait_startup[task as usize]
                 .get(&Key::from(request))
                 .copied()
@@ -817,19 +886,29 @@ impl Replay<'_> {
     }
 
     /// The startup between program `task` and `peer` (a task, or a thread of its own
-    /// task): within a node or between nodes.
-    fn peer_startup(&self, model: DimemasModel, task: u32, peer: u32) -> Ps {
+    /// task), `task` sending or not: the sender's node's, within a node or between
+    /// nodes (Dimemas takes less than 1 ns as none).
+    fn peer_startup(&self, model: &DimemasModel, task: u32, peer: u32, sending: bool) -> Ps {
         let own = self.task_of[task as usize];
         let other = match peer & THREAD {
             0 => peer,
             _ => own,
         };
         let node = |t| self.options.mapping.node_of(t);
-        if node(own) == node(other) {
-            model.intra_startup
-        } else {
-            model.inter_startup
+        let sender = model.node(node(if sending { own } else { other }));
+        let startup = match node(own) == node(other) {
+            true => sender.intra_startup,
+            false => sender.inter_startup,
+        };
+        match startup < SMALLEST_STARTUP {
+            true => 0,
+            false => startup,
         }
+    }
+
+    /// The node of program `program`'s task.
+    fn node_of_program(&self, program: u32) -> u32 {
+        self.options.mapping.node_of(self.task_of[program as usize])
     }
 
     /// `task` starts sending; its request `key` completes at once if the send is eager.
@@ -940,7 +1019,13 @@ impl Replay<'_> {
         }
         if transfer.src == transfer.dst {
             self.intra_node += 1;
-            self.memory.send(id, now, transfer)?;
+            match &self.options.dimemas {
+                // At the bandwidth of the node, with no latency: the tasks pay it.
+                Some(model) => self
+                    .memory
+                    .send_over(id, now, transfer, 0, model.node(transfer.src).intra_bandwidth)?,
+                None => self.memory.send(id, now, transfer)?,
+            }
         } else {
             fabric.send(id, now, transfer)?;
         }
@@ -996,6 +1081,7 @@ impl Replay<'_> {
     /// Message `id` landed at `at`: it frees its resources (the messages they let go
     /// leave now), then it is delivered.
     fn landed(&mut self, id: u64, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        self.last_landing = self.last_landing.max(at);
         if let Some(resources) = &mut self.resources {
             for next in resources.release(id) {
                 if let Some(transfer) = self.messages.get(&next).map(|m| m.transfer) {
@@ -1557,15 +1643,18 @@ mod tests {
     /// nodes), `links` input and output links per node and `buses` buses between
     /// nodes, and within nodes `task_links` per task (0: unlimited).
     fn dimemas(startup: Ps, links: u32, buses: u32, task_links: u32) -> ReplayOptions {
-        use crate::replay::resources::{Limits, Links};
-        let limits = |n, buses| Limits::new("test links", Links { input: n, output: n }, buses).expect("full duplex");
+        use crate::replay::machine::NodeModel;
+        use crate::replay::resources::Links;
+        let both = |n| Links { input: n, output: n };
+        let node = NodeModel {
+            inter_startup: startup,
+            intra_startup: startup,
+            inter_links: both(links),
+            intra_links: both(task_links),
+            ..NodeModel::free()
+        };
         ReplayOptions {
-            dimemas: Some(DimemasModel {
-                inter_startup: startup,
-                intra_startup: startup,
-                network: limits(links, buses),
-                memory: limits(task_links, 0),
-            }),
+            dimemas: Some(DimemasModel::uniform(node, buses)),
             ..ReplayOptions::default()
         }
     }
@@ -1707,13 +1796,21 @@ mod tests {
                 vec![Op::Recv { from: 0, tag: 0 }, Op::Recv { from: 0, tag: 0 }],
             ],
         };
-        let local = |task_links| ReplayOptions {
-            mapping: Mapping::TasksPerNode(2),
-            memory_copy: MemoryCopy {
-                latency: 0,
-                bandwidth: Some((1_000_000_000, 1)),
-            },
-            ..dimemas(0, 0, 0, task_links)
+        let local = |task_links| {
+            use crate::replay::machine::NodeModel;
+            let node = NodeModel {
+                intra_links: crate::replay::Links {
+                    input: task_links,
+                    output: task_links,
+                },
+                intra_bandwidth: Some((1_000_000_000, 1)),
+                ..NodeModel::free()
+            };
+            ReplayOptions {
+                mapping: Mapping::TasksPerNode(2),
+                dimemas: Some(DimemasModel::uniform(node, 0)),
+                ..ReplayOptions::default()
+            }
         };
         let one = replay_with(&workload, &mut wire(), &local(1)).expect("replayed");
         assert_eq!((one.tasks[1].end, one.intra_node), (2_000_000, 2));

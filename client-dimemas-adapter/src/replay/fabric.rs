@@ -146,21 +146,18 @@ impl IdealBus {
         Some(IdealBus::new(bytes, seconds, latency))
     }
 
-    /// How long `size` bytes take, if the clock counts that long.
-    fn transfer(&self, size: u32) -> Option<Ps> {
-        if self.bytes == 0 {
-            return Some(0);
-        }
-        let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(self.seconds);
-        u64::try_from(numerator.div_ceil(u128::from(self.bytes))).ok()
-    }
-}
-
-impl Fabric for IdealBus {
-    fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError> {
-        let arrival = self
-            .transfer(message.size)
-            .and_then(|transfer| at.checked_add(self.latency)?.checked_add(transfer))
+    /// Message `id` leaves at `at` and lands after `latency` and its transfer at
+    /// `bandwidth` (`(bytes, seconds)`; `None`: instantaneous), whatever this bus's own.
+    pub fn send_over(
+        &mut self,
+        id: u64,
+        at: Ps,
+        message: Transfer,
+        latency: Ps,
+        bandwidth: Option<(u64, u64)>,
+    ) -> Result<(), FabricError> {
+        let arrival = transfer_time(message.size, bandwidth)
+            .and_then(|transfer| at.checked_add(latency)?.checked_add(transfer))
             .ok_or(FabricError::Clock {
                 src: message.src,
                 dst: message.dst,
@@ -169,6 +166,23 @@ impl Fabric for IdealBus {
             })?;
         self.pending.push(Reverse((arrival, id)));
         Ok(())
+    }
+}
+
+/// How long `size` bytes take at `bandwidth` (`(bytes, seconds)`, rounded up to the
+/// picosecond; `None`: no time), if the clock counts that long.
+fn transfer_time(size: u32, bandwidth: Option<(u64, u64)>) -> Option<Ps> {
+    let Some((bytes, seconds)) = bandwidth else {
+        return Some(0);
+    };
+    let numerator = u128::from(size) * 1_000_000_000_000u128 * u128::from(seconds.max(1));
+    u64::try_from(numerator.div_ceil(u128::from(bytes.max(1)))).ok()
+}
+
+impl Fabric for IdealBus {
+    fn send(&mut self, id: u64, at: Ps, message: Transfer) -> Result<(), FabricError> {
+        let bandwidth = (self.bytes > 0).then_some((self.bytes, self.seconds));
+        self.send_over(id, at, message, self.latency, bandwidth)
     }
 
     fn request_to_send(&mut self, _at: Ps, _message: Transfer) -> Result<(), FabricError> {

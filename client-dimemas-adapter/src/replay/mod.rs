@@ -27,6 +27,7 @@ pub mod collective;
 pub mod engine;
 pub mod fabric;
 pub mod kernels;
+pub mod machine;
 pub mod programs;
 pub mod resources;
 pub mod workload;
@@ -37,8 +38,9 @@ pub use engine::{
     ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
+pub use machine::{DimemasModel, NodeModel};
 pub use programs::{Cursor, Programs, StartDelays, THREAD, drain, task_of_programs};
-pub use resources::{DimemasModel, Limits, Links, Resources, Route};
+pub use resources::{Links, Resources, Route};
 pub use workload::{Op, UNWAITED, Workload};
 
 /// Picoseconds of simulated time.

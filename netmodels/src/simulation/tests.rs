@@ -242,7 +242,7 @@ fn message_slots_are_reused() {
 
 fn ideal(hosts: u32, bytes_per_second: u64, latency: SimTime) -> Simulation {
     let params = IdealParams {
-        bandwidth: Bandwidth::from_bytes_per_second(bytes_per_second).expect("non-zero"),
+        bandwidth: Some(Bandwidth::from_bytes_per_second(bytes_per_second).expect("non-zero")),
         latency,
     };
     NetworkBuilder::ideal(hosts, params).build().expect("valid network")
@@ -276,7 +276,7 @@ fn ideal_network_has_no_contention() {
 #[test]
 fn ideal_network_needs_hosts() {
     let params = IdealParams {
-        bandwidth: Bandwidth::from_bytes_per_second(1).expect("non-zero"),
+        bandwidth: Some(Bandwidth::from_bytes_per_second(1).expect("non-zero")),
         latency: SimTime::ZERO,
     };
     assert!(matches!(
@@ -401,7 +401,7 @@ fn times_the_clock_cannot_carry_are_refused() {
             .starts_with("switch.routing_latency takes 17.592 s, longer than the 17.592 s")
     );
     let ideal = |bytes_per_second, latency| {
-        let bandwidth = Bandwidth::from_bytes_per_second(bytes_per_second).expect("non-zero");
+        let bandwidth = Bandwidth::from_bytes_per_second(bytes_per_second);
         NetworkBuilder::ideal(2, IdealParams { bandwidth, latency })
     };
     assert!(refused(ideal(1, SimTime::ZERO)).starts_with("ideal.bandwidth: a message of 4294967295 bytes takes"));

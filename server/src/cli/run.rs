@@ -308,8 +308,9 @@ pub fn options_from_flags(args: &RunArgs) -> anyhow::Result<vesper_client_dimema
 }
 
 /// Replay options from a Dimemas configuration (its values checked when it was read):
-/// mapping, CPU speed ratio, intra-node model (a bandwidth of 0 is unlimited, as in
-/// Dimemas), and the links, buses and fine tuning of analytic collectives.
+/// mapping, the nodes' CPU speed ratios, startups, intra-node copies, links and buses (a
+/// bandwidth of 0 is instantaneous, as in Dimemas), and the model and fine tuning of
+/// analytic collectives.
 pub fn options_from_config(
     path: &std::path::Path,
     config: &vesper_client_dimemas_adapter::cfg::DimConfig,
@@ -317,97 +318,82 @@ pub fn options_from_config(
 ) -> anyhow::Result<vesper_client_dimemas_adapter::replay::ReplayOptions> {
     use vesper_client_dimemas_adapter::replay::analytic::{AnalyticCollectives, FanModel, Link};
     use vesper_client_dimemas_adapter::replay::{
-        CLOCK_LIMIT, CpuRatio, DimemasModel, Limits, MemoryCopy, ReplayOptions, mbps_ratio, ps_of_seconds,
+        CLOCK_LIMIT, DimemasModel, MemoryCopy, NodeModel, ReplayOptions, mbps_ratio, ps_of_seconds,
     };
     // Checked when the configuration was read: refused here too, never clamped.
     let ps = |seconds: f64, field: &str| {
         ps_of_seconds(seconds)
             .with_context(|| format!("{}: {field} {seconds} s: more than {CLOCK_LIMIT}", path.display()))
     };
-    // 0: unlimited, as in Dimemas.
+    // 0: instantaneous, as in Dimemas.
     let ratio = |mbps: Option<f64>, field: &str| match mbps.filter(|&b| b != 0.0) {
         Some(mbps) => mbps_ratio(mbps)
             .map(Some)
             .with_context(|| format!("{}: {field} {mbps} MBps: vesper cannot hold it exactly", path.display())),
         None => Ok(None),
     };
-    let cpu_ratio = match config.cpu_ratio {
-        Some(ratio) => Some(
-            CpuRatio::new(ratio)
-                .with_context(|| format!("{}: the CPU speed ratio must be positive, not {ratio}", path.display()))?,
-        ),
-        None => None,
+    // A task pays a startup before each send: bounded as the ideal network's latency
+    // is, so that a message sent after one still has room on the clock.
+    let startup = |seconds: f64, field: &str, line: usize| {
+        const LONGEST_PS: u64 = 1 << 62;
+        let startup = ps(seconds, field)?;
+        anyhow::ensure!(
+            startup <= LONGEST_PS,
+            "{}:{line}: {field} {}: {} ns is more than the {:.3e} s vesper allows a startup latency (a task pays \
+             it before each send, and the message must still arrive within the clock)",
+            path.display(),
+            number_text(seconds),
+            number_text(startup as f64 / 1e3),
+            LONGEST_PS as f64 / 1e12
+        );
+        Ok(startup)
     };
-    // Not given: free, as in Dimemas.
-    let memory_copy = MemoryCopy {
-        latency: ps(config.intra_latency_s.unwrap_or(0.0), "intra_latency_s")?,
-        bandwidth: ratio(config.intra_bandwidth_mbps, "intra_bw_MBps")?,
-    };
+    // Each node record's nodes; none: every node has one processor, no latency and
+    // unlimited links (as vesper read such a file before).
+    let mut groups = Vec::new();
+    for g in &config.groups {
+        let node = NodeModel {
+            cpus: g.cpus,
+            cpu_ratio: g.cpu_ratio,
+            intra_startup: startup(g.intra_latency_s, &format!("\"{}\" intra_latency_s", g.record), g.line)?,
+            intra_bandwidth: ratio(Some(g.intra_bandwidth_mbps), "intra_bw_MBps")?,
+            intra_buses: g.intra_buses,
+            intra_links: g.intra_links,
+            inter_startup: startup(g.inter_latency_s, &format!("\"{}\" inter_latency_s", g.record), g.line)?,
+            inter_links: g.inter_links,
+        };
+        groups.push((g.count, node));
+    }
+    let dimemas = DimemasModel::groups(&groups, config.buses.unwrap_or(0))
+        .unwrap_or_else(|| DimemasModel::uniform(NodeModel::free(), config.buses.unwrap_or(0)));
     // Collectives modelled analytically take the configuration's links, buses and
     // model (LOG when it names none), then its fine-tuning file.
     let model = config
         .collective_model
         .and_then(AnalyticCollectives::model_of_configuration)
         .unwrap_or(FanModel::Logarithmic);
+    let first = dimemas.node(0);
     let mut collectives = AnalyticCollectives {
         inter: Link {
-            latency: ps(config.inter_latency_s.unwrap_or(0.0), "inter_latency_s")?,
+            latency: first.inter_startup,
             bandwidth: ratio(config.bandwidth_mbps, "bw_MBps")?,
         },
         intra: Link {
-            latency: memory_copy.latency,
-            bandwidth: memory_copy.bandwidth,
+            latency: first.intra_startup,
+            bandwidth: first.intra_bandwidth,
         },
+        nodes: Some(dimemas.clone()),
         buses: config.buses.unwrap_or(0),
         machine_nodes: config.nodes.unwrap_or(u32::MAX),
         ..AnalyticCollectives::uniform(model)
     };
     config.read_tuning(path, &mut collectives)?;
-    // Dimemas's point-to-point model: tasks pay the latencies before sends, receives
-    // and waits (so a copy within a node takes its bandwidth only), and messages hold
-    // the links and buses the configuration gives (none given: unlimited).
-    let limits = |what, links: Option<_>, buses: Option<u32>| {
-        Limits::new(what, links.unwrap_or_default(), buses.unwrap_or(0))
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-    };
-    // A task pays a startup before each send: bounded as the ideal network's latency
-    // is, so that a message sent after one still has room on the clock.
-    let startup = |ps: u64, field: &str, seconds: Option<f64>| {
-        const LONGEST_PS: u64 = 1 << 62;
-        anyhow::ensure!(
-            ps <= LONGEST_PS,
-            "{}: \"multi node information\" {field} {}: {} ns is more than the {:.3e} s vesper allows a startup \
-             latency (a task pays it before each send, and the message must still arrive within the clock)",
-            path.display(),
-            number_text(seconds.unwrap_or(0.0)),
-            number_text(ps as f64 / 1e3),
-            LONGEST_PS as f64 / 1e12
-        );
-        Ok(ps)
-    };
-    let dimemas = DimemasModel {
-        inter_startup: startup(collectives.inter.latency, "inter_latency_s", config.inter_latency_s)?,
-        intra_startup: startup(memory_copy.latency, "intra_latency_s", config.intra_latency_s)?,
-        network: limits(
-            "\"multi node information\" inter_in_links and inter_out_links",
-            config.inter_links,
-            config.buses,
-        )?,
-        memory: limits(
-            "\"multi node information\" intra_in_links and intra_out_links",
-            config.intra_links,
-            config.intra_buses,
-        )?,
-    };
     Ok(ReplayOptions {
         eager_limit: args.eager_limit,
         all_eager: args.all_eager,
-        cpu_ratio,
+        cpu_ratio: None,
         mapping: config.mapping.clone().unwrap_or_default(),
-        memory_copy: MemoryCopy {
-            latency: 0,
-            ..memory_copy
-        },
+        memory_copy: MemoryCopy::default(),
         record: false,
         collectives,
         dimemas: Some(dimemas),
@@ -671,7 +657,10 @@ pub fn run_on(
                 Some(trace) => format!("the trace {}", trace.display()),
                 None => format!("the workload ({name})"),
             };
-            config.check_tasks(programs.threads().len() as u32, &what)?;
+            for warning in &config.warnings {
+                note!(notes, "warning: {warning}");
+            }
+            config.check_mapping(&programs.threads(), &what)?;
             // Calibration: the ideal network takes the configuration's inter-node
             // bandwidth and nodes unless given. Its latency stays 0 unless given: the
             // replay pays the configuration's latency as Dimemas does, before each
@@ -680,8 +669,9 @@ pub fn run_on(
                 let name = |record: &str, field: &str, value: f64| {
                     format!("{}: \"{record}\" {field} {}", path.display(), number_text(value))
                 };
+                // A bandwidth of 0 is instantaneous, for the ideal network too.
                 if spec.bandwidth_mbps.is_none()
-                    && let Some(mbps) = config.bandwidth_mbps.filter(|&b| b > 0.0)
+                    && let Some(mbps) = config.bandwidth_mbps
                 {
                     spec.bandwidth_mbps = Some(mbps);
                     from_config.push((Field::BandwidthMbps, name("environment information", "bw_MBps", mbps)));
@@ -768,13 +758,13 @@ pub fn run_on(
                 // Collectives modelled analytically cross the network's links between nodes.
                 let link = match &network.fabric {
                     FabricConfig::Ideal(params) => Some((params.bandwidth, params.latency.as_ps())),
-                    FabricConfig::Switched(s) => Some((s.link.bandwidth, 0)),
-                    FabricConfig::MultiRail { rails, .. } => rails.first().map(|r| (r.link.bandwidth, 0)),
+                    FabricConfig::Switched(s) => Some((Some(s.link.bandwidth), 0)),
+                    FabricConfig::MultiRail { rails, .. } => rails.first().map(|r| (Some(r.link.bandwidth), 0)),
                 };
                 if let Some((bandwidth, latency)) = link {
                     options.collectives.inter = vesper_client_dimemas_adapter::replay::analytic::Link {
                         latency,
-                        bandwidth: Some(bandwidth.ratio()),
+                        bandwidth: bandwidth.map(|b| b.ratio()),
                     };
                 }
             }
@@ -797,8 +787,10 @@ pub fn run_on(
                         "--no-server replays over the local bus model: give --network ideal --bandwidth MBPS"
                     );
                 };
-                let (bytes, seconds) = params.bandwidth.ratio();
-                let mut bus = IdealBus::new(bytes, seconds, params.latency.as_ps());
+                let mut bus = match params.bandwidth.map(|b| b.ratio()) {
+                    Some((bytes, seconds)) => IdealBus::new(bytes, seconds, params.latency.as_ps()),
+                    None => IdealBus::unlimited(params.latency.as_ps()),
+                };
                 (
                     vesper_client_dimemas_adapter::replay::replay_programs(
                         &mut programs,

@@ -134,13 +134,24 @@ impl Description {
                         "the ideal network needs a bandwidth (the replayer configuration's inter-node one)",
                     )
                 })?;
-                let params = IdealParams {
-                    bandwidth: rate(
+                // 0: instantaneous transfers, as Dimemas reads a bandwidth of 0.
+                let bandwidth = match mbps {
+                    0.0 => None,
+                    mbps if mbps.is_nan() || mbps < 0.0 => {
+                        return Err(field(
+                            Field::BandwidthMbps,
+                            "expected a rate of 0 or more in MBps (2^20 bytes/s); 0: instantaneous transfers",
+                        ));
+                    }
+                    mbps => Some(rate(
                         mbps,
                         (Field::BandwidthMbps, DIMEMAS_MB, "MBps (2^20 bytes/s)"),
                         (u64::from(u32::MAX), "the largest message"),
                         &IDEAL,
-                    )?,
+                    )?),
+                };
+                let params = IdealParams {
+                    bandwidth,
                     latency: delay(*latency_ns, SimTime::ZERO, Field::LatencyNs, &IDEAL)?,
                 };
                 Ok((hosts(*given)?, FabricConfig::Ideal(params)))

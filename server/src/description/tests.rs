@@ -28,10 +28,7 @@ fn reads_an_ideal_network() {
         panic!("not ideal: {config:?}");
     };
     assert_eq!(params.latency, SimTime::from_ns(1500));
-    assert_eq!(
-        params.bandwidth.serialization_time(250 << 20),
-        SimTime::from_ns(1_000_000_000)
-    );
+    assert_eq!(params.transfer(250 << 20), SimTime::from_ns(1_000_000_000));
 }
 
 #[test]
@@ -131,9 +128,16 @@ fn mistakes_are_named() {
          inter-node one)"
     );
     assert_eq!(
-        err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 0\n"),
-        "n.toml: network.bandwidth_mbps: expected a positive rate in MBps (2^20 bytes/s)"
+        err("[network]\nkind = \"ideal\"\nbandwidth_mbps = -1\n"),
+        "n.toml: network.bandwidth_mbps: expected a rate of 0 or more in MBps (2^20 bytes/s); 0: instantaneous \
+         transfers"
     );
+    // 0: instantaneous, as Dimemas reads it.
+    let instant = parse("n.toml", "[network]\nkind = \"ideal\"\nbandwidth_mbps = 0\n").expect("valid");
+    let FabricConfig::Ideal(params) = instant.fabric else {
+        panic!("not ideal: {instant:?}");
+    };
+    assert_eq!(params.transfer(1 << 30), SimTime::ZERO);
     assert_eq!(
         err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 1\nswitch = \"cioq\"\n"),
         "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \
