@@ -169,12 +169,9 @@ impl DimConfig {
             if held > u64::from(group.cpus) {
                 return Err(error(format!(
                     "the mapping gives node {node} {held} threads of {workload}, but it has {} processor(s) \
-                     (\"{}\" at line {}, field {}): Dimemas would share them between the threads, which vesper \
-                     does not model; give the node as many processors as threads, or map fewer tasks to it",
-                    group.cpus,
-                    group.record,
-                    group.line,
-                    if group.record == MULTI_NODE { 4 } else { 3 },
+                     (the processors of \"{}\" at line {}): Dimemas would share them between the threads, which \
+                     vesper does not model; give the node as many processors as threads, or map fewer tasks to it",
+                    group.cpus, group.record, group.line,
                 )));
             }
         }
@@ -413,15 +410,11 @@ impl Reader<'_> {
                 }
                 Ok(())
             }
-            "dedicated connection information" => {
-                self.warn(
-                    r.line,
-                    "\"dedicated connection information\" joins machines of a wide area network: it has no effect \
-                     on the one machine vesper replays"
-                        .into(),
-                );
-                Ok(())
-            }
+            "dedicated connection information" => Err(r.fail(
+                "\"dedicated connection information\": a dedicated connection joins machines of a wide area \
+                 network, which vesper does not model (it replays one machine); leave the record out"
+                    .into(),
+            )),
             "accelerator node information" => Err(r.fail(
                 "\"accelerator node information\": vesper does not model accelerators (GPU bursts); leave the \
                  record out"
@@ -1368,9 +1361,9 @@ mod tests {
                 .check_mapping(&[1; 17], "the trace t.dim")
                 .expect_err("too many")
                 .to_string(),
-            "h.cfg:7: the mapping gives node 5 3 threads of the trace t.dim, but it has 2 processor(s) (\"node \
-             information\" at line 6, field 3): Dimemas would share them between the threads, which vesper does not \
-             model; give the node as many processors as threads, or map fewer tasks to it"
+            "h.cfg:7: the mapping gives node 5 3 threads of the trace t.dim, but it has 2 processor(s) (the \
+             processors of \"node information\" at line 6): Dimemas would share them between the threads, which \
+             vesper does not model; give the node as many processors as threads, or map fewer tasks to it"
         );
         // Threads count: two tasks of two threads on a node of 4 processors fit.
         assert_eq!(config.check_mapping(&[1, 1, 2, 2], "it"), Ok(()));
@@ -1438,15 +1431,12 @@ mod tests {
         // Read, no effect on a replay of one machine's MPI trace.
         let read = with("\"file system parameters\" {0.0, 0.0, 8.0, 0, 1.0};;").expect("read");
         assert_eq!(read.warnings, Vec::<String>::new());
-        let dedicated = with(
-            "\"dedicated connection information\" {0, 0, 0, 100.0, [1] {1}, 0, \"<\", \"&\", 0, \">\", [1] {0}, 0.0, \
-             0.0};;",
-        )
-        .expect("read");
         assert!(
-            dedicated.warnings[0].contains("no effect on the one machine"),
-            "{:?}",
-            dedicated.warnings
+            refused(
+                "\"dedicated connection information\" {0, 0, 0, 100.0, [1] {1}, 0, \"<\", \"&\", 0, \">\", [1] {0}, \
+                 0.0, 0.0};;"
+            )
+            .contains("a dedicated connection joins machines of a wide area network")
         );
         assert!(
             refused("\"modules information\" {1, 2, 0.5};;")

@@ -14,12 +14,14 @@
 //!   fan-in and received for a fan-out (`CURR`, the default), or `MIN`, `MAX`, `MEAN`
 //!   (integer), `2MAX`, `S+R` of the two.
 //! - Between nodes (when the machine has more than one), `P` is the number of nodes the
-//!   members are on, with the inter-node latency, bandwidth and bus count. Within nodes,
-//!   `P` is the number of members on a node, with the intra-node latency and bandwidth
-//!   and no bus limit; the busiest node counts. The call takes the sum of the four
-//!   stages (fan-in and fan-out, between and within nodes).
+//!   members are on, with the inter-node latency (of the root's node, when a
+//!   configuration's nodes differ), bandwidth and bus count. Within nodes, `P` is the
+//!   number of members on a node, with that node's intra-node latency and bandwidth and
+//!   no bus limit; the busiest node counts. The call takes the sum of the four stages
+//!   (fan-in and fan-out, between and within nodes).
 //! - The root is the last member to arrive that says it is the root, or, if none does,
-//!   the last member to arrive.
+//!   the last member to arrive. An `MPI_Reduce` record names its root by task number
+//!   (Dimemas 5.5.0's reading); the others say 1 on the root's record.
 //!
 //! Dimemas's defaults: every operation's fan-in and fan-out take the configuration's
 //! collective model (1 CTE, 2 LIN, 3 LOG) with the `CURR` size, except `MPI_Reduce`

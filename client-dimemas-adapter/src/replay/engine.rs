@@ -10,9 +10,12 @@
 //!
 //! With Dimemas's model ([`ReplayOptions::dimemas`], from a configuration), as Dimemas
 //! replays:
-//! - a task pays the startup latency (between or within nodes, by its partner's node)
-//!   before each send, immediate send, blocking receive and wait, blocked meanwhile; an
-//!   immediate receive costs nothing;
+//! - a task's bursts take their time divided by its node's CPU speed ratio (no time at a
+//!   ratio of 0);
+//! - a task pays the startup latency (between or within nodes, as the two tasks' nodes
+//!   are; the sender's node's: a receive or wait pays the latency of the node it
+//!   receives from; none below 1 ns) before each send, immediate send, blocking receive
+//!   and wait, blocked meanwhile; an immediate receive costs nothing;
 //! - a message's data leaves once it holds its links and bus ([`super::resources`]),
 //!   which it frees when it lands, before it is delivered;
 //! - a rendezvous sender goes on as soon as its receiver is ready (the data's
@@ -20,7 +23,11 @@
 //!   for the data;
 //! - events of the same time run in the order they were scheduled (Dimemas's FIFO event
 //!   queue): a landing was scheduled when its data left, and a task that goes on past
-//!   an operation (other than into a burst) does so in a new event behind those due.
+//!   an operation (other than into a burst) does so in a new event behind those due;
+//!   at the start, tasks begin node by node, and within a node task by task (Dimemas's
+//!   scheduler starts the nodes in turn);
+//! - the predicted time is when the last task's first thread ended, or, if that is 0,
+//!   the 10 s tick of Dimemas's periodic timer ([`DIMEMAS_TIMER`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

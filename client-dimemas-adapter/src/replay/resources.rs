@@ -228,9 +228,8 @@ impl Resources {
         }
     }
 
-    fn owner(&mut self, id: u64, owner: u32) -> &mut Owner {
-        let claim = self.claims[&id];
-        let links = self.links(&claim, owner);
+    /// `claim`'s owner `owner` (its `from` or `to`), whose links are `links`.
+    fn owner(&mut self, claim: &Claim, owner: u32, links: Links) -> &mut Owner {
         self.domains[claim.domain]
             .owners
             .entry(owner)
@@ -371,9 +370,10 @@ impl Resources {
     /// Between nodes: the sender's output link, then the receiver's input link, with
     /// link stealing. Whether it holds both (or needs none).
     fn network_links(&mut self, id: u64, claim: Claim) -> bool {
+        let (from_links, to_links) = (self.links(&claim, claim.from), self.links(&claim, claim.to));
         let mut robbable = None;
-        if !claim.out && !self.links(&claim, claim.from).unlimited() {
-            let outputs = self.owner(id, claim.from);
+        if !claim.out && !from_links.unlimited() {
+            let outputs = self.owner(&claim, claim.from, from_links);
             if outputs.free_out > 0 {
                 outputs.take_out();
                 outputs.owned_out.push(id);
@@ -381,13 +381,13 @@ impl Resources {
             } else {
                 robbable = self.victim(claim.from);
                 if robbable.is_none() {
-                    self.owner(id, claim.from).wait_out.push_back(id);
+                    self.owner(&claim, claim.from, from_links).wait_out.push_back(id);
                     return false;
                 }
             }
         }
-        if !claim.inn && !self.links(&claim, claim.to).unlimited() {
-            let inputs = self.owner(id, claim.to);
+        if !claim.inn && !to_links.unlimited() {
+            let inputs = self.owner(&claim, claim.to, to_links);
             let (free, half) = (inputs.free_in, inputs.half_duplex);
             let port = match free {
                 0 if half => self.victim(claim.to),
@@ -396,10 +396,10 @@ impl Resources {
             if free == 0 && port.is_none() {
                 match robbable {
                     None => {
-                        self.owner(id, claim.to).wait_in.push_back(id);
+                        self.owner(&claim, claim.to, to_links).wait_in.push_back(id);
                         self.set(id, |c| c.waiting_in = true);
                     }
-                    Some(_) => self.owner(id, claim.from).wait_out.push_back(id),
+                    Some(_) => self.owner(&claim, claim.from, from_links).wait_out.push_back(id),
                 }
                 return false;
             }
@@ -408,7 +408,7 @@ impl Resources {
             }
             match port {
                 Some(victim) => self.steal_in(claim.to, victim),
-                None => self.owner(id, claim.to).take_in(),
+                None => self.owner(&claim, claim.to, to_links).take_in(),
             }
             self.set(id, |c| c.inn = true);
         }
@@ -429,9 +429,8 @@ impl Resources {
             false => [false, true],
         };
         for input in steps {
-            let held = self.claims[&id];
-            if input && !held.inn {
-                let inputs = self.owner(id, claim.to);
+            if input && !claim.inn {
+                let inputs = self.owner(&claim, claim.to, links);
                 if inputs.free_in == 0 {
                     inputs.wait_in.push_back(id);
                     self.set(id, |c| c.waiting_in = true);
@@ -439,8 +438,8 @@ impl Resources {
                 }
                 inputs.take_in();
                 self.set(id, |c| c.inn = true);
-            } else if !input && !held.out {
-                let outputs = self.owner(id, claim.from);
+            } else if !input && !claim.out {
+                let outputs = self.owner(&claim, claim.from, links);
                 if outputs.free_out == 0 {
                     outputs.wait_out.push_back(id);
                     return false;
