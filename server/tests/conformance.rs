@@ -226,6 +226,50 @@ fn dimemas_s_shipped_ideal_configuration_works_as_shipped() {
     }
 }
 
+/// Dimemas 5.5.0 crashes on an explicit "mapping information" record, so it has no
+/// reference time: vesper keeps its reading (task i on the i-th node listed), tested
+/// here against the predefined mappings it spells out, whose times are Dimemas's.
+#[test]
+fn an_explicit_mapping_replays_as_the_predefined_one_it_spells_out() {
+    let dir = suite("dimemas-wild");
+    let scratch = std::env::temp_dir().join(format!("vesper-explicit-mapping-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    for (kind, node_of) in [
+        ("interleaved_4", (|t: usize| t % 8) as fn(usize) -> usize),
+        ("fill_nodes_4", |t: usize| t / 4),
+    ] {
+        let case = cases(&dir)
+            .into_iter()
+            .find(|c| c.config == format!("configs/pairs32_16k_x6__{kind}.cfg"))
+            .expect("the case");
+        let text = std::fs::read_to_string(dir.join(&case.config)).expect("its configuration");
+        let nodes: Vec<String> = (0..32).map(|t| node_of(t).to_string()).collect();
+        let explicit = format!(
+            "\"mapping information\" {{\"pairs32_16k_x6.dim\", 32, [32] {{{}}}}};;",
+            nodes.join(",")
+        );
+        let predefined = text
+            .lines()
+            .find(|l| l.starts_with("\"predefined mapping information\""))
+            .expect("a predefined mapping");
+        let path = scratch.join(format!("{kind}.cfg"));
+        std::fs::write(&path, text.replace(predefined, &explicit)).expect("written");
+        let spelled = Case {
+            config: path.display().to_string(),
+            ..case.clone()
+        };
+        for served in [true, false] {
+            let ps = vesper_ps(&dir, &spelled, served).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert!(
+                ps.abs_diff(case.expected_ns * 1000) <= 500,
+                "{kind} spelled out: {ps} ps, Dimemas {} ns",
+                case.expected_ns
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 #[test]
 fn printed_seconds_read_as_nanoseconds() {
     assert_eq!(ns_of_printed_seconds("0.000132188"), Some(132_188));
