@@ -29,9 +29,12 @@
 //! fine tuning" file may set them per operation ([`AnalyticCollectives::read_tuning`]),
 //! but its `Machine globalop:` lines leave `MPI_Reduce` alone. Dimemas 5.5.0 defines
 //! ids 0–15 only (`GLOBAL_OPS_COUNT`); 16–31 take the model of id − 16 here.
-//! Left out: the wide-area network between machines (one machine here), the buses a
-//! collective holds from point-to-point messages while it runs, and the start-up that
-//! non-blocking collectives (ids 16–31) pay before going on: they are blocking here.
+//! With Dimemas's model ([`super::resources`]), a collective first takes every bus of
+//! the machine (waiting for those that messages hold), its time runs from when it holds
+//! them, it frees them when it ends, and its members then go on node by node (the
+//! engine's `Collective`). Left out: the wide-area network between machines (one
+//! machine here), and the start-up that non-blocking collectives (ids 16–31) pay before
+//! going on: they are blocking here.
 
 use std::path::Path;
 

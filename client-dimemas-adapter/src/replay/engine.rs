@@ -26,6 +26,10 @@
 //!   an operation (other than into a burst) does so in a new event behind those due;
 //!   at the start, tasks begin node by node, and within a node task by task (Dimemas's
 //!   scheduler starts the nodes in turn);
+//! - an analytic collective, once its last member arrives, takes every bus of the
+//!   machine ([`Resources::request_all_buses`]); its time runs from when it holds them;
+//!   when it ends it frees them (the waiters they let go leave first), then its members
+//!   go on node by node, and within a node in the order they arrived, the root last;
 //! - the predicted time is when the last task's first thread ended, or, if that is 0,
 //!   the 10 s tick of Dimemas's periodic timer ([`DIMEMAS_TIMER`]).
 
@@ -351,6 +355,25 @@ struct Gathering {
     rooted: bool,
 }
 
+/// An analytic collective whose members have all arrived, with Dimemas's model.
+#[derive(Debug)]
+struct Collective {
+    /// its members, in the order they go on when it ends (Dimemas's: node by node, and
+    /// within a node in the order they arrived, the root last)
+    members: Vec<u32>,
+    /// how long it takes once it holds the machine's buses \[ps\]
+    took: Ps,
+    /// when it started, holding them
+    started: Ps,
+    /// the last member, for errors
+    last: u32,
+    /// its operation, for errors
+    id: u8,
+}
+
+/// The resources' ids of collectives: above every message's.
+const COLLECTIVE: u64 = 1 << 63;
+
 #[derive(Debug, Clone, Copy)]
 enum State {
     /// ready to go on at the time in the `ready` set
@@ -480,6 +503,9 @@ pub fn replay_programs(
         channels: BTreeMap::new(),
         messages: BTreeMap::new(),
         gatherings: BTreeMap::new(),
+        collectives: BTreeMap::new(),
+        collective_ends: BTreeSet::new(),
+        collectives_made: 0,
         next_id: 0,
         options: options.clone(),
         resources: options.dimemas.clone().map(Resources::new),
@@ -602,6 +628,13 @@ struct Replay<'a> {
     messages: BTreeMap<u64, Message>,
     /// analytic collective calls with members still to arrive
     gatherings: BTreeMap<u64, Gathering>,
+    /// with Dimemas's model, analytic collectives whose members have all arrived, by
+    /// their resources' id, until they end
+    collectives: BTreeMap<u64, Collective>,
+    /// their ends: (when, order, id)
+    collective_ends: BTreeSet<(Ps, u64, u64)>,
+    /// collectives made so far
+    collectives_made: u64,
     next_id: u64,
     options: ReplayOptions,
     /// Dimemas's links and buses, with its model
@@ -768,16 +801,25 @@ impl Replay<'_> {
                         let node = |m: &u32| self.options.mapping.node_of(self.task_of[*m as usize]);
                         let nodes: Vec<u32> = g.arrived.iter().map(node).collect();
                         let (sent, received) = g.sizes;
-                        let end = self
+                        let clock = || ReplayError::Clock {
+                            task,
+                            at: now,
+                            what: format!("global operation {id} of {} members, the last to arrive", nodes.len()),
+                        };
+                        let took = self
                             .options
                             .collectives
                             .time(u32::from(id), &nodes, node(&g.root), sent, received)
-                            .and_then(|took| now.checked_add(took))
-                            .ok_or_else(|| ReplayError::Clock {
-                                task,
-                                at: now,
-                                what: format!("global operation {id} of {} members, the last to arrive", nodes.len()),
-                            })?;
+                            .ok_or_else(clock)?;
+                        if self.resources.is_some() {
+                            // Dimemas's model: it first takes the machine's buses.
+                            let mut members: Vec<u32> = g.arrived.iter().copied().filter(|&m| m != g.root).collect();
+                            members.push(g.root);
+                            members.sort_by_key(node);
+                            self.collective_arrived(members, took, task, id, now)?;
+                            return Ok(());
+                        }
+                        let end = now.checked_add(took).ok_or_else(clock)?;
                         for member in g.arrived {
                             self.complete(member, GLOBAL, now, end);
                         }
@@ -830,10 +872,12 @@ impl Replay<'_> {
         loop {
             let next_task = self.ready.first().map(|&(at, seq, _)| (at, seq));
             let next_landing = landings.first().map(|&(at, seq, _)| (at, seq));
-            let horizon = match (next_task, next_landing) {
-                (Some(a), Some(b)) => Some(a.min(b).0),
-                (a, b) => a.or(b).map(|(at, _)| at),
-            };
+            let next_end = self.collective_ends.first().map(|&(at, seq, _)| (at, seq));
+            let horizon = [next_task, next_landing, next_end]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|(at, _)| at);
             // Every landing up to the horizon is known before the next event is chosen.
             if fabric.in_flight() > 0
                 && let Some((at, ids)) = fabric.advance(horizon)?
@@ -850,6 +894,14 @@ impl Replay<'_> {
                     for id in ids {
                         landings.insert((at, self.messages.get(&id).map_or(0, |m| m.seq), id));
                     }
+                }
+                continue;
+            }
+            if let Some(end) = next_end
+                && [next_task, next_landing].into_iter().flatten().all(|other| end < other)
+            {
+                if let Some((at, _, cid)) = self.collective_ends.pop_first() {
+                    self.collective_ends(cid, at, fabric)?;
                 }
                 continue;
             }
@@ -1090,13 +1142,83 @@ impl Replay<'_> {
     fn landed(&mut self, id: u64, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
         self.last_landing = self.last_landing.max(at);
         if let Some(resources) = &mut self.resources {
-            for next in resources.release(id) {
-                if let Some(transfer) = self.messages.get(&next).map(|m| m.transfer) {
-                    self.launch(next, at, transfer, fabric)?;
-                }
-            }
+            let started = resources.release(id);
+            self.go(started, at, fabric)?;
         }
         self.delivered(id, at);
+        Ok(())
+    }
+
+    /// The messages and collectives of `started` got their resources at `at`: their
+    /// data leaves, they start.
+    fn go(&mut self, started: Vec<u64>, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        for next in started {
+            if next & COLLECTIVE != 0 {
+                self.collective_starts(next, at)?;
+            } else if let Some(transfer) = self.messages.get(&next).map(|m| m.transfer) {
+                self.launch(next, at, transfer, fabric)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last member (`last`) of an analytic collective of operation `id` arrived at
+    /// `now`, with Dimemas's model: it asks for the machine's buses, and starts once it
+    /// holds them.
+    fn collective_arrived(
+        &mut self,
+        members: Vec<u32>,
+        took: Ps,
+        last: u32,
+        id: u8,
+        now: Ps,
+    ) -> Result<(), ReplayError> {
+        let cid = COLLECTIVE | self.collectives_made;
+        self.collectives_made += 1;
+        self.collectives.insert(
+            cid,
+            Collective {
+                members,
+                took,
+                started: now,
+                last,
+                id,
+            },
+        );
+        if self.resources.as_mut().is_some_and(|r| r.request_all_buses(cid)) {
+            self.collective_starts(cid, now)?;
+        }
+        Ok(())
+    }
+
+    /// Collective `cid` holds the machine's buses at `now`: its time runs.
+    fn collective_starts(&mut self, cid: u64, now: Ps) -> Result<(), ReplayError> {
+        let seq = self.next_seq();
+        let Some(c) = self.collectives.get_mut(&cid) else {
+            return Ok(());
+        };
+        c.started = now;
+        let end = now.checked_add(c.took).ok_or_else(|| ReplayError::Clock {
+            task: c.last,
+            at: now,
+            what: format!("global operation {} of {} members", c.id, c.members.len()),
+        })?;
+        self.collective_ends.insert((end, seq, cid));
+        Ok(())
+    }
+
+    /// Collective `cid` ends at `at`: it frees the machine's buses (the waiters they
+    /// let go leave now), then its members go on, node by node.
+    fn collective_ends(&mut self, cid: u64, at: Ps, fabric: &mut dyn Fabric) -> Result<(), ReplayError> {
+        if let Some(resources) = &mut self.resources {
+            let started = resources.release_all_buses(cid);
+            self.go(started, at, fabric)?;
+        }
+        if let Some(c) = self.collectives.remove(&cid) {
+            for member in c.members {
+                self.complete(member, GLOBAL, c.started, at);
+            }
+        }
         Ok(())
     }
 

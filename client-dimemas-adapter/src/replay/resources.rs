@@ -59,6 +59,15 @@
 //!   second holds the first. There is no stealing within a node.
 //! - A message from a task to itself holds no link, but it does take one of its node's
 //!   buses when their number is limited.
+//! - A collective (modelled analytically) takes every bus of the machine when its last
+//!   member arrives, and no link: the buses that are free at once, then, if some are
+//!   busy, it joins the tail of the bus queue, and once at its head takes each bus a
+//!   message frees, one per release, until it holds them all (meanwhile the buses count
+//!   as all busy, so every later message queues behind it). Its time runs once it holds
+//!   them; when it ends it frees them all, and up to that many waiters at the queue's
+//!   head go, in order. With unlimited buses it takes nothing. (Dimemas 5.5.0 stops with
+//!   an error when an `MPI_Reduce` waits at the head of the queue for a bus a message
+//!   frees; vesper treats it as any other collective.)
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -200,6 +209,8 @@ pub struct Resources {
     model: DimemasModel,
     domains: [Domain; 2],
     claims: BTreeMap<u64, Claim>,
+    /// collectives holding or gathering the machine's buses: how many they hold
+    collectives: BTreeMap<u64, u32>,
 }
 
 impl Resources {
@@ -209,6 +220,75 @@ impl Resources {
             model,
             domains: [Domain::default(), Domain::default()],
             claims: BTreeMap::new(),
+            collectives: BTreeMap::new(),
+        }
+    }
+
+    /// Collective `id` (its last member has arrived) asks for every bus of the machine:
+    /// whether it holds them all now (otherwise a later [`Resources::release`] names
+    /// it once it does). With unlimited buses it needs none.
+    pub fn request_all_buses(&mut self, id: u64) -> bool {
+        let buses = self.model.buses;
+        if buses == 0 {
+            return true;
+        }
+        let domain = &mut self.domains[NETWORK];
+        let on = domain.on_bus.entry(0).or_insert(0);
+        // It takes the free ones; the others count as busy for it from now on.
+        self.collectives.insert(id, buses - (*on).min(buses));
+        let all = *on == 0;
+        *on = buses;
+        if !all {
+            domain.bus_queue.entry(0).or_default().push_back(id);
+        }
+        all
+    }
+
+    /// Collective `id` ended: it frees the machine's buses, and the waiters at the
+    /// head of the bus queue take them, in order. Returns the messages whose data may
+    /// now leave and the collectives that now hold every bus, in that order.
+    pub fn release_all_buses(&mut self, id: u64) -> Vec<u64> {
+        let mut started = Vec::new();
+        if self.collectives.remove(&id).is_none() {
+            return started;
+        }
+        let buses = self.model.buses;
+        self.domains[NETWORK].on_bus.insert(0, 0);
+        let waiting = self.domains[NETWORK].bus_queue.get(&0).map_or(0, VecDeque::len);
+        for _ in 0..waiting {
+            if self.domains[NETWORK].on_bus.get(&0).copied().unwrap_or(0) >= buses {
+                break;
+            }
+            let Some(next) = self.domains[NETWORK]
+                .bus_queue
+                .get_mut(&0)
+                .and_then(VecDeque::pop_front)
+            else {
+                break;
+            };
+            if self.collectives.contains_key(&next) {
+                self.gather_buses(next, &mut started);
+            } else {
+                self.wake(Some(next), false, &mut started);
+            }
+        }
+        started
+    }
+
+    /// Collective `id`, at the head of the bus queue (already taken off it), takes the
+    /// buses that are free; it goes when it holds them all, and goes back to the head
+    /// otherwise.
+    fn gather_buses(&mut self, id: u64, started: &mut Vec<u64>) {
+        let buses = self.model.buses;
+        let domain = &mut self.domains[NETWORK];
+        let on = domain.on_bus.entry(0).or_insert(0);
+        let free = buses - (*on).min(buses);
+        *on = buses;
+        let held = self.collectives.entry(id).or_insert(0);
+        *held += free;
+        match *held >= buses {
+            true => started.push(id),
+            false => domain.bus_queue.entry(0).or_default().push_front(id),
         }
     }
 
@@ -323,7 +403,12 @@ impl Resources {
                 *n = n.saturating_sub(1);
             }
             let next = domain.bus_queue.get_mut(&claim.node).and_then(VecDeque::pop_front);
-            self.wake(next, false, &mut started);
+            match next {
+                Some(collective) if self.collectives.contains_key(&collective) => {
+                    self.gather_buses(collective, &mut started);
+                }
+                next => self.wake(next, false, &mut started),
+            }
         }
         started
     }
@@ -735,5 +820,54 @@ mod tests {
         assert!(!r.request(3, mem(0, 0, 1)));
         assert_eq!(r.release(1), vec![2]);
         assert_eq!(r.release(2), vec![3]);
+    }
+
+    #[test]
+    fn a_collective_takes_the_free_buses_then_each_one_freed() {
+        let collective = 1 << 63;
+        // Two buses, one busy: the collective takes the other and waits at the head;
+        // a later message queues behind it; the busy one, freed, completes it.
+        let mut r = network(Links::default(), 2);
+        assert!(r.request(1, net(0, 1)));
+        assert!(!r.request_all_buses(collective));
+        assert!(!r.request(2, net(2, 3)));
+        assert_eq!(r.release(1), vec![collective]);
+        // Its end frees both: the message behind it goes.
+        assert_eq!(r.release_all_buses(collective), vec![2]);
+        assert_eq!(r.release(2), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn waiters_ahead_of_a_collective_go_first_and_its_end_frees_every_bus() {
+        let collective = 1 << 63;
+        let mut r = network(Links::default(), 2);
+        assert!(r.request(1, net(0, 1)));
+        assert!(r.request(2, net(2, 3)));
+        assert!(!r.request(3, net(4, 5)));
+        // Both buses busy: it holds none, behind message 3.
+        assert!(!r.request_all_buses(collective));
+        assert_eq!(r.release(1), vec![3]);
+        // Message 2's bus goes to the collective, which still lacks one.
+        assert_eq!(r.release(2), Vec::<u64>::new());
+        assert_eq!(r.release(3), vec![collective]);
+        // Free buses at once, and a second collective behind the first.
+        let mut r = network(Links::default(), 2);
+        assert!(r.request_all_buses(collective));
+        assert!(!r.request(1, net(0, 1)));
+        assert!(!r.request_all_buses(collective + 1));
+        assert!(!r.request(2, net(2, 3)));
+        // The end frees two buses: message 1 takes one, the second collective the other
+        // (it still lacks one, so message 2 waits).
+        assert_eq!(r.release_all_buses(collective), vec![1]);
+        assert_eq!(r.release(1), vec![collective + 1]);
+        assert_eq!(r.release_all_buses(collective + 1), vec![2]);
+    }
+
+    #[test]
+    fn with_unlimited_buses_a_collective_takes_nothing() {
+        let mut r = network(Links::default(), 0);
+        assert!(r.request_all_buses(1 << 63));
+        assert!(r.request(1, net(0, 1)));
+        assert_eq!(r.release_all_buses(1 << 63), Vec::<u64>::new());
     }
 }
