@@ -1229,14 +1229,15 @@ fn run_models_collectives_analytically() {
 fn run_replays_tasks_of_several_threads() {
     let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/threads.dim");
     // Task 0's thread 0 sends 1000 bytes to task 1 after 1 µs (953.675 ns at 1000
-    // MBps); task 1 answers, and task 0's thread 1 takes the answer at 2907.35 ns and
-    // wakes thread 0 (a message within the task, copied at once).
+    // MBps); task 1 answers twice, one message for each of task 0's threads: both have
+    // theirs at 2907.35 ns (the two go at once on the ideal network).
     for extra in [&[][..], &["--no-server"]] {
         let mut args = vec!["run", trace, "--network", "ideal", "--bandwidth", "1000", "--json"];
         args.extend_from_slice(extra);
         let json = vesper_json(&args);
         assert_eq!(json["predicted_ns"], 2907.35);
-        assert_eq!(json["intra_node_messages"], 1);
+        assert_eq!(json["messages"], 3);
+        assert_eq!(json["intra_node_messages"], 0);
         let rows: Vec<(u64, u64, f64)> = json["tasks"]
             .as_array()
             .expect("rows")
@@ -1252,6 +1253,53 @@ fn run_replays_tasks_of_several_threads() {
         &["run", trace, "--save-trace", "/dev/null"],
         "--save-trace writes tasks of one thread",
     );
+}
+
+#[test]
+fn the_examples_and_saved_traces_run_without_a_warning() {
+    // Each keeps Dimemas's rules, which vesper's readers warn about (the offsets
+    // table, each thread's records together and beginning with a CPU burst, the
+    // records a configuration needs).
+    let file = |name: &str| format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let saved = std::env::temp_dir().join(format!("vesper-saved-{}.dim", std::process::id()));
+    let saved = saved.to_str().expect("a UTF-8 path");
+    let ideal = ["--network", "ideal", "--bandwidth", "1000", "--no-server"];
+    let out = vesper(
+        &[
+            &["run", "--workload", "all-to-all", "--tasks", "8", "--save-trace", saved][..],
+            &ideal,
+        ]
+        .concat(),
+    );
+    assert!(out.success, "{}", out.stderr);
+    let (pingpong, threads, config) = (file("pingpong.dim"), file("threads.dim"), file("pingpong.cfg"));
+    for args in [
+        &["run", &pingpong][..],
+        &["run", &pingpong, "--config", &config],
+        &["run", &threads],
+        &["run", saved],
+    ] {
+        let out = vesper(&[args, &ideal].concat());
+        assert!(out.success, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("warning:"), "{args:?}: {}", out.stderr);
+    }
+    // A trace that breaks them replays, with Dimemas's reason (an event of as many
+    // bytes in place of task 0's first burst).
+    let text = std::fs::read_to_string(saved).expect("saved");
+    let broken = text.replace("\n1:0:0:0.000000000\n", "\n20:0:0:1:10000000\n");
+    std::fs::write(saved, broken).expect("written");
+    let out = vesper(&[&["run", saved][..], &ideal].concat());
+    assert!(out.success, "{}", out.stderr);
+    assert_eq!(out.stderr.matches("warning:").count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "warning: {saved}:3: thread (0, 0) begins with an event, not a CPU burst: Dimemas does not simulate it \
+             (\"will not be simulated: not begins execution with work\")"
+        )),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_file(saved);
 }
 
 #[test]

@@ -16,7 +16,7 @@
 //! and GPU bursts (11) take no time here. Tasks may have several threads, each a program
 //! of its own ([`crate::replay::programs`]); thread fields of messages between tasks are
 //! not matched on (as Dimemas), and a message naming a thread of its own task goes to
-//! that thread. Point-to-point
+//! that thread (Dimemas takes it for an accelerator transfer: a warning says so). Point-to-point
 //! messages match on (source, tag, communicator), as MPI's do: the first communicator's
 //! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
 //! of its own, from −1 down (below every application tag, above the collectives').
@@ -24,14 +24,18 @@
 //! Two ways to read a trace, which give the same operations (one line decoder,
 //! `reader.rs`): [`parse`] and [`read`] hold it whole as a [`Workload`]; [`open`] reads
 //! it as the replay goes, each task's records in small pieces ([`Stream`], `stream.rs`),
-//! so that traces larger than memory replay.
+//! so that traces larger than memory replay. Both check, line by line, the layout
+//! Dimemas requires and vesper does not (`rules.rs`: the offsets table where the header
+//! says, each thread's records together from the offset the table gives, each thread
+//! beginning with a CPU burst) and warn, with Dimemas's reason, where a trace breaks it.
 //!
 //! Only regular files are read. Read whole, a trace is refused unread above
 //! [`MAX_WHOLE_TRACE_BYTES`]; read as the replay goes, a line longer than
 //! [`MAX_LINE_BYTES`] is refused, whatever the trace's size.
 //!
 //! [`write()`] saves any workload (of one thread per task) as a trace that reads back into
-//! the same operations, and so replays alike: receives take their sizes from the
+//! the same operations (but for a burst of 0 s first where a task does not begin with a
+//! burst, as Dimemas requires), and so replays alike: receives take their sizes from the
 //! matching sends; a wait for an immediate receive becomes a type-2 receive. Two kinds
 //! of wait have no record in the format; they are written as events of vesper's own
 //! (op 20, `20:task:thread:type:label`), which both readers turn back into the waits:
@@ -53,6 +57,7 @@
 //! its immediate sends are never waited for, as in Dimemas.
 
 mod reader;
+mod rules;
 mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -66,6 +71,7 @@ use crate::replay::workload::{Channel, channel, unmatched};
 use crate::replay::{Op, Workload};
 
 use reader::{Collectives, Decoded, Global, Reader};
+use rules::Rules;
 
 /// Event type (op 20) of vesper's own: its value labels the next immediate send or
 /// receive of the thread, for one of the two events below (see the module
@@ -145,22 +151,25 @@ pub fn parse(text: &str, file: &str) -> Result<DimTrace, DimError> {
 /// Parses a trace's text, collectives decomposed by `methods`.
 pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace, DimError> {
     let mut reader = Reader::new(methods, file);
-    let mut lines = text.lines();
-    let name = match lines.next() {
-        Some(header) => {
-            reader.line = 1;
-            reader.header(header.trim_end())?
-        }
-        None => return Err(reader.error("an empty file; expected a #DIMEMAS header")),
+    // Lines with their ends, so that byte offsets are known (for Dimemas's rules).
+    let mut lines = text.split_inclusive('\n');
+    let Some(header) = lines.next() else {
+        return Err(reader.error("an empty file; expected a #DIMEMAS header"));
     };
-    let warnings = reader.offset_warning(text.len() as u64).into_iter().collect();
+    reader.line = 1;
+    let name = reader.header(header.trim_end())?;
+    let mut rules = Rules::new(file, without_end(header), header.len() as u64, reader.threads());
+    let mut at = header.len() as u64;
     let mut programs: Vec<Vec<Op>> = vec![Vec::new(); reader.programs() as usize];
     let mut collectives = Collectives::default();
     // Per program: its collective calls, where in the program they go.
     let mut calls: Vec<Vec<(usize, Global, usize)>> = vec![Vec::new(); programs.len()];
     for (number, line) in lines.enumerate() {
         reader.line = number + 2;
-        match reader.record(line.trim_end())? {
+        let decoded = reader.record(line.trim_end())?;
+        rules.line(at, line.len() as u64, reader.line, without_end(line));
+        at += line.len() as u64;
+        match decoded {
             Decoded::Nothing | Decoded::Note(_) => {}
             Decoded::Op(program, op) => programs[program as usize].push(op),
             Decoded::Global(program, global) => {
@@ -195,8 +204,13 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
         workload: Workload { name, tasks: programs },
         threads: reader.threads().to_vec(),
         collectives: plan.calls,
-        warnings,
+        warnings: rules.finish(text.len() as u64),
     })
+}
+
+/// `line` without its line end (`\n`; a `\r` before it stays, as Dimemas reads it).
+fn without_end(line: &str) -> &str {
+    line.strip_suffix('\n').unwrap_or(line)
 }
 
 /// The error of a trace whose `channel` has `surplus` more sends than receives (or
@@ -231,7 +245,10 @@ fn unmatched_at(text: &str, file: &str, methods: &Methods, key: Channel, surplus
 /// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
 /// offset lines, and the header padded so its offset could be rewritten in place.
 /// Waits the format cannot say are written as vesper's events (see the module
-/// documentation), so that the trace reads back into the same operations.
+/// documentation), so that the trace reads back into the same operations, but for a
+/// burst of 0 s first in each task whose program does not begin with one: Dimemas
+/// simulates only threads whose first record is a CPU burst. The trace keeps every
+/// rule of Dimemas's (`rules.rs`), so Dimemas reads it.
 pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
     workload.check()?;
     let tasks = workload.tasks.len();
@@ -286,6 +303,10 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     let mut starts = Vec::with_capacity(tasks);
     for (t, program) in workload.tasks.iter().enumerate() {
         starts.push(body.len());
+        // Dimemas simulates a thread only if its first record is a CPU burst.
+        if !matches!(program.first(), Some(Op::Compute(_))) {
+            let _ = writeln!(body, "1:{t}:0:0.000000000");
+        }
         let labels = Labels::of(program);
         // Immediate receives by request: (source, size, tag).
         let mut receives: BTreeMap<u32, (u32, u32, i32)> = BTreeMap::new();
@@ -350,7 +371,11 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
         }
     }
     let offsets_at = body.len();
-    let name = workload.name.replace('"', "'");
+    // Dimemas refuses an empty name, and reads it up to a quote.
+    let name = match workload.name.as_str() {
+        "" => "vesper".to_string(),
+        name => name.replace('"', "'").replace(['\n', '\r'], " "),
+    };
     let threads = vec!["1"; tasks].join(",");
     let header = |offset: u64| format!("#DIMEMAS:\"{name}\":1,{offset}:{tasks}({threads}),1");
     // Wide enough for any offset.
@@ -653,7 +678,7 @@ mod tests {
         let mut bytes = Vec::new();
         write(&allreduce, &mut bytes).expect("written");
         let again = parse_with(&String::from_utf8(bytes).expect("UTF-8"), "w.dim", &methods).expect("read back");
-        assert_eq!(again.workload.tasks, allreduce.tasks);
+        assert_eq!(again.workload.tasks, with_first_bursts(&allreduce).tasks);
         // The same trace streamed reads and replays alike.
         let file = std::env::temp_dir().join(format!("vesper-analytic-{}.dim", std::process::id()));
         std::fs::write(&file, &text).expect("written");
@@ -802,6 +827,18 @@ mod tests {
         assert_eq!(trace.workload.check(), Ok(2));
     }
 
+    /// `workload` as written and read back: a burst of 0 s first in each task that
+    /// does not begin with a burst.
+    fn with_first_bursts(workload: &Workload) -> Workload {
+        let mut workload = workload.clone();
+        for program in &mut workload.tasks {
+            if !matches!(program.first(), Some(Op::Compute(_))) {
+                program.insert(0, Op::Compute(0));
+            }
+        }
+        workload
+    }
+
     /// Task 0 starts synchronous immediate sends of 1000 and 10 bytes to task 1, waits
     /// for the second, computes 1 µs and waits for the first. Task 1 computes 3 µs,
     /// posts receives for both from task 0 with the same tag, waits for the second
@@ -851,6 +888,7 @@ mod tests {
         assert_eq!(
             records,
             [
+                "1:0:0:0.000000000",
                 "20:0:0:70000101:8",
                 "2:0:0:1:-1:1000:4:1:3",
                 "20:0:0:70000101:9",
@@ -868,12 +906,14 @@ mod tests {
                 "3:1:0:0:-1:1000:4:1:2",
             ]
         );
-        // Read back: the same operations, requests renamed (from 0, per task).
+        // Read back: the same operations, requests renamed (from 0, per task), after a
+        // burst of 0 s where task 0 began with no burst.
         let read = parse(&text, "w.dim").expect("read back").workload;
         let [sends, receives] = [&read.tasks[0], &read.tasks[1]];
-        assert!(matches!(sends[0], Op::ISend { request: 0, .. }), "{sends:?}");
-        assert!(matches!(sends[1], Op::ISend { request: 1, .. }), "{sends:?}");
-        assert_eq!((sends[2], sends[4]), (Op::Wait { request: 1 }, Op::Wait { request: 0 }));
+        assert_eq!(sends[0], Op::Compute(0));
+        assert!(matches!(sends[1], Op::ISend { request: 0, .. }), "{sends:?}");
+        assert!(matches!(sends[2], Op::ISend { request: 1, .. }), "{sends:?}");
+        assert_eq!((sends[3], sends[5]), (Op::Wait { request: 1 }, Op::Wait { request: 0 }));
         assert_eq!(
             (receives[3], receives[5]),
             (Op::Wait { request: 1 }, Op::Wait { request: 0 })
@@ -895,7 +935,7 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let dimemas = parse(&plain, "d.dim").expect("read").workload;
-        assert!(matches!(dimemas.tasks[0][0], Op::ISend { request: UNWAITED, .. }));
+        assert!(matches!(dimemas.tasks[0][1], Op::ISend { request: UNWAITED, .. }));
         assert_eq!(dimemas.tasks[1][3], Op::Wait { request: 0 });
         let dimemas = replay(&dimemas, &mut IdealBus::new(1_000_000_000, 1, 100_000)).expect("replayed");
         assert_eq!((dimemas.tasks[0].end, dimemas.tasks[1].end), (1_000_000, 5_100_000));
@@ -952,8 +992,13 @@ mod tests {
             let mut bytes = Vec::new();
             write(&workload, &mut bytes).expect("written");
             let text = String::from_utf8(bytes).expect("UTF-8");
-            let read = parse(&text, "w.dim").expect("read back").workload;
+            assert_dimemas_reads(&text);
+            let trace = parse(&text, "w.dim").expect("read back");
+            assert_eq!(trace.warnings, Vec::<String>::new(), "{}", workload.name);
+            let read = trace.workload;
             assert_eq!(read.name, workload.name);
+            // Every task begins with a burst, of 0 s where it began with none.
+            assert!(read.tasks.iter().all(|p| matches!(p.first(), Some(Op::Compute(_)))));
             for options in [&ReplayOptions::default(), &rendezvous, &eager] {
                 let bus = || IdealBus::new(1_000_000_000, 1, 100_000);
                 let before = replay_with(&workload, &mut bus(), options).expect("replayed");
@@ -967,59 +1012,382 @@ mod tests {
             let _ = std::fs::remove_file(&file);
             assert!(opened.streamed, "{}", workload.name);
             assert_eq!(crate::replay::drain(&mut opened.programs).expect("read"), read);
-            // Every offset line points at its task's first record, and the header's
-            // offset at the first offset line.
-            for line in text.lines().filter(|l| l.starts_with("s:")) {
-                let fields: Vec<&str> = line.split(':').collect();
-                let at: usize = fields[2].parse().expect("an offset");
-                let record = text[at..].split(':').nth(1);
-                if !text[at..].starts_with("s:") {
-                    assert_eq!(record, Some(fields[1]), "{line}");
-                }
-            }
-            let header = text.lines().next().expect("a header");
-            let after_name = header.rsplit_once('"').map(|(_, rest)| rest).expect("a name");
-            let offset: usize = after_name
-                .strip_prefix(":1,")
-                .and_then(|rest| rest.split(':').next())
-                .and_then(|o| o.parse().ok())
-                .expect("an offset");
-            assert!(text[offset..].starts_with("s:0:"), "{header}");
+            assert_eq!(opened.warnings, Vec::<String>::new());
         }
     }
 
+    /// Dimemas's rules (`rules.rs`), checked on a trace vesper wrote without them: the
+    /// header names the trace and gives the byte of the offsets table, the line
+    /// `s:0:`; the table has a line per task, in order, with one offset, the byte of
+    /// its task's first record, a CPU burst; each task's records follow each other.
+    fn assert_dimemas_reads(text: &str) {
+        let header = text.lines().next().expect("a header");
+        let (name, after_name) = header
+            .strip_prefix("#DIMEMAS:\"")
+            .and_then(|rest| rest.split_once('"'))
+            .expect("a name");
+        assert!(!name.is_empty() && !name.contains('\n'), "{header}");
+        let (offset, tasks) = after_name
+            .strip_prefix(":1,")
+            .and_then(|rest| rest.split_once(':'))
+            .expect("an offset");
+        let offset: usize = offset.parse().expect("an offset");
+        let tasks: usize = tasks.split('(').next().and_then(|n| n.parse().ok()).expect("tasks");
+        assert!(text[offset..].starts_with("s:0:"), "{header}");
+        let table: Vec<&str> = text[offset..].lines().collect();
+        assert_eq!(table.len(), tasks, "{header}");
+        let mut firsts = Vec::new();
+        for (t, line) in table.iter().enumerate() {
+            let at: usize = line
+                .strip_prefix(&format!("s:{t}:"))
+                .and_then(|o| o.parse().ok())
+                .unwrap_or_else(|| panic!("{line}: not task {t}'s one offset"));
+            assert_eq!(text.as_bytes()[at - 1], b'\n', "{line}");
+            assert!(text[at..].starts_with(&format!("1:{t}:0:")), "{line}");
+            firsts.push(at);
+        }
+        // After the header and the communicator, each task's records, in task order.
+        let mut at = header.len() + 1;
+        let mut tasks_seen = Vec::new();
+        for line in text[..offset].lines().skip(1) {
+            if !line.starts_with("d:") {
+                let task: usize = line.split(':').nth(1).and_then(|t| t.parse().ok()).expect("a task");
+                assert!(line.split(':').nth(2) == Some("0"), "{line}");
+                if tasks_seen.last() != Some(&task) {
+                    assert_eq!(firsts.get(task), Some(&at), "{line}");
+                    tasks_seen.push(task);
+                }
+            }
+            at += line.len() + 1;
+        }
+        assert_eq!(tasks_seen, (0..tasks).collect::<Vec<_>>());
+    }
+
     #[test]
-    fn a_header_offset_past_the_end_is_a_warning() {
-        let text = "#DIMEMAS:\"o\":1,400:1(1),1\n1:0:0:0.5\ns:0:29\n";
-        let trace = parse(text, "o.dim").expect("parsed");
+    fn written_traces_keep_dimemas_s_rules() {
+        // A task with nothing to do, and names Dimemas cannot read.
+        for name in ["", "\"quoted\"\nand broken"] {
+            let workload = Workload {
+                name: name.into(),
+                tasks: vec![vec![], vec![Op::Compute(1_000)]],
+            };
+            let mut bytes = Vec::new();
+            write(&workload, &mut bytes).expect("written");
+            let text = String::from_utf8(bytes).expect("UTF-8");
+            assert_dimemas_reads(&text);
+            let trace = parse(&text, "w.dim").expect("read back");
+            assert_eq!(trace.warnings, Vec::<String>::new());
+            assert_eq!(trace.workload.tasks, [vec![Op::Compute(0)], vec![Op::Compute(1_000)]]);
+            let expected = if name.is_empty() {
+                "vesper"
+            } else {
+                "'quoted' and broken"
+            };
+            assert_eq!(trace.workload.name, expected);
+        }
+        // Written again, a trace read back gets no second burst of 0 s.
+        let bursts = |workload: &Workload| {
+            let mut bytes = Vec::new();
+            write(workload, &mut bytes).expect("written");
+            let text = String::from_utf8(bytes).expect("UTF-8");
+            let count = text.lines().filter(|l| l.starts_with("1:")).count();
+            (count, parse(&text, "w.dim").expect("read back").workload)
+        };
+        let (first, read) = bursts(&Workload::all_to_all(4, 100));
+        assert_eq!((first, bursts(&read).0), (4, 4));
+    }
+
+    /// The examples in the repository's `examples/`.
+    fn repository_examples() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut traces: Vec<_> = std::fs::read_dir(&dir)
+            .expect("examples/")
+            .map(|entry| entry.expect("an entry").path())
+            .filter(|path| path.extension().is_some_and(|e| e == "dim"))
+            .collect();
+        traces.sort();
+        traces
+    }
+
+    #[test]
+    fn the_examples_keep_dimemas_s_rules() {
+        let traces = repository_examples();
+        assert_eq!(traces.len(), 2, "{traces:?}");
+        for path in traces {
+            let trace = read(&path).expect("read");
+            assert_eq!(trace.warnings, Vec::<String>::new(), "{}", path.display());
+            let opened = open(&path, &Methods::default()).expect("opened");
+            assert!(opened.streamed);
+            assert_eq!(opened.warnings, Vec::<String>::new(), "{}", path.display());
+        }
+        // examples/pingpong.dim is the formats spec's example, its offsets right.
+        let pingpong = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/pingpong.dim");
         assert_eq!(
-            trace.warnings,
-            [
-                "o.dim:1: the header's offset of the offset lines (400) points past the file's last byte (43 bytes); \
-              offsets are not used here, but Dimemas would not read this trace"
-            ]
+            std::fs::read_to_string(pingpong).expect("read"),
+            ping_pong_as_dimemas_reads_it()
         );
-        // Streamed too, naming the file.
-        let file = std::env::temp_dir().join(format!("vesper-offset-{}.dim", std::process::id()));
+    }
+
+    /// The warnings of `text`, named t.dim, read whole; read as the replay goes, the
+    /// same ones.
+    fn warnings(text: &str) -> Vec<String> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let whole = parse(text, "t.dim").expect("read").warnings;
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let file = std::env::temp_dir().join(format!("vesper-rules-{}-{n}.dim", std::process::id()));
         std::fs::write(&file, text).expect("written");
         let opened = open(&file, &Methods::default()).expect("opened");
         let _ = std::fs::remove_file(&file);
+        let name = file.display().to_string();
+        let streamed: Vec<String> = opened.warnings.iter().map(|w| w.replace(&name, "t.dim")).collect();
+        assert_eq!(streamed, whole, "{text}");
+        whole
+    }
+
+    /// The spec's ping-pong with its offsets right (header 39 bytes, so the table is at
+    /// byte 237 and the tasks' first records at 51 and 153): `examples/pingpong.dim`.
+    fn ping_pong_as_dimemas_reads_it() -> String {
+        examples::PING_PONG
+            .replace("1,249:", "1,237:")
+            .replace("s:0:63", "s:0:51")
+            .replace("s:1:165", "s:1:153")
+    }
+
+    #[test]
+    fn the_offsets_table_is_checked_where_dimemas_reads_it() {
+        let good = ping_pong_as_dimemas_reads_it();
+        assert_eq!(warnings(&good), Vec::<String>::new());
+        // The header's offset 12 bytes past the table: Dimemas reads "65" of s:1:165.
         assert_eq!(
-            opened.warnings,
-            [trace.warnings[0].replace("o.dim", &file.display().to_string())]
+            warnings(examples::PING_PONG),
+            [
+                "t.dim:1: the header's offset of the offsets table, byte 249, is inside line 13, but the table's \
+                 first line, s:0:, is at byte 237 (line 12): Dimemas refuses the trace (\"wrong offset definition \
+                 (65)\")"
+            ]
         );
-        assert!(
-            parse(&text.replace("1,400", "1,x"), "o.dim").expect("parsed").warnings[0]
-                .contains("offset lines is not a number ('x')")
-        );
-        // Offsets inside the file, or none, say nothing.
+        let with = |from: &str, to: &str| warnings(&good.replace(from, to));
         assert_eq!(
-            parse(&text.replace("400", "31"), "o.dim").expect("parsed").warnings,
-            Vec::<String>::new()
+            with("1,237:", "1,400:"),
+            [
+                "t.dim:1: the header's offset of the offsets table (400) is past the end of the file (252 bytes): \
+                 Dimemas refuses the trace (\"number of tasks offsets lower than application tasks (2 expected, 0 \
+                 read)\")"
+            ]
         );
         assert_eq!(
-            parse(examples::COLLECTIVES, "c.dim").expect("parsed").warnings,
-            Vec::<String>::new()
+            with("1,237:", "1,244:"),
+            [
+                "t.dim:13: the offsets table's line for task 0 is task 1's: Dimemas refuses the trace (\"wrong task \
+                 sequence when reading offsets (0 expected, 1 read)\")"
+            ]
+        );
+        assert_eq!(
+            with("1,237:", "1,153:"),
+            [
+                "t.dim:1: the header's offset of the offsets table, byte 153, is the start of line 8, but the table's \
+                 first line, s:0:, is at byte 237 (line 12): Dimemas refuses the trace (\"wrong offset definition \
+                 (1:1:0:0.000002000)\")"
+            ]
+        );
+        assert_eq!(
+            with("s:1:153\n", ""),
+            [
+                "t.dim:12: the offsets table ends with the file after the lines of 1 of the 2 tasks: Dimemas refuses \
+                 the trace (\"number of tasks offsets lower than application tasks (2 expected, 1 read)\")"
+            ]
+        );
+        assert_eq!(
+            with("s:1:153", "s:1:153:160"),
+            [
+                "t.dim:13: the offsets table's line for task 1 gives more offsets than its 1 thread(s): Dimemas \
+                 refuses the trace (\"number of threads offsets bigger than task threads (1 expected, 1 read)\")"
+            ]
+        );
+        assert_eq!(
+            with("s:1:153", "s:1:"),
+            [
+                "t.dim:13: the offsets table's line for task 1 ('s:1:') is not s:1:<offset>[:<offset>…]: Dimemas \
+                 refuses the trace (\"wrong offset definition (s:1:)\")"
+            ]
+        );
+        // Offsets are read as C's strtoul reads them: 063 is octal, 51.
+        assert_eq!(with("s:0:51", "s:0:063"), Vec::<String>::new());
+        assert_eq!(with("s:0:51", "s:0:0x33"), Vec::<String>::new());
+        assert_eq!(
+            with("s:0:51", "s:0:051"),
+            [
+                "t.dim:12: the offsets table gives thread (0, 0) byte 41, but its first record starts at byte 51 \
+                 (line 3): Dimemas reads the thread's records from byte 41"
+            ]
+        );
+        // The header's offsets field.
+        assert_eq!(
+            with("1,237:", "1,x:"),
+            [
+                "t.dim:1: the header announces an offsets table but gives no byte offset for it ('1,x'): Dimemas \
+                 refuses the trace (\"wrong offsets offset position on trace header\")"
+            ]
+        );
+        assert_eq!(
+            with("1,237:", "0,237:"),
+            [
+                "t.dim:1: the header says the trace has no offsets table (0) but gives a byte offset ('0,237'): \
+                 Dimemas refuses the trace (\"offsets offset wrong set\")"
+            ]
+        );
+        assert_eq!(
+            with("1,237:", "2,237:"),
+            [
+                "t.dim:1: the header's offsets flag is 2, neither 0 (no offsets table) nor 1 (a table at the byte \
+                 offset after it): Dimemas refuses the trace (\"unknown offsets hint value on header '2'\")"
+            ]
+        );
+        // The rest of the header: a name, and no blank among the counts.
+        assert_eq!(
+            warnings("#DIMEMAS:\"\":0:1(1),1\n1:0:0:0\n"),
+            ["t.dim:1: the trace's name is empty: Dimemas refuses the trace (\"wrong header format\")"]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"b\":0:2(1, 1),1\n1:0:0:0\n1:1:0:0\n"),
+            [
+                "t.dim:1: the header's tasks, threads and communicators ('2(1, 1),1') are not N(threads,…),C with no \
+                 blank: Dimemas refuses the trace (\"wrong application definition on trace header (2(1,)\")"
+            ]
+        );
+    }
+
+    #[test]
+    fn records_dimemas_would_not_read_are_warned_about() {
+        // Interleaved: Dimemas reads each thread up to the other's line.
+        let text = "#DIMEMAS:\"i\":0:2(1,1),1\n1:0:0:0.5\n1:1:0:0\n2:0:0:1:-1:10:0:1:0\n3:1:0:0:-1:10:0:1:0\n";
+        assert_eq!(
+            warnings(text),
+            [
+                "t.dim:4: 1 record(s) of thread (0, 0) from here on come after other lines: Dimemas reads a \
+                 thread's records from its first (line 2) up to the first line that is not one of them (line 3), \
+                 and never reads these",
+                "t.dim:5: 1 record(s) of thread (1, 0) from here on come after other lines: Dimemas reads a \
+                 thread's records from its first (line 3) up to the first line that is not one of them (line 4), \
+                 and never reads these",
+            ]
+        );
+        // A comment, or a communicator, where a thread's next record would be.
+        assert_eq!(
+            warnings("#DIMEMAS:\"c\":0:1(1),1\n1:0:0:0.5\n# a note\n\n"),
+            [
+                "t.dim:3: this line follows thread (0, 0)'s records, which Dimemas reads up to the next line of \
+                 another thread or of the offsets table: it reads this one as a record and stops (\"wrong operation \
+                 record format (# a note)\")"
+            ]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"d\":0:2(1,1),1\n\n1:0:0:0\n1:1:0:0\nd:1:1:2:0:1\n"),
+            [
+                "t.dim:5: a communicator after line 2, which is not one: Dimemas reads definitions (d:) only right \
+                 after the header, so it does not know this communicator",
+                "t.dim:5: this line follows thread (1, 0)'s records, which Dimemas reads up to the next line of \
+                 another thread or of the offsets table: it reads this one as a record and stops (\"wrong operation \
+                 record format (d:1:1:2:0:1)\")",
+            ]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"d\":0:2(1,1),1\nd:4:1:2:0:1\n1:0:0:0\n1:1:0:0\n"),
+            [
+                "t.dim:2: a definition of type 4, not 1 (communicator), 2 (file) or 3 (window): Dimemas refuses the \
+                 trace (\"unknown object definition type (d:4:1:2:0:1)\")"
+            ]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"n\":0:1(1),1\n1:0:0:0\n0:0:0:5\n0:0:0\n"),
+            [
+                "t.dim:3: a no-op (op 0) with fields: Dimemas takes only 0:task:thread for a no-op and stops here \
+                 (\"unknown action (5)\")"
+            ]
+        );
+        // Without an offsets table, thread (0,0) begins right after the definitions, and
+        // threads' first records come in (task, thread) order.
+        assert_eq!(
+            warnings("#DIMEMAS:\"f\":0:2(1,1),1\n1:1:0:0\n1:0:0:0\n"),
+            [
+                "t.dim:2: with no offsets table (header flag 0), Dimemas takes thread (0, 0)'s records to begin on \
+                 the first line after the header and its definitions, this one, which is not one of them: it stops \
+                 (\"P00 T00 (t00) initialized without actions\")",
+                "t.dim:2: thread (1, 0)'s first record comes before thread (0, 0)'s (line 3): with no offsets table \
+                 (header flag 0), Dimemas looks for each thread's first record after the previous thread's, in \
+                 (task, thread) order, and does not find it there (\"error locating offset for task 1, thread 0\", \
+                 or its records skipped up to a later one)",
+            ]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"f\":0:3(1,1,1),1\n1:0:0:0\n1:2:0:0\n1:1:0:0\n"),
+            [
+                "t.dim:3: thread (2, 0)'s first record comes before thread (1, 0)'s (line 4): with no offsets table \
+                 (header flag 0), Dimemas looks for each thread's first record after the previous thread's, in \
+                 (task, thread) order, and does not find it there (\"error locating offset for task 2, thread 0\", \
+                 or its records skipped up to a later one)"
+            ]
+        );
+        // A thread with no record.
+        assert_eq!(
+            warnings("#DIMEMAS:\"e\":0:2(1,1),1\n1:0:0:0\n"),
+            [
+                "t.dim:1: thread (1, 0) has no record: Dimemas refuses the trace (\"error locating offset for task \
+                 1, thread 0\")"
+            ]
+        );
+        assert_eq!(
+            warnings("#DIMEMAS:\"e\":1,35:2(1,1),1\n1:0:0:0\ns:0:27\ns:1:35\n"),
+            [
+                "t.dim:1: thread (1, 0) has no record: Dimemas refuses the trace (\"P00 T01 (t00) initialized \
+                 without actions\")"
+            ]
+        );
+    }
+
+    #[test]
+    fn threads_that_do_not_begin_with_a_cpu_burst_are_warned_about() {
+        let mut text = String::from("#DIMEMAS:\"e\":0:8(1,1,1,1,1,1,1,1),1\n");
+        for t in 0..8 {
+            text.push_str(&format!("20:{t}:0:50000001:1\n"));
+        }
+        let said = |task: u32| {
+            format!(
+                "t.dim:{}: thread ({task}, 0) begins with an event, not a CPU burst: Dimemas does not simulate it \
+                 (\"will not be simulated: not begins execution with work\"); a burst of 0 s first will do \
+                 (1:{task}:0:0)",
+                task + 2
+            )
+        };
+        // Three named, the others counted.
+        assert_eq!(
+            warnings(&text),
+            [
+                said(0),
+                said(1),
+                said(2),
+                "t.dim: and 5 more thread(s) that do not begin with a CPU burst".to_string(),
+                "t.dim:1: no thread begins with a CPU burst: Dimemas would simulate none of them, and report the \
+                 time of its first periodic event, 10 s (1 s with --venus)"
+                    .to_string(),
+            ]
+        );
+        // One that does is simulated: no summary.
+        let one = text.replace("20:3:0:50000001:1\n", "1:3:0:0\n");
+        assert_eq!(warnings(&one).len(), 4);
+        assert_eq!(
+            warnings(&one)[3],
+            "t.dim: and 4 more thread(s) that do not begin with a CPU burst"
+        );
+        // A message between threads of one task.
+        let text = "#DIMEMAS:\"a\":0:1(2),1\n1:0:0:0\n2:0:0:0:1:8:1:1:0\n1:0:1:0\n3:0:1:0:0:8:1:1:0\n";
+        assert_eq!(
+            warnings(text),
+            [
+                "t.dim:3: a send from thread (0, 0) to its own task (thread 1): Dimemas takes a message between \
+                 threads of one task for an accelerator (CUDA) transfer, always rendezvous, and may fail on it in a \
+                 task the header does not declare an accelerator task (2 such record(s))"
+            ]
         );
     }
 

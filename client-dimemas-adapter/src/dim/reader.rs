@@ -116,8 +116,6 @@ pub(super) struct Reader {
     pub groups: BTreeMap<i64, Vec<u32>>,
     /// whether tags are checked as they come (not when reading again, out of order)
     checking: bool,
-    /// the header's offset of the offset lines, as written (`1,<offset>`), if given
-    pub offset: Option<String>,
 }
 
 impl Reader {
@@ -135,7 +133,6 @@ impl Reader {
             negative_tags: false,
             groups: BTreeMap::new(),
             checking: true,
-            offset: None,
         }
     }
 
@@ -147,29 +144,6 @@ impl Reader {
             requests: vec![Requests::default(); self.programs() as usize],
             checking: false,
             ..self.clone()
-        }
-    }
-
-    /// A warning if the header's offset of the offset lines is not a number or lies
-    /// past the end of the file, `size` bytes. A warning, not an error: the offsets are
-    /// not used (both readers find each task's records themselves), but a trace whose
-    /// header says so is suspect (truncated, or edited by hand), and Dimemas, which
-    /// seeks to that offset, would not read it.
-    pub fn offset_warning(&self, size: u64) -> Option<String> {
-        let offset = self.offset.as_deref()?;
-        match offset.parse::<u64>() {
-            Ok(at) if at < size => None,
-            Ok(at) => Some(format!(
-                "{}:1: the header's offset of the offset lines ({at}) points past the file's last byte ({size} \
-                 bytes); offsets are not used here, but Dimemas would not read this trace",
-                self.file
-            )),
-            Err(_) => Some(format!(
-                "{}:1: the header's offset of the offset lines is not a number ('{}'); offsets are not used \
-                 here, but Dimemas would not read this trace",
-                self.file,
-                clip(offset)
-            )),
         }
     }
 
@@ -211,11 +185,11 @@ impl Reader {
         let (name, rest) = rest
             .split_once('"')
             .ok_or_else(|| self.error(format!("{expected}: the name's closing quote is missing")))?;
-        let (offsets, tasks_part) = rest
+        // The offsets field is Dimemas's (`super::rules`): vesper finds the records itself.
+        let (_offsets, tasks_part) = rest
             .strip_prefix(':')
             .and_then(|r| r.split_once(':'))
             .ok_or_else(|| self.error(format!("{expected}, found '{}'", clip(line))))?;
-        self.offset = offsets.strip_prefix("1,").map(|o| o.trim().to_string());
         let (count, threads) = tasks_part
             .split_once('(')
             .and_then(|(count, rest)| Some((count, rest.split_once(')')?.0)))
