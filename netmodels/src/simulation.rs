@@ -30,6 +30,7 @@ use crate::link::LinkParams;
 use crate::slab::Slab;
 use crate::switch::cioq::Crossbar;
 use crate::switch::output_queued::{OutPort, Ports};
+use crate::switch::waiting::Waiting;
 use crate::switch::wormhole::{Ctx, Signal, WormEvent, WormholeFabric};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::{Bandwidth, SimTime, seconds_text};
@@ -595,6 +596,7 @@ impl NetworkBuilder {
                     ports,
                     senders,
                     packets: Slab::new(),
+                    waiting: Waiting::default(),
                     traversals: BTreeMap::new(),
                     sending: if S::ENABLED {
                         vec![(0, 0); topology.hosts as usize]
@@ -708,6 +710,8 @@ pub(crate) struct Switched {
     pub(crate) ports: Ports,
     pub(crate) senders: Vec<Sender>,
     pub(crate) packets: Slab<Packet>,
+    /// the packets waiting in queues, as runs (their slots in `packets` are free)
+    pub(crate) waiting: Waiting,
     /// link traversals in progress, by (message, hop); only kept when tracing
     pub(crate) traversals: BTreeMap<(MessageId, u16), LinkTraversal>,
     /// per host, the message number and packet index of the segment its adapter is
@@ -717,7 +721,7 @@ pub(crate) struct Switched {
     /// the crossbar of each switch, for CIOQ switches
     pub(crate) crossbars: Vec<Option<Box<Crossbar>>>,
     /// the transfers a matching starts, kept between matchings (no allocation per match)
-    pub(crate) scratch_matches: Vec<(u32, u32, u32)>,
+    pub(crate) scratch_matches: Vec<(u32, u32, PacketId)>,
     /// this network's part, when it is one partition of a larger one
     pub(crate) share: Option<Box<Share>>,
 }
@@ -1634,7 +1638,7 @@ impl Switched {
             Event::Match { switch } => self.cioq_match(switch, step),
             Event::CrossbarDone { switch, input, output } => {
                 if let Some(x) = self.crossbars[switch.index()].as_mut() {
-                    x.done(input, output);
+                    x.done(&self.waiting, input, output);
                 }
                 self.schedule_match(switch, step);
             }

@@ -602,3 +602,45 @@ fn a_message_crosses_the_longest_route_packets_count() {
         assert_eq!(traced.sink().traversals.len(), switches as usize + 1, "{kind:?}");
     }
 }
+
+/// An incast of big messages (eight hosts send 4 MiB each to one): the queues hold a run
+/// per message, not a record per packet (before, about 7,000 packet records waited at
+/// once), and the last byte arrives when the destination's link has carried every
+/// packet back to back.
+#[test]
+fn an_incast_waits_as_a_run_per_message_not_a_record_per_packet() {
+    use crate::switch::waiting::PLAIN;
+    let size = 4 << 20;
+    let voq = crate::CioqParams {
+        virtual_output_queues: true,
+        ..crate::CioqParams::default()
+    };
+    let kinds = [
+        SwitchKind::OutputQueued,
+        SwitchKind::Cioq(crate::CioqParams::default()),
+        SwitchKind::Cioq(voq),
+    ];
+    for kind in kinds {
+        let mut sim = NetworkBuilder::crossbar(9, LinkParams::default())
+            .switch_params(SwitchParams {
+                kind,
+                ..SwitchParams::default()
+            })
+            .build()
+            .expect("valid network");
+        for src in 1..9 {
+            send(&mut sim, 0, src, 0, size, u64::from(src));
+        }
+        let d = run(&mut sim);
+        assert_eq!(d.len(), 8, "{kind:?}");
+        let last = d.iter().map(|d| d.arrived).max().expect("deliveries");
+        assert_eq!(last, zero_load_latency(size) + wire(size) * 7, "{kind:?}");
+        let Fabric::Switched(net) = &sim.fabric else {
+            panic!("a packet network");
+        };
+        // At most `PLAIN` records a queue (the destination's output, and each CIOQ
+        // input), the packets on the move, and a run per message and queue.
+        let held = net.packets.capacity() + net.waiting.peak_runs();
+        assert!(held <= 9 * PLAIN + 64, "{kind:?}: {held} records at once");
+    }
+}

@@ -14,13 +14,16 @@
 //! crossbar is cut-through too). The packet joins the output queue when its transfer
 //! starts; the output link cannot finish sending it before the transfer ends.
 
-use std::collections::VecDeque;
-
 use crate::ids::{Device, PortId, SwitchId};
-use crate::simulation::{Event, PacketId, Step, Switched};
+use crate::simulation::{Event, Packet, PacketId, Step, Switched};
+use crate::slab::Slab;
+use crate::switch::waiting::{Queue, Side, Waiting};
 use crate::switch::{CioqParams, rotated};
 use crate::time::SimTime;
 use crate::trace::{BufferSide, PortRef, TraceSink};
+
+/// Where the queues' packets are: the runs of every queue, and the packet records.
+pub(crate) type Store<'a> = (&'a mut Waiting, &'a mut Slab<Packet>);
 
 /// One input port's state besides its queues.
 #[derive(Debug, Default)]
@@ -43,8 +46,9 @@ pub(crate) struct Crossbar {
     params: CioqParams,
     inputs: Vec<InputQueues>,
     /// every input's queues, in one list (fewer loads to reach one): one FIFO per input,
-    /// or one queue per input and output port (`queue`)
-    queues: Vec<VecDeque<(u32, u32)>>,
+    /// or one queue per input and output port (`queue`); each packet's tag is its output
+    /// (the packets wait as runs, in `Switched::waiting`)
+    queues: Vec<Queue>,
     /// a transfer into this output is under way
     output_busy: Vec<bool>,
     /// per output: the inputs with a packet for it at the head of a queue, in order
@@ -70,7 +74,7 @@ impl Crossbar {
         Crossbar {
             params,
             inputs: (0..ports).map(|_| InputQueues::default()).collect(),
-            queues: (0..ports as usize * per_input).map(|_| VecDeque::new()).collect(),
+            queues: (0..ports as usize * per_input).map(|_| Queue::default()).collect(),
             output_busy: vec![false; ports as usize],
             wanting: vec![Vec::new(); ports as usize],
             dirty: Vec::new(),
@@ -122,8 +126,8 @@ impl Crossbar {
         }
     }
 
-    /// A packet (slab id `packet`) arrived at input `input`, bound for output `output`.
-    pub(crate) fn enqueue(&mut self, input: u32, output: u32, packet: u32) {
+    /// `packet` arrived at input `input`, bound for output `output`.
+    pub(crate) fn enqueue(&mut self, store: Store<'_>, input: u32, output: u32, packet: PacketId) {
         let voq = self.params.virtual_output_queues;
         let queue = self.queue(input, output);
         let first = self.queues[queue].is_empty();
@@ -132,7 +136,8 @@ impl Crossbar {
             let at = waiting.partition_point(|&o| o < output);
             waiting.insert(at, output);
         }
-        self.queues[queue].push_back((output, packet));
+        let (waiting, packets) = store;
+        waiting.push(&mut self.queues[queue], Side::Input, packet, output, packets);
         if first {
             // It is at the head of its queue: it wants its output now.
             self.want(input, output);
@@ -140,7 +145,7 @@ impl Crossbar {
     }
 
     /// The transfer from `input` to `output` ended: both ports are free again.
-    pub(crate) fn done(&mut self, input: u32, output: u32) {
+    pub(crate) fn done(&mut self, waiting: &Waiting, input: u32, output: u32) {
         self.inputs[input as usize].busy = false;
         self.output_busy[output as usize] = false;
         self.mark(output);
@@ -150,7 +155,7 @@ impl Crossbar {
             for &o in &inp.waiting {
                 mark(&self.output_busy, &mut self.is_dirty, &mut self.dirty, o);
             }
-        } else if let Some(&(o, _)) = self.queues[input as usize].front() {
+        } else if let Some(o) = waiting.front_tag(&self.queues[input as usize]) {
             self.mark(o);
         }
     }
@@ -162,17 +167,21 @@ impl Crossbar {
 
     /// Packets waiting at `input`.
     #[cfg(test)]
-    pub(crate) fn queued(&self, input: u32) -> usize {
+    pub(crate) fn queued(&self, waiting: &Waiting, input: u32) -> usize {
         let per_input = self.queues.len() / self.inputs.len();
         let first = input as usize * per_input;
-        self.queues[first..first + per_input].iter().map(VecDeque::len).sum()
+        self.queues[first..first + per_input]
+            .iter()
+            .map(|q| waiting.len(q))
+            .sum()
     }
 
     /// Matches free inputs to free outputs; appends the transfers to start to `started`
     /// as `(input, output, packet)`, and marks their ports busy. Outputs in turn from a
     /// rotating start; each takes the first free input that wants it at or after its
     /// round-robin pointer.
-    pub(crate) fn matches(&mut self, started: &mut Vec<(u32, u32, u32)>) {
+    pub(crate) fn matches(&mut self, store: Store<'_>, started: &mut Vec<(u32, u32, PacketId)>) {
+        let (waiting, packets) = store;
         let ports = self.output_busy.len() as u32;
         let start = self.start;
         // Taken, and put back empty below: the list keeps its memory between matchings.
@@ -196,7 +205,7 @@ impl Crossbar {
             // Busy from here: the next packet `take` brings to the head waits for `done`.
             self.inputs[input as usize].busy = true;
             self.output_busy[output as usize] = true;
-            let Some(packet) = self.take(input, output) else {
+            let Some(packet) = self.take((&mut *waiting, &mut *packets), input, output) else {
                 self.inputs[input as usize].busy = false;
                 self.output_busy[output as usize] = false;
                 continue;
@@ -211,12 +220,13 @@ impl Crossbar {
         self.start = (self.start + 1) % ports.max(1);
     }
 
-    fn take(&mut self, input: u32, output: u32) -> Option<u32> {
+    fn take(&mut self, store: Store<'_>, input: u32, output: u32) -> Option<PacketId> {
+        let (waiting, packets) = store;
         let voq = self.params.virtual_output_queues;
         let queue = self.queue(input, output);
-        let (_, packet) = self.queues[queue].pop_front()?;
+        let (packet, _) = waiting.pop(&mut self.queues[queue], packets)?;
         self.unwant(input, output);
-        let next = self.queues[queue].front().map(|&(o, _)| o);
+        let next = waiting.front_tag(&self.queues[queue]);
         if voq && next.is_none() {
             self.inputs[input as usize].waiting.retain(|&o| o != output);
         }
@@ -259,7 +269,7 @@ impl Switched {
         let Some(x) = self.crossbars[switch.index()].as_mut() else {
             return;
         };
-        x.enqueue(input, output, packet.0);
+        x.enqueue((&mut self.waiting, &mut self.packets), input, output, packet);
         x.input_mut(input).bytes += u64::from(p.wire_bytes);
         if S::ENABLED {
             let at = PortRef {
@@ -301,12 +311,11 @@ impl Switched {
         x.matching = false;
         let speedup = u64::from(x.speedup());
         let mut started = std::mem::take(&mut self.scratch_matches);
-        x.matches(&mut started);
+        x.matches((&mut self.waiting, &mut self.packets), &mut started);
         for &(input, output, packet) in &started {
             let Some(x) = self.crossbars[switch.index()].as_mut() else {
                 return;
             };
-            let packet = PacketId(packet);
             let port = PortId(base + output);
             let p = &mut self.packets[packet.index()];
             let link = self.ports[port.index()].peer.map(|(_, link)| link).unwrap_or_default();
@@ -339,16 +348,41 @@ impl Switched {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
+    use crate::ids::MessageId;
+
+    /// A packet of its own message `n` (one packet each: every one a run of its own).
+    fn packet(n: u32) -> Packet {
+        Packet {
+            message: MessageId(n),
+            index: 0,
+            wire_bytes: 64,
+            last: true,
+            hop: 1,
+            head_in: SimTime::ZERO,
+            tail_at_next_input: SimTime::ZERO,
+            in_port: 0,
+        }
+    }
+
+    /// Packet `n` (of its own message) arrives at `input`, bound for `output`.
+    fn put(x: &mut Crossbar, store: Store<'_>, input: u32, output: u32, n: u32) {
+        let (waiting, packets) = store;
+        let id = PacketId(packets.insert(packet(n)));
+        x.enqueue((waiting, packets), input, output, id);
+    }
 
     #[test]
     fn fifo_inputs_block_behind_their_head() {
+        let (mut w, mut slab) = (Waiting::default(), Slab::new());
         let mut x = Crossbar::new(CioqParams::default(), 3);
-        x.enqueue(0, 2, 10);
-        x.enqueue(0, 1, 11);
-        x.enqueue(1, 2, 12);
+        put(&mut x, (&mut w, &mut slab), 0, 2, 10);
+        put(&mut x, (&mut w, &mut slab), 0, 1, 11);
+        put(&mut x, (&mut w, &mut slab), 1, 2, 12);
         let mut first = Vec::new();
-        x.matches(&mut first);
+        x.matches((&mut w, &mut slab), &mut first);
         // Output 2 takes one of inputs 0 and 1; input 0's packet for output 1 is stuck.
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].1, 2);
@@ -360,16 +394,17 @@ mod tests {
             virtual_output_queues: true,
             ..CioqParams::default()
         };
+        let (mut w, mut slab) = (Waiting::default(), Slab::new());
         let mut x = Crossbar::new(params, 3);
-        x.enqueue(0, 2, 10);
-        x.enqueue(0, 1, 11);
-        x.enqueue(1, 2, 12);
+        put(&mut x, (&mut w, &mut slab), 0, 2, 10);
+        put(&mut x, (&mut w, &mut slab), 0, 1, 11);
+        put(&mut x, (&mut w, &mut slab), 1, 2, 12);
         let mut started = Vec::new();
-        x.matches(&mut started);
-        started.sort_unstable();
+        x.matches((&mut w, &mut slab), &mut started);
+        started.sort_unstable_by_key(|&(i, o, _)| (i, o));
         // Input 0 serves output 1 while input 1 serves output 2 (or input 0 serves 2).
         assert_eq!(started.len(), 2, "{started:?}");
-        assert_eq!(x.queued(0) + x.queued(1), 1);
+        assert_eq!(x.queued(&w, 0) + x.queued(&w, 1), 1);
     }
 
     /// The matching of a full scan over every output, kept as the reference.
@@ -423,6 +458,7 @@ mod tests {
                 speedup: 1,
                 virtual_output_queues: voq,
             };
+            let (mut w, mut slab) = (Waiting::default(), Slab::new());
             let mut x = Crossbar::new(params, ports);
             let mut r = Reference {
                 voq,
@@ -439,19 +475,20 @@ mod tests {
             for step in 0..20_000u32 {
                 if rng.below(3) > 0 || active.is_empty() {
                     let (i, o) = (rng.below(u64::from(ports)) as u32, rng.below(u64::from(ports)) as u32);
-                    x.enqueue(i, o, step);
+                    put(&mut x, (&mut w, &mut slab), i, o, step);
                     let q = if voq { o as usize } else { 0 };
                     r.queues[i as usize][q].push_back((o, step));
                 } else {
                     let (i, o) = active.swap_remove(rng.below(active.len() as u64) as usize);
-                    x.done(i, o);
+                    x.done(&w, i, o);
                     r.input_busy[i as usize] = false;
                     r.output_busy[o as usize] = false;
                 }
                 // The simulation matches whenever something changed: both do so here.
                 let mut got = Vec::new();
-                x.matches(&mut got);
-                assert_eq!(got, r.matches(), "voq {voq} step {step}");
+                x.matches((&mut w, &mut slab), &mut got);
+                let got_ids: Vec<_> = got.iter().map(|&(i, o, p)| (i, o, slab[p.index()].message.0)).collect();
+                assert_eq!(got_ids, r.matches(), "voq {voq} step {step}");
                 active.extend(got.iter().map(|&(i, o, _)| (i, o)));
             }
         }

@@ -27,13 +27,15 @@
 //!
 //! The output-queued and CIOQ switches move whole packets: they share the packet engine
 //! of [`crate::simulation`] (adapters, packets, the event loop), and their own parts are
-//! `impl` blocks of it in their modules. The wormhole fabric is a model of its own,
+//! `impl` blocks of it in their modules. Their queues keep waiting packets as runs
+//! ([`waiting`]): memory grows with the messages that wait, not with their bytes. The wormhole fabric is a model of its own,
 //! flit by flit, that the simulation hands its events to.
 
 use crate::time::SimTime;
 
 pub mod cioq;
 pub mod output_queued;
+pub(crate) mod waiting;
 pub mod wormhole;
 
 /// Default routing decision time of a Myrinet Xbar32-class switch.

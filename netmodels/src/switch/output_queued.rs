@@ -11,7 +11,10 @@
 //! A packet's head is routed after the routing latency and asks for its output port
 //! (`Switched::enter_output`): it is sent at once if the port is idle, else it joins
 //! the port's FIFO queue, which is unbounded, so the output is never blocked by other
-//! inputs and the only contention is for the output link itself. When the packet being
+//! inputs and the only contention is for the output link itself. Unbounded in packets,
+//! not in memory: the waiting packets are kept as runs, one per message in a steady
+//! stream ([`crate::switch::waiting`]), so an incast of gigabyte messages holds a few
+//! records, not a record per packet. When the packet being
 //! sent has left, the port sends the oldest waiting one (`Switched::send_queued`).
 //! Transmission is cut-through at packet level (`Switched::transmit`): the output may
 //! start before the tail has arrived, but never finishes before it.
@@ -19,11 +22,10 @@
 //! These are `impl` blocks of the packet engine (`Switched`, in
 //! [`crate::simulation`]), which owns the ports, the packets and the event loop.
 
-use std::collections::VecDeque;
-
 use crate::ids::{Device, PortId};
 use crate::link::LinkParams;
 use crate::simulation::{CrossingEvent, Event, PacketId, Step, Switched, port_ref};
+use crate::switch::waiting::{Queue, Side};
 use crate::time::SimTime;
 use crate::topology::Endpoint;
 use crate::trace::{BufferSide, LinkTraversal, TraceSink};
@@ -104,8 +106,8 @@ pub(crate) struct OutPort {
     pub(crate) release_scheduled: bool,
     /// the place reserved for that event among those of its instant
     pub(crate) release_sequence: u64,
-    /// packets waiting for this output, oldest first
-    pub(crate) queue: VecDeque<PacketId>,
+    /// packets waiting for this output, oldest first (as runs: `Switched::waiting`)
+    pub(crate) queue: Queue,
     /// bytes of the waiting packets
     pub(crate) queued_bytes: u64,
 }
@@ -121,7 +123,7 @@ impl OutPort {
             free_at: SimTime::ZERO,
             release_scheduled: false,
             release_sequence: 0,
-            queue: VecDeque::new(),
+            queue: Queue::default(),
             queued_bytes: 0,
         }
     }
@@ -160,9 +162,11 @@ impl Switched {
         if self.claim(port, step) {
             self.transmit(port, packet, step);
         } else {
+            let bytes = u64::from(self.packets[packet.index()].wire_bytes);
             let out = &mut self.ports[port.index()];
-            out.queue.push_back(packet);
-            out.queued_bytes += u64::from(self.packets[packet.index()].wire_bytes);
+            self.waiting
+                .push(&mut out.queue, Side::Output, packet, 0, &mut self.packets);
+            out.queued_bytes += bytes;
             if S::ENABLED {
                 step.sink
                     .backlog(step.now, port_ref(out.owner), BufferSide::Output, out.queued_bytes);
@@ -174,7 +178,7 @@ impl Switched {
     /// goes next.
     pub(crate) fn send_queued<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) {
         let out = &mut self.ports[port.index()];
-        if let Some(next) = out.queue.pop_front() {
+        if let Some((next, _)) = self.waiting.pop(&mut out.queue, &mut self.packets) {
             out.queued_bytes -= u64::from(self.packets[next.index()].wire_bytes);
             if S::ENABLED {
                 step.sink
