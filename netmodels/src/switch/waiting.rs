@@ -59,7 +59,7 @@ pub(crate) struct Waiting {
 }
 
 /// Packets a queue holds as records before it keeps the next ones as runs.
-pub(crate) const PLAIN: usize = 32;
+pub(crate) const PLAIN: usize = 128;
 
 /// One queue: its oldest packets as records, the later ones as runs.
 #[derive(Debug, Default)]
@@ -176,6 +176,7 @@ impl Queue {
 impl Waiting {
     /// `packet` (with `tag`) arrives at the back of `queue`, on `side` of its switch; a
     /// packet that goes to a run leaves its slot in `packets`.
+    #[inline]
     pub(crate) fn push(
         &mut self,
         queue: &mut Queue,
@@ -186,18 +187,29 @@ impl Waiting {
     ) {
         if queue.runs.is_none() && queue.plain.len() < PLAIN {
             queue.plain.push_back((tag, packet));
-            return;
+        } else {
+            self.push_to_runs(queue, side, packet, tag, packets);
         }
+    }
+
+    /// `push` behind [`PLAIN`] packets.
+    #[inline(never)]
+    fn push_to_runs(&mut self, queue: &mut Queue, side: Side, packet: PacketId, tag: u32, packets: &mut Slab<Packet>) {
         let runs = queue.runs.get_or_insert_default();
         let p = packets[packet.index()];
         packets.release(packet.0);
         let ticket = runs.tickets;
         runs.tickets += 1;
         let key = Run::key(&p, side);
-        if let Some(&r) = self.newest.get(&key)
+        // A message's first packet has no run to join; its last leaves none to join.
+        if p.index > 0
+            && let Some(&r) = self.newest.get(&key)
             && self.runs[r as usize].extend(&p, ticket, tag)
         {
             // The run's next packet is unchanged: so is the queue's order.
+            if p.last {
+                self.newest.remove(&key);
+            }
             return;
         }
         let r = self.runs.insert(Run {
@@ -213,25 +225,35 @@ impl Waiting {
             head_step: SimTime::ZERO,
             tail_step: SimTime::ZERO,
         });
-        self.newest.insert(key, r);
+        if !p.last {
+            self.newest.insert(key, r);
+        }
         // The newest ticket: its place is at the back.
         runs.order.push_back((ticket, r));
     }
 
     /// The oldest packet of `queue` (with its tag) leaves it; one from a run takes a
     /// slot in `packets` again.
+    #[inline]
     pub(crate) fn pop(&mut self, queue: &mut Queue, packets: &mut Slab<Packet>) -> Option<(PacketId, u32)> {
         let (tag, oldest) = queue.plain.pop_front()?;
-        // The oldest packet of the runs takes the place at the back of the plain ones.
+        if queue.runs.is_some() {
+            self.refill(queue, packets);
+        }
+        Some((oldest, tag))
+    }
+
+    /// The oldest packet of `queue`'s runs takes the place at the back of its plain ones.
+    #[inline(never)]
+    fn refill(&mut self, queue: &mut Queue, packets: &mut Slab<Packet>) {
         if let Some(runs) = &mut queue.runs
-            && let Some((next, next_tag)) = self.take(runs)
+            && let Some((next, tag)) = self.take(runs)
         {
-            queue.plain.push_back((next_tag, PacketId(packets.insert(next))));
+            queue.plain.push_back((tag, PacketId(packets.insert(next))));
             if runs.order.is_empty() {
                 queue.runs = None;
             }
         }
-        Some((oldest, tag))
     }
 
     /// The oldest packet of `runs`, with its tag.
@@ -242,7 +264,7 @@ impl Waiting {
         let tag = run.tag;
         run.taken += 1;
         if run.taken == run.count {
-            if self.newest.get(&run.key) == Some(&r) {
+            if !run.ends_message && self.newest.get(&run.key) == Some(&r) {
                 self.newest.remove(&run.key);
             }
             self.runs.release(r);
