@@ -190,6 +190,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 pub fn size_text(bytes: u64) -> String {
     let b = bytes as f64;
     match bytes {
+        1 => "1 byte".into(),
         0..1024 => format!("{bytes} bytes"),
         1024..0x10_0000 => format!("{:.1} KiB", b / 1024.0),
         0x10_0000..0x4000_0000 => format!("{:.1} MiB", b / f64::from(1u32 << 20)),
@@ -315,10 +316,14 @@ pub fn check(network: &NetworkConfig, partitions: u32, builds: u32, limit: &Limi
         sum(|c| c.hosts + c.switch_ports),
         sum(|c| c.cables),
     );
-    let mut made = format!(
-        "{} hosts, {} switches, {} ports, {} cables",
-        network.hosts, switches, ports, cables
-    );
+    let counted = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut made = [
+        counted(u64::from(network.hosts), "host", "hosts"),
+        counted(switches, "switch", "switches"),
+        counted(ports, "port", "ports"),
+        counted(cables, "cable", "cables"),
+    ]
+    .join(", ");
     if counts.len() > 1 {
         made.push_str(&format!(" in {} rails", counts.len()));
     }

@@ -80,7 +80,7 @@ fn the_networks_of_the_issue_are_refused_with_their_estimate() {
         &dir,
         &["serve", "--hosts", "30000000", "--listen", "127.0.0.1:0"],
         "--network crossbar: the network does not fit in memory",
-        &["30000000 hosts, 1 switches, 60000000 ports", BY_RLIMIT],
+        &["30000000 hosts, 1 switch, 60000000 ports", BY_RLIMIT],
     );
     refused(
         &dir,
