@@ -223,7 +223,9 @@ fn parse_canonical(
             );
         }
         peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
-        routes.push(pair, &ports);
+        routes
+            .try_push(pair, &ports)
+            .map_err(|_| error(no_room(routes.len())))?;
         Ok(())
     })
 }
@@ -495,6 +497,11 @@ impl Peers {
     }
 }
 
+/// Why a route was not kept: the routes read before it fill the memory.
+fn no_room(read: usize) -> String {
+    format!("the routes do not fit in memory: {read} routes read before this one")
+}
+
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
 pub fn read_myrinet(file: &str, text: &str, net: &NamedTopology) -> Result<RouteList, RouteFileError> {
     let mut routes = RouteList::default();
@@ -529,7 +536,9 @@ fn parse_myrinet(
                     .collect::<Result<Vec<_>, _>>()?;
                 let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
                 peers.check_route(net, src, dst, &ports).map_err(&error)?;
-                routes.push((src, dst), &ports);
+                routes
+                    .try_push((src, dst), &ports)
+                    .map_err(|_| error(no_room(routes.len())))?;
             }
             _ if words.len() <= 2 => source = Some(host(name)?),
             _ => {

@@ -115,6 +115,12 @@ impl<E: Copy> EventQueue<E> {
         Self::default()
     }
 
+    /// The bytes of the origins' sequence counters (see [`crate::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn origins_bytes(&self) -> u64 {
+        (self.next_place.capacity() * size_of::<u64>()) as u64
+    }
+
     /// An empty queue at time zero whose events come from `origins` components (at
     /// least one; at most 2^26), each with its own sequence (see [`Self::set_origin`]).
     pub fn with_origins(origins: usize) -> Self {

@@ -12,7 +12,8 @@
 //! [`partition`] (which partition of the parallel engine simulates each device),
 //! [`switch`] (every switch model: `output_queued`, `cioq`, `wormhole`), [`topology`]
 //! (topologies and routing), [`adapter`], [`link`], [`trace`] (trace sinks, the
-//! Paraver writer), [`traffic`] (open-loop traffic), [`stats`].
+//! Paraver writer), [`traffic`] (open-loop traffic), [`stats`], [`footprint`] (the memory
+//! a network takes, counted from its description).
 //!
 //! Nothing here knows about sockets, the wire protocol or wall-clock time: time is
 //! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the
@@ -20,6 +21,7 @@
 
 pub mod adapter;
 pub mod engine;
+pub mod footprint;
 pub mod ids;
 pub mod link;
 pub mod network;

@@ -1092,6 +1092,28 @@ impl Finals {
 }
 
 impl<S: TraceSink> Simulation<S> {
+    /// The bytes of the records [`crate::footprint`] counts, as built: what the
+    /// footprint's resident part estimates.
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        let bytes = |capacity: usize, size: usize| (capacity * size) as u64;
+        let fabric = match &self.fabric {
+            Fabric::Ideal(_) => 0,
+            Fabric::Wormhole(net) => net.counted_bytes(),
+            Fabric::Switched(net) => {
+                bytes(net.adapters.capacity(), size_of::<AdapterParams>())
+                    + net.wiring.counted_bytes()
+                    + net.routes.counted_bytes()
+                    + bytes(net.port_device.capacity(), size_of::<u32>())
+                    + net.ports.counted_bytes()
+                    + bytes(net.senders.capacity(), size_of::<Sender>())
+                    + bytes(net.crossbars.capacity(), size_of::<Option<Box<Crossbar>>>())
+                    + net.crossbars.iter().flatten().map(|x| x.counted_bytes()).sum::<u64>()
+            }
+        };
+        fabric + self.queue.origins_bytes()
+    }
+
     /// Number of hosts.
     pub fn hosts(&self) -> u32 {
         self.hosts

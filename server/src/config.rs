@@ -7,7 +7,8 @@ use vesper_map2topo::NamedTopology;
 use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
-    PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, Torus, Xgft,
+    PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus,
+    Xgft,
 };
 
 /// How a simulation's network is split (see `vesper_netmodels::partition`).
@@ -237,9 +238,10 @@ impl SwitchedConfig {
         }
     }
 
-    /// The network builder of this network of `hosts` hosts.
-    pub fn builder(&self, hosts: u32) -> NetworkBuilder {
-        let mut builder = NetworkBuilder::new(self.topology(hosts))
+    /// The network builder of this network of `hosts` hosts; refused if its cables do
+    /// not fit in memory.
+    pub fn builder(&self, hosts: u32) -> Result<NetworkBuilder, BuildError> {
+        let mut builder = NetworkBuilder::new(self.try_topology(hosts)?)
             .switch_params(self.switch)
             .adapter_params(self.adapter);
         if let Shape::Xgft(x) = &self.shape {
@@ -257,24 +259,57 @@ impl SwitchedConfig {
         for &(h, params) in &self.host_adapters {
             builder = builder.adapter_of(HostId(h), params);
         }
-        builder
+        Ok(builder)
     }
 
     /// The topology of `hosts` hosts (the crossbar's count; other shapes fix their own),
     /// routed as configured.
     pub fn topology(&self, hosts: u32) -> Topology {
-        let mut topology = match &self.shape {
+        let topology = match &self.shape {
             Shape::Crossbar => Topology::crossbar(hosts, self.link),
             Shape::Xgft(x) => x.topology(self.link),
             Shape::Torus(t) => t.topology(self.link),
+            Shape::Map { net, .. } => net.topology.clone(),
+        };
+        self.routed(topology)
+    }
+
+    /// [`Self::topology`], or [`TopologyError::NoRoom`] instead of the allocator's abort
+    /// (its size comes from the description).
+    pub fn try_topology(&self, hosts: u32) -> Result<Topology, TopologyError> {
+        let topology = match &self.shape {
+            Shape::Crossbar => Topology::try_crossbar(hosts, self.link)?,
+            Shape::Xgft(x) => x.try_topology(self.link)?,
+            Shape::Torus(t) => t.try_topology(self.link)?,
             Shape::Map { net, .. } => {
-                let mut topology = net.topology.clone();
-                for cable in &mut topology.cables {
-                    cable.link = self.link;
+                let t = &net.topology;
+                let mut cables = Vec::new();
+                cables
+                    .try_reserve_exact(t.cables.len())
+                    .map_err(|_| TopologyError::NoRoom {
+                        what: "cables",
+                        count: t.cables.len(),
+                        bytes: t.cables.len() as u128 * size_of::<vesper_netmodels::Cable>() as u128,
+                    })?;
+                cables.extend_from_slice(&t.cables);
+                Topology {
+                    hosts: t.hosts,
+                    switch_ports: t.switch_ports.clone(),
+                    cables,
+                    routing: Routing::ShortestPath,
                 }
-                topology
             }
         };
+        Ok(self.routed(topology))
+    }
+
+    /// `topology` with this network's links and routing.
+    fn routed(&self, mut topology: Topology) -> Topology {
+        if let Shape::Map { .. } = self.shape {
+            for cable in &mut topology.cables {
+                cable.link = self.link;
+            }
+        }
         topology.routing = match (&self.shape, &self.routing) {
             (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
             (_, RoutingPolicy::Explicit { routes, .. }) => Routing::Explicit(Arc::clone(routes)),
@@ -352,12 +387,12 @@ impl NetworkConfig {
     /// Builds the network (every rail of a multi-rail one).
     pub fn build(&self) -> Result<MultiRail, BuildError> {
         match &self.fabric {
-            FabricConfig::Switched(s) => Ok(MultiRail::single(s.builder(self.hosts).build()?)),
+            FabricConfig::Switched(s) => Ok(MultiRail::single(s.builder(self.hosts)?.build()?)),
             FabricConfig::Ideal(params) => Ok(MultiRail::single(NetworkBuilder::ideal(self.hosts, *params).build()?)),
             FabricConfig::MultiRail { rails, policy } => {
                 let rails = rails
                     .iter()
-                    .map(|r| r.builder(self.hosts).build())
+                    .map(|r| r.builder(self.hosts)?.build())
                     .collect::<Result<Vec<_>, _>>()?;
                 MultiRail::new(rails, *policy)
             }
@@ -375,7 +410,7 @@ impl NetworkConfig {
         if split.partitions() == 1 {
             return Ok(self.build()?);
         }
-        let (builders, policy) = self.rails();
+        let (builders, policy) = self.rails()?;
         let rails = builders
             .into_iter()
             .map(|b| match split {
@@ -392,14 +427,15 @@ impl NetworkConfig {
     }
 
     /// Every rail's builder and the rails' policy (one rail for a single network).
-    pub fn rails(&self) -> (Vec<NetworkBuilder>, RailPolicy) {
-        match &self.fabric {
-            FabricConfig::Switched(s) => (vec![s.builder(self.hosts)], RailPolicy::RoundRobin),
+    pub fn rails(&self) -> Result<(Vec<NetworkBuilder>, RailPolicy), BuildError> {
+        Ok(match &self.fabric {
+            FabricConfig::Switched(s) => (vec![s.builder(self.hosts)?], RailPolicy::RoundRobin),
             FabricConfig::Ideal(params) => (vec![NetworkBuilder::ideal(self.hosts, *params)], RailPolicy::RoundRobin),
-            FabricConfig::MultiRail { rails, policy } => {
-                (rails.iter().map(|r| r.builder(self.hosts)).collect(), *policy)
-            }
-        }
+            FabricConfig::MultiRail { rails, policy } => (
+                rails.iter().map(|r| r.builder(self.hosts)).collect::<Result<_, _>>()?,
+                *policy,
+            ),
+        })
     }
 
     /// A one-line description for logs and reports.

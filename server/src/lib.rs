@@ -18,6 +18,7 @@ pub mod cli;
 pub mod config;
 pub mod description;
 pub mod log_budget;
+pub mod memory;
 pub mod network_summary;
 pub mod network_trace;
 pub mod preset;

@@ -29,6 +29,9 @@ pub struct Summary {
     pub bisection_cables: Option<u64>,
     /// how packets find their way
     pub routing: String,
+    /// the memory its model takes to build and simulate, estimated from its
+    /// description (see `vesper_netmodels::footprint`) \[bytes\]
+    pub memory_bytes: u64,
 }
 
 /// The summary of each rail of a network (one for a single network); none for the
@@ -85,6 +88,11 @@ pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
         diameter_links,
         bisection_cables,
         routing: switched.routing.name().to_string(),
+        memory_bytes: vesper_netmodels::footprint::Footprint::of_rails(
+            &[crate::memory::rail_counts(switched, hosts)],
+            1,
+        )
+        .peak,
     }
 }
 
@@ -107,7 +115,12 @@ impl std::fmt::Display for Summary {
             known(self.diameter_links.map(u64::from))
         )?;
         writeln!(f, "bisection: {} cables", known(self.bisection_cables))?;
-        write!(f, "routing: {}", self.routing)
+        writeln!(f, "routing: {}", self.routing)?;
+        write!(
+            f,
+            "memory: about {} to build and simulate (estimated)",
+            crate::memory::size_text(self.memory_bytes)
+        )
     }
 }
 

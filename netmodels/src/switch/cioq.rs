@@ -25,11 +25,15 @@ use crate::trace::{BufferSide, PortRef, TraceSink};
 /// Where the queues' packets are: the runs of every queue, and the packet records.
 pub(crate) type Store<'a> = (&'a mut Waiting, &'a mut Slab<Packet>);
 
-/// One input port's state besides its queues.
+/// One input port's state, and its virtual output queues.
 #[derive(Debug, Default)]
 pub(crate) struct InputQueues {
     /// the outputs whose queue here is not empty (virtual output queues), in order
     waiting: Vec<u32>,
+    /// virtual output queues: the queue of each output of `waiting`, at the same index
+    /// (only the queues that hold packets exist: a switch of n ports would otherwise
+    /// keep n² queues)
+    voqs: Vec<Queue>,
     /// a transfer from this input is under way
     busy: bool,
     /// bytes of the packets waiting here (kept by the caller, for traces)
@@ -45,10 +49,11 @@ pub(crate) struct InputQueues {
 pub(crate) struct Crossbar {
     params: CioqParams,
     inputs: Vec<InputQueues>,
-    /// every input's queues, in one list (fewer loads to reach one): one FIFO per input,
-    /// or one queue per input and output port (`queue`); each packet's tag is its output
-    /// (the packets wait as runs, in `Switched::waiting`)
+    /// FIFO inputs: each input's queue (virtual output queues are the inputs' own)
+    /// (each packet's tag is its output; the packets wait as runs, in `Switched::waiting`)
     queues: Vec<Queue>,
+    /// virtual output queues emptied, kept for reuse (with their memory)
+    spare: Vec<Queue>,
     /// a transfer into this output is under way
     output_busy: Vec<bool>,
     /// per output: the inputs with a packet for it at the head of a queue, in order
@@ -66,15 +71,12 @@ pub(crate) struct Crossbar {
 
 impl Crossbar {
     pub(crate) fn new(params: CioqParams, ports: u32) -> Crossbar {
-        let per_input = if params.virtual_output_queues {
-            ports as usize
-        } else {
-            1
-        };
+        let fifos = if params.virtual_output_queues { 0 } else { ports };
         Crossbar {
             params,
             inputs: (0..ports).map(|_| InputQueues::default()).collect(),
-            queues: (0..ports as usize * per_input).map(|_| Queue::default()).collect(),
+            queues: (0..fifos).map(|_| Queue::default()).collect(),
+            spare: Vec::new(),
             output_busy: vec![false; ports as usize],
             wanting: vec![Vec::new(); ports as usize],
             dirty: Vec::new(),
@@ -83,6 +85,19 @@ impl Crossbar {
             start: 0,
             matching: false,
         }
+    }
+
+    /// The bytes of its lists, as built (see [`crate::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        let bytes = |capacity: usize, size: usize| (capacity * size) as u64;
+        size_of::<Crossbar>() as u64
+            + bytes(self.inputs.capacity(), size_of::<InputQueues>())
+            + bytes(self.queues.capacity(), size_of::<Queue>())
+            + bytes(self.output_busy.capacity(), size_of::<bool>())
+            + bytes(self.wanting.capacity(), size_of::<Vec<u32>>())
+            + bytes(self.is_dirty.capacity(), size_of::<bool>())
+            + bytes(self.pointers.capacity(), size_of::<u32>())
     }
 
     /// The speedup (≥ 1).
@@ -95,13 +110,15 @@ impl Crossbar {
         &mut self.inputs[input as usize]
     }
 
-    /// The index in `queues` of the queue of `input` that holds packets for `output`.
-    fn queue(&self, input: u32, output: u32) -> usize {
-        if self.params.virtual_output_queues {
-            input as usize * self.output_busy.len() + output as usize
-        } else {
-            input as usize
+    /// The queue of `input` that holds packets for `output`, if it holds any (a FIFO
+    /// input's one queue always).
+    fn queue_mut(&mut self, input: u32, output: u32) -> Option<&mut Queue> {
+        if !self.params.virtual_output_queues {
+            return self.queues.get_mut(input as usize);
         }
+        let inp = &mut self.inputs[input as usize];
+        let at = inp.waiting.binary_search(&output).ok()?;
+        inp.voqs.get_mut(at)
     }
 
     fn mark(&mut self, output: u32) {
@@ -128,16 +145,24 @@ impl Crossbar {
 
     /// `packet` arrived at input `input`, bound for output `output`.
     pub(crate) fn enqueue(&mut self, store: Store<'_>, input: u32, output: u32, packet: PacketId) {
-        let voq = self.params.virtual_output_queues;
-        let queue = self.queue(input, output);
-        let first = self.queues[queue].is_empty();
-        if voq && first {
-            let waiting = &mut self.inputs[input as usize].waiting;
-            let at = waiting.partition_point(|&o| o < output);
-            waiting.insert(at, output);
-        }
         let (waiting, packets) = store;
-        waiting.push(&mut self.queues[queue], Side::Input, packet, output, packets);
+        let first = match self.queue_mut(input, output) {
+            Some(queue) => {
+                let first = queue.is_empty();
+                waiting.push(queue, Side::Input, packet, output, packets);
+                first
+            }
+            // A virtual output queue that held nothing: made (or taken from the spares).
+            None => {
+                let mut queue = self.spare.pop().unwrap_or_default();
+                waiting.push(&mut queue, Side::Input, packet, output, packets);
+                let inp = &mut self.inputs[input as usize];
+                let at = inp.waiting.partition_point(|&o| o < output);
+                inp.waiting.insert(at, output);
+                inp.voqs.insert(at, queue);
+                true
+            }
+        };
         if first {
             // It is at the head of its queue: it wants its output now.
             self.want(input, output);
@@ -168,12 +193,12 @@ impl Crossbar {
     /// Packets waiting at `input`.
     #[cfg(test)]
     pub(crate) fn queued(&self, waiting: &Waiting, input: u32) -> usize {
-        let per_input = self.queues.len() / self.inputs.len();
-        let first = input as usize * per_input;
-        self.queues[first..first + per_input]
+        let fifo = self.queues.get(input as usize).map_or(0, |q| waiting.len(q));
+        fifo + self.inputs[input as usize]
+            .voqs
             .iter()
             .map(|q| waiting.len(q))
-            .sum()
+            .sum::<usize>()
     }
 
     /// Matches free inputs to free outputs; appends the transfers to start to `started`
@@ -223,12 +248,17 @@ impl Crossbar {
     fn take(&mut self, store: Store<'_>, input: u32, output: u32) -> Option<PacketId> {
         let (waiting, packets) = store;
         let voq = self.params.virtual_output_queues;
-        let queue = self.queue(input, output);
-        let (packet, _) = waiting.pop(&mut self.queues[queue], packets)?;
+        let queue = self.queue_mut(input, output)?;
+        let (packet, _) = waiting.pop(queue, packets)?;
+        let next = waiting.front_tag(queue);
         self.unwant(input, output);
-        let next = waiting.front_tag(&self.queues[queue]);
         if voq && next.is_none() {
-            self.inputs[input as usize].waiting.retain(|&o| o != output);
+            // The queue is empty: it leaves the input, for the spares.
+            let inp = &mut self.inputs[input as usize];
+            if let Ok(at) = inp.waiting.binary_search(&output) {
+                inp.waiting.remove(at);
+                self.spare.push(inp.voqs.remove(at));
+            }
         }
         if let Some(o) = next {
             // The next packet of this queue is at the head now.
@@ -405,6 +435,29 @@ mod tests {
         // Input 0 serves output 1 while input 1 serves output 2 (or input 0 serves 2).
         assert_eq!(started.len(), 2, "{started:?}");
         assert_eq!(x.queued(&w, 0) + x.queued(&w, 1), 1);
+    }
+
+    #[test]
+    fn virtual_output_queues_take_memory_for_the_packets_they_hold() {
+        // A queue per input and output made a switch of n ports n² queues: 32 GB for a
+        // crossbar of 32,000 hosts. Only those that hold packets exist now.
+        let params = CioqParams {
+            virtual_output_queues: true,
+            ..CioqParams::default()
+        };
+        let ports = 32_000;
+        let (mut w, mut slab) = (Waiting::default(), Slab::new());
+        let mut x = Crossbar::new(params, ports);
+        let empty = x.counted_bytes();
+        assert!(empty < u64::from(ports) * 128, "{empty} bytes");
+        for packet in 0..100 {
+            put(&mut x, (&mut w, &mut slab), packet % 7, 1000 + packet % 13, packet);
+        }
+        assert_eq!((0..7).map(|i| x.queued(&w, i)).sum::<usize>(), 100);
+        let mut started = Vec::new();
+        x.matches((&mut w, &mut slab), &mut started);
+        // Seven inputs, each with packets for several outputs: seven transfers.
+        assert_eq!(started.len(), 7, "{started:?}");
     }
 
     /// The matching of a full scan over every output, kept as the reference.

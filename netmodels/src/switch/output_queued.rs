@@ -42,6 +42,12 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
+    /// The bytes of the ports' state, as built (see [`crate::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        (self.slots.capacity() * size_of::<OutPort>() + self.slot_of.capacity() * size_of::<u32>()) as u64
+    }
+
     /// Every port, in order.
     pub(crate) fn every(slots: Vec<OutPort>) -> Ports {
         Ports {

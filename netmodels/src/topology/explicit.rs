@@ -91,6 +91,16 @@ impl PathList {
         self.ends.push(self.ports.len());
     }
 
+    /// [`PathList::push`], or an error instead of the allocator's abort when the lists
+    /// cannot grow (paths read from a file of any size): nothing is added then.
+    pub fn try_push(&mut self, pair: (HostId, HostId), ports: &[u32]) -> Result<(), std::collections::TryReserveError> {
+        self.pairs.try_reserve(1)?;
+        self.ends.try_reserve(1)?;
+        self.ports.try_reserve(ports.len())?;
+        self.push(pair, ports);
+        Ok(())
+    }
+
     /// Paths held.
     pub fn len(&self) -> usize {
         self.pairs.len()

@@ -108,19 +108,28 @@ pub struct Topology {
 impl Topology {
     /// One switch with a port per host: host `h` on switch port `h`.
     pub fn crossbar(hosts: u32, link: LinkParams) -> Topology {
-        let cables = (0..hosts)
-            .map(|h| Cable {
-                a: Endpoint {
-                    device: Device::Host(HostId(h)),
-                    port: 0,
-                },
-                b: Endpoint {
-                    device: Device::Switch(SwitchId(0)),
-                    port: h,
-                },
-                link,
-            })
-            .collect();
+        Topology::crossbar_onto(hosts, link, Vec::with_capacity(hosts as usize))
+    }
+
+    /// [`Topology::crossbar`], or [`TopologyError::NoRoom`] instead of the allocator's
+    /// abort.
+    pub fn try_crossbar(hosts: u32, link: LinkParams) -> Result<Topology, TopologyError> {
+        Ok(Topology::crossbar_onto(hosts, link, room(hosts as usize, "cables")?))
+    }
+
+    /// The crossbar, its cables pushed onto `cables` (empty, with room for them).
+    fn crossbar_onto(hosts: u32, link: LinkParams, mut cables: Vec<Cable>) -> Topology {
+        cables.extend((0..hosts).map(|h| Cable {
+            a: Endpoint {
+                device: Device::Host(HostId(h)),
+                port: 0,
+            },
+            b: Endpoint {
+                device: Device::Switch(SwitchId(0)),
+                port: h,
+            },
+            link,
+        }));
         Topology {
             hosts,
             switch_ports: vec![hosts],
@@ -292,6 +301,19 @@ pub enum TopologyError {
         /// the switches it crosses
         switches: u64,
     },
+    /// the network's records do not fit in memory
+    #[error(
+        "the network does not fit in memory: its {count} {what} take {:.1} GiB, which could not be allocated",
+        *bytes as f64 / f64::from(1u32 << 30)
+    )]
+    NoRoom {
+        /// what did not fit
+        what: &'static str,
+        /// how many of them
+        count: usize,
+        /// their size \[bytes\]
+        bytes: u128,
+    },
     /// no path from a switch to a host
     #[error("no path from sw{switch} to host{host}: the network is not connected")]
     Unreachable {
@@ -310,6 +332,25 @@ pub const MAX_PORTS: u64 = 1 << 26;
 /// The most switches a route may cross: packets count their hops in 16 bits, which
 /// keeps the fabric's events small (a ring of 131,070 switches would need more).
 pub const MAX_ROUTE_SWITCHES: u64 = u16::MAX as u64;
+
+/// An empty vector with room for `count` records, or [`TopologyError::NoRoom`] instead of
+/// the allocator's abort (the sizes come from a description).
+pub(crate) fn room<T>(count: usize, what: &'static str) -> Result<Vec<T>, TopologyError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(count).map_err(|_| TopologyError::NoRoom {
+        what,
+        count,
+        bytes: count as u128 * size_of::<T>() as u128,
+    })?;
+    Ok(v)
+}
+
+/// A vector of `count` copies of `value`, or [`TopologyError::NoRoom`].
+pub(crate) fn filled<T: Clone>(count: usize, value: T, what: &'static str) -> Result<Vec<T>, TopologyError> {
+    let mut v = room(count, what)?;
+    v.resize(count, value);
+    Ok(v)
+}
 
 /// `route` crosses `switches` switches: refused if packets cannot count them.
 fn check_route_length(switches: u64, route: impl FnOnce() -> String) -> Result<(), TopologyError> {
@@ -335,6 +376,15 @@ pub(crate) struct Wiring {
 }
 
 impl Wiring {
+    /// The bytes of its lists, as built (see [`crate::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        let bytes = |capacity: usize, size: usize| (capacity * size) as u64;
+        bytes(self.port_base.capacity(), size_of::<u32>())
+            + bytes(self.owner.capacity(), size_of::<Endpoint>())
+            + bytes(self.peer.capacity(), size_of::<Option<(Endpoint, LinkParams)>>())
+    }
+
     pub(crate) fn device_index(&self, device: Device) -> usize {
         match device {
             Device::Host(h) => h.index(),
@@ -353,20 +403,6 @@ impl Wiring {
         end - self.port_base[index]
     }
 
-    /// The switch host `h`'s cable leads to, if it leads to one.
-    pub(crate) fn host_switch(&self, h: u32) -> Option<SwitchId> {
-        match self.peer[self.port_base[h as usize] as usize] {
-            Some((
-                Endpoint {
-                    device: Device::Switch(s),
-                    ..
-                },
-                _,
-            )) => Some(s),
-            _ => None,
-        }
-    }
-
     /// Global port index of `endpoint`.
     pub(crate) fn port(&self, endpoint: Endpoint) -> usize {
         self.port_base[self.device_index(endpoint.device)] as usize + endpoint.port as usize
@@ -380,13 +416,13 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
     let devices = (0..topology.hosts)
         .map(|h| Device::Host(HostId(h)))
         .chain((0..topology.switch_ports.len() as u32).map(|s| Device::Switch(SwitchId(s))));
-    let mut port_base = Vec::new();
-    let mut owner = Vec::new();
     // Checked before anything is allocated: a description may ask for more than memory.
     let all: u64 = u64::from(topology.hosts) + topology.switch_ports.iter().map(|&p| u64::from(p)).sum::<u64>();
     if all > MAX_PORTS {
         return Err(TopologyError::TooLarge { ports: all });
     }
+    let mut port_base = room(topology.hosts as usize + topology.switch_ports.len(), "devices")?;
+    let mut owner = room(all as usize, "ports")?;
     let mut total = 0u32;
     for device in devices {
         port_base.push(total);
@@ -397,10 +433,10 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
     let mut wiring = Wiring {
         port_base,
         owner,
-        peer: vec![None; total as usize],
+        peer: filled(total as usize, None, "ports")?,
         hosts: topology.hosts,
     };
-    let mut used_by: Vec<Option<usize>> = vec![None; total as usize];
+    let mut used_by: Vec<Option<usize>> = filled(total as usize, None, "ports")?;
     for (index, cable) in topology.cables.iter().enumerate() {
         for (end, other) in [(cable.a, cable.b), (cable.b, cable.a)] {
             if !topology.contains(end.device) {
@@ -443,13 +479,11 @@ pub(crate) fn wire(topology: &Topology) -> Result<Wiring, TopologyError> {
 ///
 /// Table routes of arbitrary topologies come from breadth-first search from each
 /// destination: a switch forwards on the lowest-numbered port that leads one hop closer.
-/// Shortest paths, deterministic.
+/// Shortest paths, deterministic (see [`ShortestPaths`]).
 #[derive(Debug, Clone)]
 pub(crate) struct RouteTable {
     hosts: u32,
-    /// `out_port[switch * hosts + host]` (table routing, unless `closed`)
-    out_port: Vec<u32>,
-    /// table routing computed at each hop instead of looked up
+    /// table routing: computed at each hop, or looked up in shortest-path tables
     closed: Option<ClosedForm>,
     /// source routing: how paths are computed ([`Routing::xgft_path`])
     source: Option<Routing>,
@@ -469,11 +503,59 @@ pub(crate) struct RouteTable {
     rng: Option<Rng>,
 }
 
-/// Table routings with a closed form.
+#[cfg(test)]
+thread_local! {
+    /// The ports, cables and switches the last shortest-path search of this thread
+    /// looked at.
+    static SHORTEST_PATH_STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Table routings: a closed form, or shortest-path tables.
 #[derive(Debug, Clone)]
 enum ClosedForm {
     DModK(xgft::DModKRoutes),
     DimensionOrder(Torus),
+    ShortestPath(ShortestPaths),
+}
+
+/// Shortest-path tables, one column per switch that hosts hang off: the hosts of one
+/// switch are the same distance from every other switch, so every other switch takes
+/// the same port towards each of them; only their own switch tells them apart (by the
+/// port each hangs off). A crossbar's table is then its one switch's port of each
+/// host, and a tree's has a column per leaf switch instead of one per host.
+///
+/// ```text
+///   host h ──▶ attach[h] = (its switch s, s's port to h)
+///   switch t ≠ s: ports[column[s] · switches + t]
+/// ```
+#[derive(Debug, Clone)]
+pub(crate) struct ShortestPaths {
+    /// per host: its switch and that switch's port to it (`u32::MAX`: no switch)
+    attach: Vec<(u32, u32)>,
+    /// per switch: its column in `ports` (`u32::MAX`: no host hangs off it)
+    column: Vec<u32>,
+    /// `ports[column · switches + switch]`: the port of `switch` towards the hosts of
+    /// the column's switch (`u32::MAX` at that switch itself)
+    ports: Vec<u32>,
+    switches: u32,
+}
+
+impl ShortestPaths {
+    /// The output port of `switch` towards `host`.
+    fn port(&self, switch: SwitchId, host: HostId) -> u32 {
+        let Some(&(at, port)) = self.attach.get(host.index()) else {
+            return u32::MAX;
+        };
+        if at == switch.0 {
+            return port;
+        }
+        match self.column.get(at as usize) {
+            Some(&column) if column != u32::MAX => {
+                self.ports[column as usize * self.switches as usize + switch.index()]
+            }
+            _ => u32::MAX,
+        }
+    }
 }
 
 /// How a packet finds its way: by the switches' tables, or by the path in its header.
@@ -488,6 +570,23 @@ pub(crate) enum Route {
 }
 
 impl RouteTable {
+    /// The bytes of the routes kept from the build on, as built (see
+    /// [`crate::footprint`]; the explicit routes themselves are shared, not counted).
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        let bytes = |capacity: usize, size: usize| (capacity * size) as u64;
+        let closed = match &self.closed {
+            Some(ClosedForm::DModK(routes)) => routes.counted_bytes(),
+            Some(ClosedForm::ShortestPath(t)) => {
+                bytes(t.attach.capacity(), size_of::<(u32, u32)>())
+                    + bytes(t.column.capacity(), size_of::<u32>())
+                    + bytes(t.ports.capacity(), size_of::<u32>())
+            }
+            Some(ClosedForm::DimensionOrder(_)) | None => 0,
+        };
+        closed + bytes(self.self_port.capacity(), size_of::<u32>()) + bytes(self.turns.capacity(), size_of::<u32>())
+    }
+
     /// The routes of `topology`'s routing.
     pub(crate) fn build(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         let xgft = match &topology.routing {
@@ -504,7 +603,7 @@ impl RouteTable {
             // hop, and a 32,768-host network would need gigabytes of table.
             Routing::DModK(x) => Ok(RouteTable {
                 closed: Some(ClosedForm::DModK(x.d_mod_k_routes())),
-                ..RouteTable::table(topology.hosts, Vec::new())
+                ..RouteTable::table(topology.hosts)
             }),
             Routing::DimensionOrder(t) => {
                 t.check()?;
@@ -517,27 +616,23 @@ impl RouteTable {
                         hosts,
                     });
                 }
-                check_route_length(u64::from(t.diameter()) + 1, || {
-                    "the longest dimension-order route".into()
-                })?;
                 Ok(RouteTable {
                     torus: Some(t.clone()),
                     closed: Some(ClosedForm::DimensionOrder(t.clone())),
-                    ..RouteTable::table(hosts, Vec::new())
+                    ..RouteTable::table(hosts)
                 })
             }
             Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
             Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
                 source: Some(topology.routing.clone()),
-                ..RouteTable::table(topology.hosts, Vec::new())
+                ..RouteTable::table(topology.hosts)
             }),
         }
     }
 
-    fn table(hosts: u32, out_port: Vec<u32>) -> RouteTable {
+    fn table(hosts: u32) -> RouteTable {
         RouteTable {
             hosts,
-            out_port,
             closed: None,
             source: None,
             torus: None,
@@ -636,14 +731,14 @@ impl RouteTable {
             explicit: Some(Arc::clone(routes)),
             self_port,
             turns: match policy {
-                MultipathPolicy::RoundRobin => vec![0; hosts as usize * hosts as usize],
+                MultipathPolicy::RoundRobin => filled(hosts as usize * hosts as usize, 0, "route turns")?,
                 _ => Vec::new(),
             },
             rng: match policy {
                 MultipathPolicy::Random { seed } => Some(Rng::new(seed)),
                 _ => None,
             },
-            ..RouteTable::table(hosts, Vec::new())
+            ..RouteTable::table(hosts)
         })
     }
 
@@ -776,84 +871,146 @@ impl RouteTable {
         }
     }
 
+    /// Shortest-path tables ([`ShortestPaths`]): a breadth-first search over the cables
+    /// between switches from each switch that hosts hang off, in time about the number
+    /// of such switches × (switches + cables between them), and a column of that many
+    /// ports each. Refuses, as it meets them host by host, a route longer than packets
+    /// count and a switch with no path to a host.
     pub(crate) fn shortest_paths(topology: &Topology, wiring: &Wiring) -> Result<RouteTable, TopologyError> {
         let hosts = topology.hosts;
         let switches = topology.switch_ports.len();
-        let mut out_port = vec![u32::MAX; switches * hosts as usize];
-        let mut distance = vec![u32::MAX; switches];
-        let mut queue = VecDeque::new();
-        // The switches routes start from: those with hosts.
-        let mut has_host = vec![false; switches];
-        for h in 0..hosts {
-            if let Some(s) = wiring.host_switch(h) {
-                has_host[s.index()] = true;
+        // The cables between switches: each switch's (port, neighbour), in port order.
+        let mut first = room(switches + 1, "switches")?;
+        let mut links: Vec<(u32, u32)> = Vec::new();
+        // What the search looks at (tests check that it grows with the network alone).
+        #[cfg(test)]
+        let mut steps = u64::from(hosts);
+        for s in 0..switches {
+            first.push(links.len());
+            #[cfg(test)]
+            {
+                steps += u64::from(topology.switch_ports[s]);
             }
-        }
-        for host in 0..hosts {
-            distance.fill(u32::MAX);
-            queue.clear();
-            // Seed: the switch (if any) the destination host hangs off.
-            if let Some(s) = wiring.host_switch(host) {
-                distance[s.index()] = 0;
-                queue.push_back(s);
-            }
-            while let Some(s) = queue.pop_front() {
-                for port in 0..topology.switch_ports[s.index()] {
-                    let global = wiring.port(Endpoint {
-                        device: Device::Switch(s),
-                        port,
-                    });
-                    let Some((peer, _)) = wiring.peer[global] else { continue };
-                    if let Device::Switch(n) = peer.device
-                        && distance[n.index()] == u32::MAX
-                    {
-                        distance[n.index()] = distance[s.index()] + 1;
-                        queue.push_back(n);
-                    }
+            let base = wiring.port_base[hosts as usize + s] as usize;
+            for port in 0..topology.switch_ports[s] {
+                if let Some((
+                    Endpoint {
+                        device: Device::Switch(n),
+                        ..
+                    },
+                    _,
+                )) = wiring.peer[base + port as usize]
+                {
+                    links.push((port, n.0));
                 }
             }
-            let farthest = (0..switches)
-                .filter(|&s| has_host[s] && distance[s] != u32::MAX)
-                .max_by_key(|&s| distance[s]);
-            if let Some(s) = farthest {
-                check_route_length(u64::from(distance[s]) + 1, || {
+        }
+        first.push(links.len());
+        let mut attach = room(hosts as usize, "hosts")?;
+        attach.extend(
+            (0..hosts).map(|h| match wiring.peer[wiring.port_base[h as usize] as usize] {
+                Some((
+                    Endpoint {
+                        device: Device::Switch(s),
+                        port,
+                    },
+                    _,
+                )) => (s.0, port),
+                _ => (u32::MAX, u32::MAX),
+            }),
+        );
+        // The switches routes start from: those with hosts, a column each.
+        let mut column = vec![u32::MAX; switches];
+        let mut columns = 0u32;
+        for &(s, _) in &attach {
+            if let Some(c) = column.get_mut(s as usize)
+                && *c == u32::MAX
+            {
+                *c = columns;
+                columns += 1;
+            }
+        }
+        let mut ports = filled(columns as usize * switches, u32::MAX, "shortest-path routes")?;
+        // Per column, once searched: the farthest switch with hosts (the last of the
+        // farthest, as `max_by_key` gives) and its distance, and the first switch with
+        // no path.
+        type Found = (Option<(usize, u32)>, Option<u32>);
+        let mut searched: Vec<Option<Found>> = vec![None; columns as usize];
+        let mut distance = vec![u32::MAX; switches];
+        let mut queue = VecDeque::new();
+        for host in 0..hosts {
+            let (at, _) = attach[host as usize];
+            let Some(&c) = column.get(at as usize) else {
+                // A host cabled to a host: no switch has a path to it.
+                if switches > 0 {
+                    return Err(TopologyError::Unreachable { switch: 0, host });
+                }
+                continue;
+            };
+            let (farthest, unreachable) = match searched[c as usize] {
+                Some(found) => found,
+                None => {
+                    distance.fill(u32::MAX);
+                    queue.clear();
+                    distance[at as usize] = 0;
+                    queue.push_back(at);
+                    while let Some(s) = queue.pop_front() {
+                        #[cfg(test)]
+                        {
+                            steps += (first[s as usize + 1] - first[s as usize]) as u64 + 1;
+                        }
+                        for &(_, n) in &links[first[s as usize]..first[s as usize + 1]] {
+                            if distance[n as usize] == u32::MAX {
+                                distance[n as usize] = distance[s as usize] + 1;
+                                queue.push_back(n);
+                            }
+                        }
+                    }
+                    let farthest = (0..switches)
+                        .filter(|&s| column[s] != u32::MAX && distance[s] != u32::MAX)
+                        .max_by_key(|&s| distance[s])
+                        .map(|s| (s, distance[s]));
+                    let unreachable = (0..switches).find(|&s| distance[s] == u32::MAX).map(|s| s as u32);
+                    // Each switch forwards on its lowest port one hop closer.
+                    let out = &mut ports[c as usize * switches..(c as usize + 1) * switches];
+                    for (s, port) in out.iter_mut().enumerate() {
+                        #[cfg(test)]
+                        {
+                            steps += (first[s + 1] - first[s]) as u64 + 1;
+                        }
+                        let Some(closer) = distance[s].checked_sub(1).filter(|_| distance[s] != u32::MAX) else {
+                            continue;
+                        };
+                        *port = links[first[s]..first[s + 1]]
+                            .iter()
+                            .find(|&&(_, n)| distance[n as usize] == closer)
+                            .map_or(u32::MAX, |&(p, _)| p);
+                    }
+                    searched[c as usize] = Some((farthest, unreachable));
+                    (farthest, unreachable)
+                }
+            };
+            if let Some((s, longest)) = farthest {
+                check_route_length(u64::from(longest) + 1, || {
                     format!("the shortest route from sw{s} to host{host}")
                 })?;
             }
-            for s in 0..switches {
-                let here = SwitchId(s as u32);
-                let port = (0..topology.switch_ports[s]).find(|&port| {
-                    let global = wiring.port(Endpoint {
-                        device: Device::Switch(here),
-                        port,
-                    });
-                    match wiring.peer[global] {
-                        Some((
-                            Endpoint {
-                                device: Device::Host(h),
-                                ..
-                            },
-                            _,
-                        )) => h.0 == host,
-                        Some((
-                            Endpoint {
-                                device: Device::Switch(n),
-                                ..
-                            },
-                            _,
-                        )) => distance[s] != u32::MAX && distance[s].checked_sub(1) == Some(distance[n.index()]),
-                        None => false,
-                    }
-                });
-                match port {
-                    Some(port) => out_port[s * hosts as usize + host as usize] = port,
-                    None => {
-                        return Err(TopologyError::Unreachable { switch: s as u32, host });
-                    }
-                }
+            if let Some(switch) = unreachable {
+                return Err(TopologyError::Unreachable { switch, host });
             }
         }
-        Ok(RouteTable::table(hosts, out_port))
+        #[cfg(test)]
+        SHORTEST_PATH_STEPS.set(steps);
+        let tables = ShortestPaths {
+            attach,
+            column,
+            ports,
+            switches: switches as u32,
+        };
+        Ok(RouteTable {
+            closed: Some(ClosedForm::ShortestPath(tables)),
+            ..RouteTable::table(hosts)
+        })
     }
 
     /// The torus of a dimension-order routing.
@@ -874,7 +1031,8 @@ impl RouteTable {
         match &self.closed {
             Some(ClosedForm::DModK(routes)) => routes.port(switch, host),
             Some(ClosedForm::DimensionOrder(t)) => t.dimension_order(switch, host),
-            None => self.out_port[switch.index() * self.hosts as usize + host.index()],
+            Some(ClosedForm::ShortestPath(tables)) => tables.port(switch, host),
+            None => u32::MAX,
         }
     }
 }
@@ -988,6 +1146,169 @@ mod tests {
         );
     }
 
+    /// The shortest-path table as it was first computed, kept as the reference: a
+    /// search from every destination host over every port, then every switch's lowest
+    /// port one hop closer (`out[switch * hosts + host]`).
+    fn reference_shortest_paths(t: &Topology, w: &Wiring) -> Result<Vec<u32>, TopologyError> {
+        let (hosts, switches) = (t.hosts, t.switch_ports.len());
+        let host_switch = |h: u32| match w.peer[w.port_base[h as usize] as usize] {
+            Some((
+                Endpoint {
+                    device: Device::Switch(s),
+                    ..
+                },
+                _,
+            )) => Some(s.index()),
+            _ => None,
+        };
+        let peer = |s: usize, port: u32| {
+            w.peer[w.port(Endpoint {
+                device: Device::Switch(SwitchId(s as u32)),
+                port,
+            })]
+            .map(|(end, _)| end.device)
+        };
+        let has_host: Vec<bool> = (0..switches)
+            .map(|s| (0..hosts).any(|h| host_switch(h) == Some(s)))
+            .collect();
+        let mut out = vec![u32::MAX; switches * hosts as usize];
+        for host in 0..hosts {
+            let mut distance = vec![u32::MAX; switches];
+            let mut queue = VecDeque::new();
+            if let Some(s) = host_switch(host) {
+                distance[s] = 0;
+                queue.push_back(s);
+            }
+            while let Some(s) = queue.pop_front() {
+                for port in 0..t.switch_ports[s] {
+                    if let Some(Device::Switch(n)) = peer(s, port)
+                        && distance[n.index()] == u32::MAX
+                    {
+                        distance[n.index()] = distance[s] + 1;
+                        queue.push_back(n.index());
+                    }
+                }
+            }
+            let farthest = (0..switches)
+                .filter(|&s| has_host[s] && distance[s] != u32::MAX)
+                .max_by_key(|&s| distance[s]);
+            if let Some(s) = farthest {
+                check_route_length(u64::from(distance[s]) + 1, || {
+                    format!("the shortest route from sw{s} to host{host}")
+                })?;
+            }
+            for s in 0..switches {
+                let port = (0..t.switch_ports[s]).find(|&port| match peer(s, port) {
+                    Some(Device::Host(h)) => h.0 == host,
+                    Some(Device::Switch(n)) => {
+                        distance[s] != u32::MAX && distance[s].checked_sub(1) == Some(distance[n.index()])
+                    }
+                    None => false,
+                });
+                match port {
+                    Some(port) => out[s * hosts as usize + host as usize] = port,
+                    None => return Err(TopologyError::Unreachable { switch: s as u32, host }),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn shortest_path_tables_equal_a_search_from_every_host() {
+        let mut rng = Rng::new(11);
+        let mut refused = 0;
+        for case in 0..400 {
+            // Random switches with random free ports; hosts on random ports; random
+            // cables between switches (some networks end up disconnected, some hosts
+            // cabled to each other).
+            let switches = 1 + rng.below(7) as u32;
+            let hosts = 1 + rng.below(12) as u32;
+            let switch_ports: Vec<u32> = (0..switches).map(|_| 2 + rng.below(6) as u32).collect();
+            let mut free: Vec<Endpoint> = (0..switches)
+                .flat_map(|s| (0..switch_ports[s as usize]).map(move |p| switch(s, p)))
+                .collect();
+            let take = |rng: &mut Rng, free: &mut Vec<Endpoint>| {
+                (!free.is_empty()).then(|| free.swap_remove(rng.below(free.len() as u64) as usize))
+            };
+            let mut cables = Vec::new();
+            let mut h = 0;
+            while h < hosts {
+                if case % 10 == 0 && h + 1 < hosts && rng.below(4) == 0 {
+                    cables.push(cable(host(h, 0), host(h + 1, 0)));
+                    h += 2;
+                    continue;
+                }
+                let Some(end) = take(&mut rng, &mut free) else { break };
+                cables.push(cable(host(h, 0), end));
+                h += 1;
+            }
+            if h < hosts {
+                continue;
+            }
+            for _ in 0..rng.below(u64::from(switches) * 2 + 1) {
+                let (Some(a), Some(b)) = (take(&mut rng, &mut free), take(&mut rng, &mut free)) else {
+                    break;
+                };
+                cables.push(cable(a, b));
+            }
+            let t = Topology {
+                routing: Routing::ShortestPath,
+                hosts,
+                switch_ports,
+                cables,
+            };
+            let w = wire(&t).expect("valid wiring");
+            let expected = reference_shortest_paths(&t, &w);
+            let got = RouteTable::shortest_paths(&t, &w).map(|r| {
+                (0..switches)
+                    .flat_map(|s| (0..hosts).map(move |h| (s, h)))
+                    .map(|(s, h)| r.next_port(SwitchId(s), HostId(h)))
+                    .collect::<Vec<u32>>()
+            });
+            refused += usize::from(expected.is_err());
+            assert_eq!(got, expected, "case {case}: {t:?}");
+        }
+        // Both kinds of networks were met.
+        assert!((20..380).contains(&refused), "{refused} of 400 refused");
+    }
+
+    #[test]
+    fn shortest_paths_take_time_linear_in_a_crossbar_and_in_a_tree_s_leaves() {
+        let steps = |t: Topology| {
+            let w = wire(&t).expect("valid wiring");
+            RouteTable::shortest_paths(&t, &w).expect("connected");
+            SHORTEST_PATH_STEPS.get()
+        };
+        // A search from every host over every port made a crossbar of n hosts n² steps
+        // (256,000 hosts: 71 s); one search from its switch makes it about 3n.
+        let link = LinkParams::default();
+        let (small, large) = (
+            steps(Topology::crossbar(1000, link)),
+            steps(Topology::crossbar(16_000, link)),
+        );
+        assert!(small <= 3 * 1000 + 10, "{small}");
+        assert!(large <= 16 * small, "{small} then {large}");
+        // A tree: a search per leaf switch, over the switches and their cables.
+        let tree = |k: u32| {
+            let x = Xgft::kary_ntree(k, 2).expect("valid tree");
+            let t = x.topology(link);
+            let switch_ports: u64 = t.switch_ports.iter().map(|&p| u64::from(p)).sum();
+            let bound = u64::from(x.nodes(1)) * (2 * (u64::from(x.switches()) + switch_ports)) + u64::from(x.hosts());
+            (
+                steps(Topology {
+                    routing: Routing::ShortestPath,
+                    ..t
+                }),
+                bound,
+            )
+        };
+        for k in [4, 8, 16] {
+            let (taken, bound) = tree(k);
+            assert!(taken <= bound, "k = {k}: {taken} steps, more than {bound}");
+        }
+    }
+
     /// `switches` switches in a line, a host at each end: host0 on sw0.p0, sw i.p1 to
     /// sw i+1.p0, host1 on the last switch's p1.
     fn chain(switches: u32, routing: Routing) -> Topology {
@@ -1039,24 +1360,38 @@ mod tests {
             routes(&chain(max + 1, explicit(max + 1))),
             too_long("route 0 from host0 to host1")
         );
-        // Dimension order: a mesh line of k switches, a ring of k reaching k/2 + 1.
+        // Dimension order: a mesh line of k switches, a ring of k reaching k/2 + 1;
+        // refused as the torus is checked, before anything is built (`Torus::new`), and
+        // again by the routes (the fields are public).
         let torus = |k: u32, wrap: bool| {
-            let t = Torus::new(vec![k], wrap, 1).expect("valid torus");
+            let t = Torus {
+                dims: vec![k],
+                wrap,
+                hosts_per_switch: 1,
+            };
             Topology {
                 routing: Routing::DimensionOrder(t.clone()),
                 ..t.topology(LinkParams::default())
             }
         };
+        let refused = Some(format!(
+            "routing: torus.dims: its longest dimension-order route crosses {} switches; vesper counts at most \
+             65,535 on a route",
+            max + 1
+        ));
         assert_eq!(routes(&torus(max, false)), None);
-        assert_eq!(
-            routes(&torus(max + 1, false)),
-            too_long("the longest dimension-order route")
-        );
+        assert_eq!(routes(&torus(max + 1, false)), refused);
         assert_eq!(routes(&torus(2 * max - 2, true)), None);
-        assert_eq!(
-            routes(&torus(2 * max, true)),
-            too_long("the longest dimension-order route")
-        );
+        assert_eq!(routes(&torus(2 * max, true)), refused);
+        for (k, wrap) in [(max + 1, false), (2 * max, true)] {
+            assert_eq!(
+                Torus::new(vec![k], wrap, 1),
+                Err(TorusError::RouteTooLong {
+                    switches: u64::from(max) + 1
+                })
+            );
+        }
+        assert!(Torus::new(vec![max], false, 1).is_ok());
         // XGFT: up to the top level with several children and down, 2L − 1; refused
         // before its nodes are counted.
         let tree = |levels: u32| {

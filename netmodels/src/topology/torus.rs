@@ -41,7 +41,7 @@
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
-use crate::topology::{Cable, Endpoint, Routing, Topology};
+use crate::topology::{Cable, Endpoint, Routing, Topology, TopologyError, room};
 
 /// The shape of a torus or mesh.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -67,19 +67,27 @@ pub enum TorusError {
     NoHosts,
     /// more ports than the simulator models (`dims`)
     TooLarge,
+    /// a route through more switches than a packet counts (`dims`)
+    RouteTooLong {
+        /// the switches the longest dimension-order route crosses
+        switches: u64,
+    },
 }
 
 impl TorusError {
     /// The rule broken.
-    pub fn rule(&self) -> &'static str {
+    pub fn rule(&self) -> String {
         match self {
-            TorusError::NoDimensions => "a torus needs at least one dimension",
-            TorusError::TooSmall(_) => "every dimension needs at least 2 switches",
-            TorusError::NoHosts => "every switch needs at least one host",
-            TorusError::TooLarge => {
-                "the network has more than 2^26 = 67,108,864 ports (hosts' and switches' together), the most vesper \
-                 models"
-            }
+            TorusError::NoDimensions => "a torus needs at least one dimension".into(),
+            TorusError::TooSmall(_) => "every dimension needs at least 2 switches".into(),
+            TorusError::NoHosts => "every switch needs at least one host".into(),
+            TorusError::TooLarge => "the network has more than 2^26 = 67,108,864 ports (hosts' and switches' \
+                                     together), the most vesper models"
+                .into(),
+            TorusError::RouteTooLong { switches } => format!(
+                "its longest dimension-order route crosses {switches} switches; vesper counts at most 65,535 on a \
+                 route"
+            ),
         }
     }
 }
@@ -89,7 +97,9 @@ impl std::fmt::Display for TorusError {
         match self {
             TorusError::TooSmall(i) => write!(f, "torus.dims[{i}]: {}", self.rule()),
             TorusError::NoHosts => write!(f, "torus.hosts_per_switch: {}", self.rule()),
-            TorusError::NoDimensions | TorusError::TooLarge => write!(f, "torus.dims: {}", self.rule()),
+            TorusError::NoDimensions | TorusError::TooLarge | TorusError::RouteTooLong { .. } => {
+                write!(f, "torus.dims: {}", self.rule())
+            }
         }
     }
 }
@@ -137,10 +147,30 @@ impl Torus {
             s.checked_mul(p)?
                 .checked_add(s.checked_mul(u64::from(self.hosts_per_switch))?)
         });
-        match total {
-            Some(t) if t <= super::MAX_PORTS => Ok(()),
-            _ => Err(TorusError::TooLarge),
+        if total.is_none_or(|t| t > super::MAX_PORTS) {
+            return Err(TorusError::TooLarge);
         }
+        // Packets count the switches they cross: checked before anything is built.
+        let longest = self.diameter_switches();
+        if longest > super::MAX_ROUTE_SWITCHES {
+            return Err(TorusError::RouteTooLong { switches: longest });
+        }
+        Ok(())
+    }
+
+    /// The switches the longest dimension-order route crosses: the diameter's hops and
+    /// the first switch.
+    fn diameter_switches(&self) -> u64 {
+        (0..self.dims.len())
+            .map(|d| {
+                u64::from(if self.is_ring(d) {
+                    self.dims[d] / 2
+                } else {
+                    self.dims[d] - 1
+                })
+            })
+            .sum::<u64>()
+            + 1
     }
 
     /// Switches N = k_0·…·k_{n−1}.
@@ -220,12 +250,29 @@ impl Torus {
     /// cables in host order, then for each switch in order and each dimension the
     /// cable from its + port.
     pub fn topology(&self, link: LinkParams) -> Topology {
+        self.made(
+            link,
+            Vec::with_capacity(usize::try_from(self.links()).unwrap_or(0)),
+            Vec::new(),
+        )
+    }
+
+    /// [`Torus::topology`], or [`TopologyError::NoRoom`] instead of the allocator's
+    /// abort.
+    pub fn try_topology(&self, link: LinkParams) -> Result<Topology, TopologyError> {
+        let cables = room(usize::try_from(self.links()).unwrap_or(usize::MAX), "cables")?;
+        let switch_ports = room(self.switches() as usize, "switches")?;
+        Ok(self.made(link, cables, switch_ports))
+    }
+
+    /// The topology, its cables and switches' ports pushed onto `cables` and
+    /// `switch_ports` (empty, with room for them).
+    fn made(&self, link: LinkParams, mut cables: Vec<Cable>, mut switch_ports: Vec<u32>) -> Topology {
         let c = self.hosts_per_switch;
         let switch = |s: u32, port: u32| Endpoint {
             device: Device::Switch(SwitchId(s)),
             port,
         };
-        let mut cables = Vec::with_capacity(usize::try_from(self.links()).unwrap_or(0));
         cables.extend((0..self.hosts()).map(|h| Cable {
             a: Endpoint {
                 device: Device::Host(HostId(h)),
@@ -256,9 +303,10 @@ impl Torus {
                 stride *= k;
             }
         }
+        switch_ports.resize(self.switches() as usize, self.ports());
         Topology {
             hosts: self.hosts(),
-            switch_ports: vec![self.ports(); self.switches() as usize],
+            switch_ports,
             cables,
             routing: Routing::DimensionOrder(self.clone()),
         }

@@ -27,7 +27,7 @@
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 use crate::rng::Rng;
-use crate::topology::{Cable, Endpoint, Routing, Topology};
+use crate::topology::{Cable, Endpoint, Routing, Topology, TopologyError, room};
 
 pub mod pattern;
 
@@ -282,11 +282,24 @@ impl Xgft {
 
     /// The network, every cable alike, routed d-mod-k.
     pub fn topology(&self, link: LinkParams) -> Topology {
-        let mut switch_ports = Vec::new();
+        let cables = Vec::with_capacity(usize::try_from(self.links()).unwrap_or(0));
+        self.made(link, cables, Vec::with_capacity(self.switches() as usize))
+    }
+
+    /// [`Xgft::topology`], or [`TopologyError::NoRoom`] instead of the allocator's
+    /// abort.
+    pub fn try_topology(&self, link: LinkParams) -> Result<Topology, TopologyError> {
+        let cables = room(usize::try_from(self.links()).unwrap_or(usize::MAX), "cables")?;
+        let switch_ports = room(self.switches() as usize, "switches")?;
+        Ok(self.made(link, cables, switch_ports))
+    }
+
+    /// The topology, its cables and switches' ports pushed onto `cables` and
+    /// `switch_ports` (empty, with room for them).
+    fn made(&self, link: LinkParams, mut cables: Vec<Cable>, mut switch_ports: Vec<u32>) -> Topology {
         for level in 1..=self.height() {
             switch_ports.extend(std::iter::repeat_n(self.ports(level), self.nodes(level) as usize));
         }
-        let mut cables = Vec::new();
         for level in 0..self.height() {
             for index in 0..self.nodes(level) {
                 let digits = self.digits(level, index);
@@ -337,9 +350,11 @@ impl Xgft {
     pub(crate) fn d_mod_k_routes(&self) -> DModKRoutes {
         let h = self.height();
         let product = |v: &[u32], l: usize| v[..l].iter().product::<u32>();
-        let switches = (1..=h)
-            .flat_map(|level| (0..self.nodes(level)).map(move |index| (level as u32, index / self.below(level))))
-            .collect();
+        let mut switches = Vec::with_capacity(self.switches() as usize);
+        switches.extend(
+            (1..=h)
+                .flat_map(|level| (0..self.nodes(level)).map(move |index| (level as u32, index / self.below(level)))),
+        );
         DModKRoutes {
             switches,
             parents_below: (0..=h).map(|l| product(&self.parents, l)).collect(),
@@ -478,6 +493,12 @@ pub(crate) struct DModKRoutes {
 }
 
 impl DModKRoutes {
+    /// The bytes of its per-switch records (see [`crate::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        (self.switches.capacity() * size_of::<(u32, u32)>()) as u64
+    }
+
     /// The output port of `switch` towards host `dst`; the same as [`Xgft::d_mod_k`].
     pub(crate) fn port(&self, switch: SwitchId, dst: HostId) -> u32 {
         let Some(&(level, upper)) = self.switches.get(switch.index()) else {

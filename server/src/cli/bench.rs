@@ -251,8 +251,16 @@ pub fn bench_model(
     for &load in loads {
         crate::bench::check_load(load * scale)?;
     }
-    // A network the model refuses (buffers too small for their flits, say) is reported
+    // A network that would not fit in what the machine leaves is refused before it is
+    // built; one the model refuses (buffers too small for their flits, say) is reported
     // before the table's header, not under it.
+    if let Some(room) = crate::memory::machine_room() {
+        let limit = crate::memory::Limit {
+            bytes: room.bytes,
+            from: format!("this process may use ({})", room.from),
+        };
+        crate::memory::check(&network, 1, 1, &limit)?;
+    }
     network.build().map_err(|e| wormhole.name_build_error(&e))?;
     let mut points = Vec::new();
     if !json {

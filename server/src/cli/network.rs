@@ -31,6 +31,13 @@ pub struct NetworkArgs {
     /// The fields the flags set.
     #[command(flatten)]
     pub fields: NetworkFlags,
+    /// The most memory the network's model may take [bytes, or with a unit: 8G, 512M,
+    /// 1.5G; 1K = 1024]: a network whose estimate (counted from its description, before
+    /// anything is built) is larger is refused, naming both figures [default: the least
+    /// of MemAvailable, the room left in the process's memory cgroup, and the address
+    /// space RLIMIT_AS leaves].
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_size)]
+    pub max_memory: Option<u64>,
     /// Flags a command renames (`vesper traffic`'s `--routing-pattern`), for messages.
     #[arg(skip)]
     pub renamed: Vec<(Field, &'static str)>,
@@ -114,6 +121,31 @@ impl NetworkArgs {
         }
     }
 
+    /// The most memory a network's model may take: `--max-memory`, or what the machine
+    /// leaves this process (`None`: not known, not Linux).
+    pub fn memory_limit(&self) -> Option<crate::memory::Limit> {
+        match self.max_memory {
+            Some(bytes) => Some(crate::memory::Limit {
+                bytes,
+                from: "--max-memory allows".into(),
+            }),
+            None => crate::memory::machine_room().map(|room| crate::memory::Limit {
+                bytes: room.bytes,
+                from: format!("this process may use ({}; set another with --max-memory)", room.from),
+            }),
+        }
+    }
+
+    /// Refuses `network` (from `origin`), split into `partitions` partitions, before
+    /// anything of it is built, when its model would take more memory than
+    /// [`Self::memory_limit`].
+    pub fn check_memory(&self, network: &NetworkConfig, origin: &str, partitions: u32) -> anyhow::Result<()> {
+        let Some(limit) = self.memory_limit() else {
+            return Ok(());
+        };
+        crate::memory::check(network, partitions, 1, &limit).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+    }
+
     /// Whether the flags name no network (`spec` then takes its default).
     pub fn names_no_base(&self) -> bool {
         self.preset.is_none() && self.network.is_none() && self.map.is_none()
@@ -181,8 +213,11 @@ pub fn said_once<'a>(flag: &str, rule: &'a str) -> &'a str {
         .unwrap_or(rule)
 }
 
-/// The network the flags describe (`default_preset` when they name no base).
+/// The network the flags describe (`default_preset` when they name no base), refused if
+/// it would not fit in memory whole (see [`NetworkArgs::check_memory`]).
 pub fn network(args: &NetworkArgs, default_preset: Option<&str>) -> anyhow::Result<NetworkConfig> {
     let (spec, origin) = args.spec(default_preset)?;
-    args.resolve(&spec, &origin, &[])
+    let network = args.resolve(&spec, &origin, &[])?;
+    args.check_memory(&network, &origin, 1)?;
+    Ok(network)
 }

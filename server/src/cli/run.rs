@@ -819,6 +819,12 @@ pub fn run_on(
                 };
                 // However the replay ends, the ranks that follow are told.
                 let _closing = crate::config::Closing(&split);
+                // Each rank builds its own partition only.
+                let partitions = match &split {
+                    crate::config::Split::Threads(p) => *p,
+                    _ => 1,
+                };
+                args.net.check_memory(&network, &origin, partitions)?;
                 let config = crate::ServerConfig {
                     network: network.clone(),
                     trace,
@@ -881,7 +887,7 @@ pub(crate) fn follow_on_ranks(
                 .map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?
                 .follow(),
             Some(trace) => {
-                let (rails, policy) = network.rails();
+                let (rails, policy) = network.rails().map_err(|e| anyhow::anyhow!("{}: {e}", split.named()))?;
                 let options = &trace.options;
                 let output = vesper_netmodels::NoOutput;
                 vesper_netmodels::TracedNetwork::build_on_ranks(rails, policy, options, output, ranks.clone())

@@ -140,8 +140,10 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         crate::report::ReportWriter::open(args.stats.as_deref(), args.keep_serving).map_err(anyhow::Error::msg)?;
     warn_if_more_threads_than_cores(args.partitions, args.partitions as usize);
     let (spec, origin) = args.net.spec(None)?;
+    let network = args.net.resolve(&spec, &origin, &[])?;
+    args.net.check_memory(&network, &origin, args.partitions)?;
     let config = ServerConfig {
-        network: args.net.resolve(&spec, &origin, &[])?,
+        network,
         clients: args.clients,
         max_connections: args.max_connections,
         max_line: args.max_line,

@@ -282,6 +282,21 @@ pub fn traffic_on(
     let threads = args
         .threads
         .unwrap_or_else(|| (cores() / partitions.max(1) as usize).max(1));
+    // Each network must fit in memory, and the points run at once together: fewer at
+    // once if they would not (the results are the same).
+    let threads = match args.net.memory_limit() {
+        None => threads,
+        Some(limit) => {
+            let mut fitting = threads;
+            for c in &configurations {
+                crate::memory::check(&c.network, partitions, 1, &limit)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", c.label))?;
+                let peak = crate::memory::footprint(&c.network, partitions).peak.max(1);
+                fitting = fitting.min(usize::try_from(limit.bytes / peak).unwrap_or(usize::MAX));
+            }
+            fitting.max(1)
+        }
+    };
     // Only as many points at once as there are loads.
     warn_if_more_threads_than_cores(partitions, threads.min(loads.len()) * partitions as usize);
     let curves = traffic_sweep::sweep(

@@ -311,7 +311,7 @@ pub fn build(
             Err(e) => Err(refused(e)),
         };
     };
-    let (rails, policy) = config.rails();
+    let (rails, policy) = config.rails().map_err(ServerError::Network)?;
     let target = TraceTarget::open(trace)?;
     let options = &trace.options;
     let net = match split {

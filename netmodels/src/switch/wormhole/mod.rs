@@ -249,6 +249,10 @@ struct Worm {
     next: u32,
 }
 
+/// The state a port of a wormhole network holds: an output and an input (see
+/// [`crate::footprint`]).
+pub(crate) const PORT_BYTES: usize = size_of::<OutPort>() + size_of::<InPort>();
+
 #[derive(Debug)]
 struct OutPort {
     owner: Endpoint,
@@ -589,6 +593,19 @@ impl WormholeFabric {
             traversals: BTreeMap::new(),
             share: None,
         })
+    }
+
+    /// The bytes of the records [`crate::footprint`] counts, as built.
+    #[cfg(test)]
+    pub(crate) fn counted_bytes(&self) -> u64 {
+        let bytes = |capacity: usize, size: usize| (capacity * size) as u64;
+        bytes(self.adapters.capacity(), size_of::<AdapterParams>())
+            + self.wiring.counted_bytes()
+            + self.routes.counted_bytes()
+            + bytes(self.outs.capacity(), size_of::<OutPort>())
+            + bytes(self.ins.capacity(), size_of::<InPort>())
+            + bytes(self.port_device.capacity(), size_of::<u32>())
+            + bytes(self.senders.capacity(), size_of::<Sender>())
     }
 
     /// Whether this fabric can be one partition of a split network: the fine path
