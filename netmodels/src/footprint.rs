@@ -99,7 +99,7 @@ impl Footprint {
     }
 }
 
-/// `count` records of `T` [bytes] (sums of such figures cannot overflow: counts are
+/// `count` records of `T`, in bytes (sums of such figures cannot overflow: counts are
 /// 64-bit, records far smaller than 2^32 bytes).
 fn of<T>(count: u64) -> u128 {
     u128::from(count) * size_of::<T>() as u128

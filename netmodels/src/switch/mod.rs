@@ -28,8 +28,9 @@
 //! The output-queued and CIOQ switches move whole packets: they share the packet engine
 //! of [`crate::simulation`] (adapters, packets, the event loop), and their own parts are
 //! `impl` blocks of it in their modules. Their queues keep waiting packets as runs
-//! ([`waiting`]): memory grows with the messages that wait, not with their bytes. The wormhole fabric is a model of its own,
-//! flit by flit, that the simulation hands its events to.
+//! (module `waiting`): memory grows with the messages that wait, not with their bytes.
+//! The wormhole fabric is a model of its own, flit by flit, that the simulation hands
+//! its events to.
 
 use crate::time::SimTime;
 

@@ -13,7 +13,7 @@
 //! the port's FIFO queue, which is unbounded, so the output is never blocked by other
 //! inputs and the only contention is for the output link itself. Unbounded in packets,
 //! not in memory: the waiting packets are kept as runs, one per message in a steady
-//! stream ([`crate::switch::waiting`]), so an incast of gigabyte messages holds a few
+//! stream (module `switch::waiting`), so an incast of gigabyte messages holds a few
 //! records, not a record per packet. When the packet being
 //! sent has left, the port sends the oldest waiting one (`Switched::send_queued`).
 //! Transmission is cut-through at packet level (`Switched::transmit`): the output may
