@@ -165,8 +165,21 @@ enum Format {
     Myrinet,
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().verb {
+/// Errors print as their message and its causes on one line, never with a stack
+/// backtrace (`RUST_BACKTRACE=1` would add one to a returned error): a backtrace is for
+/// bugs.
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.verb {
         Verb::Xgft {
             height,
             children,

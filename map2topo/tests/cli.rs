@@ -219,3 +219,22 @@ fn inputs_that_could_exhaust_the_machine_are_refused_by_name() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Errors print their message alone, even with `RUST_BACKTRACE=1` set: a backtrace is
+/// for bugs.
+#[test]
+fn an_error_prints_no_backtrace_even_with_rust_backtrace_set() {
+    let out = Command::new(env!("CARGO_BIN_EXE_map2topo"))
+        .args(["check", "/nonexistent/vesper-no-such.map"])
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .expect("map2topo runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.starts_with("Error: ") && stderr.contains("vesper-no-such.map"),
+        "{stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("backtrace"), "{stderr}");
+}

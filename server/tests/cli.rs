@@ -657,3 +657,32 @@ fn more_partitions_than_cores_are_warned_about() {
     }
     let _ = std::fs::remove_file(&network);
 }
+
+/// A user's error (a missing file, a bad value) prints its message and causes alone,
+/// even with `RUST_BACKTRACE=1` in the environment, as many Rust users have it: a
+/// backtrace is for bugs.
+#[test]
+fn a_user_error_prints_no_backtrace_even_with_rust_backtrace_set() {
+    let missing = std::env::temp_dir().join(format!("vesper-{}-missing.dim", std::process::id()));
+    let bad_value = temp_file("bad-value.toml", "[network]\nkind = \"crossbar\"\nhosts = 0\n");
+    for args in [
+        vec!["run", missing.to_str().expect("UTF-8")],
+        vec!["topo", "--network", &bad_value],
+    ] {
+        for backtrace in ["1", "full"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+                .args(&args)
+                .env("RUST_BACKTRACE", backtrace)
+                .env("RUST_LIB_BACKTRACE", backtrace)
+                .output()
+                .expect("vesper runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+            assert!(stderr.starts_with("Error: "), "{args:?}: {stderr}");
+            assert!(!stderr.to_lowercase().contains("backtrace"), "{args:?}: {stderr}");
+            // A backtrace's frames: `   0: name` then `at path.rs:line`.
+            let frame = |l: &str| l.trim_start().starts_with("at ") && l.contains(".rs:");
+            assert!(!stderr.lines().any(frame), "{args:?}: {stderr}");
+        }
+    }
+}

@@ -179,10 +179,22 @@ pub(crate) fn warn_if_more_threads_than_cores(partitions: u32, threads: usize) {
     }
 }
 
-/// An error as `vesper` prints it on standard error before it exits with status 1
-/// (as `main` returning the error would: `Error: ` and its chain of causes).
+/// An error as `vesper` prints it on standard error before it exits with status 1:
+/// `Error: ` and its chain of causes, as `main` returning the error would print it but
+/// never with a stack backtrace (which `RUST_BACKTRACE=1` would add): a user's error is
+/// the message alone, a backtrace is for bugs (panics).
 pub fn error_text(e: &anyhow::Error) -> String {
-    format!("Error: {e:?}")
+    let mut text = format!("Error: {e}");
+    let causes: Vec<_> = e.chain().skip(1).collect();
+    if let [cause] = causes[..] {
+        text += &format!("\n\nCaused by:\n    {cause}");
+    } else if !causes.is_empty() {
+        text += "\n\nCaused by:";
+        for (i, cause) in causes.iter().enumerate() {
+            text += &format!("\n{i:>5}: {cause}");
+        }
+    }
+    text
 }
 
 /// The process's standard output for [`execute`], where a failed write ends the
