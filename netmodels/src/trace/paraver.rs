@@ -1038,7 +1038,9 @@ impl<O: TraceOutput> ParaverWriter<O> {
         }
     }
 
-    /// The `.pcf`: states up to the highest level written, the event types.
+    /// The `.pcf`: every state a trace can hold (levels 1 to [`MAX_LEVEL`], whatever
+    /// this one holds, so that no view of it shows an unknown state), coloured from
+    /// yellow to dark red up to the highest level written; the event types.
     fn pcf(&self) -> String {
         let mut pcf = String::from(
             "DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\nLOOK_BACK           100\n\
@@ -1047,7 +1049,7 @@ impl<O: TraceOutput> ParaverWriter<O> {
         );
         let q = self.quantum;
         let top = self.max_level.max(1);
-        for k in 1..=top {
+        for k in 1..=MAX_LEVEL {
             let low = u64::from(k - 1).saturating_mul(q).saturating_add(1);
             if k == MAX_LEVEL {
                 let _ = writeln!(pcf, "{k}    Backlog {low} bytes or more");
@@ -1057,10 +1059,11 @@ impl<O: TraceOutput> ParaverWriter<O> {
             }
         }
         pcf.push_str("\nSTATES_COLOR\n0    {230,230,230}\n");
-        for k in 1..=top {
-            // From yellow (one quantum) to dark red (the highest level written).
+        for k in 1..=MAX_LEVEL {
+            // From yellow (one quantum) to dark red (the highest level written, and
+            // every level above it).
             let f = if top > 1 {
-                f64::from(k - 1) / f64::from(top - 1)
+                f64::from(k.min(top) - 1) / f64::from(top - 1)
             } else {
                 0.0
             };

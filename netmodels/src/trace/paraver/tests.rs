@@ -95,6 +95,35 @@ fn checked(out: &MemoryOutput) -> CheckedTrace {
     }
 }
 
+/// The `.pcf` names every backlog state a trace can hold, not only those this one
+/// holds, so that Paraver never shows an "Unknown state" (whatever the window, the
+/// records a stream dropped, or the view's semantics).
+#[test]
+fn the_pcf_labels_every_backlog_state() {
+    let (out, _, _) = contending(SwitchKind::OutputQueued);
+    let states = out
+        .pcf
+        .split("\nSTATES\n")
+        .nth(1)
+        .expect("STATES")
+        .split("\n\n")
+        .next()
+        .expect("a section");
+    let labels: Vec<&str> = states.lines().collect();
+    assert_eq!(labels.len(), MAX_LEVEL as usize + 1, "{states}");
+    assert_eq!(labels[0], "0    Empty");
+    assert_eq!(labels[2], "2    Backlog 257-512 bytes");
+    assert_eq!(
+        labels[MAX_LEVEL as usize],
+        format!("{MAX_LEVEL}    Backlog 255489 bytes or more")
+    );
+    let colours = out.pcf.split("\nSTATES_COLOR\n").nth(1).expect("STATES_COLOR");
+    assert_eq!(
+        colours.split("\n\n").next().expect("a section").lines().count(),
+        MAX_LEVEL as usize + 1
+    );
+}
+
 #[test]
 fn tiny_contention_trace_snapshot() {
     let (out, summary, deliveries) = contending(SwitchKind::OutputQueued);
