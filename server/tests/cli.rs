@@ -318,22 +318,31 @@ fn temp_file(name: &str, text: &str) -> String {
 #[test]
 fn a_send_too_late_to_arrive_is_named_as_the_reason_the_replay_got_no_completion() {
     // Task 0 computes 10^7 s (about 116 days), then sends: past the 106 days by which
-    // the server takes a message, so it ignores the line and never completes it.
-    let trace = temp_file(
-        "late.dim",
-        "#DIMEMAS:\"late\":0:2(1,1),0\n1:0:0:10000000.0\n2:0:0:1:-1:1024:7:1:0\n3:1:0:0:-1:1024:7:1:0\n",
-    );
-    let out = vesper(&["run", &trace, "--network", "ideal", "--bandwidth", "250"]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for expected in [
-        "line 1: sent at 10000000000000000 ns, the message has no room to arrive",
-        "Error: the server ignored 1 of the replay's lines (its warnings above say why)",
-        "the server reported no completion although 1 messages are in flight",
+    // the server takes a message, so it ignores the line and never completes it. Just
+    // past the limit, the two times printed still differ (exact to the picosecond).
+    for (seconds, sent) in [
+        ("10000000.0", "10000000000000000.000 ns"),
+        ("9223372.036854776", "9223372036854776.000 ns"),
     ] {
-        assert!(stderr.contains(expected), "{expected}: {stderr}");
+        let trace = temp_file(
+            "late.dim",
+            &format!("#DIMEMAS:\"late\":0:2(1,1),0\n1:0:0:{seconds}\n2:0:0:1:-1:1024:7:1:0\n3:1:0:0:-1:1024:7:1:0\n"),
+        );
+        let out = vesper(&["run", &trace, "--network", "ideal", "--bandwidth", "250"]);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for expected in [
+            &format!(
+                "line 1: sent at {sent}, the message has no room to arrive: messages must be sent by \
+                 9223372036854775.807 ns"
+            ),
+            "Error: the server ignored 1 of the replay's lines (its warnings above say why)",
+            "the server reported no completion although 1 messages are in flight",
+        ] {
+            assert!(stderr.contains(expected), "{expected}: {stderr}");
+        }
+        let _ = std::fs::remove_file(&trace);
     }
-    let _ = std::fs::remove_file(&trace);
 }
 
 /// `vesper traffic ARGS`: its standard output, or its error.

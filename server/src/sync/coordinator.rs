@@ -373,6 +373,11 @@ impl Coordinator {
                 client.promise
             }
             Some((line, t)) => match translate::stop_time(t) {
+                // No message may be sent after the last injection, so a STOP beyond it
+                // promises nothing more than the client's 2.52e17 does: until the next
+                // completion. Every such STOP means that (the clock could not stand at
+                // most of them).
+                Ok(s) if s > SimTime::LAST_INJECTION => SimTime::MAX,
                 Ok(s) => s,
                 Err(e) => {
                     client.log.warn(
@@ -431,10 +436,9 @@ impl Coordinator {
             client.log.warn(
                 &client.name,
                 format_args!(
-                    " line {line}: sent at {} ns{moved}, the message has no room to arrive: messages must be \
-                     sent by {} ns; line ignored",
-                    sent.to_wire_ns(),
-                    SimTime::LAST_INJECTION.to_wire_ns()
+                    " line {line}: sent at {sent}{moved}, the message has no room to arrive: messages must be \
+                     sent by {}; line ignored",
+                    SimTime::LAST_INJECTION
                 ),
             );
             client.report.bad_lines += 1;
@@ -767,7 +771,13 @@ impl Coordinator {
                     // "Until the next completion" with nothing in flight would never
                     // end: answer at once rather than run the model to infinity.
                     if !client.warned_idle_wait {
-                        warn!("{} waits for a completion but has no message in flight", client.name);
+                        warn!(
+                            "{} sent a STOP beyond {} (the last instant a message may be sent): it waits for \
+                             a completion, but has no message in flight; answered at once, its clock stays at {}",
+                            client.name,
+                            SimTime::LAST_INJECTION,
+                            client.promise
+                        );
                         client.warned_idle_wait = true;
                     }
                     client.promise

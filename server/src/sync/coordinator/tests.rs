@@ -181,6 +181,35 @@ fn until_next_completion_with_nothing_in_flight_does_not_hang() {
     assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
 }
 
+/// Every STOP beyond the last instant a message may be sent means what the client's
+/// 2.52e17 means, until the next completion: with nothing in flight it is answered at
+/// once and the clock stays; a later SEND is served as if the STOP had not come. A STOP
+/// within the range moves the clock there.
+#[test]
+fn every_stop_beyond_the_last_injection_waits_for_a_completion_alike() {
+    let last = vesper_netmodels::SimTime::LAST_INJECTION.to_wire_ns();
+    for stop in [2.52e17, 1e300, f64::MAX, 1e16, 1.8e16, last.next_up()] {
+        let mut c = coordinator(1);
+        connect(&mut c, 0);
+        batch(&mut c, 0, vec![], stop);
+        assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())], "STOP {stop}");
+        batch(&mut c, 0, vec![data(1000.0, 0, 1, 1024, 0, 1)], 2.52e17);
+        assert_eq!(
+            completion_times(&replies(&mut c)[0].1),
+            vec![1000.0 + 4246.0],
+            "STOP {stop}"
+        );
+        assert_eq!(c.report().simulation.clients[0].bad_lines, 0, "STOP {stop}");
+    }
+    // Within the range the clock stands at the STOP: a SEND stamped earlier starts there.
+    let mut c = coordinator(1);
+    connect(&mut c, 0);
+    batch(&mut c, 0, vec![], 9e15);
+    assert_eq!(replies(&mut c), vec![(0, "END\n".to_string())]);
+    batch(&mut c, 0, vec![data(1000.0, 0, 1, 1024, 0, 1)], 2.52e17);
+    assert_eq!(completion_times(&replies(&mut c)[0].1), vec![9e15 + 4246.0]);
+}
+
 #[test]
 fn a_run_past_the_clocks_end_stops_with_its_reason_instead_of_hanging() {
     // Links as slow as the model allows (a 4 KiB packet takes 17.5 s), and two of the
