@@ -187,7 +187,7 @@ fn until_next_completion_with_nothing_in_flight_does_not_hang() {
 /// within the range moves the clock there.
 #[test]
 fn every_stop_beyond_the_last_injection_waits_for_a_completion_alike() {
-    let last = vesper_netmodels::SimTime::LAST_INJECTION.to_wire_ns();
+    let last = SimTime::LAST_INJECTION.to_wire_ns();
     for stop in [2.52e17, 1e300, f64::MAX, 1e16, 1.8e16, last.next_up()] {
         let mut c = coordinator(1);
         connect(&mut c, 0);
