@@ -128,6 +128,8 @@ pub struct ExternalServer {
     wait: Duration,
     /// its replies may exceed the legacy client's read: read them whole
     whole_replies: bool,
+    /// the application number the replay's lines carry
+    application: u32,
 }
 
 /// What `vesper run` was given that only a server of its own would use, and that
@@ -218,7 +220,13 @@ impl ExternalServer {
             address: address.to_string(),
             wait,
             whole_replies: false,
+            application: 0,
         })
+    }
+
+    /// The same server, replayed to as application `application`.
+    pub fn as_application(self, application: u32) -> ExternalServer {
+        ExternalServer { application, ..self }
     }
 
     /// The same server, its replies read whole (`whole`: it was started with a reply
@@ -294,7 +302,7 @@ pub fn over_external_server(
     let mut connection = server.connect()?;
     connection.set_spin(client_spin);
     connection.set_whole_replies(server.whole_replies);
-    let mut fabric = ServerFabric::new(connection, 0);
+    let mut fabric = ServerFabric::new(connection, server.application);
     let replayed = replay_programs(&mut programs, &mut fabric, &options, &mut progress)
         .map_err(anyhow::Error::from)
         .and_then(|outcome| {

@@ -287,3 +287,71 @@ fn the_address_must_be_host_and_port() {
     }
     assert_refuses(&["run", "--server-wait", "3"], "--server <HOST:PORT>");
 }
+
+/// Two replays share one server (`--clients 2`) as two applications (`--application`):
+/// they contend on the same nodes, and each gets the same prediction whichever starts
+/// first. Under one application, the one whose lines come second is refused, and says
+/// so: results never depend on which connected first.
+#[test]
+fn replays_sharing_a_server_each_need_an_application_of_their_own() {
+    let alone = run_json(&[pingpong().as_str()])["predicted_ns"]
+        .as_f64()
+        .expect("a prediction");
+    let mut shared = Vec::new();
+    for apps in [["0", "1"], ["1", "0"], ["0", "0"]] {
+        let (mut server, addr, lines) =
+            common::start_listening(&[&["serve", "--listen", "127.0.0.1:0", "--clients", "2"], RUN_NETWORK].concat());
+        let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+        let address = addr.to_string();
+        let mut outs = Vec::new();
+        for app in apps {
+            let replay = Command::new(env!("CARGO_BIN_EXE_vesper"))
+                .args(["run", "--json", &pingpong(), "--server", &address, "--application", app])
+                .env("RUST_BACKTRACE", "0")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("vesper runs");
+            outs.push((app, replay));
+            // The first is connected (and has spoken) before the second starts.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        let outs: Vec<(&str, Output)> = outs
+            .into_iter()
+            .map(|(app, r)| (app, r.wait_with_output().expect("ends")))
+            .collect();
+        assert!(wait_up_to(&mut server, 10).success());
+        let log = log.join().expect("the log");
+        if apps[0] != apps[1] {
+            let mut predictions: Vec<(&str, f64)> = outs
+                .iter()
+                .map(|(app, out)| {
+                    let result = json_of(out, &[]);
+                    (*app, result["predicted_ns"].as_f64().expect("a prediction"))
+                })
+                .collect();
+            predictions.sort_by(|a, b| a.0.cmp(b.0));
+            assert!(
+                predictions.iter().all(|&(_, ns)| ns >= alone),
+                "{predictions:?} alone {alone}"
+            );
+            shared.push(predictions);
+        } else {
+            // The second is refused: its replay fails, the first's is the one alone.
+            let refused = &outs[1].1;
+            assert_eq!(
+                refused.status.code(),
+                Some(1),
+                "{}\n{log}",
+                String::from_utf8_lossy(&refused.stderr)
+            );
+            assert_eq!(json_of(&outs[0].1, &[])["predicted_ns"].as_f64(), Some(alone));
+            assert!(
+                log.contains("line 1: application 0 belongs to client 0 (")
+                    && log.contains("each application must come from one client"),
+                "{log}"
+            );
+        }
+    }
+    assert_eq!(shared[0], shared[1], "the order of connections changed the predictions");
+}

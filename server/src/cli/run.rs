@@ -110,6 +110,11 @@ pub struct RunArgs {
     /// after `vesper run` (containers of one compose file) [s].
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = seconds, requires = "server")]
     pub server_wait: std::time::Duration,
+    /// With --server: the application number this replay's lines carry (SEND … src_app
+    /// dst_app). Each application belongs to the first client that sends for it, so
+    /// replays sharing one server (`vesper serve --clients N`) need one each.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "server")]
+    pub application: u32,
     /// Which network flags the command line gave (refused with --server).
     #[arg(skip)]
     pub network_flags: Vec<String>,
@@ -569,7 +574,8 @@ pub fn run_on(
             };
             Some(
                 crate::replay_job::ExternalServer::new(address, args.server_wait, refused)?
-                    .reading_whole(crate::config::replies_read_whole(reply_limit)),
+                    .reading_whole(crate::config::replies_read_whole(reply_limit))
+                    .as_application(args.application),
             )
         }
         None => None,
