@@ -12,7 +12,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use vesper_protocol::{ClientMessage, Completion, ServerMessage, parse_server_line};
 
@@ -26,9 +26,9 @@ pub enum ClientError {
     /// a socket error
     #[error("socket: {0}")]
     Io(#[from] io::Error),
-    /// nothing came within the read timeout
-    #[error("no reply within the read timeout")]
-    TimedOut,
+    /// no whole reply came within the reply timeout (or the socket's read timeout)
+    #[error("no whole reply (a batch ending with END) within {}", timeout_text(*.0))]
+    TimedOut(Option<Duration>),
     /// the server closed the connection while a reply was awaited
     #[error("the server closed the connection")]
     Closed,
@@ -89,6 +89,16 @@ pub struct LegacyConnection {
     /// replies are read whole, lines joined across `recv()` chunks (see
     /// [`LegacyConnection::set_whole_replies`])
     whole_replies: bool,
+    /// how long a whole reply may take (see [`LegacyConnection::set_reply_timeout`])
+    reply_timeout: Option<Duration>,
+}
+
+/// How a timeout reads in an error: `the reply timeout (3600 s)`, or the socket's.
+fn timeout_text(timeout: Option<Duration>) -> String {
+    match timeout {
+        Some(t) => format!("the reply timeout ({} s)", t.as_secs_f64()),
+        None => "the socket's read timeout".to_string(),
+    }
 }
 
 /// The receive buffer of a connection that reads replies whole.
@@ -115,7 +125,17 @@ impl LegacyConnection {
             transcript: Vec::new(),
             spin: Duration::ZERO,
             whole_replies: false,
+            reply_timeout: None,
         })
+    }
+
+    /// Gives each reply at most `timeout` from when its reading starts to its `END`
+    /// (`None`: no limit, as the real client): a server that never answers, or sends
+    /// text that never ends a batch, is then an error ([`ClientError::TimedOut`]) rather
+    /// than a wait for ever. Each `recv()` then sets the socket's read timeout to what
+    /// is left.
+    pub fn set_reply_timeout(&mut self, timeout: Option<Duration>) {
+        self.reply_timeout = timeout.filter(|t| !t.is_zero());
     }
 
     /// Reads each reply whole, however many `recv()` chunks it takes and wherever they
@@ -177,7 +197,7 @@ impl LegacyConnection {
     /// One `recv()`, polled without blocking for up to `spin`, then blocking.
     fn spinning_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.stream.set_nonblocking(true)?;
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         let polled = loop {
             match self.stream.read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && start.elapsed() < self.spin => {
@@ -202,8 +222,9 @@ impl LegacyConnection {
         }
         let mut reply = Reply::default();
         let mut buf = [0u8; RECV_SIZE];
+        let deadline = self.deadline();
         loop {
-            let n = self.next_chunk(&mut buf, &mut reply)?;
+            let n = self.next_chunk(&mut buf, &mut reply, deadline)?;
             let chunk = String::from_utf8_lossy(&buf[..n]).into_owned();
             if !chunk.ends_with('\n') {
                 return Err(ClientError::PartialLine { chunk });
@@ -214,14 +235,32 @@ impl LegacyConnection {
         }
     }
 
+    /// When the reply being read must have ended, if there is a reply timeout.
+    fn deadline(&self) -> Option<Instant> {
+        self.reply_timeout.and_then(|t| Instant::now().checked_add(t))
+    }
+
     /// One `recv()` of a reply into `buf`, added to `reply`: its size (a closed
-    /// connection or a timeout is an error).
-    fn next_chunk(&mut self, buf: &mut [u8], reply: &mut Reply) -> Result<usize, ClientError> {
+    /// connection or a timeout, the socket's or the reply's `deadline`, is an error).
+    fn next_chunk(
+        &mut self,
+        buf: &mut [u8],
+        reply: &mut Reply,
+        deadline: Option<Instant>,
+    ) -> Result<usize, ClientError> {
+        let timed_out = ClientError::TimedOut(self.reply_timeout);
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out);
+            }
+            self.stream.set_read_timeout(Some(left))?;
+        }
         let n = match self.read_chunk(buf) {
             Ok(0) => return Err(ClientError::Closed),
             Ok(n) => n,
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                return Err(ClientError::TimedOut);
+                return Err(timed_out);
             }
             Err(e) => return Err(e.into()),
         };
@@ -237,8 +276,9 @@ impl LegacyConnection {
         let mut buf = vec![0u8; WHOLE_RECV_SIZE];
         // Where the lines not yet read start in `reply.bytes`.
         let mut from = 0;
+        let deadline = self.deadline();
         loop {
-            self.next_chunk(&mut buf, &mut reply)?;
+            self.next_chunk(&mut buf, &mut reply, deadline)?;
             let Some(end) = reply.bytes[from..].iter().rposition(|&b| b == b'\n') else {
                 continue;
             };

@@ -130,6 +130,8 @@ pub struct ExternalServer {
     whole_replies: bool,
     /// the application number the replay's lines carry
     application: u32,
+    /// how long one reply may take (zero: no limit)
+    reply_timeout: Duration,
 }
 
 /// What `vesper run` was given that only a server of its own would use, and that
@@ -221,7 +223,13 @@ impl ExternalServer {
             wait,
             whole_replies: false,
             application: 0,
+            reply_timeout: Duration::ZERO,
         })
+    }
+
+    /// The same server, each reply awaited at most `timeout` (zero: no limit).
+    pub fn with_reply_timeout(self, reply_timeout: Duration) -> ExternalServer {
+        ExternalServer { reply_timeout, ..self }
     }
 
     /// The same server, replayed to as application `application`.
@@ -302,6 +310,7 @@ pub fn over_external_server(
     let mut connection = server.connect()?;
     connection.set_spin(client_spin);
     connection.set_whole_replies(server.whole_replies);
+    connection.set_reply_timeout(Some(server.reply_timeout));
     let mut fabric = ServerFabric::new(connection, server.application);
     let replayed = replay_programs(&mut programs, &mut fabric, &options, &mut progress)
         .map_err(anyhow::Error::from)

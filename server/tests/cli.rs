@@ -695,3 +695,18 @@ fn a_user_error_prints_no_backtrace_even_with_rust_backtrace_set() {
         }
     }
 }
+
+/// A negative value reaches the option's own check, which says what it expects, rather
+/// than clap's "unexpected argument '-2' found".
+#[test]
+fn a_negative_value_is_refused_by_what_the_option_expects() {
+    assert_refuses(
+        &["run", "--link-bandwidth", "-250"],
+        "--link-bandwidth -250: expected a positive rate in MB/s",
+    );
+    assert_refuses(&["traffic", "--load", "-0.5"], "-0.5");
+    for args in [&["run", "--link-bandwidth", "-250"][..], &["traffic", "--load", "-0.5"]] {
+        let stderr = String::from_utf8_lossy(&vesper(args).stderr).into_owned();
+        assert!(!stderr.contains("unexpected argument"), "{args:?}: {stderr}");
+    }
+}

@@ -355,3 +355,46 @@ fn replays_sharing_a_server_each_need_an_application_of_their_own() {
     }
     assert_eq!(shared[0], shared[1], "the order of connections changed the predictions");
 }
+
+/// A server that never answers, or answers with text that never ends a batch, is given
+/// up on after `--server-reply-timeout` with an error that says so, not waited for ever;
+/// the value is checked.
+#[test]
+fn a_server_that_never_ends_a_reply_is_given_up_after_the_reply_timeout() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    for answer in ["", "hello\n", "STOP 1\nNOT END\n"] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let address = listener.local_addr().expect("an address").to_string();
+        let fake = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().expect("the replay connects");
+            let mut reader = BufReader::new(stream.try_clone().expect("a clone"));
+            let mut writer = stream;
+            let mut line = String::new();
+            // Reads the first batch, answers it with `answer`, then holds the connection.
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && !line.starts_with("END") {
+                line.clear();
+            }
+            let _ = writer.write_all(answer.as_bytes());
+            std::thread::sleep(Duration::from_secs(4));
+        });
+        let started = Instant::now();
+        let out = vesper(&["run", &pingpong(), "--server", &address, "--server-reply-timeout", "1"]);
+        let took = started.elapsed();
+        assert!(!out.status.success(), "{answer:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("no whole reply (a batch ending with END) within the reply timeout (1 s)"),
+            "{answer:?}: {stderr}"
+        );
+        assert!(took < Duration::from_secs(3), "{answer:?}: gave up after {took:?}");
+        fake.join().expect("the fake server");
+    }
+    for bad in ["-1", "x", "nan"] {
+        let out = vesper(&["run", "--server", "127.0.0.1:1", "--server-reply-timeout", bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("--server-reply-timeout"),
+            "{bad}: {stderr}"
+        );
+    }
+}

@@ -79,12 +79,24 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::{CommandFactory as _, FromArgMatches as _};
-    let matches = Cli::command().try_get_matches_from(args)?;
+    let matches = negative_values_reach_their_checks(Cli::command()).try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     if let (Verb::Run(args), Some(matches)) = (&mut cli.verb, matches.subcommand_matches("run")) {
         args.note_given_flags(matches);
     }
     Ok(cli)
+}
+
+/// Every option that takes a value takes a negative number too (`--link-bandwidth
+/// -250`), so that its own check says what it expects ("must be positive") instead of
+/// clap's "unexpected argument '-2' found".
+fn negative_values_reach_their_checks(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|arg| match arg.get_action().takes_values() {
+            true => arg.allow_negative_numbers(true),
+            false => arg,
+        })
+        .mut_subcommands(negative_values_reach_their_checks)
 }
 
 /// A line of a command's notes (what it tells on standard error as it goes: files
@@ -264,6 +276,14 @@ pub fn seconds(text: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{text}: expected a positive number of seconds"));
     }
     std::time::Duration::try_from_secs_f64(value).map_err(|_| format!("{text}: too many seconds"))
+}
+
+/// A number of seconds, 0 meaning no limit (`Duration::ZERO`).
+pub fn seconds_or_none(text: &str) -> Result<std::time::Duration, String> {
+    match text.parse::<f64>() {
+        Ok(0.0) => Ok(std::time::Duration::ZERO),
+        _ => seconds(text).map_err(|e| format!("{e} (or 0: no limit)")),
+    }
 }
 
 /// A Paraver header date, `DD/MM/YYYY at HH:MM`, as given.

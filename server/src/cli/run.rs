@@ -110,6 +110,12 @@ pub struct RunArgs {
     /// after `vesper run` (containers of one compose file) [s].
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = seconds, requires = "server")]
     pub server_wait: std::time::Duration,
+    /// With --server: how long one reply may take, from the batch sent to its END, before
+    /// the replay gives up with an error (0: no limit) [s]. A reply waits for the model
+    /// to reach the replay's next completion; the default, an hour, is far above any
+    /// one step measured (a whole run of sixty 2 GiB messages into one host, 72 s).
+    #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = super::seconds_or_none, requires = "server")]
+    pub server_reply_timeout: std::time::Duration,
     /// With --server: the application number this replay's lines carry (SEND … src_app
     /// dst_app). Each application belongs to the first client that sends for it, so
     /// replays sharing one server (`vesper serve --clients N`) need one each.
@@ -575,7 +581,8 @@ pub fn run_on(
             Some(
                 crate::replay_job::ExternalServer::new(address, args.server_wait, refused)?
                     .reading_whole(crate::config::replies_read_whole(reply_limit))
-                    .as_application(args.application),
+                    .as_application(args.application)
+                    .with_reply_timeout(args.server_reply_timeout),
             )
         }
         None => None,
