@@ -16,6 +16,11 @@ pub struct Report {
     /// why the model stopped the run before its clients finished, if it did
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// what the network trace's stream did (`--trace-stream`): whether it reached its
+    /// collector, and the records it dropped (timing decides them: they are not part of
+    /// `simulation`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_stream: Option<crate::network_trace::StreamReport>,
     /// deterministic results
     pub simulation: SimulationReport,
     /// wall-clock measurements

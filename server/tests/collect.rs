@@ -7,10 +7,10 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use common::{send_bytes, signal, start, start_listening, wait_up_to};
+use common::{log_channel, send_bytes, signal, start, start_listening, start_logged, wait_for_log, wait_up_to};
 use vesper_client_dimemas_adapter::LegacyConnection;
 use vesper_protocol::{ClientMessage, WireTime};
 
@@ -29,31 +29,18 @@ fn text(path: &Path) -> String {
 /// `vesper collect ARGS` started; its address (from its "listening on" line) and its
 /// log lines as they come.
 fn collector(args: &[&str]) -> (Child, SocketAddr, Receiver<String>) {
-    let (child, addr, lines) = start_listening(&[&["collect", "--listen", "127.0.0.1:0"], args].concat());
-    let (sender, log) = channel();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            let _ = sender.send(line);
-        }
-    });
-    (child, addr, log)
+    collector_on("127.0.0.1:0", args)
+}
+
+/// [`collector`] listening on `listen`.
+fn collector_on(listen: &str, args: &[&str]) -> (Child, SocketAddr, Receiver<String>) {
+    let (child, addr, lines) = start_listening(&[&["collect", "--listen", listen], args].concat());
+    (child, addr, log_channel(lines))
 }
 
 /// Waits (up to 20 s) for a log line that holds `what`; the lines up to it.
-fn wait_for_log(log: &Receiver<String>, what: &str) -> String {
-    let mut seen = String::new();
-    loop {
-        match log.recv_timeout(Duration::from_secs(20)) {
-            Ok(line) => {
-                seen.push_str(&line);
-                seen.push('\n');
-                if line.contains(what) {
-                    return seen;
-                }
-            }
-            Err(e) => panic!("no log line with `{what}` ({e}); got:\n{seen}"),
-        }
-    }
+fn wait_for(log: &Receiver<String>, what: &str) -> String {
+    wait_for_log(log, what, Duration::from_secs(20))
 }
 
 /// The log the collector wrote until it exited.
@@ -131,7 +118,7 @@ fn a_collector_across_runs_numbers_them() {
     let pattern = text(&dir.join("collected-{run}.prv"));
     let (mut child, addr, log) = collector(&["--output", &pattern, "--keep-collecting"]);
     serve_runs(&["--trace-stream", &addr.to_string()], 2);
-    wait_for_log(&log, "run 2: ");
+    wait_for(&log, "run 2: ");
     // Still collecting.
     assert!(child.try_wait().expect("waitable").is_none(), "the collector exited");
     child.kill().expect("killed");
@@ -221,4 +208,233 @@ fn collect_flags_are_checked() {
         !out.status.success() && stderr.contains("--trace-stream collector: expected HOST:PORT"),
         "{stderr}"
     );
+}
+
+/// A port on which nothing listens (one just let go).
+fn unused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("bound").port()
+}
+
+/// One run of a server: a client that sends a message, waits for it and finishes.
+fn one_run(server: SocketAddr) {
+    let mut client = LegacyConnection::connect(server).expect("connects");
+    client
+        .exchange(&[
+            send_bytes(0.0, 0, 1, 20_000),
+            ClientMessage::Stop(WireTime(1e9)),
+            ClientMessage::End,
+        ])
+        .expect("reply");
+    client.finish().expect("finish");
+}
+
+/// Stops a server that keeps serving, between runs: it exits 0; its reports, a JSON
+/// line a run.
+fn stop_and_read_reports(mut server: Child, log: &Receiver<String>) -> Vec<serde_json::Value> {
+    use std::io::Read;
+    signal(&server, "TERM");
+    let status = wait_up_to(&mut server, 10);
+    assert_eq!(status.code(), Some(0), "{}", rest_of_log(log));
+    let mut stdout = String::new();
+    server
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("reports");
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// What run `run`'s report says of its trace stream: whether it connected, and its
+/// records and dropped records.
+fn stream_of(reports: &[serde_json::Value], run: u64) -> (bool, u64, u64) {
+    let report = reports
+        .iter()
+        .find(|r| r["run"] == run)
+        .unwrap_or_else(|| panic!("no report of run {run}"));
+    let stream = &report["trace_stream"];
+    let count = |field: &str| stream[field].as_u64().unwrap_or_else(|| panic!("run {run}: {stream}"));
+    let connected = stream["connected"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("run {run}: {stream}"));
+    (connected, count("records"), count("dropped_records"))
+}
+
+/// A server that keeps serving and whose collector is not there when it starts still
+/// listens and serves; each run tries for its collector, then goes on untraced and
+/// says so in the log and in its report.
+#[test]
+fn a_server_that_keeps_serving_serves_without_its_collector() {
+    let nobody = format!("127.0.0.1:{}", unused_port());
+    let (server, addr, log) = start_logged(&[
+        "--keep-serving",
+        "--hosts",
+        "4",
+        "--trace-stream",
+        &nobody,
+        "--trace-stream-connect-ms",
+        "300",
+    ]);
+    for run in 1..=2 {
+        one_run(addr);
+        let seen = wait_for(&log, "this run goes on untraced");
+        assert!(
+            seen.contains(&format!("network trace stream {nobody}: cannot connect: ")),
+            "run {run}: {seen}"
+        );
+        assert!(seen.contains("(tried for 300 ms, --trace-stream-connect-ms)"), "{seen}");
+    }
+    let reports = stop_and_read_reports(server, &log);
+    assert_eq!(reports.len(), 2);
+    for (run, report) in (1..).zip(&reports) {
+        let (connected, records, dropped) = stream_of(&reports, run);
+        assert!(!connected && records > 0 && dropped == records, "{report}");
+        let error = report["trace_stream"]["error"].as_str().unwrap_or_default();
+        assert!(error.starts_with("cannot connect: "), "{report}");
+        // The run itself is whole.
+        assert_eq!(report["simulation"]["messages"], 1);
+        assert!(report["simulation"]["network_trace"]["communications"].as_u64() > Some(0));
+    }
+}
+
+/// A collector that goes away between runs leaves the next run untraced, and the
+/// server serving; a collector started again on its address gets the later runs, whole.
+#[test]
+fn a_collector_that_goes_away_and_comes_back_misses_only_the_runs_in_between() {
+    let dir = scratch("comes-back");
+    let (mut first, collector_addr, first_log) =
+        collector(&["--keep-collecting", "--output", &text(&dir.join("first-{run}.prv"))]);
+    let files = text(&dir.join("file-{run}.prv"));
+    let (server, addr, log) = start_logged(&[
+        "--keep-serving",
+        "--hosts",
+        "4",
+        "--trace",
+        &files,
+        "--trace-stream",
+        &collector_addr.to_string(),
+        "--trace-stream-connect-ms",
+        "300",
+    ]);
+    one_run(addr);
+    wait_for(&first_log, "run 1: ");
+    first.kill().expect("killed");
+    let _ = first.wait();
+    // Run 2 finds no collector.
+    one_run(addr);
+    wait_for(&log, "this run goes on untraced");
+    // The collector is back on its address (a container restarted): run 3 finds it.
+    let (mut second, _, second_log) = collector_on(
+        &collector_addr.to_string(),
+        &["--keep-collecting", "--output", &text(&dir.join("second-{run}.prv"))],
+    );
+    one_run(addr);
+    wait_for(&second_log, "run 1: ");
+    let reports = stop_and_read_reports(server, &log);
+    assert_eq!(reports.len(), 3);
+    let (connected, records, dropped) = stream_of(&reports, 1);
+    assert!(connected && records > 0 && dropped == 0, "{}", reports[0]);
+    let (connected, _, dropped) = stream_of(&reports, 2);
+    assert!(!connected && dropped > 0, "{}", reports[1]);
+    let (connected, _, dropped) = stream_of(&reports, 3);
+    assert!(connected && dropped == 0, "{}", reports[2]);
+    assert!(
+        trace_files(&dir, "first-1", "prv") == trace_files(&dir, "file-1", "prv"),
+        "run 1: the first collector's files differ from --trace's"
+    );
+    assert!(
+        trace_files(&dir, "second-1", "prv") == trace_files(&dir, "file-3", "prv"),
+        "run 3: the second collector's files differ from --trace's"
+    );
+    // The run the server was ready for when it stopped never began: nothing of it was
+    // sent.
+    std::thread::sleep(Duration::from_millis(300));
+    second.kill().expect("killed");
+    let _ = second.wait();
+    let second_log = rest_of_log(&second_log);
+    assert!(!second_log.contains("run 2"), "{second_log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A collector that comes up while a run tries for it (a container restarting) gets
+/// the run whole.
+#[test]
+fn a_collector_that_comes_up_while_the_run_tries_for_it_gets_the_run() {
+    let dir = scratch("comes-up");
+    let port = unused_port();
+    let collector_addr = format!("127.0.0.1:{port}");
+    let (server, addr, log) = start_logged(&[
+        "--keep-serving",
+        "--hosts",
+        "4",
+        "--trace",
+        &text(&dir.join("file-{run}.prv")),
+        "--trace-stream",
+        &collector_addr,
+        "--trace-stream-connect-ms",
+        "30000",
+    ]);
+    // The run's records are all ready when it ends: it tries for its collector then.
+    let client = std::thread::spawn(move || one_run(addr));
+    std::thread::sleep(Duration::from_millis(1000));
+    let (mut collector, _, collector_log) = collector_on(&collector_addr, &["--output", &text(&dir.join("late.prv"))]);
+    assert!(
+        wait_up_to(&mut collector, 20).success(),
+        "{}",
+        rest_of_log(&collector_log)
+    );
+    client.join().expect("the client");
+    let reports = stop_and_read_reports(server, &log);
+    let (connected, records, dropped) = stream_of(&reports, 1);
+    assert!(connected && records > 0 && dropped == 0, "{}", reports[0]);
+    assert!(
+        trace_files(&dir, "late", "prv") == trace_files(&dir, "file-1", "prv"),
+        "the collector's files differ from --trace's"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGTERM while the simulation waits for a collector that stopped reading ends the
+/// wait at once: the server writes its report and exits 143, not after one or two
+/// `--trace-stream-wait-ms`.
+#[test]
+fn a_signal_ends_the_wait_for_a_stalled_collector() {
+    // Accepted, never read.
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let stalled_addr = stalled.local_addr().expect("bound").to_string();
+    let holder = std::thread::spawn(move || stalled.accept().map(|(socket, _)| socket));
+    let (mut server, addr, log) = start_logged(&[
+        "--hosts",
+        "4",
+        "--trace-stream",
+        &stalled_addr,
+        "--trace-stream-wait-ms",
+        "30000",
+    ]);
+    // Four messages of 400 MB side by side, in a ring: tens of MB of records before the
+    // first arrives, far more than the stream's buffer and the sockets hold.
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let client = std::thread::spawn(move || {
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        let sends = (0..4).map(|n| send_bytes(0.0, n, (n + 1) % 4, 400_000_000));
+        let batch: Vec<ClientMessage> = sends
+            .chain([ClientMessage::Stop(WireTime(1e12)), ClientMessage::End])
+            .collect();
+        // The server stops before it answers; the client stays until it has.
+        let _ = client.exchange(&batch);
+        let _ = ended.recv();
+    });
+    wait_for_log(&log, "waits up to 30000 ms for the collector", Duration::from_secs(60));
+    signal(&server, "TERM");
+    // Before, it took the wait it was in and one more: 60 s. Now the signal ends the
+    // waits; what takes time is the rest of the simulation's step, records dropped.
+    let status = wait_up_to(&mut server, 20);
+    assert_eq!(status.code(), Some(143), "{}", rest_of_log(&log));
+    drop(done);
+    client.join().expect("the client");
+    drop(holder.join());
 }

@@ -153,6 +153,15 @@ fn outputs_that_cannot_be_written_and_values_out_of_range_are_refused_before_any
         (vec!["--clients", "0"], "--clients 0: a run needs at least one client"),
         (vec!["--client-timeout", "0"], "expected a positive number of seconds"),
         (vec!["--silent-timeout=-1"], "expected a positive number of seconds"),
+        // A wait without end would keep the server from ever stopping.
+        (
+            vec!["--trace-stream-wait-ms", "18446744073709551615"],
+            "--trace-stream-wait-ms 18446744073709551615: at most 3600000 (an hour)",
+        ),
+        (
+            vec!["--keep-serving", "--trace-stream-connect-ms", "3600001"],
+            "--trace-stream-connect-ms 3600001: at most 3600000 (an hour)",
+        ),
     ] {
         assert_serve_refuses(&args, expected);
     }

@@ -124,7 +124,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         "--max-line {}: at least {MIN_MAX_LINE} bytes, or no SEND line fits",
         args.max_line
     );
-    let trace = args.trace.config(&args.trace_date)?;
+    let trace = args.trace.config_serving(&args.trace_date, args.keep_serving)?;
     if args.keep_serving
         && let Some(file) = trace.as_ref().and_then(|t| t.file.as_deref())
         && !crate::config::is_per_run(file)

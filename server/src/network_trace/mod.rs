@@ -19,7 +19,17 @@
 //! further chunks are dropped at once, so a stalled collector costs the run one wait
 //! per stall. A collector that fails or closes drops the rest; the counts of dropped
 //! records are logged. The end of the stream (final header, `.pcf`, `.row`) gets its
-//! wait even after a stall.
+//! wait even after a stall. Once the server is stopping (a signal), every wait of the
+//! stream ends within half a second.
+//!
+//! When the stream connects ([`StreamConnect`]): a server of one run (and `vesper
+//! run`) connects as the run is set up, and cannot start without its collector. A
+//! server that keeps serving must stay up whatever its collector does: each run's
+//! stream connects only when the run's first records are ready (a full chunk, or the
+//! end of the run; a run may wait hours for its clients), in the stream's thread,
+//! trying for `--trace-stream-connect-ms`; a collector out of reach leaves that run
+//! untraced (its records are dropped), which the log and the run's report
+//! (`trace_stream`) say, and the next run tries again.
 //!
 //! `ADDR` is `HOST:PORT` (a numeric address, or a host name resolved when the run
 //! starts: `collector:9000` in a Docker network) or the path of a named pipe.
@@ -49,12 +59,12 @@ pub mod collect;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tracing::{info, warn};
@@ -109,9 +119,13 @@ pub struct TraceArgs {
     #[arg(long, value_name = "START_NS:END_NS")]
     pub trace_window: Option<String>,
     /// How long the simulation waits for room in the stream's buffer before dropping
-    /// records [ms]; 0 drops at once.
+    /// records [ms]; 0 drops at once. At most 3600000 (an hour).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub trace_stream_wait_ms: u64,
+    /// With --keep-serving: how long each run tries to reach its stream's collector
+    /// before it goes on untraced [ms]. At most 3600000 (an hour).
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub trace_stream_connect_ms: u64,
 }
 
 /// Which buffers a port's backlog counts.
@@ -134,9 +148,27 @@ pub struct TraceConfig {
     pub stream: Option<String>,
     /// how long to wait for room in the stream's buffer
     pub stream_wait: Duration,
+    /// when the stream connects, and what a collector out of reach does
+    pub stream_connect: StreamConnect,
     /// what the trace holds
     pub options: ParaverOptions,
 }
+
+/// When a run's stream connects, and what a collector out of reach does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamConnect {
+    /// As the run is set up, once: a collector out of reach is an error that ends the
+    /// server (a server of one run, `vesper run`: nobody would see the trace).
+    AtSetup,
+    /// When the run's first records are ready, trying for up to this long: a collector
+    /// out of reach leaves the run untraced, with a warning in the log and in the
+    /// run's report (a server that keeps serving: it must stay up).
+    Retrying(Duration),
+}
+
+/// The longest `--trace-stream-wait-ms` and `--trace-stream-connect-ms` (an hour):
+/// longer waits are mistakes (the largest numbers would overflow the clock).
+pub const MAX_STREAM_WAIT_MS: u64 = 3_600_000;
 
 impl TraceConfig {
     /// The trace of run `run` of a server: `{run}` in the file's name becomes the
@@ -153,6 +185,17 @@ impl TraceArgs {
     /// The trace these flags ask for (`None`: no trace), its header dated `date`.
     pub fn config(&self, date: &str) -> Result<Option<TraceConfig>, TraceSetupError> {
         self.config_in(date, None)
+    }
+
+    /// The same, for a server that keeps serving (`keep_serving`): each run's stream
+    /// then connects when the run has records, and a collector out of reach leaves the
+    /// run untraced instead of ending the server.
+    pub fn config_serving(&self, date: &str, keep_serving: bool) -> Result<Option<TraceConfig>, TraceSetupError> {
+        let mut config = self.config(date)?;
+        if keep_serving && let Some(config) = &mut config {
+            config.stream_connect = StreamConnect::Retrying(Duration::from_millis(self.trace_stream_connect_ms));
+        }
+        Ok(config)
     }
 
     /// The same, for `vesper run`: with `--output DIR` the trace goes to
@@ -185,6 +228,16 @@ impl TraceArgs {
             }
             (None, None) => None,
         };
+        for (flag, ms) in [
+            ("--trace-stream-wait-ms", self.trace_stream_wait_ms),
+            ("--trace-stream-connect-ms", self.trace_stream_connect_ms),
+        ] {
+            if ms > MAX_STREAM_WAIT_MS {
+                return Err(TraceSetupError(format!(
+                    "{flag} {ms}: at most {MAX_STREAM_WAIT_MS} (an hour)"
+                )));
+            }
+        }
         let asked = file.is_some() || self.trace_stream.is_some();
         let option_without_trace = [
             (self.trace_devices.is_some(), "--trace-devices"),
@@ -226,6 +279,7 @@ impl TraceArgs {
             file,
             stream: self.trace_stream.clone(),
             stream_wait: Duration::from_millis(self.trace_stream_wait_ms),
+            stream_connect: StreamConnect::AtSetup,
             options: ParaverOptions {
                 quantum_bytes: self.trace_quantum,
                 backlog: match self.trace_backlog {
@@ -254,6 +308,7 @@ impl Default for TraceArgs {
             trace_devices: None,
             trace_window: None,
             trace_stream_wait_ms: 1000,
+            trace_stream_connect_ms: 5000,
         }
     }
 }
@@ -292,12 +347,14 @@ fn sibling_names(file: &Path, flag: &str) -> Result<(PathBuf, PathBuf), TraceSet
 }
 
 /// The network `config` describes, split as `split` says, writing the trace `trace`
-/// asks for, if any.
+/// asks for, if any; and what its stream does, if it has one. The stream's waits end
+/// soon after `stop` is set (a signal: the server is stopping).
 pub fn build(
     config: &NetworkConfig,
     trace: Option<&TraceConfig>,
     split: &crate::config::Split,
-) -> Result<Box<dyn Network + Send>, ServerError> {
+    stop: &Arc<AtomicBool>,
+) -> Result<(Box<dyn Network + Send>, Option<StreamStatus>), ServerError> {
     use crate::config::Split;
     use vesper_netmodels::partition::SplitError;
     let refused = |error| ServerError::Split {
@@ -306,13 +363,14 @@ pub fn build(
     };
     let Some(trace) = trace else {
         return match config.build_as(split) {
-            Ok(net) => Ok(Box::new(net)),
+            Ok(net) => Ok((Box::new(net), None)),
             Err(SplitError::Build(e)) => Err(ServerError::Network(e)),
             Err(e) => Err(refused(e)),
         };
     };
     let (rails, policy) = config.rails().map_err(ServerError::Network)?;
-    let target = TraceTarget::open(trace)?;
+    let target = TraceTarget::open(trace, stop)?;
+    let stream = target.stream.as_ref().map(StreamTarget::status);
     let options = &trace.options;
     let net = match split {
         Split::Threads(parts) => TracedNetwork::build_split(rails, policy, options, target, *parts),
@@ -334,7 +392,7 @@ pub fn build(
         // an output that failed
         e => TraceSetupError(format!("trace: {e}")).into(),
     })?;
-    Ok(Box::new(net))
+    Ok((Box::new(net), stream))
 }
 
 /// The header date `vesper serve` uses (fixed, so that traces are reproducible).
@@ -348,8 +406,8 @@ pub struct TraceTarget {
 }
 
 impl TraceTarget {
-    /// Opens what `config` names.
-    pub fn open(config: &TraceConfig) -> Result<TraceTarget, TraceSetupError> {
+    /// Opens what `config` names; the stream's waits end soon after `stop` is set.
+    pub fn open(config: &TraceConfig, stop: &Arc<AtomicBool>) -> Result<TraceTarget, TraceSetupError> {
         let file = config
             .file
             .as_deref()
@@ -358,7 +416,7 @@ impl TraceTarget {
         let stream = config
             .stream
             .as_deref()
-            .map(|addr| StreamTarget::open(addr, config.stream_wait))
+            .map(|addr| StreamTarget::open(addr, config.stream_wait, config.stream_connect, stop))
             .transpose()?;
         Ok(TraceTarget { file, stream })
     }
@@ -384,8 +442,9 @@ impl TraceTarget {
 impl Write for TraceTarget {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(stream) = &mut self.stream {
-            stream.records += lines_in(buf);
-            stream.send(buf);
+            let records = lines_in(buf);
+            stream.records += records;
+            stream.send(buf, records);
         }
         match self.file.as_mut().and_then(|f| f.spool.as_mut()) {
             Some(spool) => spool.write_all(buf).map(|()| buf.len()),
@@ -404,15 +463,19 @@ impl Write for TraceTarget {
 impl TraceOutput for TraceTarget {
     fn begin(&mut self, provisional_header: &str) -> io::Result<()> {
         if let Some(stream) = &mut self.stream {
-            stream.send(format!("{provisional_header}\n").as_bytes());
+            // Kept until records follow, however long (a large network's): a run does
+            // not reach for its collector before it has records.
+            stream
+                .chunk
+                .extend_from_slice(format!("{provisional_header}\n").as_bytes());
         }
         Ok(())
     }
 
     fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
         if let Some(mut stream) = self.stream.take() {
-            stream.send(format!("{header}\n").as_bytes());
-            stream.send(stream_trailer(pcf, row, stream.records).as_bytes());
+            stream.send(format!("{header}\n").as_bytes(), 0);
+            stream.send(stream_trailer(pcf, row, stream.records).as_bytes(), 0);
             stream.close();
         }
         match self.file.as_mut() {
@@ -555,23 +618,107 @@ impl FileTarget {
     }
 }
 
-/// What the simulation and the stream's thread both count. The counts are read once
-/// the thread has ended (or, if it does not end in time, as they stand then).
+/// What the simulation and the stream's thread both count, and what the run's report
+/// tells of the stream ([`StreamStatus`]). The counts are read once the thread has
+/// ended (or, if it does not end in time, as they stand then).
 #[derive(Debug, Default)]
 struct Tally {
-    /// the collector failed: everything from now on is dropped
+    /// the collector was not reached, or failed: everything from now on is dropped
     failed: OnceLock<String>,
+    /// the collector was reached (the pipe opened)
+    connected: AtomicBool,
+    /// records handed to the stream, known once it is closed
+    records: AtomicU64,
     dropped_records: AtomicU64,
     sent_bytes: AtomicU64,
     /// records in the channel: sent to it and not yet taken by the thread
     queued_records: AtomicU64,
 }
 
-/// A chunk of whole lines, and how many.
+/// What a run's trace stream did, for the run's report.
+#[derive(Debug, Clone)]
+pub struct StreamStatus {
+    addr: String,
+    tally: Arc<Tally>,
+}
+
+impl StreamStatus {
+    /// What the stream did, as it stands (final once the trace is complete).
+    pub fn report(&self) -> StreamReport {
+        StreamReport {
+            address: self.addr.clone(),
+            connected: self.tally.connected.load(Ordering::Relaxed),
+            records: self.tally.records.load(Ordering::Relaxed),
+            dropped_records: self.tally.dropped_records.load(Ordering::Relaxed),
+            error: self.tally.failed.get().cloned(),
+        }
+    }
+}
+
+/// A run's trace stream, in the run's report (`trace_stream`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StreamReport {
+    /// `--trace-stream`'s address
+    pub address: String,
+    /// whether the collector was reached (the named pipe opened)
+    pub connected: bool,
+    /// records handed to the stream
+    pub records: u64,
+    /// of which were dropped: the collector did not keep up, failed, or was not reached
+    pub dropped_records: u64,
+    /// why the stream failed, if it did (the rest of the run went untraced)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A chunk of whole lines, and how many of them are records.
 type Chunk = (Vec<u8>, u64);
 
-/// Opens the stream's sink, in the stream's thread.
-type OpenSink = Box<dyn FnOnce() -> io::Result<Box<dyn Write + Send>> + Send>;
+/// Opens the stream's sink, in the stream's thread; or says why it cannot.
+type OpenSink = Box<dyn FnOnce() -> Result<Box<dyn Write + Send>, String> + Send>;
+
+/// How often a wait of the stream looks whether the server is stopping.
+const STOP_POLL: Duration = Duration::from_millis(50);
+/// How long the stream's waits may still take, in all, once the server is stopping (a
+/// signal): time for a collector that keeps up to take the end of the trace.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+/// How long connecting to the collector may take as a run is set up
+/// ([`StreamConnect::AtSetup`]).
+const SETUP_ATTEMPT: Duration = Duration::from_secs(5);
+/// The longest one attempt to connect may take while retrying, so that an address that
+/// drops the request does not use up the time on its own.
+const CONNECT_ATTEMPT: Duration = Duration::from_secs(1);
+/// The pause between rounds of attempts to connect.
+const CONNECT_RETRY: Duration = Duration::from_millis(100);
+
+/// The server's stop flag as the stream's waits see it: once it is set, they all end
+/// [`STOP_GRACE`] after it was first seen, whatever they were to last.
+#[derive(Debug)]
+struct Stop {
+    flag: Arc<AtomicBool>,
+    /// when the waits end, once the flag was seen
+    by: Option<Instant>,
+}
+
+impl Stop {
+    /// How long to block next in a wait that ends at `end`: at most [`STOP_POLL`], so
+    /// that the flag is seen; `None` once the wait is over.
+    fn slice(&mut self, end: Instant) -> Option<Duration> {
+        if self.by.is_none() && self.flag.load(Ordering::Relaxed) {
+            self.by = Some(Instant::now() + STOP_GRACE);
+        }
+        let end = self.by.map_or(end, |by| end.min(by));
+        let left = end.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then(|| left.min(STOP_POLL))
+    }
+}
+
+/// The instant `wait` from now (an hour from now if the clock cannot hold that).
+fn after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_millis(MAX_STREAM_WAIT_MS))
+}
 
 #[derive(Debug)]
 struct StreamTarget {
@@ -582,9 +729,16 @@ struct StreamTarget {
     finished: Receiver<()>,
     tally: Arc<Tally>,
     chunk: Vec<u8>,
+    /// records in `chunk`
+    chunk_records: u64,
     wait: Duration,
+    /// how long the thread may take to connect once it has the first chunk
+    connect: Duration,
+    stop: Stop,
     /// the queue was full for longer than `wait`: drop without waiting until it drains
     stalled: bool,
+    /// the simulation has waited for room before (the first wait is logged)
+    waited: bool,
     /// record lines handed to the stream (sent or dropped), for the trailer
     records: u64,
     thread: Option<JoinHandle<()>>,
@@ -613,25 +767,28 @@ fn lines_in(chunk: &[u8]) -> u64 {
 }
 
 impl StreamTarget {
-    /// Connects to `addr` (TCP, within 5 s; a host name is resolved and its addresses
-    /// tried in turn) or, for a path, opens it in the stream's thread (a named pipe
-    /// waits there for its reader).
-    fn open(addr: &str, wait: Duration) -> Result<StreamTarget, TraceSetupError> {
-        let sink: OpenSink = match stream_addr(addr)? {
-            StreamAddr::Socket(socket) => connect(addr, &[socket], wait)?,
-            StreamAddr::Pipe(path) => Box::new(move || {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(path)?;
-                Ok(Box::new(file) as Box<dyn Write + Send>)
-            }),
-            StreamAddr::Host(host) => {
-                let resolved: Vec<std::net::SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(addr)
-                    .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot resolve {host}: {e}")))?
-                    .collect();
-                connect(addr, &resolved, wait)?
+    /// The stream to `addr`, its waits for room up to `wait`, ended soon after `stop`
+    /// is set. A TCP address is connected as `connect` says: now (within 5 s, a host
+    /// name's addresses tried in turn), or by the stream's thread when the run's first
+    /// records are ready. A path is opened by the thread then (a named pipe waits there
+    /// for its reader).
+    fn open(
+        addr: &str,
+        wait: Duration,
+        connect: StreamConnect,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<StreamTarget, TraceSetupError> {
+        let (sink, connect): (OpenSink, Duration) = match (stream_addr(addr)?, connect) {
+            (StreamAddr::Pipe(path), _) => (Box::new(move || open_pipe(&path)), Duration::ZERO),
+            (_, StreamConnect::Retrying(within)) => {
+                let (addr, stop) = (addr.to_string(), Arc::clone(stop));
+                (Box::new(move || connect_retrying(&addr, within, &stop, wait)), within)
+            }
+            (_, StreamConnect::AtSetup) => {
+                let stream = resolve(addr)
+                    .and_then(|addresses| connect_first(&addresses, SETUP_ATTEMPT))
+                    .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: {e}")))?;
+                (Box::new(move || Ok(tcp_sink(stream, wait))), Duration::ZERO)
             }
         };
         let (chunks, queued) = crossbeam_channel::bounded(STREAM_CHUNKS);
@@ -641,10 +798,11 @@ impl StreamTarget {
             .name("vesper-trace-stream".into())
             .spawn({
                 let tally = Arc::clone(&tally);
+                let addr = addr.to_string();
                 move || {
                     // Dropped when the thread ends, even by a panic: `close` hears it.
                     let _finishing: Sender<()> = finishing;
-                    stream_thread(sink, queued, &tally);
+                    stream_thread(&addr, sink, queued, &tally);
                 }
             })
             .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot start its thread: {e}")))?;
@@ -654,16 +812,33 @@ impl StreamTarget {
             finished,
             tally,
             chunk: Vec::with_capacity(STREAM_CHUNK),
+            chunk_records: 0,
             wait,
+            connect,
+            stop: Stop {
+                flag: Arc::clone(stop),
+                by: None,
+            },
             stalled: false,
+            waited: false,
             records: 0,
             thread: Some(thread),
         })
     }
 
-    /// Adds whole records; hands a full chunk to the thread.
-    fn send(&mut self, records: &[u8]) {
-        self.chunk.extend_from_slice(records);
+    /// What the stream does, for the run's report.
+    fn status(&self) -> StreamStatus {
+        StreamStatus {
+            addr: self.addr.clone(),
+            tally: Arc::clone(&self.tally),
+        }
+    }
+
+    /// Adds `bytes`, whole lines of which `records` are records; hands a full chunk to
+    /// the thread.
+    fn send(&mut self, bytes: &[u8], records: u64) {
+        self.chunk.extend_from_slice(bytes);
+        self.chunk_records += records;
         if self.chunk.len() >= STREAM_CHUNK {
             self.push();
         }
@@ -674,23 +849,34 @@ impl StreamTarget {
             return;
         }
         let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(STREAM_CHUNK));
+        let records = std::mem::take(&mut self.chunk_records);
         let Some(chunks) = &self.chunks else { return };
-        let lines = lines_in(&chunk);
         // Counted before it is sent: the thread takes it off the count when it takes it.
-        self.tally.queued_records.fetch_add(lines, Ordering::Relaxed);
+        self.tally.queued_records.fetch_add(records, Ordering::Relaxed);
         let queued = self.tally.failed.get().is_none()
-            && match chunks.try_send((chunk, lines)) {
+            && match chunks.try_send((chunk, records)) {
                 Ok(()) => true,
                 // Full: wait for room, unless stalled. A thread that fails closes the
                 // channel, which ends the wait too.
-                Err(TrySendError::Full(chunk)) if !self.stalled => chunks.send_timeout(chunk, self.wait).is_ok(),
+                Err(TrySendError::Full(chunk)) if !self.stalled => {
+                    if !self.waited {
+                        self.waited = true;
+                        info!(
+                            "network trace stream {}: its buffer is full; the simulation waits up to {} ms for the \
+                             collector (--trace-stream-wait-ms)",
+                            self.addr,
+                            self.wait.as_millis()
+                        );
+                    }
+                    send_waiting(chunks, chunk, after(self.wait), &mut self.stop)
+                }
                 Err(_) => false,
             };
         if queued {
             self.stalled = false;
             return;
         }
-        self.tally.queued_records.fetch_sub(lines, Ordering::Relaxed);
+        self.tally.queued_records.fetch_sub(records, Ordering::Relaxed);
         let failed = self.tally.failed.get().is_some();
         if !failed && !self.stalled {
             warn!(
@@ -700,10 +886,11 @@ impl StreamTarget {
         }
         // Stalled: drop at once until the channel has room again.
         self.stalled = !failed;
-        self.tally.dropped_records.fetch_add(lines, Ordering::Relaxed);
+        self.tally.dropped_records.fetch_add(records, Ordering::Relaxed);
     }
 
-    /// Sends what is left and waits (up to the wait, at least a second) for the thread.
+    /// Sends what is left and waits (up to the wait, at least a second, and the time
+    /// left to connect) for the thread.
     fn close(&mut self) {
         // The end (final header, .pcf, .row) gets its wait even after a stall: the run
         // is over, and a collector without it has no usable trace.
@@ -711,26 +898,37 @@ impl StreamTarget {
         self.push();
         // No more chunks: the thread ends once it has written those in the channel.
         self.chunks = None;
-        let wait = self.wait.max(Duration::from_secs(1));
+        self.tally.records.store(self.records, Ordering::Relaxed);
+        let connecting = match self.tally.connected.load(Ordering::Relaxed) {
+            true => Duration::ZERO,
+            false => self.connect,
+        };
+        let end = after(self.wait.max(Duration::from_secs(1)) + connecting);
         if let Some(thread) = self.thread.take() {
-            match self.finished.recv_timeout(wait) {
-                Err(RecvTimeoutError::Timeout) => warn!(
+            let ended = loop {
+                let Some(slice) = self.stop.slice(end) else { break false };
+                match self.finished.recv_timeout(slice) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break true,
+                }
+            };
+            if ended {
+                let _ = thread.join();
+            } else {
+                warn!(
                     "network trace stream {}: the collector did not take the end of the trace",
                     self.addr
-                ),
-                Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                    let _ = thread.join();
-                }
+                );
             }
         }
         // What the thread did not take: all of it once the thread has failed.
         let left = self.tally.queued_records.load(Ordering::Relaxed);
         let dropped = self.tally.dropped_records.fetch_add(left, Ordering::Relaxed) + left;
-        if let Some(reason) = self.tally.failed.get() {
-            warn!("network trace stream {}: {reason}", self.addr);
-        }
         if dropped > 0 {
-            warn!("network trace stream {}: {dropped} records dropped", self.addr);
+            warn!(
+                "network trace stream {}: {dropped} of {} records dropped",
+                self.addr, self.records
+            );
         }
         let sent = self.tally.sent_bytes.load(Ordering::Relaxed);
         info!("network trace stream {}: {sent} bytes sent", self.addr);
@@ -739,10 +937,32 @@ impl StreamTarget {
 
 impl Drop for StreamTarget {
     fn drop(&mut self) {
-        if self.thread.is_some() {
-            self.close();
+        if self.thread.is_none() {
+            return;
+        }
+        if self.records == 0 {
+            // A run that never began (a server stopped between runs, a setup that
+            // failed): the collector hears nothing of it, and the thread ends without
+            // connecting.
+            self.chunks = None;
+            return;
+        }
+        self.close();
+    }
+}
+
+/// Sends `chunk`, waiting for room until `end` (or less, once the server is stopping);
+/// whether it went.
+fn send_waiting(chunks: &Sender<Chunk>, mut chunk: Chunk, end: Instant, stop: &mut Stop) -> bool {
+    while let Some(slice) = stop.slice(end) {
+        match chunks.send_timeout(chunk, slice) {
+            Ok(()) => return true,
+            Err(SendTimeoutError::Timeout(back)) => chunk = back,
+            // The thread failed, which closed the channel.
+            Err(SendTimeoutError::Disconnected(_)) => return false,
         }
     }
+    false
 }
 
 /// Where `--trace-stream` sends the trace.
@@ -773,43 +993,107 @@ fn stream_addr(addr: &str) -> Result<StreamAddr, TraceSetupError> {
     }
 }
 
-/// Connects to the first of `addresses` (what `addr` resolved to) that accepts within
-/// 5 s.
-fn connect(addr: &str, addresses: &[std::net::SocketAddr], wait: Duration) -> Result<OpenSink, TraceSetupError> {
-    let mut failure = format!("--trace-stream {addr}: expected a host with an address, it resolves to none");
-    for socket in addresses {
-        match std::net::TcpStream::connect_timeout(socket, Duration::from_secs(5)) {
-            Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                // A collector that stops reading fails the writes instead of hanging them.
-                let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
-                return Ok(Box::new(move || Ok(Box::new(stream) as Box<dyn Write + Send>)));
-            }
-            Err(e) if addresses.len() == 1 => failure = format!("--trace-stream {addr}: cannot connect: {e}"),
-            Err(e) => failure = format!("--trace-stream {addr}: cannot connect to {socket}: {e}"),
-        }
-    }
-    Err(TraceSetupError(failure))
+/// The addresses `addr` (`HOST:PORT`, HOST a name or a numeric address) stands for now.
+fn resolve(addr: &str) -> Result<Vec<std::net::SocketAddr>, String> {
+    let host = addr.rsplit_once(':').map_or(addr, |(host, _)| host);
+    let resolved = std::net::ToSocketAddrs::to_socket_addrs(addr).map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    Ok(resolved.collect())
 }
 
-/// Writes the channel's chunks to the collector until the channel is closed and empty.
-/// A failure is told in `tally` and ends the thread, which closes the channel (the
-/// receiver is dropped on return, after `failed` is set): the chunks in it are dropped,
-/// still counted as queued (`close` counts them as dropped), later ones are refused,
-/// and a sender waiting for room stops waiting.
-fn stream_thread(open: OpenSink, chunks: Receiver<Chunk>, tally: &Tally) {
-    let fail = |reason: String| {
+/// Connects to the first of `addresses` that accepts within `attempt`; or says why none
+/// did.
+fn connect_first(addresses: &[std::net::SocketAddr], attempt: Duration) -> Result<std::net::TcpStream, String> {
+    let mut failure = "expected a host with an address, it resolves to none".to_string();
+    for socket in addresses {
+        match std::net::TcpStream::connect_timeout(socket, attempt) {
+            Ok(stream) => return Ok(stream),
+            Err(e) if addresses.len() == 1 => failure = format!("cannot connect: {e}"),
+            Err(e) => failure = format!("cannot connect to {socket}: {e}"),
+        }
+    }
+    Err(failure)
+}
+
+/// Connects to `addr`, resolved afresh at every round (a collector's container that
+/// restarted may have a new address), for up to `within`; gives up once `stop` is set.
+fn connect_retrying(
+    addr: &str,
+    within: Duration,
+    stop: &AtomicBool,
+    wait: Duration,
+) -> Result<Box<dyn Write + Send>, String> {
+    let end = after(within);
+    loop {
+        let attempt = end
+            .saturating_duration_since(Instant::now())
+            .clamp(CONNECT_RETRY, CONNECT_ATTEMPT);
+        let failure = match resolve(addr).and_then(|addresses| connect_first(&addresses, attempt)) {
+            Ok(stream) => return Ok(tcp_sink(stream, wait)),
+            Err(failure) => failure,
+        };
+        if stop.load(Ordering::Relaxed) {
+            return Err(format!("{failure}; the server stopped before it could connect"));
+        }
+        if end.saturating_duration_since(Instant::now()) <= CONNECT_RETRY {
+            return Err(format!(
+                "{failure} (tried for {} ms, --trace-stream-connect-ms)",
+                within.as_millis()
+            ));
+        }
+        std::thread::sleep(CONNECT_RETRY);
+    }
+}
+
+/// The sink of a connected collector.
+fn tcp_sink(stream: std::net::TcpStream, wait: Duration) -> Box<dyn Write + Send> {
+    let _ = stream.set_nodelay(true);
+    // A collector that stops reading fails the writes instead of hanging them.
+    let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
+    Box::new(stream)
+}
+
+/// Opens the named pipe (or file) `path` for writing: a pipe waits for its reader.
+fn open_pipe(path: &Path) -> Result<Box<dyn Write + Send>, String> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    Ok(Box::new(file))
+}
+
+/// Waits for the run's first records, opens the sink, then writes the channel's chunks
+/// until the channel is closed and empty. Nothing is opened before the first records:
+/// a run may wait long for its clients, and a collector reached then may be gone when
+/// the records come. A failure is logged, told in `tally`, and ends the thread, which
+/// closes the channel (the receiver is dropped on return, after `failed` is set): the
+/// chunks in it are dropped, still counted as queued (`close` counts them as dropped),
+/// later ones are refused, and a sender waiting for room stops waiting.
+fn stream_thread(addr: &str, open: OpenSink, chunks: Receiver<Chunk>, tally: &Tally) {
+    let fail = |reason: String, consequence: &str| {
+        warn!("network trace stream {addr}: {reason}; {consequence}");
         let _ = tally.failed.set(reason);
     };
+    // Closed without a chunk: the run never began.
+    let Ok(first) = chunks.recv() else { return };
     let mut out = match open() {
         Ok(out) => out,
-        Err(e) => return fail(format!("cannot open: {e}")),
+        Err(reason) => {
+            tally.queued_records.fetch_sub(first.1, Ordering::Relaxed);
+            tally.dropped_records.fetch_add(first.1, Ordering::Relaxed);
+            return fail(reason, "this run goes on untraced");
+        }
     };
-    for (chunk, lines) in &chunks {
-        tally.queued_records.fetch_sub(lines, Ordering::Relaxed);
+    tally.connected.store(true, Ordering::Relaxed);
+    for (chunk, records) in std::iter::once(first).chain(&chunks) {
+        tally.queued_records.fetch_sub(records, Ordering::Relaxed);
         if let Err(e) = out.write_all(&chunk) {
-            tally.dropped_records.fetch_add(lines, Ordering::Relaxed);
-            return fail(format!("the collector failed ({e}); the rest is dropped"));
+            tally.dropped_records.fetch_add(records, Ordering::Relaxed);
+            return fail(
+                format!("the collector failed: {e}"),
+                "the rest of this run's trace is dropped",
+            );
         }
         tally.sent_bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
@@ -946,11 +1230,13 @@ mod tests {
         let addr = listener.local_addr().expect("bound").to_string();
         // Accepted, never read.
         let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
-        let mut stream = StreamTarget::open(&addr, Duration::from_millis(50)).expect("connected");
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut stream =
+            StreamTarget::open(&addr, Duration::from_millis(50), StreamConnect::AtSetup, &stop).expect("connected");
         let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
         let started = Instant::now();
         for _ in 0..200_000 {
-            stream.send(&line);
+            stream.send(&line, 1);
         }
         stream.close();
         // 20 MB could never fit the queue and the socket buffers.
@@ -997,6 +1283,20 @@ mod tests {
                     ..args(Path::new("n.prv"))
                 },
                 "--trace-devices empty item in `sw,,x`: expected name patterns or level=N[-M], separated by commas",
+            ),
+            (
+                TraceArgs {
+                    trace_stream_wait_ms: u64::MAX,
+                    ..TraceArgs::default()
+                },
+                "--trace-stream-wait-ms 18446744073709551615: at most 3600000 (an hour)",
+            ),
+            (
+                TraceArgs {
+                    trace_stream_connect_ms: MAX_STREAM_WAIT_MS + 1,
+                    ..args(Path::new("n.prv"))
+                },
+                "--trace-stream-connect-ms 3600001: at most 3600000 (an hour)",
             ),
         ];
         for (args, message) in cases {
@@ -1047,10 +1347,15 @@ mod tests {
         };
         let config = nothing.config(SERVE_DATE).expect("valid flags");
         assert!(
-            build(&network(), config.as_ref(), &crate::config::Split::Threads(1))
-                .expect_err("refused")
-                .to_string()
-                .starts_with("--trace-devices: the device selection matches no device of the network")
+            build(
+                &network(),
+                config.as_ref(),
+                &crate::config::Split::Threads(1),
+                &Arc::new(AtomicBool::new(false))
+            )
+            .expect_err("refused")
+            .to_string()
+            .starts_with("--trace-devices: the device selection matches no device of the network")
         );
         assert_eq!(
             std::fs::read_dir(&dir).map(|d| d.count()).ok(),

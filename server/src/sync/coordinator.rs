@@ -198,6 +198,8 @@ pub struct Coordinator {
     sim: Box<dyn Network + Send>,
     /// what the network trace held, once finished
     trace: Option<TraceSummary>,
+    /// what the trace's stream does, for the report
+    stream: Option<crate::network_trace::StreamStatus>,
     clients: BTreeMap<ClientId, Client>,
     /// clients that ever connected
     connected: usize,
@@ -234,6 +236,7 @@ impl Coordinator {
             config,
             sim,
             trace: None,
+            stream: None,
             clients: BTreeMap::new(),
             connected: 0,
             records: Slab::new(),
@@ -252,6 +255,11 @@ impl Coordinator {
             stopped: None,
             applications: BTreeMap::new(),
         }
+    }
+
+    /// Tells in the report what the network trace's stream did, if it has one.
+    pub fn report_stream(&mut self, stream: Option<crate::network_trace::StreamStatus>) {
+        self.stream = stream;
     }
 
     /// Why the run cannot go on, if it cannot: the clients cannot be answered.
@@ -948,6 +956,7 @@ impl Coordinator {
         Report {
             run: 1,
             stopped: self.stopped.map(|s| s.to_string()),
+            trace_stream: self.stream.as_ref().map(crate::network_trace::StreamStatus::report),
             simulation: SimulationReport {
                 network: self.config.network.describe(),
                 clients: self.clients.values().map(|c| c.report.clone()).collect(),

@@ -83,8 +83,11 @@ pub async fn serve(
         let stop_flag = Arc::clone(&stop_flag);
         Box::new(move |run| {
             let trace = config.trace.as_ref().map(|t| t.for_run(run));
-            let sim = crate::network_trace::build(&config.network, trace.as_ref(), &config.split)?;
-            Ok(Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag)))
+            let (sim, stream) =
+                crate::network_trace::build(&config.network, trace.as_ref(), &config.split, &stop_flag)?;
+            let mut coordinator = Coordinator::with_network(config.clone(), sim, Arc::clone(&stop_flag));
+            coordinator.report_stream(stream);
+            Ok(coordinator)
         })
     };
     let (control, control_rx) = std::sync::mpsc::channel();

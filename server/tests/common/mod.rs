@@ -6,7 +6,8 @@
 use std::io::{BufRead, BufReader, Lines};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStderr, Command, Stdio};
-use std::time::Duration;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
 
 use vesper_protocol::{ClientMessage, DataMessage, Token, WireTime};
 
@@ -18,6 +19,45 @@ pub fn start(extra: &[&str]) -> (Child, SocketAddr) {
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     (child, addr)
+}
+
+/// [`start`], the server's log lines coming through a channel as they are written
+/// (for [`wait_for_log`]).
+pub fn start_logged(extra: &[&str]) -> (Child, SocketAddr, Receiver<String>) {
+    let (child, addr, lines) =
+        start_listening(&[&["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"], extra].concat());
+    (child, addr, log_channel(lines))
+}
+
+/// The log lines of a process, sent as they come; read until the process closes its
+/// standard error, so that it never blocks on a full pipe.
+pub fn log_channel(lines: Lines<BufReader<ChildStderr>>) -> Receiver<String> {
+    let (sender, log) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    log
+}
+
+/// Waits up to `within`, in all, for a log line that holds `what`; the lines up to
+/// it, it included.
+pub fn wait_for_log(log: &Receiver<String>, what: &str, within: Duration) -> String {
+    let end = Instant::now() + within;
+    let mut seen = String::new();
+    loop {
+        match log.recv_timeout(end.saturating_duration_since(Instant::now())) {
+            Ok(line) => {
+                seen.push_str(&line);
+                seen.push('\n');
+                if line.contains(what) {
+                    return seen;
+                }
+            }
+            Err(e) => panic!("no log line with `{what}` within {within:?} ({e}); got:\n{seen}"),
+        }
+    }
 }
 
 /// Starts `vesper ARGS` (a command that listens, logging "listening on ADDR") and
