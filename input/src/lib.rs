@@ -129,6 +129,41 @@ pub fn open(path: &Path) -> Result<File, InputError> {
     Ok(file)
 }
 
+/// Creates (or truncates) `path` for writing, as `File::create` does, but never waits
+/// for a FIFO's reader: a named pipe that no one reads is refused ("a FIFO (named pipe)
+/// with no reader"), one with its reader there (`/dev/stdout` piped into another
+/// program, say) is written to.
+pub fn create(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            // Opening a FIFO for writing waits for a reader unless non-blocking, which
+            // fails at once (ENXIO) when there is none. With the reader there, the
+            // blocking open that follows returns at once too.
+            let probe = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => io::Error::other("a FIFO (named pipe) with no reader"),
+                    _ => e,
+                })?;
+            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            drop(probe);
+            return Ok(file);
+        }
+    }
+    File::create(path)
+}
+
+/// Writes `bytes` to `path` as `std::fs::write` does, through [`create`]: never waits
+/// for a FIFO's reader.
+pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
+    use std::io::Write as _;
+    create(path)?.write_all(bytes.as_ref())
+}
+
 /// The bytes of the regular file `path`, refused unread if it holds more than `limit`.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let file = open(path)?;

@@ -428,7 +428,7 @@ fn emit_routes(path: Option<&Path>, routes: &RouteList, net: &NamedTopology, for
     };
     match path {
         Some(p) => {
-            let file = std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            let file = vesper_input::create(p).with_context(|| format!("cannot write {}", p.display()))?;
             let Err(e) = write(&mut std::io::BufWriter::new(file)) else {
                 return Ok(());
             };
@@ -449,7 +449,7 @@ fn emit_routes(path: Option<&Path>, routes: &RouteList, net: &NamedTopology, for
 /// Writes `text` to `path`, or to standard output.
 fn emit(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        Some(p) => vesper_input::write(p, text).with_context(|| format!("cannot write {}", p.display())),
         None => {
             use std::io::Write as _;
             match std::io::stdout().write_all(text.as_bytes()) {

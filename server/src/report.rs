@@ -181,7 +181,7 @@ impl ReportWriter {
             }
             Some(path) => Target::File {
                 path: path.to_path_buf(),
-                file: std::fs::File::create(path).map_err(|e| cannot(path, e))?,
+                file: vesper_input::create(path).map_err(|e| cannot(path, e))?,
             },
         };
         let lines = keep_serving && !matches!(target, Target::PerRun(_));
@@ -214,7 +214,8 @@ impl ReportWriter {
             }
             Target::PerRun(pattern) => {
                 let path = crate::config::per_run(pattern, report.run);
-                std::fs::write(&path, json).map_err(|e| format!("--stats {}: cannot write it: {e}", path.display()))?;
+                vesper_input::write(&path, json)
+                    .map_err(|e| format!("--stats {}: cannot write it: {e}", path.display()))?;
                 Ok(path.display().to_string())
             }
         }

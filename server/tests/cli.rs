@@ -710,3 +710,53 @@ fn a_negative_value_is_refused_by_what_the_option_expects() {
         assert!(!stderr.contains("unexpected argument"), "{args:?}: {stderr}");
     }
 }
+
+/// An output at a named pipe no one reads is refused at once, naming it, instead of
+/// waiting for ever for a reader; one with its reader there is written.
+#[test]
+fn an_output_at_a_named_pipe_with_no_reader_is_refused_not_waited_on() {
+    let dir = std::env::temp_dir().join(format!("vesper-fifo-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let fifo = dir.join("out.prv");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.to_str().expect("UTF-8").to_string();
+    for args in [
+        vec!["run", "--save-trace", fifo.as_str()],
+        vec!["topo", "--dot", fifo.as_str()],
+        vec!["run", "--trace", fifo.as_str()],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("vesper runs");
+        let status = wait_up_to(&mut child, 60);
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .expect("piped")
+            .read_to_string(&mut stderr)
+            .expect("text");
+        assert!(!status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("a FIFO (named pipe) with no reader")
+                || stderr.contains("is a FIFO (named pipe): the trace is written whole"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // With a reader there, the pipe is written.
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read_to_string(&fifo).expect("the pipe read")
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let out = vesper(&["topo", "--preset", "crossbar", "--dot", &fifo]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let drawn = reader.join().expect("read");
+    assert!(drawn.contains("graph") && drawn.contains("host0"), "{drawn}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -242,7 +242,7 @@ pub fn write_output(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let create = |name: &str| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
         let path = dir.join(name);
-        let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file = vesper_input::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(std::io::BufWriter::new(file))
     };
     let mut json = create("result.json")?;
@@ -649,7 +649,7 @@ pub fn run_on(
                 .map_err(|reason| anyhow::anyhow!("workload {}: {reason}", workload.name))?;
             if let Some(path) = &args.save_trace {
                 let mut file = std::io::BufWriter::new(
-                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                    vesper_input::create(path).with_context(|| format!("cannot create {}", path.display()))?,
                 );
                 dim::write(&workload, &mut file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 std::io::Write::flush(&mut file).with_context(|| format!("cannot write {}", path.display()))?;

@@ -147,7 +147,7 @@ pub fn topo(mut args: TopoArgs, notes: &mut dyn std::io::Write) -> anyhow::Resul
             FabricConfig::MultiRail { rails, .. } => crate::network_summary::dot_rails(rails, network.hosts),
             FabricConfig::Ideal(_) => String::new(),
         };
-        std::fs::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;
+        vesper_input::write(path, picture).with_context(|| format!("--dot {}: cannot write", path.display()))?;
         note!(notes, "picture written to {}", path.display());
     }
     Ok(Topo::Summary {
@@ -209,7 +209,7 @@ pub fn write_map_files(
     };
     if let Some(path) = map {
         let text = vesper_map2topo::MapFile::from_rails(&rails, vesper_map2topo::WriteOptions::default())?.to_string();
-        std::fs::write(path, text).with_context(|| format!("--write-map {}: cannot write", path.display()))?;
+        vesper_input::write(path, text).with_context(|| format!("--write-map {}: cannot write", path.display()))?;
         note!(notes, "map written to {}", path.display());
     }
     if let Some(path) = routes {
@@ -221,7 +221,7 @@ pub fn write_map_files(
                 _ => rail_file(path, r),
             };
             let list = vesper_map2topo::generate::routes_of(&net.topology).map_err(anyhow::Error::msg)?;
-            std::fs::write(&path, vesper_map2topo::routes::write_canonical(&list, net))
+            vesper_input::write(&path, vesper_map2topo::routes::write_canonical(&list, net))
                 .with_context(|| format!("--write-routes {}: cannot write", path.display()))?;
             note!(notes, "{} routes written to {}", list.len(), path.display());
         }

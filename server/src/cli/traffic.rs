@@ -334,7 +334,7 @@ pub fn traffic_on(
         }
     }
     if let Some(path) = args.svg.as_ref().filter(|_| split.writes()) {
-        std::fs::write(path, traffic_sweep::svg(&curves))
+        vesper_input::write(path, traffic_sweep::svg(&curves))
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;
         note!(notes, "plot written to {}", path.display());
     }

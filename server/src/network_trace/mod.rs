@@ -316,7 +316,31 @@ impl Default for TraceArgs {
 /// Checks that `file`, given with `flag`, names a trace file (`FILE.prv` or
 /// `FILE.prv.gz`) in an existing directory.
 pub fn check_file_name(file: &Path, flag: &str) -> Result<(), TraceSetupError> {
-    sibling_names(file, flag)?;
+    let (pcf, row) = sibling_names(file, flag)?;
+    // The trace is written whole when its run ends: a named pipe (or anything but a
+    // regular file) in its place would be found only then.
+    for path in [file, &pcf, &row] {
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        if !meta.is_file() {
+            #[cfg(unix)]
+            let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type());
+            #[cfg(not(unix))]
+            let fifo = false;
+            let what = match (meta.is_dir(), fifo) {
+                (true, _) => "a directory",
+                (_, true) => {
+                    "a FIFO (named pipe): the trace is written whole as its run ends; stream it with \
+                              --trace-stream PATH instead"
+                }
+                _ => "not a regular file",
+            };
+            return Err(TraceSetupError(format!(
+                "{flag} {}: {} is {what}",
+                file.display(),
+                path.display()
+            )));
+        }
+    }
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return Err(TraceSetupError(format!(
             "{flag} {}: expected an existing directory, {} is not one",
@@ -583,7 +607,7 @@ impl FileTarget {
         .map_err(|e| context("cannot write", &self.spool_path, e));
         spooled?;
         let write = || -> io::Result<()> {
-            let mut out = BufWriter::new(File::create(&self.path)?);
+            let mut out = BufWriter::new(vesper_input::create(&self.path)?);
             if self.gzip {
                 let mut member = GzEncoder::new(&mut out, Compression::default());
                 member.write_all(header.as_bytes())?;
@@ -601,8 +625,8 @@ impl FileTarget {
         let (pcf_path, row_path) = sibling_names(&self.path, "trace").map_err(|e| io::Error::other(e.0))?;
         match sidecars {
             Some((pcf, row)) => {
-                std::fs::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
-                std::fs::write(&row_path, row).map_err(|e| context("cannot write", &row_path, e))?;
+                vesper_input::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
+                vesper_input::write(&row_path, row).map_err(|e| context("cannot write", &row_path, e))?;
             }
             None => {
                 for path in [&pcf_path, &row_path] {
