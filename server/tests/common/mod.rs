@@ -198,7 +198,13 @@ pub fn served(server: Command, network: &[&str], workloads: &[&[&str]]) -> Vec<s
             wait_for(&format!("client {} connected", k - 1));
         }
         let child = Command::new(env!("CARGO_BIN_EXE_vesper"))
-            .args([&["run", "--json", "--server", &addr], *workload].concat())
+            .args(
+                [
+                    &["run", "--json", "--server", &addr, "--application", &k.to_string()],
+                    *workload,
+                ]
+                .concat(),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
