@@ -187,6 +187,8 @@ pub enum Parameter {
     BufferBytes,
     /// [`WormholeParams::bubble`](crate::WormholeParams::bubble)
     Bubble,
+    /// the round-robin arbiters' first port ([`InitialPointer`](crate::InitialPointer))
+    InitialPointer,
     /// the rails of a multi-rail network
     Rails,
     /// the topology (its error names the part)

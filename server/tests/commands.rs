@@ -173,6 +173,21 @@ fn the_served_network_trace_takes_a_date_in_paraver_form() {
         &["--trace-date", "22/11/26"],
         "expected DD/MM/YYYY at HH:MM, e.g. \"22/11/2026 at 09:30\", found \"22/11/26\"",
     );
+    // Well shaped, but no day or time: it would go into the trace's header as given.
+    for (date, expected) in [
+        ("99/99/9999 at 99:99", "month 99: expected 01 to 12"),
+        ("31/04/2026 at 10:00", "day 31: month 04 of 2026 has days 01 to 30"),
+        ("29/02/2026 at 10:00", "day 29: month 02 of 2026 has days 01 to 28"),
+        ("00/01/2026 at 10:00", "day 00: month 01 of 2026 has days 01 to 31"),
+        ("01/01/2026 at 24:00", "24:00: expected a time of day, 00:00 to 23:59"),
+        ("01/01/2026 at 12:60", "12:60: expected a time of day"),
+    ] {
+        assert_serve_refuses(&["--trace-date", date], expected);
+        assert_refuses(&["run", "--trace-date", date], expected);
+    }
+    for date in ["29/02/2024 at 23:59", "31/12/1999 at 00:00"] {
+        assert!(vesper_server::cli::paraver_date(date).is_ok(), "{date}");
+    }
 }
 
 #[test]
@@ -186,6 +201,30 @@ fn bad_options_are_refused_with_a_clear_message() {
     ] {
         assert_serve_refuses(&args, expected);
     }
+    assert_refuses(
+        &[
+            "run",
+            "--preset",
+            "kary-ntree",
+            "--switch",
+            "wormhole",
+            "--initial-pointer",
+            "999",
+        ],
+        "initial_pointer: port 999 is beyond the largest switch's ports (0 to 7); give a port below 8, or \"random\"",
+    );
+    let pointer = |port: &str| {
+        vesper(&[
+            "topo",
+            "--preset",
+            "kary-ntree",
+            "--switch",
+            "wormhole",
+            "--initial-pointer",
+            port,
+        ])
+    };
+    assert!(pointer("7").success && !pointer("7").stderr.contains("cannot be simulated"));
 }
 
 #[test]

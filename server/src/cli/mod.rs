@@ -286,22 +286,43 @@ pub fn seconds_or_none(text: &str) -> Result<std::time::Duration, String> {
     }
 }
 
-/// A Paraver header date, `DD/MM/YYYY at HH:MM`, as given.
+/// A Paraver header date, `DD/MM/YYYY at HH:MM`, as given: a day of the calendar (29
+/// February in leap years only) and a time of day (00:00 to 23:59).
 pub fn paraver_date(text: &str) -> Result<String, String> {
-    let digits = |part: &str, n: usize| part.len() == n && part.bytes().all(|b| b.is_ascii_digit());
-    let shaped = text.split_once(" at ").is_some_and(|(day, time)| {
-        let day: Vec<&str> = day.split('/').collect();
-        let time: Vec<&str> = time.split(':').collect();
-        matches!(day[..], [d, m, y] if digits(d, 2) && digits(m, 2) && digits(y, 4))
-            && matches!(time[..], [h, min] if digits(h, 2) && digits(min, 2))
-    });
-    if shaped {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "expected DD/MM/YYYY at HH:MM, e.g. \"22/11/2026 at 09:30\", found \"{text}\""
-        ))
+    let expected = || format!("expected DD/MM/YYYY at HH:MM, e.g. \"22/11/2026 at 09:30\", found \"{text}\"");
+    let number = |part: &str, n: usize| -> Option<u32> {
+        (part.len() == n && part.bytes().all(|b| b.is_ascii_digit())).then(|| part.parse().ok())?
+    };
+    let (day, time) = text.split_once(" at ").ok_or_else(expected)?;
+    let day: Vec<&str> = day.split('/').collect();
+    let time: Vec<&str> = time.split(':').collect();
+    let ([d, m, y], [h, min]) = (&day[..], &time[..]) else {
+        return Err(expected());
+    };
+    let (Some(d), Some(m), Some(y), Some(h), Some(min)) =
+        (number(d, 2), number(m, 2), number(y, 4), number(h, 2), number(min, 2))
+    else {
+        return Err(expected());
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return Err(format!("\"{text}\": month {m:02}: expected 01 to 12")),
+    };
+    if !(1..=days).contains(&d) {
+        return Err(format!(
+            "\"{text}\": day {d:02}: month {m:02} of {y} has days 01 to {days}"
+        ));
     }
+    if h > 23 || min > 59 {
+        return Err(format!(
+            "\"{text}\": {h:02}:{min:02}: expected a time of day, 00:00 to 23:59"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 pub mod bench;

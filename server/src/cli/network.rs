@@ -56,6 +56,7 @@ pub fn field_of(parameter: Parameter) -> Option<Field> {
         Parameter::FlitBytes => Field::FlitBytes,
         Parameter::BufferBytes => Field::BufferBytes,
         Parameter::Bubble => Field::Bubble,
+        Parameter::InitialPointer => Field::InitialPointer,
         Parameter::Rails => Field::Rails,
         _ => return None,
     })

@@ -62,6 +62,18 @@ pub enum WormholeError {
          virtual channels; turn bubble flow control on (or use a mesh)"
     )]
     RingsNeedBubble,
+    /// a round-robin pointer's first port beyond every switch's ports
+    #[error(
+        "initial_pointer: port {port} is beyond the largest switch's ports (0 to {}); give a port below {ports}, or \
+         \"random\"",
+        ports - 1
+    )]
+    PointerBeyondPorts {
+        /// the port given
+        port: u32,
+        /// the largest switch's ports
+        ports: u32,
+    },
     /// switches of one network given different wormhole parameters
     #[error("one set of wormhole parameters for the whole network")]
     OneParameterSet,
@@ -74,6 +86,7 @@ impl WormholeError {
             WormholeError::EmptyFlit | WormholeError::FlitLargerThanPackets { .. } => Parameter::FlitBytes,
             WormholeError::BufferTooSmall { .. } | WormholeError::BubbleTooSmall { .. } => Parameter::BufferBytes,
             WormholeError::RingsNeedBubble => Parameter::Bubble,
+            WormholeError::PointerBeyondPorts { .. } => Parameter::InitialPointer,
             WormholeError::OneParameterSet => Parameter::SwitchKind,
         }
     }

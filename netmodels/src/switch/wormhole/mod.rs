@@ -471,6 +471,25 @@ impl WormholeFabric {
             } => Some(Rng::new(seed)),
             _ => None,
         };
+        // A fixed first port must be a port of some switch (a switch with fewer ports
+        // starts at it modulo its ports).
+        if let Arbitration::RoundRobin {
+            initial: InitialPointer::Fixed(port),
+        } = params.arbitration
+        {
+            let switches = (wiring.port_base.len() as u32).saturating_sub(wiring.hosts);
+            let ports = (0..switches)
+                .map(|s| wiring.switch_ports(crate::SwitchId(s)))
+                .max()
+                .unwrap_or(1);
+            if port >= ports.max(1) {
+                return Err(WormholeError::PointerBeyondPorts {
+                    port,
+                    ports: ports.max(1),
+                }
+                .into());
+            }
+        }
         let mut outs = crate::simulation::room_for(wiring.owner.len(), "output ports")?;
         let mut ins = crate::simulation::room_for(wiring.owner.len(), "input ports")?;
         for (&owner, peer) in wiring.owner.iter().zip(&wiring.peer) {
