@@ -186,7 +186,7 @@ fn the_served_network_trace_takes_a_date_in_paraver_form() {
         assert_refuses(&["run", "--trace-date", date], expected);
     }
     for date in ["29/02/2024 at 23:59", "31/12/1999 at 00:00"] {
-        assert!(vesper_server::cli::paraver_date(date).is_ok(), "{date}");
+        assert!(cli::paraver_date(date).is_ok(), "{date}");
     }
 }
 
