@@ -35,7 +35,8 @@
 //! - a client that stops part way through a line or a batch, or leaves replies unread,
 //!   for `client_timeout` is dropped; a connection that sends no well-formed line within
 //!   `silent_timeout` is closed, and the oldest such connection makes room for a new
-//!   one when `max_connections` are open.
+//!   one when `max_connections` are open (or as many as one address may have, from its
+//!   address: the listener refuses more clients than that from one address).
 //!
 //! The one wait with no limit is the one the synchronisation needs: a client that has
 //! its last reply and sends nothing is computing, as far as the server can tell (a
@@ -47,9 +48,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -84,7 +86,7 @@ pub enum Control {
         /// its socket (non-blocking, `TCP_NODELAY` set)
         stream: std::net::TcpStream,
         /// its address
-        peer: String,
+        peer: SocketAddr,
     },
     /// stop now
     Shutdown,
@@ -113,12 +115,97 @@ pub struct Occupancy {
     pub open: AtomicUsize,
     /// of which have not sent a well-formed line yet (they make room for new ones)
     pub silent: AtomicUsize,
+    /// the same counts for each origin ([`origin`]) with a connection open
+    by_origin: Mutex<BTreeMap<IpAddr, Counts>>,
+}
+
+/// Connections open from one origin.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// connections open
+    pub open: usize,
+    /// of which have not sent a well-formed line yet
+    pub silent: usize,
+}
+
+impl Occupancy {
+    /// A connection from `peer` opens, not spoken yet, unless its origin has `limit`
+    /// clients (connections that have spoken) already (`None`: no limit): then `Err` with
+    /// their number.
+    pub fn open(&self, peer: SocketAddr, limit: Option<usize>) -> Result<(), usize> {
+        let key = origin(peer.ip());
+        let mut by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut counts = by_origin.get(&key).copied().unwrap_or_default();
+        let clients = counts.open.saturating_sub(counts.silent);
+        if limit.is_some_and(|limit| clients >= limit) {
+            return Err(clients);
+        }
+        counts.open += 1;
+        counts.silent += 1;
+        by_origin.insert(key, counts);
+        self.open.fetch_add(1, Ordering::AcqRel);
+        self.silent.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The connections open from the origin of `peer`.
+    pub fn from_origin(&self, peer: SocketAddr) -> Counts {
+        let by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        by_origin.get(&origin(peer.ip())).copied().unwrap_or_default()
+    }
+
+    /// A connection from `peer` is no longer silent: it has spoken, or closed without a
+    /// well-formed line.
+    fn not_silent(&self, peer: SocketAddr) {
+        self.silent.fetch_sub(1, Ordering::AcqRel);
+        self.count(peer, |counts| counts.silent = counts.silent.saturating_sub(1));
+    }
+
+    /// A connection from `peer` is closed (the server no longer reads it).
+    fn close(&self, peer: SocketAddr) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+        self.count(peer, |counts| counts.open = counts.open.saturating_sub(1));
+    }
+
+    /// Changes the counts of the origin of `peer`; an origin with nothing left is
+    /// forgotten.
+    fn count(&self, peer: SocketAddr, change: impl FnOnce(&mut Counts)) {
+        let key = origin(peer.ip());
+        let mut by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(counts) = by_origin.get_mut(&key) {
+            change(counts);
+            if *counts == Counts::default() {
+                by_origin.remove(&key);
+            }
+        }
+    }
+}
+
+/// Where a connection comes from, as the limit per address counts: its IPv4 address
+/// (also when it comes as an IPv4-mapped IPv6 address), or the /64 of its IPv6 address
+/// (a single IPv6 host usually has a whole /64 to pick addresses from).
+pub fn origin(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    }
+}
+
+/// [`origin`] as the log names it: `127.0.0.1`, `2001:db8::/64`.
+pub fn origin_text(ip: IpAddr) -> String {
+    match origin(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("{v6}/64"),
+    }
 }
 
 struct Connection {
     stream: TcpStream,
     session: Session,
-    peer: String,
+    peer: SocketAddr,
     input: BytesMut,
     /// reply bytes the socket did not take yet
     output: Vec<u8>,
@@ -180,7 +267,7 @@ impl Connection {
         }
         self.pending.push_front(SessionEvent::Connect {
             client,
-            peer: self.peer.clone(),
+            peer: self.peer.to_string(),
         });
     }
 
@@ -499,7 +586,7 @@ impl Driver {
             .poll
             .registry()
             .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
-        self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+        self.occupancy.close(conn.peer);
         true
     }
 
@@ -570,7 +657,7 @@ impl Driver {
         }
     }
 
-    fn accept(&mut self, client: ClientId, stream: std::net::TcpStream, peer: String) {
+    fn accept(&mut self, client: ClientId, stream: std::net::TcpStream, peer: SocketAddr) {
         let mut stream = TcpStream::from_std(stream);
         if let Err(e) = self
             .poll
@@ -578,8 +665,8 @@ impl Driver {
             .register(&mut stream, Token(client as usize), Interest::READABLE)
         {
             warn!("client {client} ({peer}): cannot watch the socket: {e}; connection dropped");
-            self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
-            self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+            self.occupancy.close(peer);
+            self.occupancy.not_silent(peer);
             return;
         }
         // Full: the oldest connection that has not spoken makes room.
@@ -592,7 +679,23 @@ impl Driver {
             );
             self.drop_connection(oldest);
         }
-        let session = Session::new(client, &peer, self.limits);
+        // As many from its address as allowed: the oldest from there that has not
+        // spoken makes room.
+        if let Some(limit) = self.config.per_address_limit()
+            && self.occupancy.from_origin(peer).open > limit
+            && let Some((&oldest, conn)) = self
+                .connections
+                .iter()
+                .find(|(_, c)| !c.spoke && !c.gone && origin(c.peer.ip()) == origin(peer.ip()))
+        {
+            info!(
+                "connection from {}: closed, it sent no well-formed line and a new connection from {} needs its place (--max-connections-per-address {limit})",
+                conn.peer,
+                origin_text(peer.ip())
+            );
+            self.drop_connection(oldest);
+        }
+        let session = Session::new(client, &peer.to_string(), self.limits);
         let now = Instant::now();
         self.connections.insert(
             client,
@@ -698,7 +801,7 @@ impl Driver {
             return;
         };
         conn.spoke = true;
-        self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+        self.occupancy.not_silent(conn.peer);
         if self.members < self.config.clients {
             conn.join(client);
             self.members += 1;
@@ -781,7 +884,7 @@ impl Driver {
                         conn.peer
                     );
                 }
-                self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+                self.occupancy.not_silent(conn.peer);
                 self.connections.remove(&client);
                 return;
             }
@@ -900,5 +1003,51 @@ impl Driver {
             .poll
             .registry()
             .reregister(&mut conn.stream, Token(client as usize), Interest::READABLE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(text: &str) -> SocketAddr {
+        text.parse().expect("a socket address")
+    }
+
+    #[test]
+    fn an_origin_is_an_ipv4_address_or_an_ipv6_slash_64() {
+        let ip = |text: &str| peer(text).ip();
+        assert_eq!(origin_text(ip("10.0.0.7:5000")), "10.0.0.7");
+        assert_eq!(origin(ip("[::ffff:10.0.0.7]:5000")), ip("10.0.0.7:1"));
+        assert_eq!(origin_text(ip("[2001:db8:1:2:aaaa::1]:5000")), "2001:db8:1:2::/64");
+        assert_eq!(
+            origin(ip("[2001:db8:1:2:aaaa::1]:1")),
+            origin(ip("[2001:db8:1:2:bbbb::9]:2"))
+        );
+        assert_ne!(origin(ip("[2001:db8:1:2::1]:1")), origin(ip("[2001:db8:1:3::1]:1")));
+    }
+
+    #[test]
+    fn an_origin_has_as_many_clients_as_allowed_and_silent_connections_do_not_count() {
+        let occupancy = Occupancy::default();
+        let (a, b) = (peer("10.0.0.1:1"), peer("10.0.0.2:1"));
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.open(a, Some(2)).expect("room");
+        // Silent, they make room for more.
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.not_silent(a);
+        occupancy.not_silent(a);
+        assert_eq!(occupancy.open(a, Some(2)), Err(2));
+        assert_eq!(occupancy.open(a, None), Ok(()));
+        occupancy.open(b, Some(2)).expect("another origin");
+        assert_eq!(occupancy.from_origin(a), Counts { open: 4, silent: 2 });
+        // A client leaves: room again; an origin with nothing open is forgotten.
+        occupancy.close(a);
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.close(b);
+        occupancy.not_silent(b);
+        assert_eq!(occupancy.from_origin(b), Counts::default());
+        assert_eq!(occupancy.by_origin.lock().expect("unpoisoned").len(), 1);
+        assert_eq!(occupancy.open.load(Ordering::Acquire), 4);
     }
 }
