@@ -912,3 +912,121 @@ fn without_a_limit_per_address_one_address_may_take_every_connection() {
     signal(&child, "TERM");
     assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
 }
+
+/// Issue 42 item 5, scaled down (there `--max-connections 10 --client-timeout 5` kept a
+/// clean client out for 51 s, 256 × 60 s at the defaults): connections that each send a
+/// well-formed batch and stall part way through the next line fill `--max-connections`
+/// while a client holds the run under way. Waiting for the next run, they used to be
+/// left unread until their turn, then cost a run of `--client-timeout` each, one after
+/// the other. Now a waiting connection is read to the end of the line or batch it
+/// started, and dropped if it stalls there: the stalled ones go within about the
+/// timeout, at once, and cost no run, while one that sends its batch slowly in pieces
+/// stays and is served in its turn, and a clean client gets in.
+#[test]
+fn connections_that_stall_while_waiting_for_the_next_run_are_dropped_and_cost_no_run() {
+    let timeout = 2;
+    let (mut child, addr, mut log) = serve_logged(&[
+        "--keep-serving",
+        "--max-connections",
+        "5",
+        "--client-timeout",
+        &timeout.to_string(),
+    ]);
+    // A client of run 1 that computes (for the server: it sends nothing after a reply).
+    let mut first = LegacyConnection::connect(addr).expect("connects");
+    let reply = first
+        .exchange(&[
+            send(6500.0, 0, 1),
+            ClientMessage::Stop(WireTime(6500.0)),
+            ClientMessage::End,
+        ])
+        .expect("reply");
+    assert!(reply.completions.is_empty());
+    let stalled: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut stream = connect_from(HERE, addr);
+            stream
+                .write_all(b"SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\nSTOP 6500\nEND\nSTOP 65")
+                .expect("written");
+            stream
+        })
+        .collect();
+    for _ in &stalled {
+        log.wait_for("waits for the next run", 10);
+    }
+    let stalled_at = Instant::now();
+    // Live but slow: its batch in pieces, each within the timeout, the whole longer.
+    let slow = std::thread::spawn(move || {
+        let mut stream = connect_from(HERE, addr);
+        let pieces: [&[u8]; 4] = [
+            b"SEND 6500 0 1 7 10",
+            b"24 0x3 0x4 0 1 0 0\nST",
+            b"OP 1000000",
+            b"000\nEND\n",
+        ];
+        for piece in pieces {
+            stream.write_all(piece).expect("written");
+            std::thread::sleep(Duration::from_millis(900));
+        }
+        let mut reply = [0u8; 256];
+        let n = stream.read(&mut reply).expect("its reply");
+        stream.write_all(b"FINISH\n").expect("finish");
+        String::from_utf8_lossy(&reply[..n]).into_owned()
+    });
+    log.wait_for("waits for the next run", 10);
+    // Full (--max-connections 5): a clean client is refused (the server closes its
+    // connection at once) until the stalled ones go.
+    let clean = loop {
+        assert!(
+            stalled_at.elapsed() < Duration::from_secs(4 * timeout),
+            "stalled connections waiting for the next run kept a clean client out for {:?}",
+            stalled_at.elapsed()
+        );
+        let mut stream = connect_from(HERE, addr);
+        stream.write_all(TRANSCRIPT).expect("written");
+        if waits_for_the_next_run(&mut stream, &mut log) {
+            break stream;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    first.finish().expect("finish");
+    assert_eq!(
+        slow.join().expect("the slow client"),
+        "COMPLETED SEND 10810 0 1 1024 0x3 0x4 0 1 6500\nEND\n",
+        "served in run 2"
+    );
+    let mut text = String::new();
+    (&clean).read_to_string(&mut text).expect("its replies");
+    assert_eq!(text, TRANSCRIPT_REPLY, "served in run 3");
+    drop(stalled);
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+    let rest = log.all();
+    let dropped = rest
+        .lines()
+        .filter(|l| l.contains("while waiting for the next run") && l.contains("--client-timeout"))
+        .count();
+    assert_eq!(dropped, 3, "{rest}");
+    // The stalled connections had no run of their own.
+    let runs: Vec<serde_json::Value> = {
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut stdout)
+            .expect("reports");
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let clients: Vec<_> = runs
+        .iter()
+        .map(|r| (r["run"].clone(), r["simulation"]["messages"].clone()))
+        .collect();
+    assert_eq!(
+        clients,
+        [(1.into(), 1.into()), (2.into(), 1.into()), (3.into(), 1.into())]
+    );
+}

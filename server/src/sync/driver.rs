@@ -17,10 +17,12 @@
 //!
 //! Runs: a run is the group of `clients` clients the server waits for. A connection
 //! joins the run under way with its first well-formed line if the run still has room;
-//! otherwise it waits, unread past that first piece, for the next run. When every
-//! client of a run has finished (or left), its report goes out, its connections are
-//! closed, and the next run starts on a fresh network at time zero with the clients
-//! that wait, in the order they spoke; nothing of a run outlives it.
+//! otherwise it waits for the next run, read only to the end of the line or batch it
+//! started (at most [`WAITING_READ`] bytes more), so that a stall there shows before its
+//! turn: such a connection is dropped and costs no run. When every client of a run has
+//! finished (or left), its report goes out, its connections are closed, and the next run
+//! starts on a fresh network at time zero with the clients that wait, in the order they
+//! spoke; nothing of a run outlives it.
 //!
 //! No client can starve the others or make the server allocate without bound:
 //! - each client gets at most [`READ_BUDGET`] bytes read per turn, then the others;
@@ -33,7 +35,8 @@
 //!   its socket is not read either, so TCP holds the client back;
 //! - a client whose socket fails on a write is dropped, as on a disconnect;
 //! - a client that stops part way through a line or a batch, or leaves replies unread,
-//!   for `client_timeout` is dropped; a connection that sends no well-formed line within
+//!   for `client_timeout` is dropped, and so is a connection waiting for the next run
+//!   that stops part way; a connection that sends no well-formed line within
 //!   `silent_timeout` is closed, and the oldest such connection makes room for a new
 //!   one when `max_connections` are open (or as many as one address may have, from its
 //!   address: the listener refuses more clients than that from one address).
@@ -72,6 +75,11 @@ pub const READ_BUDGET: usize = 64 * 1024;
 
 /// Reply bytes a client may leave unread before its socket is no longer read.
 pub const OUTPUT_LIMIT: usize = 64 * 1024;
+
+/// Bytes read from a connection that waits for the next run, past the piece that made
+/// it a client, to find the end of the line or batch it started: a first batch of a few
+/// hundred `SEND` lines. The rest of a longer one is read in its turn.
+pub const WAITING_READ: usize = 16 * 1024;
 
 /// The poller token of the listener's wake-ups.
 pub const WAKER: Token = Token(usize::MAX);
@@ -219,8 +227,11 @@ struct Connection {
     spoke: bool,
     /// lines dropped before it spoke (counted against it once it joins a run)
     early_rejects: u64,
-    /// it spoke while the run was full: it waits, unread, for the next run
+    /// it spoke while the run was full: it waits for the next run, read only to the end
+    /// of the line or batch it started
     waiting: bool,
+    /// bytes read while it waits for the next run (at most [`WAITING_READ`])
+    read_waiting: usize,
     /// a write failed: the connection is dropped
     failed: bool,
     /// dropped by the server (a time limit, or room for another): what it sent part
@@ -255,9 +266,13 @@ impl Connection {
 
     /// It joins the run under way: its commands so far follow its `Connect`.
     fn join(&mut self, client: ClientId) {
+        if self.held_back() {
+            // Its time to send the rest starts now; a connection read while it waited
+            // (part way through a line or a batch) keeps its time.
+            self.quiet_since = Instant::now();
+        }
         self.waiting = false;
         self.unread = true;
-        self.quiet_since = Instant::now();
         let rejected = std::mem::take(&mut self.early_rejects);
         if rejected > 0 {
             self.pending.push_front(SessionEvent::Rejected {
@@ -271,12 +286,22 @@ impl Connection {
         });
     }
 
-    /// Whether its socket is left unread for now: it waits for the next run, its
+    /// Whether it is part way through a line or a batch.
+    fn part_way(&self) -> bool {
+        !self.input.is_empty() || self.session.in_batch()
+    }
+
+    /// Whether its socket is left unread for now: it waits for the next run (and has
+    /// ended the line and batch it started, or was read [`WAITING_READ`] bytes), its
     /// commands wait, or replies pile up (unless the client has hung up: then its last
     /// bytes and the close are read).
     fn held_back(&self) -> bool {
-        if self.gone || self.waiting {
+        if self.gone {
             return true;
+        }
+        if self.waiting {
+            // Read on only as far as it takes to see whether it stalls.
+            return !self.part_way() || self.read_waiting >= WAITING_READ;
         }
         !self.hangup && (!self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT)
     }
@@ -295,7 +320,7 @@ impl Connection {
                 config.client_timeout.as_secs_f64()
             ));
         }
-        if self.gone || self.waiting {
+        if self.gone {
             return None;
         }
         if !self.spoke {
@@ -307,8 +332,9 @@ impl Connection {
                 )
             });
         }
-        let part_way = !self.input.is_empty() || self.session.in_batch();
-        if part_way && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
+        // A connection that waits for the next run too: stalled before its turn, it
+        // costs no run.
+        if self.part_way() && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
             let what = if self.input.is_empty() { "a batch" } else { "a line" };
             return Some(format!(
                 "started {what} and sent nothing more for {} s (--client-timeout)",
@@ -620,12 +646,31 @@ impl Driver {
                 self.forget_if_done(client);
                 continue;
             }
+            if conn.waiting {
+                // Not in a run yet: it goes without a trace in any.
+                warn!(
+                    "{}: {why} while waiting for the next run; dropped before its turn",
+                    conn.session.name()
+                );
+                self.drop_waiting(client);
+                continue;
+            }
             if conn.spoke {
                 warn!("{}: {why}; dropped, the others continue", conn.session.name());
             } else {
                 info!("connection from {}: {why}; closed", conn.peer);
             }
             self.drop_connection(client);
+        }
+    }
+
+    /// Drops a connection that waits for the next run: it was in no run, and leaves
+    /// no trace in any.
+    fn drop_waiting(&mut self, client: ClientId) {
+        self.lobby.retain(|&waiting| waiting != client);
+        self.stop_reading(client);
+        if let Some(conn) = self.connections.remove(&client) {
+            let _ = conn.stream.shutdown(std::net::Shutdown::Both);
         }
     }
 
@@ -711,6 +756,7 @@ impl Driver {
                 spoke: false,
                 early_rejects: 0,
                 waiting: false,
+                read_waiting: 0,
                 failed: false,
                 dropped: false,
                 hangup: false,
@@ -748,7 +794,10 @@ impl Driver {
                 conn.unread = true;
                 break;
             }
-            let want = budget.min(buf.len());
+            let mut want = budget.min(buf.len());
+            if conn.waiting {
+                want = want.min(WAITING_READ - conn.read_waiting);
+            }
             match conn.stream.read(&mut buf[..want]) {
                 Ok(0) => {
                     closed = true;
@@ -767,6 +816,14 @@ impl Driver {
                         newly_spoke = true;
                         conn.unread = true;
                         break;
+                    }
+                    if conn.waiting {
+                        conn.read_waiting += n;
+                        if conn.held_back() {
+                            // Far enough: the rest is read in its turn.
+                            conn.unread = true;
+                            break;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
