@@ -582,9 +582,10 @@ pub struct ServerConfig {
     pub clients: usize,
     /// connections accepted at once; more are refused with a warning
     pub max_connections: usize,
-    /// connections open at once from one IP address (an IPv6 /64), spoken or not; more
-    /// are refused with a warning. `None`: the default, twice `clients` and at least 8
-    /// (see [`ServerConfig::per_address_limit`]); `Some(0)`: no limit
+    /// clients one IP address (an IPv6 /64) may have connected at once; more are refused
+    /// with a warning, and its connections that have not spoken make room for new ones.
+    /// `None`: the default, twice `clients` and at least 8 (see
+    /// [`ServerConfig::per_address_limit`]); `Some(0)`: no limit
     pub max_connections_per_address: Option<usize>,
     /// longest line accepted [bytes]
     pub max_line: usize,
@@ -643,7 +644,7 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// The most connections one IP address may have open at once (`None`: no limit).
+    /// The most clients one IP address may have connected at once (`None`: no limit).
     pub fn per_address_limit(&self) -> Option<usize> {
         match self.max_connections_per_address {
             Some(0) => None,

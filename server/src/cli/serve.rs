@@ -28,8 +28,10 @@ pub struct ServeArgs {
     /// Connections accepted at once; more are refused with a warning.
     #[arg(long, default_value_t = 256)]
     pub max_connections: usize,
-    /// Connections open at once from one IP address (an IPv6 /64), spoken or not; more
-    /// are refused with a warning. Default: twice --clients, at least 8. 0 = no limit.
+    /// Clients one IP address (an IPv6 /64) may have connected at once; more are
+    /// refused with a warning. Its connections that have not sent a well-formed line do
+    /// not count: the oldest makes room. Default: twice --clients, at least 8. 0 = no
+    /// limit.
     #[arg(long, value_name = "N")]
     pub max_connections_per_address: Option<usize>,
     /// Longest line accepted from a client [bytes].
