@@ -582,6 +582,11 @@ pub struct ServerConfig {
     pub clients: usize,
     /// connections accepted at once; more are refused with a warning
     pub max_connections: usize,
+    /// clients one IP address (an IPv6 /64) may have connected at once; more are refused
+    /// with a warning, and its connections that have not spoken make room for new ones.
+    /// `None`: the default, twice `clients` and at least 8 (see
+    /// [`ServerConfig::per_address_limit`]); `Some(0)`: no limit
+    pub max_connections_per_address: Option<usize>,
     /// longest line accepted [bytes]
     pub max_line: usize,
     /// largest reply written at once [bytes]; `None` writes every due completion at once
@@ -620,6 +625,7 @@ impl Default for ServerConfig {
             network: NetworkConfig::default(),
             clients: 1,
             max_connections: 256,
+            max_connections_per_address: None,
             max_line: vesper_protocol::DEFAULT_MAX_LINE,
             reply_limit: Some(vesper_protocol::LEGACY_REPLY_LIMIT),
             max_in_flight: 1 << 20,
@@ -635,6 +641,24 @@ impl Default for ServerConfig {
             trace: None,
         }
     }
+}
+
+impl ServerConfig {
+    /// The most clients one IP address may have connected at once (`None`: no limit).
+    pub fn per_address_limit(&self) -> Option<usize> {
+        match self.max_connections_per_address {
+            Some(0) => None,
+            Some(limit) => Some(limit),
+            None => Some(default_connections_per_address(self.clients)),
+        }
+    }
+}
+
+/// The default of `--max-connections-per-address` for runs of `clients` clients: room
+/// for a run's clients on one machine and as many waiting for the next run, and at
+/// least 8.
+pub fn default_connections_per_address(clients: usize) -> usize {
+    clients.saturating_mul(2).max(8)
 }
 
 /// A rate of `value` units of `unit_bytes` bytes per second, exact for any decimal
@@ -724,6 +748,23 @@ mod tests {
         assert_eq!(bandwidth(0.0, MB), None);
         assert_eq!(bandwidth(-1.0, MB), None);
         assert_eq!(bandwidth(f64::NAN, MB), None);
+    }
+
+    #[test]
+    fn one_address_gets_room_for_two_runs_by_default_at_least_8_connections() {
+        let limit = |clients, per_address| {
+            ServerConfig {
+                clients,
+                max_connections_per_address: per_address,
+                ..ServerConfig::default()
+            }
+            .per_address_limit()
+        };
+        assert_eq!(limit(1, None), Some(8));
+        assert_eq!(limit(4, None), Some(8));
+        assert_eq!(limit(10, None), Some(20));
+        assert_eq!(limit(10, Some(3)), Some(3));
+        assert_eq!(limit(10, Some(0)), None);
     }
 
     #[test]

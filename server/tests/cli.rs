@@ -6,9 +6,11 @@
 
 mod common;
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
 
 use common::{signal, start, wait_up_to};
 use vesper_client_dimemas_adapter::LegacyConnection;
@@ -502,11 +504,11 @@ fn a_client_that_closes_its_side_and_never_reads_is_let_go_and_its_run_ends() {
     let baseline = open_fds(pid);
     // Thousands of batches and FINISH, its sending side closed, and never a read:
     // its replies outgrow the socket's buffers and wait on the server.
-    let mut stream = std::net::TcpStream::connect(addr).expect("connects");
+    let mut stream = TcpStream::connect(addr).expect("connects");
     let batches = "STOP 1\nEND\n".repeat(200_000) + "FINISH\n";
-    std::io::Write::write_all(&mut stream, batches.as_bytes()).expect("written");
+    stream.write_all(batches.as_bytes()).expect("written");
     stream.shutdown(std::net::Shutdown::Write).expect("shutdown");
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     let within = |limit: u64, what: &str, done: &dyn Fn() -> bool| {
         while !done() {
             assert!(start.elapsed() < Duration::from_secs(limit), "{what}");
@@ -759,4 +761,376 @@ fn an_output_at_a_named_pipe_with_no_reader_is_refused_not_waited_on() {
     let drawn = reader.join().expect("read");
     assert!(drawn.contains("graph") && drawn.contains("host0"), "{drawn}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's eager exchange, then `FINISH`, as a script sends it.
+const TRANSCRIPT: &[u8] =
+    b"SEND 6500 0 1 7 1024 0x55a873d62cc0 0x55a873d62c60 0 1 0 0\nSTOP 6500\nEND\nSTOP 1000000000\nEND\nFINISH\n";
+
+/// What a fresh server answers to [`TRANSCRIPT`].
+const TRANSCRIPT_REPLY: &str = "END\nCOMPLETED SEND 10810 0 1 1024 0x55a873d62cc0 0x55a873d62c60 0 1 6500\nEND\n";
+
+/// The loopback address the tests connect from, and another one: on Linux all of
+/// 127.0.0.0/8 is this machine, so a test can play two machines.
+const HERE: [u8; 4] = [127, 0, 0, 1];
+const ELSEWHERE: [u8; 4] = [127, 0, 0, 2];
+
+/// `vesper serve ARGS` started on a free port: the server, its address, and its log.
+fn serve_logged(args: &[&str]) -> (Child, std::net::SocketAddr, Log) {
+    let (child, addr, lines) =
+        common::start_listening(&[&["serve", "--listen", "127.0.0.1:0", "--spin-us", "0"], args].concat());
+    let (sender, log) = channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    (
+        child,
+        addr,
+        Log {
+            lines: log,
+            seen: Vec::new(),
+        },
+    )
+}
+
+/// A server's log lines, read as they come (so that the server never blocks on a full
+/// pipe), and kept.
+struct Log {
+    lines: Receiver<String>,
+    /// the lines so far
+    seen: Vec<String>,
+}
+
+impl Log {
+    /// Waits up to `seconds` for a log line that holds `what` and returns it (a panic that
+    /// shows the lines so far if none does).
+    #[track_caller]
+    fn wait_for(&mut self, what: &str, seconds: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(what) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "no log line with `{what}` within {seconds} s ({e}); got:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Whether a line so far holds `what` (without waiting for more).
+    fn holds(&mut self, what: &str) -> bool {
+        self.seen.extend(self.lines.try_iter());
+        self.seen.iter().any(|l| l.contains(what))
+    }
+
+    /// The whole log, once the server has exited.
+    fn all(mut self) -> String {
+        self.seen.extend(self.lines.iter());
+        self.seen.join("\n")
+    }
+}
+
+/// A connection to `addr` from the loopback address `source`.
+fn connect_from(source: [u8; 4], addr: std::net::SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    socket
+        .bind(&std::net::SocketAddr::from((source, 0)).into())
+        .expect("a loopback address to connect from");
+    socket.connect(&addr.into()).expect("connects");
+    let stream = TcpStream::from(socket);
+    stream.set_nodelay(true).expect("nodelay");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    stream
+}
+
+/// Sends `bytes` on `stream`, closes its sending side and reads what comes until the
+/// server closes: the replies, or nothing at all if the server refused the connection
+/// (it closes it at once: the client reads the end, or a reset).
+fn script(mut stream: TcpStream, bytes: &[u8]) -> String {
+    let sent = stream
+        .write_all(bytes)
+        .and_then(|()| stream.shutdown(std::net::Shutdown::Write));
+    let mut text = String::new();
+    match sent.and_then(|()| stream.read_to_string(&mut text)) {
+        Ok(_) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            panic!("the server neither answered nor closed the connection within 10 s")
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// How many connections the log says were refused for `flag`: one a line, and the
+/// counts of the lines that sum up those not logged one by one.
+fn refusals_logged(log: &str, flag: &str) -> u64 {
+    log.lines()
+        .filter(|l| l.contains(flag) && l.contains("refused"))
+        .map(|l| match l.split_once(" more connection") {
+            Some((before, _)) => before
+                .split_whitespace()
+                .last()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            None => 1,
+        })
+        .sum()
+}
+
+/// Whether the server took `stream`, which has sent a batch, as a client that waits
+/// for the next run (its log says so), rather than refusing it (it closes it at once).
+fn waits_for_the_next_run(stream: &mut TcpStream, log: &mut Log) -> bool {
+    let waits = format!("({}): waits for the next run", stream.local_addr().expect("an address"));
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .expect("read timeout");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let waiting = loop {
+        match stream.read(&mut [0u8; 64]) {
+            Ok(0) => break false,
+            Ok(_) => panic!("a reply while the run under way goes on"),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                if log.holds(&waits) {
+                    break true;
+                }
+                assert!(Instant::now() < deadline, "neither refused nor waiting");
+            }
+            Err(_) => break false,
+        }
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    waiting
+}
+
+/// `n` clients from 127.0.0.1 that each send an empty batch: the first is run 1's
+/// client (and, for the server, computes after its reply), the others wait for the next
+/// run.
+fn hold_clients(addr: std::net::SocketAddr, log: &mut Log, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|k| {
+            let mut stream = connect_from(HERE, addr);
+            stream.write_all(b"STOP 0\nEND\n").expect("written");
+            if k == 0 {
+                let mut reply = [0u8; 4];
+                stream.read_exact(&mut reply).expect("a reply");
+            } else {
+                assert!(waits_for_the_next_run(&mut stream, log), "client {} refused", k + 1);
+            }
+            stream
+        })
+        .collect()
+}
+
+/// Issue 42 item 5: one address gets at most `--max-connections-per-address` clients
+/// (by default twice `--clients`, at least 8); more are refused at once, and logged at
+/// most once every 10 s with a count, so that a flood of them cannot fill the log. Other
+/// addresses still get in, and so does this one once its clients have gone.
+#[test]
+fn clients_beyond_their_address_s_limit_are_refused_and_other_addresses_get_in() {
+    let (mut child, addr, mut log) = serve_logged(&["--keep-serving"]);
+    let held = hold_clients(addr, &mut log, 8);
+    let flood = 20;
+    for n in 0..flood {
+        let reply = script(connect_from(HERE, addr), TRANSCRIPT);
+        assert_eq!(reply, "", "client {} from 127.0.0.1 served", 9 + n);
+    }
+    let refused = log.wait_for("refused", 10);
+    assert!(
+        refused.contains("connection from 127.0.0.1:")
+            && refused
+                .contains("refused: 8 clients from 127.0.0.1 already connected (--max-connections-per-address 8)"),
+        "{refused}"
+    );
+    let mut other = connect_from(ELSEWHERE, addr);
+    other.write_all(TRANSCRIPT).expect("written");
+    assert!(waits_for_the_next_run(&mut other, &mut log), "127.0.0.2 refused");
+    // Run 1 ends as its client leaves, and every run of those waiting ends at once.
+    drop(held);
+    let mut text = String::new();
+    other.read_to_string(&mut text).expect("its replies");
+    assert_eq!(text, TRANSCRIPT_REPLY, "127.0.0.2 served");
+    assert_eq!(
+        script(connect_from(HERE, addr), TRANSCRIPT),
+        TRANSCRIPT_REPLY,
+        "127.0.0.1 served again"
+    );
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+    let all = log.all();
+    let lines = all.lines().filter(|l| l.contains("refused")).count();
+    // One at once, then a count every 10 s at most, and the last count at the end.
+    assert!(lines <= 3, "{flood} refusals took {lines} log lines:\n{all}");
+    assert_eq!(
+        refusals_logged(&all, "--max-connections-per-address"),
+        flood,
+        "every refusal is counted:\n{all}"
+    );
+}
+
+/// Connections that have not spoken do not count against their address's limit: the
+/// oldest of them makes room for a new one from there (as for `--max-connections`).
+#[test]
+fn an_address_s_silent_connections_make_room_for_its_clients() {
+    let (mut child, addr, mut log) = serve_logged(&["--keep-serving", "--max-connections-per-address", "2"]);
+    let mut silent: Vec<TcpStream> = (0..2).map(|_| connect_from(HERE, addr)).collect();
+    assert_eq!(script(connect_from(HERE, addr), TRANSCRIPT), TRANSCRIPT_REPLY);
+    let oldest = silent[0].read(&mut [0u8; 8]);
+    assert!(
+        matches!(&oldest, Ok(0)) || matches!(&oldest, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the oldest is not closed: {oldest:?}"
+    );
+    let line = log.wait_for("needs its place", 10);
+    assert!(
+        line.contains("a new connection from 127.0.0.1 needs its place (--max-connections-per-address 2)"),
+        "{line}"
+    );
+    silent.clear();
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+}
+
+/// `--max-connections-per-address 0`: no limit, one address may take every connection.
+#[test]
+fn without_a_limit_per_address_one_address_may_take_every_connection() {
+    let (mut child, addr, mut log) = serve_logged(&["--keep-serving", "--max-connections-per-address", "0"]);
+    let held = hold_clients(addr, &mut log, 12);
+    let mut last = connect_from(HERE, addr);
+    last.write_all(TRANSCRIPT).expect("written");
+    assert!(waits_for_the_next_run(&mut last, &mut log), "client 13 refused");
+    drop(held);
+    let mut text = String::new();
+    last.read_to_string(&mut text).expect("its replies");
+    assert_eq!(text, TRANSCRIPT_REPLY);
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+}
+
+/// Issue 42 item 5, scaled down (there `--max-connections 10 --client-timeout 5` kept a
+/// clean client out for 51 s, 256 × 60 s at the defaults): connections that each send a
+/// well-formed batch and stall part way through the next line fill `--max-connections`
+/// while a client holds the run under way. Waiting for the next run, they used to be
+/// left unread until their turn, then cost a run of `--client-timeout` each, one after
+/// the other. Now a waiting connection is read to the end of the line or batch it
+/// started, and dropped if it stalls there: the stalled ones go within about the
+/// timeout, at once, and cost no run, while one that sends its batch slowly in pieces
+/// stays and is served in its turn, and a clean client gets in.
+#[test]
+fn connections_that_stall_while_waiting_for_the_next_run_are_dropped_and_cost_no_run() {
+    let timeout = 2;
+    let (mut child, addr, mut log) = serve_logged(&[
+        "--keep-serving",
+        "--max-connections",
+        "5",
+        "--client-timeout",
+        &timeout.to_string(),
+    ]);
+    // A client of run 1 that computes (for the server: it sends nothing after a reply).
+    let mut first = LegacyConnection::connect(addr).expect("connects");
+    let reply = first
+        .exchange(&[
+            send(6500.0, 0, 1),
+            ClientMessage::Stop(WireTime(6500.0)),
+            ClientMessage::End,
+        ])
+        .expect("reply");
+    assert!(reply.completions.is_empty());
+    let stalled: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut stream = connect_from(HERE, addr);
+            stream
+                .write_all(b"SEND 6500 0 1 7 1024 0x1 0x2 0 1 0 0\nSTOP 6500\nEND\nSTOP 65")
+                .expect("written");
+            stream
+        })
+        .collect();
+    for _ in &stalled {
+        log.wait_for("waits for the next run", 10);
+    }
+    let stalled_at = Instant::now();
+    // Live but slow: its batch in pieces, each within the timeout, the whole longer.
+    let slow = std::thread::spawn(move || {
+        let mut stream = connect_from(HERE, addr);
+        let pieces: [&[u8]; 4] = [
+            b"SEND 6500 0 1 7 10",
+            b"24 0x3 0x4 0 1 0 0\nST",
+            b"OP 1000000",
+            b"000\nEND\n",
+        ];
+        for piece in pieces {
+            stream.write_all(piece).expect("written");
+            std::thread::sleep(Duration::from_millis(900));
+        }
+        let mut reply = [0u8; 256];
+        let n = stream.read(&mut reply).expect("its reply");
+        stream.write_all(b"FINISH\n").expect("finish");
+        String::from_utf8_lossy(&reply[..n]).into_owned()
+    });
+    log.wait_for("waits for the next run", 10);
+    // Full (--max-connections 5): a clean client is refused (the server closes its
+    // connection at once) until the stalled ones go.
+    let clean = loop {
+        assert!(
+            stalled_at.elapsed() < Duration::from_secs(4 * timeout),
+            "stalled connections waiting for the next run kept a clean client out for {:?}",
+            stalled_at.elapsed()
+        );
+        let mut stream = connect_from(HERE, addr);
+        stream.write_all(TRANSCRIPT).expect("written");
+        if waits_for_the_next_run(&mut stream, &mut log) {
+            break stream;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    first.finish().expect("finish");
+    assert_eq!(
+        slow.join().expect("the slow client"),
+        "COMPLETED SEND 10810 0 1 1024 0x3 0x4 0 1 6500\nEND\n",
+        "served in run 2"
+    );
+    let mut text = String::new();
+    (&clean).read_to_string(&mut text).expect("its replies");
+    assert_eq!(text, TRANSCRIPT_REPLY, "served in run 3");
+    drop(stalled);
+    signal(&child, "TERM");
+    assert_eq!(wait(&mut child).code(), Some(0), "stopped between runs");
+    let rest = log.all();
+    let dropped = rest
+        .lines()
+        .filter(|l| l.contains("while waiting for the next run") && l.contains("--client-timeout"))
+        .count();
+    assert_eq!(dropped, 3, "{rest}");
+    // The stalled connections had no run of their own.
+    let runs: Vec<serde_json::Value> = {
+        let mut stdout = String::new();
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut stdout)
+            .expect("reports");
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let clients: Vec<_> = runs
+        .iter()
+        .map(|r| (r["run"].clone(), r["simulation"]["messages"].clone()))
+        .collect();
+    assert_eq!(
+        clients,
+        [(1.into(), 1.into()), (2.into(), 1.into()), (3.into(), 1.into())]
+    );
 }

@@ -28,6 +28,12 @@ pub struct ServeArgs {
     /// Connections accepted at once; more are refused with a warning.
     #[arg(long, default_value_t = 256)]
     pub max_connections: usize,
+    /// Clients one IP address (an IPv6 /64) may have connected at once; more are
+    /// refused with a warning. Its connections that have not sent a well-formed line do
+    /// not count: the oldest makes room. Default: twice --clients, at least 8. 0 = no
+    /// limit.
+    #[arg(long, value_name = "N")]
+    pub max_connections_per_address: Option<usize>,
     /// Longest line accepted from a client [bytes].
     #[arg(long, default_value_t = vesper_protocol::DEFAULT_MAX_LINE)]
     pub max_line: usize,
@@ -124,6 +130,15 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         "--max-line {}: at least {MIN_MAX_LINE} bytes, or no SEND line fits",
         args.max_line
     );
+    if let Some(limit) = args.max_connections_per_address
+        && limit > 0
+        && limit < args.clients
+    {
+        tracing::warn!(
+            "--max-connections-per-address {limit} is below --clients {}: a run whose clients all run on one machine cannot start",
+            args.clients
+        );
+    }
     let trace = args.trace.config_serving(&args.trace_date, args.keep_serving)?;
     if args.keep_serving
         && let Some(file) = trace.as_ref().and_then(|t| t.file.as_deref())
@@ -146,6 +161,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         network,
         clients: args.clients,
         max_connections: args.max_connections,
+        max_connections_per_address: args.max_connections_per_address,
         max_line: args.max_line,
         reply_limit: crate::config::reply_limit(args.reply_limit)?,
         max_in_flight: args.max_in_flight,

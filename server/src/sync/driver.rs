@@ -17,10 +17,12 @@
 //!
 //! Runs: a run is the group of `clients` clients the server waits for. A connection
 //! joins the run under way with its first well-formed line if the run still has room;
-//! otherwise it waits, unread past that first piece, for the next run. When every
-//! client of a run has finished (or left), its report goes out, its connections are
-//! closed, and the next run starts on a fresh network at time zero with the clients
-//! that wait, in the order they spoke; nothing of a run outlives it.
+//! otherwise it waits for the next run, read only to the end of the line or batch it
+//! started (at most [`WAITING_READ`] bytes more), so that a stall there shows before its
+//! turn: such a connection is dropped and costs no run. When every client of a run has
+//! finished (or left), its report goes out, its connections are closed, and the next run
+//! starts on a fresh network at time zero with the clients that wait, in the order they
+//! spoke; nothing of a run outlives it.
 //!
 //! No client can starve the others or make the server allocate without bound:
 //! - each client gets at most [`READ_BUDGET`] bytes read per turn, then the others;
@@ -33,9 +35,11 @@
 //!   its socket is not read either, so TCP holds the client back;
 //! - a client whose socket fails on a write is dropped, as on a disconnect;
 //! - a client that stops part way through a line or a batch, or leaves replies unread,
-//!   for `client_timeout` is dropped; a connection that sends no well-formed line within
+//!   for `client_timeout` is dropped, and so is a connection waiting for the next run
+//!   that stops part way; a connection that sends no well-formed line within
 //!   `silent_timeout` is closed, and the oldest such connection makes room for a new
-//!   one when `max_connections` are open.
+//!   one when `max_connections` are open (or as many as one address may have, from its
+//!   address: the listener refuses more clients than that from one address).
 //!
 //! The one wait with no limit is the one the synchronisation needs: a client that has
 //! its last reply and sends nothing is computing, as far as the server can tell (a
@@ -47,9 +51,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -71,6 +76,11 @@ pub const READ_BUDGET: usize = 64 * 1024;
 /// Reply bytes a client may leave unread before its socket is no longer read.
 pub const OUTPUT_LIMIT: usize = 64 * 1024;
 
+/// Bytes read from a connection that waits for the next run, past the piece that made
+/// it a client, to find the end of the line or batch it started: a first batch of a few
+/// hundred `SEND` lines. The rest of a longer one is read in its turn.
+pub const WAITING_READ: usize = 16 * 1024;
+
 /// The poller token of the listener's wake-ups.
 pub const WAKER: Token = Token(usize::MAX);
 
@@ -84,7 +94,7 @@ pub enum Control {
         /// its socket (non-blocking, `TCP_NODELAY` set)
         stream: std::net::TcpStream,
         /// its address
-        peer: String,
+        peer: SocketAddr,
     },
     /// stop now
     Shutdown,
@@ -113,12 +123,97 @@ pub struct Occupancy {
     pub open: AtomicUsize,
     /// of which have not sent a well-formed line yet (they make room for new ones)
     pub silent: AtomicUsize,
+    /// the same counts for each origin ([`origin`]) with a connection open
+    by_origin: Mutex<BTreeMap<IpAddr, Counts>>,
+}
+
+/// Connections open from one origin.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// connections open
+    pub open: usize,
+    /// of which have not sent a well-formed line yet
+    pub silent: usize,
+}
+
+impl Occupancy {
+    /// A connection from `peer` opens, not spoken yet, unless its origin has `limit`
+    /// clients (connections that have spoken) already (`None`: no limit): then `Err` with
+    /// their number.
+    pub fn open(&self, peer: SocketAddr, limit: Option<usize>) -> Result<(), usize> {
+        let key = origin(peer.ip());
+        let mut by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut counts = by_origin.get(&key).copied().unwrap_or_default();
+        let clients = counts.open.saturating_sub(counts.silent);
+        if limit.is_some_and(|limit| clients >= limit) {
+            return Err(clients);
+        }
+        counts.open += 1;
+        counts.silent += 1;
+        by_origin.insert(key, counts);
+        self.open.fetch_add(1, Ordering::AcqRel);
+        self.silent.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The connections open from the origin of `peer`.
+    pub fn from_origin(&self, peer: SocketAddr) -> Counts {
+        let by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        by_origin.get(&origin(peer.ip())).copied().unwrap_or_default()
+    }
+
+    /// A connection from `peer` is no longer silent: it has spoken, or closed without a
+    /// well-formed line.
+    fn not_silent(&self, peer: SocketAddr) {
+        self.silent.fetch_sub(1, Ordering::AcqRel);
+        self.count(peer, |counts| counts.silent = counts.silent.saturating_sub(1));
+    }
+
+    /// A connection from `peer` is closed (the server no longer reads it).
+    fn close(&self, peer: SocketAddr) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+        self.count(peer, |counts| counts.open = counts.open.saturating_sub(1));
+    }
+
+    /// Changes the counts of the origin of `peer`; an origin with nothing left is
+    /// forgotten.
+    fn count(&self, peer: SocketAddr, change: impl FnOnce(&mut Counts)) {
+        let key = origin(peer.ip());
+        let mut by_origin = self.by_origin.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(counts) = by_origin.get_mut(&key) {
+            change(counts);
+            if *counts == Counts::default() {
+                by_origin.remove(&key);
+            }
+        }
+    }
+}
+
+/// Where a connection comes from, as the limit per address counts: its IPv4 address
+/// (also when it comes as an IPv4-mapped IPv6 address), or the /64 of its IPv6 address
+/// (a single IPv6 host usually has a whole /64 to pick addresses from).
+pub fn origin(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    }
+}
+
+/// [`origin`] as the log names it: `127.0.0.1`, `2001:db8::/64`.
+pub fn origin_text(ip: IpAddr) -> String {
+    match origin(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("{v6}/64"),
+    }
 }
 
 struct Connection {
     stream: TcpStream,
     session: Session,
-    peer: String,
+    peer: SocketAddr,
     input: BytesMut,
     /// reply bytes the socket did not take yet
     output: Vec<u8>,
@@ -132,8 +227,11 @@ struct Connection {
     spoke: bool,
     /// lines dropped before it spoke (counted against it once it joins a run)
     early_rejects: u64,
-    /// it spoke while the run was full: it waits, unread, for the next run
+    /// it spoke while the run was full: it waits for the next run, read only to the end
+    /// of the line or batch it started
     waiting: bool,
+    /// bytes read while it waits for the next run (at most [`WAITING_READ`])
+    read_waiting: usize,
     /// a write failed: the connection is dropped
     failed: bool,
     /// dropped by the server (a time limit, or room for another): what it sent part
@@ -168,9 +266,13 @@ impl Connection {
 
     /// It joins the run under way: its commands so far follow its `Connect`.
     fn join(&mut self, client: ClientId) {
+        if self.held_back() {
+            // Its time to send the rest starts now; a connection read while it waited
+            // (part way through a line or a batch) keeps its time.
+            self.quiet_since = Instant::now();
+        }
         self.waiting = false;
         self.unread = true;
-        self.quiet_since = Instant::now();
         let rejected = std::mem::take(&mut self.early_rejects);
         if rejected > 0 {
             self.pending.push_front(SessionEvent::Rejected {
@@ -180,16 +282,26 @@ impl Connection {
         }
         self.pending.push_front(SessionEvent::Connect {
             client,
-            peer: self.peer.clone(),
+            peer: self.peer.to_string(),
         });
     }
 
-    /// Whether its socket is left unread for now: it waits for the next run, its
+    /// Whether it is part way through a line or a batch.
+    fn part_way(&self) -> bool {
+        !self.input.is_empty() || self.session.in_batch()
+    }
+
+    /// Whether its socket is left unread for now: it waits for the next run (and has
+    /// ended the line and batch it started, or was read [`WAITING_READ`] bytes), its
     /// commands wait, or replies pile up (unless the client has hung up: then its last
     /// bytes and the close are read).
     fn held_back(&self) -> bool {
-        if self.gone || self.waiting {
+        if self.gone {
             return true;
+        }
+        if self.waiting {
+            // Read on only as far as it takes to see whether it stalls.
+            return !self.part_way() || self.read_waiting >= WAITING_READ;
         }
         !self.hangup && (!self.pending.is_empty() || self.output.len() >= OUTPUT_LIMIT)
     }
@@ -208,7 +320,7 @@ impl Connection {
                 config.client_timeout.as_secs_f64()
             ));
         }
-        if self.gone || self.waiting {
+        if self.gone {
             return None;
         }
         if !self.spoke {
@@ -220,8 +332,9 @@ impl Connection {
                 )
             });
         }
-        let part_way = !self.input.is_empty() || self.session.in_batch();
-        if part_way && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
+        // A connection that waits for the next run too: stalled before its turn, it
+        // costs no run.
+        if self.part_way() && !self.held_back() && now.duration_since(self.quiet_since) >= config.client_timeout {
             let what = if self.input.is_empty() { "a batch" } else { "a line" };
             return Some(format!(
                 "started {what} and sent nothing more for {} s (--client-timeout)",
@@ -499,7 +612,7 @@ impl Driver {
             .poll
             .registry()
             .reregister(&mut conn.stream, Token(client as usize), Interest::WRITABLE);
-        self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
+        self.occupancy.close(conn.peer);
         true
     }
 
@@ -533,12 +646,31 @@ impl Driver {
                 self.forget_if_done(client);
                 continue;
             }
+            if conn.waiting {
+                // Not in a run yet: it goes without a trace in any.
+                warn!(
+                    "{}: {why} while waiting for the next run; dropped before its turn",
+                    conn.session.name()
+                );
+                self.drop_waiting(client);
+                continue;
+            }
             if conn.spoke {
                 warn!("{}: {why}; dropped, the others continue", conn.session.name());
             } else {
                 info!("connection from {}: {why}; closed", conn.peer);
             }
             self.drop_connection(client);
+        }
+    }
+
+    /// Drops a connection that waits for the next run: it was in no run, and leaves
+    /// no trace in any.
+    fn drop_waiting(&mut self, client: ClientId) {
+        self.lobby.retain(|&waiting| waiting != client);
+        self.stop_reading(client);
+        if let Some(conn) = self.connections.remove(&client) {
+            let _ = conn.stream.shutdown(std::net::Shutdown::Both);
         }
     }
 
@@ -570,7 +702,7 @@ impl Driver {
         }
     }
 
-    fn accept(&mut self, client: ClientId, stream: std::net::TcpStream, peer: String) {
+    fn accept(&mut self, client: ClientId, stream: std::net::TcpStream, peer: SocketAddr) {
         let mut stream = TcpStream::from_std(stream);
         if let Err(e) = self
             .poll
@@ -578,8 +710,8 @@ impl Driver {
             .register(&mut stream, Token(client as usize), Interest::READABLE)
         {
             warn!("client {client} ({peer}): cannot watch the socket: {e}; connection dropped");
-            self.occupancy.open.fetch_sub(1, Ordering::AcqRel);
-            self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+            self.occupancy.close(peer);
+            self.occupancy.not_silent(peer);
             return;
         }
         // Full: the oldest connection that has not spoken makes room.
@@ -592,7 +724,23 @@ impl Driver {
             );
             self.drop_connection(oldest);
         }
-        let session = Session::new(client, &peer, self.limits);
+        // As many from its address as allowed: the oldest from there that has not
+        // spoken makes room.
+        if let Some(limit) = self.config.per_address_limit()
+            && self.occupancy.from_origin(peer).open > limit
+            && let Some((&oldest, conn)) = self
+                .connections
+                .iter()
+                .find(|(_, c)| !c.spoke && !c.gone && origin(c.peer.ip()) == origin(peer.ip()))
+        {
+            info!(
+                "connection from {}: closed, it sent no well-formed line and a new connection from {} needs its place (--max-connections-per-address {limit})",
+                conn.peer,
+                origin_text(peer.ip())
+            );
+            self.drop_connection(oldest);
+        }
+        let session = Session::new(client, &peer.to_string(), self.limits);
         let now = Instant::now();
         self.connections.insert(
             client,
@@ -608,6 +756,7 @@ impl Driver {
                 spoke: false,
                 early_rejects: 0,
                 waiting: false,
+                read_waiting: 0,
                 failed: false,
                 dropped: false,
                 hangup: false,
@@ -645,7 +794,10 @@ impl Driver {
                 conn.unread = true;
                 break;
             }
-            let want = budget.min(buf.len());
+            let mut want = budget.min(buf.len());
+            if conn.waiting {
+                want = want.min(WAITING_READ - conn.read_waiting);
+            }
             match conn.stream.read(&mut buf[..want]) {
                 Ok(0) => {
                     closed = true;
@@ -664,6 +816,14 @@ impl Driver {
                         newly_spoke = true;
                         conn.unread = true;
                         break;
+                    }
+                    if conn.waiting {
+                        conn.read_waiting += n;
+                        if conn.held_back() {
+                            // Far enough: the rest is read in its turn.
+                            conn.unread = true;
+                            break;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -698,7 +858,7 @@ impl Driver {
             return;
         };
         conn.spoke = true;
-        self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+        self.occupancy.not_silent(conn.peer);
         if self.members < self.config.clients {
             conn.join(client);
             self.members += 1;
@@ -781,7 +941,7 @@ impl Driver {
                         conn.peer
                     );
                 }
-                self.occupancy.silent.fetch_sub(1, Ordering::AcqRel);
+                self.occupancy.not_silent(conn.peer);
                 self.connections.remove(&client);
                 return;
             }
@@ -900,5 +1060,51 @@ impl Driver {
             .poll
             .registry()
             .reregister(&mut conn.stream, Token(client as usize), Interest::READABLE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(text: &str) -> SocketAddr {
+        text.parse().expect("a socket address")
+    }
+
+    #[test]
+    fn an_origin_is_an_ipv4_address_or_an_ipv6_slash_64() {
+        let ip = |text: &str| peer(text).ip();
+        assert_eq!(origin_text(ip("10.0.0.7:5000")), "10.0.0.7");
+        assert_eq!(origin(ip("[::ffff:10.0.0.7]:5000")), ip("10.0.0.7:1"));
+        assert_eq!(origin_text(ip("[2001:db8:1:2:aaaa::1]:5000")), "2001:db8:1:2::/64");
+        assert_eq!(
+            origin(ip("[2001:db8:1:2:aaaa::1]:1")),
+            origin(ip("[2001:db8:1:2:bbbb::9]:2"))
+        );
+        assert_ne!(origin(ip("[2001:db8:1:2::1]:1")), origin(ip("[2001:db8:1:3::1]:1")));
+    }
+
+    #[test]
+    fn an_origin_has_as_many_clients_as_allowed_and_silent_connections_do_not_count() {
+        let occupancy = Occupancy::default();
+        let (a, b) = (peer("10.0.0.1:1"), peer("10.0.0.2:1"));
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.open(a, Some(2)).expect("room");
+        // Silent, they make room for more.
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.not_silent(a);
+        occupancy.not_silent(a);
+        assert_eq!(occupancy.open(a, Some(2)), Err(2));
+        assert_eq!(occupancy.open(a, None), Ok(()));
+        occupancy.open(b, Some(2)).expect("another origin");
+        assert_eq!(occupancy.from_origin(a), Counts { open: 4, silent: 2 });
+        // A client leaves: room again; an origin with nothing open is forgotten.
+        occupancy.close(a);
+        occupancy.open(a, Some(2)).expect("room");
+        occupancy.close(b);
+        occupancy.not_silent(b);
+        assert_eq!(occupancy.from_origin(b), Counts::default());
+        assert_eq!(occupancy.by_origin.lock().expect("unpoisoned").len(), 1);
+        assert_eq!(occupancy.open.load(Ordering::Acquire), 4);
     }
 }

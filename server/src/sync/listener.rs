@@ -1,12 +1,16 @@
-//! The listener: accepts connections on tokio (with backoff on errors and a connection
-//! limit), sets `TCP_NODELAY` on each, and hands the socket to the simulation thread
-//! ([`crate::sync::driver`]), which owns the coordinator and the simulation.
+//! The listener: accepts connections on tokio (with backoff on errors, a connection
+//! limit and a limit per address), sets `TCP_NODELAY` on each, and hands the socket to
+//! the simulation thread ([`crate::sync::driver`]), which owns the coordinator and the
+//! simulation.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
@@ -16,6 +20,64 @@ use crate::sync::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served
 
 /// The kernel's send buffer of a client socket \[bytes\].
 pub const SEND_BUFFER: usize = 64 * 1024;
+
+/// Refusals of one limit are logged at most once in this long.
+const REFUSALS_LOGGED_EVERY: Duration = Duration::from_secs(10);
+
+/// The refusals of one limit, logged so that a flood of connections cannot fill the
+/// log: the first at once, with its reason; the others within
+/// [`REFUSALS_LOGGED_EVERY`] of a logged line are counted, and the count is logged when
+/// that time is up (or when the server stops).
+#[derive(Debug)]
+struct Refusals {
+    /// the limit, as the log names it (`--max-connections 256`)
+    limit: String,
+    /// when the last line was logged
+    logged: Option<Instant>,
+    /// refusals since then, not logged one by one
+    unlogged: u64,
+}
+
+impl Refusals {
+    fn new(limit: String) -> Self {
+        Refusals {
+            limit,
+            logged: None,
+            unlogged: 0,
+        }
+    }
+
+    /// The connection from `peer` is refused, `why`.
+    fn refuse(&mut self, peer: SocketAddr, why: std::fmt::Arguments<'_>) {
+        let now = Instant::now();
+        if self.logged.is_some_and(|at| now < at + REFUSALS_LOGGED_EVERY) {
+            self.unlogged += 1;
+            return;
+        }
+        warn!("connection from {peer} refused: {why} ({})", self.limit);
+        self.logged = Some(now);
+    }
+
+    /// When the count of the refusals not logged one by one is due, if there are any.
+    fn due(&self) -> Option<Instant> {
+        let logged = self.logged.filter(|_| self.unlogged > 0)?;
+        Some(logged + REFUSALS_LOGGED_EVERY)
+    }
+
+    /// Logs the count of the refusals not logged one by one, if there are any.
+    fn log_count(&mut self) {
+        if self.unlogged == 0 {
+            return;
+        }
+        let s = if self.unlogged == 1 { "" } else { "s" };
+        warn!(
+            "{} more connection{s} refused ({}) since the last such line",
+            self.unlogged, self.limit
+        );
+        self.unlogged = 0;
+        self.logged = Some(Instant::now());
+    }
+}
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -113,9 +175,16 @@ pub async fn serve(
         info!("listening on {addr}; network: {}", config.network.describe());
     }
     let mut next_client = 0u32;
+    let per_address = config.per_address_limit();
+    let mut full = Refusals::new(format!("--max-connections {}", config.max_connections));
+    let mut crowded = Refusals::new(format!(
+        "--max-connections-per-address {}",
+        per_address.unwrap_or_default()
+    ));
     tokio::pin!(shutdown);
     tokio::pin!(done_rx);
     loop {
+        let count_due = [full.due(), crowded.due()].into_iter().flatten().min();
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
@@ -123,30 +192,19 @@ pub async fn serve(
                     let open = occupancy.open.load(Ordering::Acquire);
                     let silent = occupancy.silent.load(Ordering::Acquire);
                     if open.saturating_sub(silent) >= config.max_connections {
-                        warn!("connection from {peer} refused: {} clients already connected (--max-connections)", config.max_connections);
+                        full.refuse(peer, format_args!("{} clients already connected", config.max_connections));
                         continue;
                     }
-                    if let Err(e) = stream.set_nodelay(true) {
-                        warn!("connection from {peer}: cannot set TCP_NODELAY: {e}");
-                    }
-                    // Replies are a few hundred bytes a round trip: a small send buffer
-                    // bounds what a client that does not read them can hold in the
-                    // kernel, so that the server's own limit on unread replies acts.
-                    if let Err(e) = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER) {
-                        warn!("connection from {peer}: cannot set its send buffer: {e}");
-                    }
-                    let stream = match stream.into_std() {
-                        Ok(s) => s,
-                        Err(e) => {
-                            warn!("connection from {peer} dropped: {e}");
-                            continue;
-                        }
+                    let Some(stream) = configured(stream, peer) else {
+                        continue;
                     };
-                    occupancy.open.fetch_add(1, Ordering::AcqRel);
-                    occupancy.silent.fetch_add(1, Ordering::AcqRel);
-                    let client = next_client;
+                    if let Err(clients) = occupancy.open(peer, per_address) {
+                        let from = crate::sync::driver::origin_text(peer.ip());
+                        crowded.refuse(peer, format_args!("{clients} clients from {from} already connected"));
+                        continue;
+                    }
+                    let accepted = Control::Accepted { client: next_client, stream, peer };
                     next_client += 1;
-                    let accepted = Control::Accepted { client, stream, peer: peer.to_string() };
                     if control.send(accepted).is_err() {
                         break;
                     }
@@ -158,6 +216,14 @@ pub async fn serve(
                     tokio::time::sleep(config.accept_backoff).await;
                 }
             },
+            () = tokio::time::sleep_until(count_due.unwrap_or_else(Instant::now)), if count_due.is_some() => {
+                let now = Instant::now();
+                for refusals in [&mut full, &mut crowded] {
+                    if refusals.due().is_some_and(|due| due <= now) {
+                        refusals.log_count();
+                    }
+                }
+            }
             _ = &mut done_rx => break,
             () = &mut shutdown => {
                 info!("shutting down");
@@ -168,10 +234,33 @@ pub async fn serve(
             }
         }
     }
+    full.log_count();
+    crowded.log_count();
     drop(control);
     let _ = waker.wake();
     tokio::task::spawn_blocking(move || thread.join())
         .await
         .map_err(|e| ServerError::Thread(e.to_string()))?
         .map_err(|_| ServerError::Thread("the simulation thread panicked".into()))?
+}
+
+/// An accepted socket made ready for the simulation thread: `TCP_NODELAY`, a small send
+/// buffer, out of tokio; `None` if it cannot be taken out of tokio (logged).
+fn configured(stream: tokio::net::TcpStream, peer: SocketAddr) -> Option<std::net::TcpStream> {
+    if let Err(e) = stream.set_nodelay(true) {
+        warn!("connection from {peer}: cannot set TCP_NODELAY: {e}");
+    }
+    // Replies are a few hundred bytes a round trip: a small send buffer bounds what a
+    // client that does not read them can hold in the kernel, so that the server's own
+    // limit on unread replies acts.
+    if let Err(e) = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER) {
+        warn!("connection from {peer}: cannot set its send buffer: {e}");
+    }
+    match stream.into_std() {
+        Ok(stream) => Some(stream),
+        Err(e) => {
+            warn!("connection from {peer} dropped: {e}");
+            None
+        }
+    }
 }
