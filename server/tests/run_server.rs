@@ -347,8 +347,8 @@ fn replays_sharing_a_server_each_need_an_application_of_their_own() {
             );
             assert_eq!(json_of(&outs[0].1, &[])["predicted_ns"].as_f64(), Some(alone));
             assert!(
-                log.contains("line 1: application 0 belongs to client 0 (")
-                    && log.contains("each application must come from one client"),
+                log.contains("of application 0 sends for client 0 (")
+                    && log.contains("a node of an application must be one client's"),
                 "{log}"
             );
         }

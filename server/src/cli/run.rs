@@ -117,8 +117,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value = "3600", value_parser = super::seconds_or_none, requires = "server")]
     pub server_reply_timeout: std::time::Duration,
     /// With --server: the application number this replay's lines carry (SEND … src_app
-    /// dst_app). Each application belongs to the first client that sends for it, so
-    /// replays sharing one server (`vesper serve --clients N`) need one each.
+    /// dst_app). A node of an application belongs to the first client that sends from
+    /// it, so replays sharing one server (`vesper serve --clients N`) need one each.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "server")]
     pub application: u32,
     /// Which network flags the command line gave (refused with --server).

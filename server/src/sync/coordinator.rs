@@ -220,8 +220,8 @@ pub struct Coordinator {
     known: Vec<Delivery>,
     /// why the run cannot go on, if it cannot
     stopped: Option<Stopped>,
-    /// which client each application belongs to: the first to send for it
-    applications: BTreeMap<u32, ClientId>,
+    /// which client each sender (application, node) belongs to: the first to send from it
+    senders: BTreeMap<(u32, u32), ClientId>,
 }
 
 impl Coordinator {
@@ -253,7 +253,7 @@ impl Coordinator {
             outbox: Vec::new(),
             known: Vec::new(),
             stopped: None,
-            applications: BTreeMap::new(),
+            senders: BTreeMap::new(),
         }
     }
 
@@ -405,14 +405,14 @@ impl Coordinator {
         client.state = ClientState::Waiting { stop, received };
     }
 
-    /// Checks a line's nodes, applications and time; returns its time, clamped to the
+    /// Checks a line's nodes, sender and time; returns its time, clamped to the
     /// client's last reply, or `None` (logged and counted) if the line is unusable.
     fn checked_time(
         &mut self,
         id: ClientId,
         line: u64,
         nodes: (u32, u32),
-        apps: (u32, u32),
+        src_app: u32,
         time: WireTime,
     ) -> Option<SimTime> {
         let network = &self.config.network;
@@ -431,7 +431,7 @@ impl Coordinator {
             client.report.bad_lines += 1;
             return None;
         }
-        if !self.claim(id, line, apps) {
+        if !self.claim(id, line, (src_app, nodes.0)) {
             return None;
         }
         let client = self.clients.get_mut(&id)?;
@@ -473,43 +473,40 @@ impl Coordinator {
         Some(sent)
     }
 
-    /// Whether the applications of a line (source and destination) are the client's:
-    /// each belongs to the first client that sends for it, and a line of another
-    /// client's application is refused (logged and counted). Simultaneous injections are
-    /// ordered by application first, so two clients sharing one would be ordered by
-    /// which connected first.
-    fn claim(&mut self, id: ClientId, line: u64, apps: (u32, u32)) -> bool {
-        for app in [apps.0, apps.1] {
-            let owner = *self.applications.entry(app).or_insert(id);
-            if owner == id {
-                continue;
-            }
-            let owner_name = self
-                .clients
-                .get(&owner)
-                .map_or_else(|| format!("client {owner}"), |c| c.name.clone());
-            let Some(client) = self.clients.get_mut(&id) else {
-                return false;
-            };
-            client.log.warn(
-                &client.name,
-                format_args!(
-                    " line {line}: application {app} belongs to {owner_name}, the first to send for it; each \
-                     application must come from one client, so that results do not depend on which connects \
-                     first; line ignored"
-                ),
-            );
-            client.report.bad_lines += 1;
-            return false;
+    /// Whether the line's sender, task `src` of application `app`, is the client's: a
+    /// task belongs to the first client that sends from it, and another client's line
+    /// from it is refused (logged and counted). Simultaneous injections are ordered by
+    /// (application, source node) first, so two clients sending from one task would be
+    /// ordered by which spoke first.
+    fn claim(&mut self, id: ClientId, line: u64, (app, src): (u32, u32)) -> bool {
+        let owner = *self.senders.entry((app, src)).or_insert(id);
+        if owner == id {
+            return true;
         }
-        true
+        let owner_name = self
+            .clients
+            .get(&owner)
+            .map_or_else(|| format!("client {owner}"), |c| c.name.clone());
+        let Some(client) = self.clients.get_mut(&id) else {
+            return false;
+        };
+        client.log.warn(
+            &client.name,
+            format_args!(
+                " line {line}: node {src} of application {app} sends for {owner_name}, the first to send from it; \
+                 a node of an application must be one client's, so that results do not depend on which connects \
+                 first; line ignored"
+            ),
+        );
+        client.report.bad_lines += 1;
+        false
     }
 
     /// `SEND` or `PROTO READY_TO_RECV`: a data message to report when it completes.
     fn data(&mut self, id: ClientId, line: u64, message: &DataMessage, rendezvous: bool) {
         let max_in_flight = self.config.max_in_flight;
-        let apps = (message.src_app, message.dst_app);
-        let Some(at) = self.checked_time(id, line, (message.src, message.dst), apps, message.time) else {
+        let nodes = (message.src, message.dst);
+        let Some(at) = self.checked_time(id, line, nodes, message.src_app, message.time) else {
             return;
         };
         let Some(client) = self.clients.get_mut(&id) else {
@@ -583,8 +580,8 @@ impl Coordinator {
 
     /// `PROTO OK_TO_SEND`: recorded (`dimemas` mode) or a request injected (`wire` mode).
     fn request_to_send(&mut self, id: ClientId, line: u64, request: &RendezvousRequest) {
-        let apps = (request.src_app, request.dst_app);
-        let Some(at) = self.checked_time(id, line, (request.src, request.dst), apps, request.time) else {
+        let nodes = (request.src, request.dst);
+        let Some(at) = self.checked_time(id, line, nodes, request.src_app, request.time) else {
             return;
         };
         let Some(client) = self.clients.get_mut(&id) else {

@@ -150,22 +150,22 @@ fn a_message_too_late_to_arrive_is_refused_and_time_goes_on() {
 }
 
 #[test]
-fn a_message_moved_past_the_last_instant_by_a_late_stop_is_refused() {
-    // A STOP beyond the last instant for messages, answered there; a message stamped
-    // earlier moves up to that reply, past the last instant: refused as a bad line (it
-    // was accepted, then dropped by the model, and the client waited for it forever).
+fn a_stop_beyond_the_last_instant_leaves_the_clock_where_it_was() {
+    // A STOP beyond the last instant for messages means "until the next completion"
+    // (as Dimemas's 2.52e17 does): with nothing in flight it is answered at once and
+    // the clock stays, so a message stamped 1000 is served, not moved up past the last
+    // instant and refused (which left the client waiting for it forever before that).
     let server = TestServer::start(config(4, 1));
     let mut c = server.client();
     assert_eq!(c.stop(9.3e15).text(), "END\n");
     let m = message(1000.0, 0, 1, 100, 1);
-    assert_eq!(
-        c.exchange(&[send(m), stop(HUGE_STOP_NS), ClientMessage::End]).text(),
-        "END\n"
-    );
+    assert_eq!(c.exchange(&[send(m), stop(1000.0), ClientMessage::End]).text(), "END\n");
+    let reply = c.stop(HUGE_STOP_NS);
+    assert_eq!(reply.completions.len(), 1, "{}", reply.text());
     c.finish();
     let report = server.wait();
     let client = &report.simulation.clients[0];
-    assert_eq!((client.bad_lines, client.messages, client.clamped_times), (1, 0, 0));
+    assert_eq!((client.bad_lines, client.messages, client.clamped_times), (0, 1, 0));
 }
 
 #[test]

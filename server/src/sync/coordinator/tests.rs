@@ -298,20 +298,21 @@ fn a_client_with_messages_in_flight_waits_for_the_slowest_promise() {
     assert!(got.contains(&(0, "END\n".to_string())));
 }
 
-/// The two clients that both send for application 0: the first to send keeps
-/// it, the other's lines are refused (counted), whichever connected first; the same
-/// lines under two applications are served alike in either order.
+/// The two clients that both send from node 0 of application 0: the first to
+/// send keeps it, the other's lines are refused (counted), whichever connected first;
+/// the same lines from two applications, or from two nodes of one, are served alike in
+/// either order.
 #[test]
-fn an_application_belongs_to_the_first_client_that_sends_for_it() {
-    let run = |first: ClientId, apps: [u32; 2]| {
+fn a_sending_node_belongs_to_the_first_client_that_sends_from_it() {
+    let run = |first: ClientId, apps: [u32; 2], srcs: [u32; 2]| {
         let mut c = coordinator(2);
         connect(&mut c, 0);
         connect(&mut c, 1);
         let second = 1 - first;
         for client in [first, second] {
             let size = if client == 0 { 1024 } else { 1 << 20 };
-            let app = apps[client as usize];
-            batch(&mut c, client, vec![data(6500.0, 0, 1, size, app, 1)], 2.52e17);
+            let (app, src) = (apps[client as usize], srcs[client as usize]);
+            batch(&mut c, client, vec![data(6500.0, src, 2, size, app, 1)], 2.52e17);
         }
         // Each client finishes once answered: with its completion, or with none when
         // its line was refused.
@@ -325,17 +326,19 @@ fn an_application_belongs_to_the_first_client_that_sends_for_it() {
         let bad: Vec<u64> = c.report().simulation.clients.iter().map(|r| r.bad_lines).collect();
         (times, bad)
     };
-    let (times, bad) = run(1, [0, 0]);
+    let (times, bad) = run(1, [0, 0], [0, 0]);
     assert_eq!(bad, vec![1, 0], "{times:?}");
     assert!(times[0].is_empty() && times[1].len() == 1, "{times:?}");
-    let (times, bad) = run(0, [0, 0]);
+    let (times, bad) = run(0, [0, 0], [0, 0]);
     assert_eq!(bad, vec![0, 1], "{times:?}");
     assert!(times[0].len() == 1 && times[1].is_empty(), "{times:?}");
-    let (a, bad_a) = run(0, [0, 1]);
-    let (b, bad_b) = run(1, [0, 1]);
-    assert_eq!((bad_a, bad_b), (vec![0, 0], vec![0, 0]));
-    assert_eq!(a, b);
-    assert!(a.iter().all(|t| t.len() == 1), "{a:?}");
+    for (apps, srcs) in [([0, 1], [0, 0]), ([0, 0], [0, 1])] {
+        let (a, bad_a) = run(0, apps, srcs);
+        let (b, bad_b) = run(1, apps, srcs);
+        assert_eq!((bad_a, bad_b), (vec![0, 0], vec![0, 0]));
+        assert_eq!(a, b, "{apps:?} {srcs:?}");
+        assert!(a.iter().all(|t| t.len() == 1), "{a:?}");
+    }
 }
 
 #[test]
