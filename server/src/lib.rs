@@ -27,6 +27,7 @@ pub mod report;
 pub mod sync;
 pub mod traffic_sweep;
 pub mod translate;
+pub mod view;
 
 pub use config::{NetworkConfig, ServerConfig};
 pub use report::Report;

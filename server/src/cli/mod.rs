@@ -45,6 +45,10 @@ pub enum Verb {
     /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
     /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
     Collect(crate::network_trace::collect::CollectArgs),
+    /// Show a network trace in a web browser: a page served by vesper itself (on
+    /// 127.0.0.1:8080 unless --http says otherwise) that draws the network by levels
+    /// and colours every link by its utilisation in a time window picked with a slider.
+    View(crate::view::ViewArgs),
 }
 
 impl Verb {
@@ -57,6 +61,7 @@ impl Verb {
             Verb::Traffic(_) => "traffic",
             Verb::Bench(_) => "bench",
             Verb::Collect(_) => "collect",
+            Verb::View(_) => "view",
         }
     }
 
@@ -110,8 +115,8 @@ macro_rules! note {
 /// Runs `verb`, writing what it prints to `out` (standard output in the binary) and
 /// its notes to `notes` (standard error). `run`, `topo`, `traffic` and `bench sync` make
 /// a typed result, written here once they are done; `bench model` writes its table a
-/// row a load as it measures; `serve` and `collect` run servers, and write their
-/// reports and traces themselves.
+/// row a load as it measures; `serve`, `collect` and `view` run servers, and write their
+/// reports, traces and pages themselves.
 pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match verb {
         Verb::Serve(args) => serve::serve(*args),
@@ -124,6 +129,7 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
         Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
         Verb::Bench(command) => bench::bench(command, out),
         Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+        Verb::View(args) => Ok(crate::view::view(&args)?),
     }
 }
 

@@ -1,0 +1,273 @@
+//! The page and its JSON, served with axum (see the routes in [`crate::view`]).
+//!
+//! Every answer is made from the shared state under a read lock, in `spawn_blocking`
+//! (a window over every link of a large network is milliseconds of work); the page's
+//! assets are compiled in (`include_str!`).
+
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Json, Response};
+use axum::routing::get;
+use serde::{Deserialize, Serialize};
+
+use super::aggregate::Counts;
+use super::{Shared, layout, read_lock};
+
+const INDEX_HTML: &str = include_str!("page/index.html");
+const VIEW_JS: &str = include_str!("page/view.js");
+
+/// Serves the page on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<RwLock<Shared>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(shared))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The routes.
+pub fn router(shared: Arc<RwLock<Shared>>) -> Router {
+    Router::new()
+        .route("/", get(|| async { Html(INDEX_HTML) }))
+        .route(
+            "/view.js",
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], VIEW_JS) }),
+        )
+        .route("/api/trace", get(trace))
+        .route("/api/window", get(window))
+        .with_state(shared)
+}
+
+/// `/api/trace`: what the trace is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceJson {
+    /// the trace, as given
+    pub file: String,
+    /// whether it is still being read
+    pub loading: bool,
+    /// lines read so far
+    pub lines: u64,
+    /// what stopped the reading, if anything (names the file and line)
+    pub problem: Option<String>,
+    /// the trace's end \[ns\]
+    pub end_ns: u64,
+    /// a bin's width \[ns\]
+    pub bin_ns: u64,
+    /// bins up to the end
+    pub bins: usize,
+    /// each link's rate \[MB/s\]
+    pub link_bandwidth_mbs: f64,
+    /// the backlog quantum \[bytes\], when the `.pcf` says it
+    pub quantum_bytes: Option<u64>,
+    /// records read, by kind
+    pub records: Counts,
+    /// the devices, in the trace's order
+    pub devices: Vec<DeviceJson>,
+    /// the links, in the order their first records came (a link's index in `/api/window`)
+    pub links: Vec<LinkJson>,
+    /// bytes per bin over all links
+    pub activity: Vec<u64>,
+}
+
+/// A device (a task of the trace).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceJson {
+    /// `host5`, `sw12`, `r0.host5`
+    pub name: String,
+    /// a host's adapter (else a switch)
+    pub host: bool,
+    /// links from the nearest host (`None`: no host reaches it)
+    pub level: Option<u32>,
+    /// where in its row, 0 to 1
+    pub x: f64,
+}
+
+/// A link: one direction of a cable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinkJson {
+    /// the sending port (`sw12.p3`)
+    pub from: String,
+    /// the port at the far end
+    pub to: String,
+    /// the sending device's index in `devices`
+    pub from_device: u32,
+    /// the receiving device's index
+    pub to_device: u32,
+    /// bytes that crossed it in the whole trace
+    pub bytes: u64,
+    /// messages that crossed it
+    pub messages: u64,
+}
+
+async fn trace(State(shared): State<Arc<RwLock<Shared>>>) -> Response {
+    blocking(move || Json(trace_json(&read_lock(&shared))).into_response()).await
+}
+
+/// What `/api/trace` answers for `state`.
+pub fn trace_json(state: &Shared) -> TraceJson {
+    let (names, a) = (&state.names, &state.aggregate);
+    let device = |thread: u32| names.task_of.get(thread as usize).copied().unwrap_or(0);
+    let port = |thread: u32| names.threads.get(thread as usize).cloned().unwrap_or_default();
+    let links: Vec<LinkJson> = a
+        .links()
+        .iter()
+        .map(|l| LinkJson {
+            from: port(l.from),
+            to: port(l.to),
+            from_device: device(l.from),
+            to_device: device(l.to),
+            bytes: l.bytes,
+            messages: l.messages,
+        })
+        .collect();
+    let host: Vec<bool> = (0..names.tasks.len()).map(|t| names.is_host(t)).collect();
+    let edges: Vec<(u32, u32)> = links.iter().map(|l| (l.from_device, l.to_device)).collect();
+    let devices = layout::place(&host, &edges)
+        .into_iter()
+        .zip(&names.tasks)
+        .zip(&host)
+        .map(|((place, name), &host)| DeviceJson {
+            name: name.clone(),
+            host,
+            level: place.level,
+            x: place.x,
+        })
+        .collect();
+    TraceJson {
+        file: state.file.clone(),
+        loading: state.loading,
+        lines: state.lines,
+        problem: state.problem.clone(),
+        end_ns: a.end_ns(),
+        bin_ns: a.axis().bin_ns(),
+        bins: a.used_bins(),
+        link_bandwidth_mbs: state.link_mbs,
+        quantum_bytes: state.quantum_bytes,
+        records: a.counts(),
+        devices,
+        links,
+        activity: a.activity(),
+    }
+}
+
+/// `/api/window`'s query.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct WindowQuery {
+    /// from \[ns\] (0 when left out)
+    pub from_ns: Option<u64>,
+    /// to \[ns\] (the trace's end when left out)
+    pub to_ns: Option<u64>,
+    /// every link's bins too
+    #[serde(default)]
+    pub bins: bool,
+}
+
+/// `/api/window`: a time window's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowJson {
+    /// the window's start, snapped to a bin \[ns\]
+    pub from_ns: u64,
+    /// its end: a bin's end, or the trace's \[ns\]
+    pub to_ns: u64,
+    /// a bin's width \[ns\]
+    pub bin_ns: u64,
+    /// what one link can carry in the window at the link rate \[bytes\]
+    pub capacity_bytes: f64,
+    /// per link (in `/api/trace`'s order): the bytes that crossed it in the window
+    pub bytes: Vec<u64>,
+    /// per link, with `bins=true`: its bins in the window
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bins: Option<Vec<Vec<u64>>>,
+    /// the link that carried the most in the window (the first such, in link order)
+    pub busiest: Option<BusiestJson>,
+    /// the port with the highest backlog in the window (the first such)
+    pub highest_backlog: Option<BacklogJson>,
+}
+
+/// The busiest link of a window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BusiestJson {
+    /// its index
+    pub link: usize,
+    /// the sending port
+    pub from: String,
+    /// the port at the far end
+    pub to: String,
+    /// bytes in the window
+    pub bytes: u64,
+    /// bytes over what it can carry in the window
+    pub utilisation: f64,
+}
+
+/// The highest backlog of a window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BacklogJson {
+    /// the port
+    pub port: String,
+    /// its highest backlog level
+    pub max_level: u16,
+    /// what that level means: at most this many bytes (with the `.pcf`'s quantum)
+    pub max_bytes: Option<u64>,
+    /// its mean level over the window
+    pub mean_level: f64,
+}
+
+async fn window(State(shared): State<Arc<RwLock<Shared>>>, Query(query): Query<WindowQuery>) -> Response {
+    blocking(move || Json(window_json(&read_lock(&shared), query)).into_response()).await
+}
+
+/// What `/api/window` answers for `state`.
+pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
+    let a = &state.aggregate;
+    let w = a.window(query.from_ns.unwrap_or(0), query.to_ns.unwrap_or(u64::MAX), query.bins);
+    // MB/s = bytes per µs; the window in ns.
+    let capacity_bytes = state.link_mbs * (w.to_ns - w.from_ns) as f64 / 1000.0;
+    let name = |thread: u32| state.names.threads.get(thread as usize).cloned().unwrap_or_default();
+    let bytes: Vec<u64> = w.links.iter().map(|l| l.bytes).collect();
+    let busiest = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b > 0)
+        .min_by_key(|(i, b)| (std::cmp::Reverse(**b), *i))
+        .map(|(i, &b)| BusiestJson {
+            link: i,
+            from: name(a.links()[i].from),
+            to: name(a.links()[i].to),
+            bytes: b,
+            utilisation: b as f64 / capacity_bytes,
+        });
+    let highest_backlog = w
+        .ports
+        .iter()
+        .enumerate()
+        .min_by_key(|(i, p)| (std::cmp::Reverse(p.max_level), *i))
+        .map(|(_, p)| BacklogJson {
+            port: name(p.thread),
+            max_level: p.max_level,
+            max_bytes: state.quantum_bytes.map(|q| q.saturating_mul(u64::from(p.max_level))),
+            mean_level: p.mean_level,
+        });
+    WindowJson {
+        from_ns: w.from_ns,
+        to_ns: w.to_ns,
+        bin_ns: a.axis().bin_ns(),
+        capacity_bytes,
+        bins: query.bins.then(|| w.links.into_iter().map(|l| l.bins).collect()),
+        bytes,
+        busiest,
+        highest_backlog,
+    }
+}
+
+/// Runs `answer` off the runtime's workers.
+async fn blocking(answer: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(answer)
+        .await
+        .unwrap_or_else(|e| (StatusCode::INTERNAL_SERVER_ERROR, format!("the answer failed: {e}")).into_response())
+}

@@ -1,0 +1,295 @@
+//! `vesper view`: a web page, served by vesper itself, that shows where a network
+//! congests: the topology drawn by levels, every link coloured by its utilisation in
+//! a time window chosen with a slider (issue 44; see `docs/view.md`).
+//!
+//! ```text
+//!   FILE.prv[.gz], .row, .pcf ─▶ reader (thread) ─records─▶ Aggregate ◀─read lock─ http (tokio, axum)
+//!   (later: the stream of                                    per-link bins          GET /, /view.js,
+//!    `serve --trace-stream`)                                 per-port bins          /api/trace, /api/window
+//!                                                                                     ▲ JSON: only what the page draws
+//!                                                                                  browser (canvas, no build step)
+//! ```
+//!
+//! # Where it lives
+//!
+//! A verb of the `server` crate (the architecture guide: the crate that owns the
+//! command line, the sockets and tokio): [`reader`] turns trace text into typed
+//! records, [`aggregate`] folds them into bins and knows nothing of files or HTTP,
+//! [`layout`] places the devices, [`http`] serves the page and its JSON. It depends
+//! on no other crate of the workspace: the trace's text is the interface, as it is
+//! for Paraver and `vesper collect`. The CPU work (reading, folding, answering a
+//! window) runs on a thread of its own or in `spawn_blocking`, never on the runtime's
+//! workers.
+//!
+//! # Links, from the trace
+//!
+//! The network trace (`docs/network-trace.md`) holds one communication record per
+//! message per link traversal, from the transmitting port to the port at the far end
+//! (`3:…:task_s:thread_s:…:task_r:thread_r:…:size:tag`). A *link* is one direction
+//! of a cable: the pair (from port, to port) of those records, identified by its
+//! sending thread (a port sends on one cable only: a port seen sending to two ports is
+//! a problem in the trace, reported with its line). The `.row` names the ports
+//! (`host5.p0`, `sw12.p3`, `r0.host5.p0`); a record between two hosts' ports is an
+//! end-to-end record (`--trace-end-to-end`), counted but not a link. A link's bytes are
+//! the sizes of its records; they are spread evenly over `[physical send, physical
+//! receive]`, from the first byte leaving to the last arriving.
+//!
+//! # The picture's layout: the trace should carry the topology
+//!
+//! The `.row` names carry no levels or coordinates, and the communication records show
+//! only the links that carried something. Derived from the names and the link graph,
+//! a layout can place a fat tree by levels (a breadth-first search from the hosts, as
+//! `switch_levels` does for `--trace-devices level=`), but it cannot
+//! - draw a link that carried nothing (the issue wants every link coloured: an idle
+//!   link is information, a missing one a wrong picture of the network);
+//! - place a torus or mesh on its grid (the switch numbers are coordinates only for
+//!   someone who knows the dimensions), let alone slice a 3-D one;
+//! - say what a link can carry (utilisation needs the link's rate; multi-rail networks
+//!   and maps mix rates);
+//! - name anything of a live stream before its end, where the `.row` comes today.
+//!
+//! So the decision: **the trace carries the topology.** The writer knows it
+//! (`vesper_netmodels::trace::paraver::Layout` is built from the rails' topologies):
+//! beside `FILE.pcf` and `FILE.row` it writes `FILE.topology` (JSON: the shape —
+//! `xgft` with its levels, `torus`/`mesh` with its dimensions, `hypercube`, `map`,
+//! `crossbar` —, every device with its thread range, level or coordinates, and every
+//! cable as a pair of port names with its rate and latency), and a stream sends the
+//! same text right after its first header line (`#vesper-topology BYTES`, as
+//! `#vesper-pcf` frames the `.pcf`), so that a live page can draw the network before
+//! the first record and name what it shows. Paraver ignores the extra file; `vesper
+//! collect` writes it like the others. That change is in the trace writer and the
+//! stream (`server/src/network_trace/`, being reworked beside this step), so it is
+//! the next step of issue 44, not this one.
+//!
+//! Until then, and for every trace written before it, the view derives the layout
+//! from the trace itself ([`layout`]): levels by breadth-first search from the hosts
+//! over the links seen, rows ordered by barycentre; the link rate from
+//! `--link-bandwidth` (the models' default, 250 MB/s, when not given). That is exact
+//! for fat trees (the default preset and the issue's "done" scenario), and a
+//! readable layered picture of any other network.
+//!
+//! # Time bins
+//!
+//! [`aggregate`] keeps, per link, the bytes that crossed it in each of [`BINS`] bins
+//! of `2^s` ns from time 0, and per port that ever had a backlog the highest backlog
+//! level and the level integrated over time in each bin. A finished trace starts at
+//! the narrowest width that holds its header's end time; a stream (whose header says
+//! 0) starts at 1 ns and, when a record reaches past the last bin, doubles the width
+//! by merging bins in pairs, as often as needed. Bytes are cut along the bins by a
+//! cumulative split, so a link's bins always add up to its records' bytes, and bins
+//! widened as a run grows equal the bins made at the final width from the start: the
+//! live view and the file view of one run agree.
+//!
+//! Memory, whatever the run's length (`L` links, `P` ports with a backlog, `T`
+//! threads):
+//!
+//! ```text
+//!   bins = BINS × (8 L + 10 P) bytes   (+ 8 T for the thread index, + the names)
+//!   256-host fat-tree preset:  1,024 links, 1,280 ports →   5.4 MB
+//!   4,096-host 3-level fat tree (16-ary 3-tree, 32-port switches):
+//!                             24,576 links, 28,672 ports → 124 MB
+//! ```
+//!
+//! A trace of more than [`reader::MAX_THREADS`] threads is refused, so the bound holds
+//! for any file.
+//!
+//! # HTTP API
+//!
+//! Served on `--http ADDR` (`127.0.0.1:8080` by default: loopback only unless told,
+//! and a warning in the log when not); nothing but these routes, all `GET`:
+//!
+//! | route | answer |
+//! |---|---|
+//! | `/` | the page (HTML, embedded in the binary) |
+//! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
+//! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the link rate, the backlog quantum, record counts, the devices (name, host or not, level, x) and the links (from and to port and device, bytes, messages) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
+//! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the busiest link and the highest backlog |
+//!
+//! The page asks for `/api/trace` once (and again while the trace is being read, or
+//! when a window shows more links than it knows), then one `/api/window` per slider
+//! move: a few bytes a link, never a record. Later steps add `GET /api/events`
+//! (server-sent events: the live edge moved, a run started) for `--listen-trace` and
+//! follow mode, and routes for a link's messages and a port's backlog and events.
+
+pub mod aggregate;
+pub mod http;
+pub mod layout;
+pub mod reader;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+pub use aggregate::{Aggregate, BINS};
+pub use reader::{Names, OpenError, TraceFiles};
+
+/// The models' default link rate \[MB/s\] (2 Gb/s, Myrinet-2000 class).
+pub const DEFAULT_LINK_MBS: f64 = 250.0;
+
+/// `vesper view`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ViewArgs {
+    /// The network trace to show: FILE.prv or FILE.prv.gz, with FILE.row beside it (and
+    /// FILE.pcf, for the backlog's unit), as `--trace` or `vesper collect` writes them.
+    #[arg(value_name = "FILE.prv[.gz]")]
+    pub trace: PathBuf,
+    /// Serve the page here (HOST:PORT; port 0 picks a free port, logged). Loopback by
+    /// default: give an outside address only on a network you trust.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub http: String,
+    /// Each link's rate, for utilisation [MB/s, 10^6 bytes/s]; the trace does not say
+    /// it. The default is the models' (2 Gb/s).
+    #[arg(long, value_name = "MB/s", default_value_t = DEFAULT_LINK_MBS, value_parser = positive_mbs)]
+    pub link_bandwidth: f64,
+}
+
+fn positive_mbs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a positive number of MB/s, got {text:?}")),
+    }
+}
+
+/// Why `vesper view` cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    /// the trace's files cannot be read
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// the page's address
+    #[error("--http {addr}: cannot listen there: {source}")]
+    Listen {
+        /// the `--http` given
+        addr: String,
+        /// why
+        source: std::io::Error,
+    },
+    /// the runtime or the server
+    #[error("the web server: {0}")]
+    Serve(std::io::Error),
+}
+
+/// What the reader has made of the trace so far, shared with the web server.
+#[derive(Debug)]
+pub struct Shared {
+    /// the trace, as given
+    pub file: String,
+    /// the link rate \[MB/s\]
+    pub link_mbs: f64,
+    /// the names (empty until the header and `.row` are read)
+    pub names: Names,
+    /// the records so far
+    pub aggregate: Aggregate,
+    /// the backlog quantum \[bytes\], from the `.pcf`
+    pub quantum_bytes: Option<u64>,
+    /// whether the reader is still at work
+    pub loading: bool,
+    /// lines of the `.prv` read
+    pub lines: u64,
+    /// what stopped the reader early (names the file and line); what came before it
+    /// is shown
+    pub problem: Option<String>,
+}
+
+impl Shared {
+    /// Nothing read yet of `file`.
+    pub fn new(file: String, link_mbs: f64) -> Shared {
+        Shared {
+            file,
+            link_mbs,
+            names: Names::default(),
+            aggregate: Aggregate::new(Vec::new(), 0),
+            quantum_bytes: None,
+            loading: true,
+            lines: 0,
+            problem: None,
+        }
+    }
+}
+
+/// The shared state to read (a reader that panicked left it consistent: every change
+/// is a whole record).
+pub fn read_lock(shared: &RwLock<Shared>) -> RwLockReadGuard<'_, Shared> {
+    shared.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The shared state to change.
+pub fn write_lock(shared: &RwLock<Shared>) -> RwLockWriteGuard<'_, Shared> {
+    shared.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `vesper view`: opens the trace, starts reading it on a thread, and serves the
+/// page until the process is stopped (Ctrl-C, SIGTERM).
+pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
+    let files = TraceFiles::open(&args.trace)?;
+    let shared = Arc::new(RwLock::new(Shared::new(
+        args.trace.display().to_string(),
+        args.link_bandwidth,
+    )));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("vesper-view")
+        .enable_all()
+        .build()
+        .map_err(ViewError::Serve)?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(&args.http))
+        .map_err(|source| ViewError::Listen {
+            addr: args.http.clone(),
+            source,
+        })?;
+    let local: SocketAddr = listener.local_addr().map_err(ViewError::Serve)?;
+    tracing::info!(
+        "listening on {local}; open http://{local}/ to see {}",
+        args.trace.display()
+    );
+    if !local.ip().is_loopback() {
+        tracing::warn!("--http {local}: the page can be reached from other machines");
+    }
+    let reader = Arc::clone(&shared);
+    std::thread::Builder::new()
+        .name("vesper-view-reader".into())
+        .spawn(move || {
+            reader::load(files, &reader);
+            log_loaded(&read_lock(&reader));
+        })
+        .map_err(ViewError::Serve)?;
+    runtime
+        .block_on(http::serve(listener, shared, shutdown()))
+        .map_err(ViewError::Serve)
+}
+
+fn log_loaded(state: &Shared) {
+    let a = &state.aggregate;
+    let c = a.counts();
+    let summary = format!(
+        "{}: {} links, {} link records, {} states, {} events; {} ({:.1} MB of bins)",
+        state.file,
+        a.links().len(),
+        c.link_communications,
+        c.states,
+        c.events,
+        a.axis(),
+        a.bin_bytes() as f64 / 1e6
+    );
+    match &state.problem {
+        Some(problem) => tracing::warn!("{summary}; reading stopped: {problem}"),
+        None => tracing::info!("{summary}"),
+    }
+}
+
+/// Resolves when the process is asked to stop.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,279 @@
+// vesper view: draws the network by levels (hosts at the bottom) and colours every
+// link by its utilisation in the window the slider picks. Asks the server for
+// /api/trace (the devices and links) and /api/window (each link's bytes in a
+// window); plain JavaScript, nothing fetched from elsewhere.
+"use strict";
+
+const ROW_PX = 110;
+const MARGIN_PX = 24;
+const LABEL_PX = 64;
+const view = {
+  trace: null,      // /api/trace
+  window: null,     // /api/window
+  places: [],       // per device: {x, y} in canvas pixels
+  rows: [],         // per row: [label, y]
+  start: 0,         // the window's first bin
+  width: 16,        // its bins ("all": the whole run)
+  inFlight: false,  // a window request is out
+  again: false,     // the slider moved meanwhile
+};
+const $ = (id) => document.getElementById(id);
+
+async function getJson(url) {
+  const answer = await fetch(url);
+  if (!answer.ok) throw new Error(`${url}: ${answer.status} ${await answer.text()}`);
+  return answer.json();
+}
+
+function showProblem(text) {
+  const box = $("problem");
+  box.textContent = text || "";
+  box.style.display = text ? "block" : "none";
+}
+
+function bytesText(b) {
+  for (const [unit, size] of [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]]) {
+    if (b >= size) return `${(b / size).toFixed(b >= 10 * size ? 1 : 2)} ${unit}`;
+  }
+  return `${b} B`;
+}
+
+function timeText(ns) {
+  for (const [unit, size] of [["s", 1e9], ["ms", 1e6], ["µs", 1e3]]) {
+    if (ns >= size) return `${(ns / size).toFixed(ns >= 100 * size ? 0 : 2)} ${unit}`;
+  }
+  return `${ns} ns`;
+}
+
+// Utilisation 0..1 (and above) to a colour: light yellow, orange, dark red; grey
+// for a link that carried nothing.
+function colour(u) {
+  if (!(u > 0)) return "rgb(215,215,215)";
+  const stops = [[0, [255, 237, 160]], [0.5, [253, 141, 60]], [0.8, [227, 26, 28]], [1, [128, 0, 38]]];
+  u = Math.min(u, 1);
+  for (let i = 1; i < stops.length; i++) {
+    const [u1, c1] = stops[i];
+    const [u0, c0] = stops[i - 1];
+    if (u <= u1) {
+      const f = (u - u0) / (u1 - u0);
+      return `rgb(${c0.map((c, k) => Math.round(c + f * (c1[k] - c))).join(",")})`;
+    }
+  }
+  return "rgb(128,0,38)";
+}
+
+async function loadTrace() {
+  try {
+    view.trace = await getJson("/api/trace");
+  } catch (e) {
+    showProblem(`cannot reach vesper view: ${e.message}`);
+    setTimeout(loadTrace, 2000);
+    return;
+  }
+  const t = view.trace;
+  $("file").textContent = t.file;
+  $("status").textContent = (t.loading ? `reading… ${t.lines} lines; ` : "") +
+    `${t.links.length} links, ${t.records.link_communications} link records, ` +
+    `${timeText(t.end_ns)} in ${t.bins} bins of ${timeText(t.bin_ns)}`;
+  showProblem(t.problem);
+  const slider = $("slider");
+  slider.max = Math.max(0, t.bins - 1);
+  view.start = Math.min(view.start, Number(slider.max));
+  drawLegend();
+  place();
+  requestWindow();
+  if (t.loading) setTimeout(loadTrace, 500);
+}
+
+// Device positions: a row per level, hosts at the bottom, devices without a level
+// on a row of their own at the top.
+function place() {
+  const t = view.trace;
+  const canvas = $("network");
+  canvas.width = canvas.clientWidth * devicePixelRatio;
+  const levels = t.devices.map((d) => d.level);
+  const top = Math.max(0, ...levels.filter((l) => l !== null));
+  const rows = top + 1 + (levels.includes(null) ? 1 : 0);
+  const cssHeight = 2 * MARGIN_PX + (rows - 1) * ROW_PX + 20;
+  canvas.style.height = `${cssHeight}px`;
+  canvas.height = cssHeight * devicePixelRatio;
+  const w = canvas.clientWidth - 2 * MARGIN_PX - LABEL_PX;
+  const y = (row) => cssHeight - MARGIN_PX - 10 - row * ROW_PX;
+  view.places = t.devices.map((d) => ({
+    x: MARGIN_PX + LABEL_PX + d.x * w,
+    y: y(d.level === null ? top + 1 : d.level),
+  }));
+  view.rows = [];
+  for (let l = 0; l <= top; l++) view.rows.push([l === 0 ? "hosts" : `level ${l}`, y(l)]);
+  if (levels.includes(null)) view.rows.push(["no traffic", y(top + 1)]);
+}
+
+function windowRange() {
+  const t = view.trace;
+  if (view.width === "all") return [0, t.end_ns];
+  return [view.start * t.bin_ns, (view.start + view.width) * t.bin_ns];
+}
+
+async function requestWindow() {
+  if (!view.trace) return;
+  if (view.inFlight) {
+    view.again = true;
+    return;
+  }
+  view.inFlight = true;
+  const [from, to] = windowRange();
+  try {
+    view.window = await getJson(`/api/window?from_ns=${from}&to_ns=${to}`);
+    if (view.window.bytes.length > view.trace.links.length && !view.trace.loading) loadTrace();
+    draw();
+  } catch (e) {
+    showProblem(e.message);
+  }
+  view.inFlight = false;
+  if (view.again) {
+    view.again = false;
+    requestWindow();
+  }
+}
+
+function linkEnds(link, i) {
+  const p = view.places[link.from_device];
+  const q = view.places[link.to_device];
+  // The two directions of a cable side by side.
+  const dx = q.x - p.x;
+  const dy = q.y - p.y;
+  const len = Math.hypot(dx, dy) || 1;
+  const side = link.from_device < link.to_device ? 1.5 : -1.5;
+  const ox = (-dy / len) * side;
+  const oy = (dx / len) * side;
+  return [p.x + ox, p.y + oy, q.x + ox, q.y + oy];
+}
+
+function draw() {
+  const t = view.trace;
+  const w = view.window;
+  const canvas = $("network");
+  const g = canvas.getContext("2d");
+  g.setTransform(devicePixelRatio, 0, 0, devicePixelRatio, 0, 0);
+  g.clearRect(0, 0, canvas.width, canvas.height);
+  g.fillStyle = "#78909c";
+  g.textBaseline = "middle";
+  for (const [label, y] of view.rows) g.fillText(label, 8, y);
+  g.lineWidth = t.links.length > 4000 ? 1 : 2;
+  // Idle links first, the busiest last (on top).
+  const order = t.links.map((_, i) => i).sort((a, b) => (w.bytes[a] || 0) - (w.bytes[b] || 0));
+  for (const i of order) {
+    const [x0, y0, x1, y1] = linkEnds(t.links[i], i);
+    g.strokeStyle = colour((w.bytes[i] || 0) / w.capacity_bytes);
+    g.beginPath();
+    g.moveTo(x0, y0);
+    g.lineTo(x1, y1);
+    g.stroke();
+  }
+  t.devices.forEach((d, i) => {
+    const p = view.places[i];
+    g.fillStyle = d.host ? "#546e7a" : "#263238";
+    if (d.host) {
+      g.beginPath();
+      g.arc(p.x, p.y, 3, 0, 2 * Math.PI);
+      g.fill();
+    } else {
+      g.fillRect(p.x - 4, p.y - 4, 8, 8);
+    }
+  });
+  drawActivity();
+  const b = w.busiest;
+  const backlog = w.highest_backlog;
+  $("summary").textContent = `window ${timeText(w.from_ns)} – ${timeText(w.to_ns)}: ` +
+    (b ? `busiest link ${b.from} → ${b.to}, ${bytesText(b.bytes)} (${(100 * b.utilisation).toFixed(1)} %)` : "no traffic") +
+    (backlog ? `; highest backlog ${backlog.port}, level ${backlog.max_level}` +
+      (backlog.max_bytes !== null ? ` (≤ ${bytesText(backlog.max_bytes)})` : "") : "");
+}
+
+function drawActivity() {
+  const t = view.trace;
+  const canvas = $("activity");
+  canvas.width = canvas.clientWidth * devicePixelRatio;
+  canvas.height = canvas.clientHeight * devicePixelRatio;
+  const g = canvas.getContext("2d");
+  g.setTransform(devicePixelRatio, 0, 0, devicePixelRatio, 0, 0);
+  const [cw, ch] = [canvas.clientWidth, canvas.clientHeight];
+  const n = Math.max(1, t.bins);
+  const most = Math.max(1, ...t.activity);
+  const [from, to] = windowRange();
+  g.fillStyle = "#e3f2fd";
+  g.fillRect((from / t.bin_ns / n) * cw, 0, ((to - from) / t.bin_ns / n) * cw, ch);
+  g.fillStyle = "#455a64";
+  t.activity.forEach((bytes, i) => {
+    const h = (bytes / most) * (ch - 2);
+    g.fillRect((i / n) * cw, ch - h, Math.max(1, cw / n - 0.5), h);
+  });
+}
+
+function drawLegend() {
+  const canvas = $("scale");
+  const g = canvas.getContext("2d");
+  for (let x = 0; x < canvas.width; x++) {
+    g.fillStyle = colour(Math.max(1e-9, x / (canvas.width - 1)));
+    g.fillRect(x, 0, 1, canvas.height);
+  }
+  const rate = view.trace.link_bandwidth_mbs;
+  $("scale-labels").textContent =
+    `0 to 100 % of ${rate} MB/s a link (--link-bandwidth); grey: nothing in the window`;
+}
+
+// The link or device under the mouse, for the tooltip.
+function hit(x, y) {
+  const t = view.trace;
+  for (let i = 0; i < t.devices.length; i++) {
+    const p = view.places[i];
+    if (Math.hypot(p.x - x, p.y - y) < 5) {
+      const d = t.devices[i];
+      return `${d.name}${d.level === null ? "" : `, level ${d.level}`}`;
+    }
+  }
+  let best = null;
+  let bestDistance = 4;
+  t.links.forEach((link, i) => {
+    const [x0, y0, x1, y1] = linkEnds(link, i);
+    const [dx, dy] = [x1 - x0, y1 - y0];
+    const f = Math.max(0, Math.min(1, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy || 1)));
+    const distance = Math.hypot(x0 + f * dx - x, y0 + f * dy - y);
+    if (distance < bestDistance) [best, bestDistance] = [i, distance];
+  });
+  if (best === null) return null;
+  const link = t.links[best];
+  const bytes = view.window.bytes[best] || 0;
+  return `${link.from} → ${link.to}\nwindow: ${bytesText(bytes)}, ` +
+    `${(100 * bytes / view.window.capacity_bytes).toFixed(1)} %\n` +
+    `whole run: ${bytesText(link.bytes)}, ${link.messages} messages`;
+}
+
+$("network").addEventListener("mousemove", (e) => {
+  const tip = $("tip");
+  const r = e.target.getBoundingClientRect();
+  const text = view.trace && view.window ? hit(e.clientX - r.left, e.clientY - r.top) : null;
+  tip.style.display = text ? "block" : "none";
+  if (text) {
+    tip.textContent = text;
+    tip.style.left = `${e.clientX + 12}px`;
+    tip.style.top = `${e.clientY + 12}px`;
+  }
+});
+$("network").addEventListener("mouseleave", () => { $("tip").style.display = "none"; });
+$("slider").addEventListener("input", (e) => {
+  view.start = Number(e.target.value);
+  requestWindow();
+});
+$("width").addEventListener("change", (e) => {
+  view.width = e.target.value === "all" ? "all" : Number(e.target.value);
+  $("slider").disabled = view.width === "all";
+  requestWindow();
+});
+window.addEventListener("resize", () => {
+  if (view.trace) {
+    place();
+    if (view.window) draw();
+  }
+});
+loadTrace();

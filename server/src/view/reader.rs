@@ -1,0 +1,526 @@
+//! Reading a finished network trace: the `.prv` (or `.prv.gz`) line by line into an
+//! [`Aggregate`], with the `.row`'s names and the `.pcf`'s backlog quantum.
+//!
+//! ```text
+//!   FILE.prv[.gz] ─lines─▶ parse (no lock) ─batches of BATCH records─▶ Shared (write lock) ─▶ Aggregate
+//!   FILE.row ─▶ Names (task and thread names; host ports)
+//!   FILE.pcf ─▶ the backlog quantum, from its state labels (optional)
+//! ```
+//!
+//! Nothing a file holds stops the program: a line that is not a record the trace can
+//! hold ends the reading with a problem that names the file and line (shown on the
+//! page, the records before it kept); a file cut short (its last line without an end)
+//! is said so. Memory is bounded: lines longer than [`MAX_LINE`], traces of more than
+//! [`MAX_THREADS`] threads and a `.row` or `.pcf` above [`MAX_SIDECAR`] are refused.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use flate2::read::MultiGzDecoder;
+
+use super::aggregate::{Aggregate, AggregateError, Thread};
+use super::{Shared, write_lock};
+
+/// Longest line read [bytes]: records are short, but the header lists every device
+/// (about 5 bytes each).
+pub const MAX_LINE: usize = 16 << 20;
+/// Most threads (ports) a trace may have: ten times a 4,096-host fat tree's.
+pub const MAX_THREADS: u32 = 1 << 22;
+/// Largest `.row` or `.pcf` read [bytes].
+pub const MAX_SIDECAR: u64 = 256 << 20;
+/// Records parsed before they are folded in at once (one write lock).
+const BATCH: usize = 4096;
+
+/// Why a trace's files cannot be opened (what is wrong inside them is a problem shown
+/// on the page, see [`Shared::problem`]).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// the trace's name
+    #[error("{0}: expected a network trace FILE.prv or FILE.prv.gz (its .row beside it)")]
+    Name(PathBuf),
+    /// a file that cannot be read
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// the file
+        path: PathBuf,
+        /// why
+        source: io::Error,
+    },
+    /// a `.row` or `.pcf` too large
+    #[error("{}: more than {MAX_SIDECAR} bytes; expected a trace's names or labels", path.display())]
+    TooLarge {
+        /// the file
+        path: PathBuf,
+    },
+}
+
+/// A trace's files, opened.
+pub struct TraceFiles {
+    /// the `.prv` or `.prv.gz`, as given
+    pub prv_path: PathBuf,
+    /// its text, decompressed
+    pub prv: Box<dyn BufRead + Send>,
+    /// the `.row` and its text
+    pub row: (PathBuf, String),
+    /// the `.pcf` and its text, if there is one
+    pub pcf: Option<(PathBuf, String)>,
+}
+
+impl TraceFiles {
+    /// Opens `prv` (gzip-compressed when its name ends in `.gz`) and reads the `.row`
+    /// and `.pcf` beside it (`FILE.row` for `FILE.prv` and `FILE.prv.gz`).
+    pub fn open(prv: &Path) -> Result<TraceFiles, OpenError> {
+        let name = prv.to_string_lossy();
+        let stem = name
+            .strip_suffix(".prv.gz")
+            .or_else(|| name.strip_suffix(".prv"))
+            .ok_or_else(|| OpenError::Name(prv.to_path_buf()))?;
+        let read_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| OpenError::Read { path, source }
+        };
+        let file = File::open(prv).map_err(read_error(prv))?;
+        let text: Box<dyn BufRead + Send> = if name.ends_with(".gz") {
+            Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(file)))
+        } else {
+            Box::new(BufReader::with_capacity(1 << 16, file))
+        };
+        let row_path = PathBuf::from(format!("{stem}.row"));
+        let row = read_sidecar(&row_path)?;
+        let pcf_path = PathBuf::from(format!("{stem}.pcf"));
+        let pcf = match read_sidecar(&pcf_path) {
+            Ok(text) => Some((pcf_path, text)),
+            Err(OpenError::Read { source, .. }) if source.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        Ok(TraceFiles {
+            prv_path: prv.to_path_buf(),
+            prv: text,
+            row: (row_path, row),
+            pcf,
+        })
+    }
+}
+
+impl std::fmt::Debug for TraceFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceFiles")
+            .field("prv_path", &self.prv_path)
+            .field("row", &self.row.0)
+            .field("pcf", &self.pcf.as_ref().map(|(path, _)| path))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A `.row` or `.pcf`, whole (at most [`MAX_SIDECAR`] bytes).
+fn read_sidecar(path: &Path) -> Result<String, OpenError> {
+    let read_error = |source| OpenError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut text = String::new();
+    File::open(path)
+        .map_err(read_error)?
+        .take(MAX_SIDECAR + 1)
+        .read_to_string(&mut text)
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_SIDECAR {
+        return Err(OpenError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(text)
+}
+
+/// What the `.prv` header says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// the end time \[ns\]
+    pub end_ns: u64,
+    /// each task's threads
+    pub threads_of: Vec<u32>,
+}
+
+/// Reads `#Paraver (DD/MM/YYYY at HH:MM):<end>_ns:<resources>:1:<ntasks>(<nthreads>:<node>,…)`,
+/// the header of a network trace (one application).
+pub fn parse_header(line: &str) -> Result<Header, String> {
+    let bad = |what: &str| format!("the header: {what}: `{}`", shown(line));
+    let rest = line
+        .strip_prefix("#Paraver (")
+        .ok_or_else(|| bad("expected `#Paraver (`"))?;
+    let (_date, rest) = rest.split_once("):").ok_or_else(|| bad("expected `(date):`"))?;
+    let (end, rest) = rest
+        .split_once("_ns:")
+        .ok_or_else(|| bad("expected `<end>_ns:` (times in nanoseconds)"))?;
+    let end_ns = end.parse().map_err(|_| bad("expected the end time in ns"))?;
+    // Resources: `0`, or `<nodes>(<cpus>,…)`.
+    let apps = match rest.split_once("):") {
+        Some((_, apps)) if rest.find('(') < rest.find(':') => apps,
+        _ => rest.split_once(':').ok_or_else(|| bad("expected `<resources>:`"))?.1,
+    };
+    let tasks = apps
+        .strip_prefix("1:")
+        .ok_or_else(|| bad("expected one application (the network)"))?;
+    let (ntasks, list) = tasks.split_once('(').ok_or_else(|| bad("expected `<ntasks>(`"))?;
+    let ntasks: usize = ntasks.parse().map_err(|_| bad("expected the task count"))?;
+    let list = list
+        .split_once(')')
+        .ok_or_else(|| bad("expected `)` after the tasks"))?
+        .0;
+    let threads_of = list
+        .split(',')
+        .map(|task| {
+            let (n, node) = task.split_once(':')?;
+            node.parse::<u32>().ok()?;
+            n.parse::<u32>().ok().filter(|&n| n > 0)
+        })
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| bad("expected `<nthreads>:<node>` per task"))?;
+    if threads_of.len() != ntasks {
+        return Err(bad(&format!("{ntasks} tasks announced, {} listed", threads_of.len())));
+    }
+    let threads = threads_of.iter().map(|&n| u64::from(n)).sum::<u64>();
+    if threads > u64::from(MAX_THREADS) {
+        return Err(bad(&format!("{threads} threads; at most {MAX_THREADS} are read")));
+    }
+    Ok(Header { end_ns, threads_of })
+}
+
+/// The names of a trace's tasks (devices) and threads (ports), from its `.row`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// per task: the device's name (`host5`, `sw12`, `r0.host5`)
+    pub tasks: Vec<String>,
+    /// per thread: the port's name (`host5.p0`, `sw12.p3`)
+    pub threads: Vec<String>,
+    /// per thread: its task (0-based)
+    pub task_of: Vec<u32>,
+    /// per task: its first thread
+    pub first_thread: Vec<Thread>,
+}
+
+impl Names {
+    /// The `.row`'s names, as many as `header` counts.
+    pub fn of_row(row: &str, header: &Header) -> Result<Names, String> {
+        let tasks = level(row, "TASK", header.threads_of.len())?;
+        let threads_total = header.threads_of.iter().sum::<u32>() as usize;
+        let threads = level(row, "THREAD", threads_total)?;
+        let mut task_of = Vec::with_capacity(threads_total);
+        let mut first_thread = Vec::with_capacity(tasks.len());
+        for (task, &n) in header.threads_of.iter().enumerate() {
+            first_thread.push(task_of.len() as Thread);
+            task_of.extend(std::iter::repeat_n(task as u32, n as usize));
+        }
+        Ok(Names {
+            tasks,
+            threads,
+            task_of,
+            first_thread,
+        })
+    }
+
+    /// Whether task `task` is a host's adapter (`host5`, `r1.host5`).
+    pub fn is_host(&self, task: usize) -> bool {
+        let name = &self.tasks[task];
+        let plain = match name.split_once('.') {
+            Some((rail, rest))
+                if rail.len() > 1 && rail.starts_with('r') && rail[1..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                rest
+            }
+            _ => name,
+        };
+        plain
+            .strip_prefix("host")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+
+    /// Per thread: whether it is a host's port.
+    pub fn host_ports(&self) -> Vec<bool> {
+        self.task_of.iter().map(|&t| self.is_host(t as usize)).collect()
+    }
+}
+
+/// The `count` names of `LEVEL <level> SIZE <count>` in a `.row`.
+fn level(row: &str, level: &str, count: usize) -> Result<Vec<String>, String> {
+    let head = format!("LEVEL {level} SIZE ");
+    let mut lines = row.lines().enumerate().skip_while(|(_, l)| !l.starts_with(&head));
+    let (n, line) = lines
+        .next()
+        .ok_or_else(|| format!("no `{head}<n>` line; expected the trace's {count} names"))?;
+    let size: usize = line[head.len()..]
+        .trim()
+        .parse()
+        .map_err(|_| format!("line {}: expected `{head}<n>`: `{}`", n + 1, shown(line)))?;
+    let names: Vec<String> = lines
+        .map(|(_, l)| l.trim())
+        .take_while(|l| !l.is_empty() && !l.starts_with("LEVEL "))
+        .map(String::from)
+        .collect();
+    if size != count || names.len() != count {
+        return Err(format!(
+            "line {}: LEVEL {level} says {size} and names {}; the .prv header counts {count}",
+            n + 1,
+            names.len()
+        ));
+    }
+    Ok(names)
+}
+
+/// The backlog quantum \[bytes\] from a `.pcf`'s label of state 1 (`1    Backlog 1-1024
+/// bytes`).
+pub fn quantum_of_pcf(pcf: &str) -> Option<u64> {
+    let states = pcf.split("\nSTATES\n").nth(1)?;
+    let label = states.lines().find_map(|l| l.trim().strip_prefix("1 "))?;
+    let range = label.trim().strip_prefix("Backlog 1-")?;
+    range.strip_suffix(" bytes")?.parse().ok()
+}
+
+/// One record, its threads resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// `1:cpu:app:task:thread:begin:end:state`
+    State {
+        /// the port
+        thread: Thread,
+        /// \[ns\]
+        begin_ns: u64,
+        /// \[ns\]
+        end_ns: u64,
+        /// the backlog level
+        level: u16,
+    },
+    /// `2:cpu:app:task:thread:time:type:value[:type:value…]`
+    Event {
+        /// the port
+        thread: Thread,
+        /// \[ns\]
+        at_ns: u64,
+    },
+    /// `3:cpu:app:task:thread:lsend:psend:cpu:app:task:thread:lrecv:precv:size:tag`
+    Communication {
+        /// the transmitting port
+        from: Thread,
+        /// the receiving port
+        to: Thread,
+        /// physical send: the first byte left \[ns\]
+        send_ns: u64,
+        /// physical receive: the last byte arrived \[ns\]
+        receive_ns: u64,
+        /// the message's bytes
+        size_bytes: u64,
+    },
+}
+
+/// Reads a record line of a trace whose header is `header` and whose tasks start at
+/// threads `first_thread`.
+pub fn parse_record(line: &str, header: &Header, first_thread: &[Thread]) -> Result<Record, String> {
+    let bad = |what: &str| format!("{what}: `{}`", shown(line));
+    let fields: Vec<u64> = line
+        .split(':')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("expected a record: `:`-separated unsigned integers"))?;
+    let thread = |at: usize| -> Result<Thread, String> {
+        let (app, task, thread) = (fields[at + 1], fields[at + 2], fields[at + 3]);
+        let threads = usize::try_from(task)
+            .ok()
+            .and_then(|t| t.checked_sub(1))
+            .and_then(|t| Some((t, *header.threads_of.get(t)?)));
+        match threads {
+            Some((t, n)) if app == 1 && thread >= 1 && thread <= u64::from(n) => {
+                Ok(first_thread[t] + thread as u32 - 1)
+            }
+            _ => Err(bad("application 1 and a task and thread of the header expected")),
+        }
+    };
+    match (fields.first(), fields.len()) {
+        (Some(1), 8) => Ok(Record::State {
+            thread: thread(1)?,
+            begin_ns: fields[5],
+            end_ns: fields[6],
+            level: u16::try_from(fields[7]).unwrap_or(u16::MAX),
+        }),
+        (Some(2), n) if n >= 8 && n % 2 == 0 => Ok(Record::Event {
+            thread: thread(1)?,
+            at_ns: fields[5],
+        }),
+        (Some(3), 15) => Ok(Record::Communication {
+            from: thread(1)?,
+            to: thread(7)?,
+            send_ns: fields[6],
+            receive_ns: fields[12],
+            size_bytes: fields[13],
+        }),
+        _ => Err(bad(
+            "expected a state (1, 8 fields), an event (2, 8 or more) or a communication (3, 15)",
+        )),
+    }
+}
+
+impl Record {
+    /// Folds the record into `aggregate`.
+    pub fn fold(self, aggregate: &mut Aggregate) -> Result<(), AggregateError> {
+        match self {
+            Record::State {
+                thread,
+                begin_ns,
+                end_ns,
+                level,
+            } => aggregate.state(thread, begin_ns, end_ns, level),
+            Record::Event { thread, at_ns } => aggregate.event(thread, at_ns),
+            Record::Communication {
+                from,
+                to,
+                send_ns,
+                receive_ns,
+                size_bytes,
+            } => aggregate.communication(from, to, send_ns, receive_ns, size_bytes),
+        }
+    }
+}
+
+/// At most 80 characters of `line`, for a message.
+fn shown(line: &str) -> String {
+    let line = line.trim_end();
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    }
+}
+
+/// Reads the trace `files` into `shared`: its header and names, then its records a
+/// batch at a time; a problem (naming the file and line) ends the reading and is kept
+/// in `shared`. Runs on a thread of its own.
+pub fn load(files: TraceFiles, shared: &Arc<RwLock<Shared>>) {
+    let TraceFiles {
+        prv_path,
+        mut prv,
+        row,
+        pcf,
+    } = files;
+    let prv_name = prv_path.display().to_string();
+    let problem = read(&prv_name, &mut prv, &row, pcf.as_ref(), shared).err();
+    let mut state = write_lock(shared);
+    state.loading = false;
+    state.problem = problem;
+}
+
+fn read(
+    prv_name: &str,
+    prv: &mut dyn BufRead,
+    (row_path, row): &(PathBuf, String),
+    pcf: Option<&(PathBuf, String)>,
+    shared: &Arc<RwLock<Shared>>,
+) -> Result<(), String> {
+    let mut line = Vec::new();
+    let mut n = 1u64;
+    let first = next_line(prv, &mut line).map_err(|e| format!("{prv_name}: {e}"))?;
+    let first = std::str::from_utf8(&line[..first])
+        .map_err(|_| format!("{prv_name} line 1: expected a Paraver header (#Paraver …) in UTF-8"))?;
+    if first.is_empty() {
+        return Err(format!("{prv_name}: empty; expected a Paraver trace"));
+    }
+    if !first.ends_with('\n') {
+        return Err(format!(
+            "{prv_name} line 1: the file ends in the middle of its header: cut short?"
+        ));
+    }
+    let header = parse_header(first.trim_end()).map_err(|e| format!("{prv_name} line 1: {e}"))?;
+    let names = Names::of_row(row, &header).map_err(|e| format!("{}: {e}", row_path.display()))?;
+    let quantum_bytes = pcf.and_then(|(_, text)| quantum_of_pcf(text));
+    {
+        let mut state = write_lock(shared);
+        state.aggregate = Aggregate::new(names.host_ports(), header.end_ns);
+        state.names = names.clone();
+        state.quantum_bytes = quantum_bytes;
+    }
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut outcome = Ok(());
+    loop {
+        n += 1;
+        let read = match next_line(prv, &mut line) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(e) => {
+                outcome = Err(format!("{prv_name} line {n}: {e}"));
+                break;
+            }
+        };
+        if line[read - 1] != b'\n' {
+            outcome = Err(format!(
+                "{prv_name} line {n}: the file ends in the middle of a line: cut short? (records up to line {} shown)",
+                n - 1
+            ));
+            break;
+        }
+        let record = std::str::from_utf8(&line[..read])
+            .map_err(|_| "expected a record in UTF-8".to_string())
+            .and_then(|text| parse_record(text.trim_end(), &header, &names.first_thread));
+        match record {
+            Ok(record) => batch.push((n, record)),
+            Err(e) => {
+                outcome = Err(format!("{prv_name} line {n}: {e}"));
+                break;
+            }
+        }
+        if batch.len() == BATCH {
+            fold(&mut batch, prv_name, shared, n)?;
+        }
+    }
+    fold(&mut batch, prv_name, shared, n)?;
+    outcome
+}
+
+/// Folds `batch` (records and their line numbers) into the shared aggregate; `lines`
+/// read so far.
+fn fold(
+    batch: &mut Vec<(u64, Record)>,
+    prv_name: &str,
+    shared: &Arc<RwLock<Shared>>,
+    lines: u64,
+) -> Result<(), String> {
+    let mut state = write_lock(shared);
+    state.lines = lines;
+    let state = &mut *state;
+    for (n, record) in batch.drain(..) {
+        record.fold(&mut state.aggregate).map_err(|e| {
+            let named = |t: Thread| {
+                state
+                    .names
+                    .threads
+                    .get(t as usize)
+                    .map_or("?", String::as_str)
+                    .to_string()
+            };
+            match e {
+                AggregateError::TwoPeers { from, to, before } => format!(
+                    "{prv_name} line {n}: port {} sends to {} here but to {} before: a link has one far end",
+                    named(from),
+                    named(to),
+                    named(before)
+                ),
+                e => format!("{prv_name} line {n}: {e}"),
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Reads a line (its newline included, if the file did not end first) into `line`;
+/// the bytes read, 0 at the end. A line longer than [`MAX_LINE`] is an error.
+fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>) -> Result<usize, String> {
+    line.clear();
+    let read = Read::take(&mut *input, MAX_LINE as u64 + 1)
+        .read_until(b'\n', line)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if read > MAX_LINE {
+        return Err(format!("a line longer than {MAX_LINE} bytes; expected Paraver records"));
+    }
+    Ok(read)
+}
+
+#[cfg(test)]
+mod tests;
