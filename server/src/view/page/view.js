@@ -92,7 +92,7 @@ function place() {
   const canvas = $("network");
   canvas.width = canvas.clientWidth * devicePixelRatio;
   const levels = t.devices.map((d) => d.level);
-  const top = Math.max(0, ...levels.filter((l) => l !== null));
+  const top = levels.reduce((most, l) => (l === null ? most : Math.max(most, l)), 0);
   const rows = top + 1 + (levels.includes(null) ? 1 : 0);
   const cssHeight = 2 * MARGIN_PX + (rows - 1) * ROW_PX + 20;
   canvas.style.height = `${cssHeight}px`;
@@ -199,7 +199,7 @@ function drawActivity() {
   g.setTransform(devicePixelRatio, 0, 0, devicePixelRatio, 0, 0);
   const [cw, ch] = [canvas.clientWidth, canvas.clientHeight];
   const n = Math.max(1, t.bins);
-  const most = Math.max(1, ...t.activity);
+  const most = t.activity.reduce((a, b) => Math.max(a, b), 1);
   const [from, to] = windowRange();
   g.fillStyle = "#e3f2fd";
   g.fillRect((from / t.bin_ns / n) * cw, 0, ((to - from) / t.bin_ns / n) * cw, ch);
