@@ -201,13 +201,20 @@ fn the_page_holds_every_link_of_the_trace_and_its_busiest() {
         (Some(0), trace["end_ns"].as_u64())
     );
     let most = *expected.values().max().expect("links");
-    let busiest = &window["busiest"];
-    assert_eq!(busiest["bytes"].as_u64(), Some(most), "{busiest}");
-    let key = (
-        busiest["from"].as_str().expect("a port").to_string(),
-        busiest["to"].as_str().expect("a port").to_string(),
-    );
-    assert_eq!(expected[&key], most);
+    let top = window["top"].as_array().expect("the busiest links");
+    assert_eq!(top.len(), 10);
+    assert_eq!(top[0]["bytes"].as_u64(), Some(most), "{top:?}");
+    for (rank, l) in top.iter().enumerate() {
+        let key = (
+            l["from"].as_str().expect("a port").to_string(),
+            l["to"].as_str().expect("a port").to_string(),
+        );
+        assert_eq!(l["bytes"].as_u64(), Some(expected[&key]), "{l}");
+        assert_eq!(l["bytes"], bytes[l["link"].as_u64().expect("an index") as usize]);
+        if rank > 0 {
+            assert!(top[rank - 1]["bytes"].as_u64() >= l["bytes"].as_u64(), "{top:?}");
+        }
+    }
 
     // A window of one bin holds that bin.
     let bin_ns = trace["bin_ns"].as_u64().expect("a width");

@@ -184,15 +184,19 @@ pub struct WindowJson {
     /// per link, with `bins=true`: its bins in the window
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bins: Option<Vec<Vec<u64>>>,
-    /// the link that carried the most in the window (the first such, in link order)
-    pub busiest: Option<BusiestJson>,
+    /// the [`TOP_LINKS`] links that carried the most in the window, busiest first (ties
+    /// in link order); none that carried nothing
+    pub top: Vec<LinkLoadJson>,
     /// the port with the highest backlog in the window (the first such)
     pub highest_backlog: Option<BacklogJson>,
 }
 
-/// The busiest link of a window.
+/// Links in a window's top list.
+pub const TOP_LINKS: usize = 10;
+
+/// A link's load in a window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BusiestJson {
+pub struct LinkLoadJson {
     /// its index
     pub link: usize,
     /// the sending port
@@ -230,18 +234,19 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
     let capacity_bytes = state.link_mbs * (w.to_ns - w.from_ns) as f64 / 1000.0;
     let name = |thread: u32| state.names.threads.get(thread as usize).cloned().unwrap_or_default();
     let bytes: Vec<u64> = w.links.iter().map(|l| l.bytes).collect();
-    let busiest = bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b > 0)
-        .min_by_key(|(i, b)| (std::cmp::Reverse(**b), *i))
-        .map(|(i, &b)| BusiestJson {
+    let mut top: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] > 0).collect();
+    top.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), i));
+    top.truncate(TOP_LINKS);
+    let top = top
+        .into_iter()
+        .map(|i| LinkLoadJson {
             link: i,
             from: name(a.links()[i].from),
             to: name(a.links()[i].to),
-            bytes: b,
-            utilisation: b as f64 / capacity_bytes,
-        });
+            bytes: bytes[i],
+            utilisation: bytes[i] as f64 / capacity_bytes,
+        })
+        .collect();
     let highest_backlog = w
         .ports
         .iter()
@@ -260,7 +265,7 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
         capacity_bytes,
         bins: query.bins.then(|| w.links.into_iter().map(|l| l.bins).collect()),
         bytes,
-        busiest,
+        top,
         highest_backlog,
     }
 }

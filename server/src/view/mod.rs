@@ -103,7 +103,7 @@
 //! | `/` | the page (HTML, embedded in the binary) |
 //! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
 //! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the link rate, the backlog quantum, record counts, the devices (name, host or not, level, x) and the links (from and to port and device, bytes, messages) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
-//! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the busiest link and the highest backlog |
+//! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
 //!
 //! The page asks for `/api/trace` once (and again while the trace is being read, or
 //! when a window shows more links than it knows), then one `/api/window` per slider

@@ -16,6 +16,7 @@ const view = {
   width: 16,        // its bins ("all": the whole run)
   inFlight: false,  // a window request is out
   again: false,     // the slider moved meanwhile
+  marked: null,     // the link marked from the table, or null
 };
 const $ = (id) => document.getElementById(id);
 
@@ -149,7 +150,33 @@ function linkEnds(link, i) {
   return [p.x + ox, p.y + oy, q.x + ox, q.y + oy];
 }
 
+// The window's figures: the picture, the histogram, the summary and the table.
 function draw() {
+  const w = view.window;
+  drawNetwork();
+  drawActivity();
+  const backlog = w.highest_backlog;
+  $("summary").textContent = `window ${timeText(w.from_ns)} – ${timeText(w.to_ns)}` +
+    (w.top.length ? "" : ": no traffic") +
+    (backlog ? `; highest backlog ${backlog.port}, level ${backlog.max_level}` +
+      (backlog.max_bytes !== null ? ` (≤ ${bytesText(backlog.max_bytes)})` : "") : "");
+  const rows = w.top.map((l, rank) => {
+    const row = document.createElement("tr");
+    for (const [text, numeric] of [[rank + 1, true], [`${l.from} → ${l.to}`, false],
+      [bytesText(l.bytes), true], [`${(100 * l.utilisation).toFixed(1)} %`, true]]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      if (numeric) cell.className = "n";
+      row.appendChild(cell);
+    }
+    row.addEventListener("mouseenter", () => { view.marked = l.link; drawNetwork(); });
+    row.addEventListener("mouseleave", () => { view.marked = null; drawNetwork(); });
+    return row;
+  });
+  $("top").tBodies[0].replaceChildren(...rows);
+}
+
+function drawNetwork() {
   const t = view.trace;
   const w = view.window;
   const canvas = $("network");
@@ -181,13 +208,15 @@ function draw() {
       g.fillRect(p.x - 4, p.y - 4, 8, 8);
     }
   });
-  drawActivity();
-  const b = w.busiest;
-  const backlog = w.highest_backlog;
-  $("summary").textContent = `window ${timeText(w.from_ns)} – ${timeText(w.to_ns)}: ` +
-    (b ? `busiest link ${b.from} → ${b.to}, ${bytesText(b.bytes)} (${(100 * b.utilisation).toFixed(1)} %)` : "no traffic") +
-    (backlog ? `; highest backlog ${backlog.port}, level ${backlog.max_level}` +
-      (backlog.max_bytes !== null ? ` (≤ ${bytesText(backlog.max_bytes)})` : "") : "");
+  if (view.marked !== null && view.marked < t.links.length) {
+    const [x0, y0, x1, y1] = linkEnds(t.links[view.marked], view.marked);
+    g.strokeStyle = "#1565c0";
+    g.lineWidth = 5;
+    g.beginPath();
+    g.moveTo(x0, y0);
+    g.lineTo(x1, y1);
+    g.stroke();
+  }
 }
 
 function drawActivity() {
