@@ -348,6 +348,8 @@ fn dimemas_fields(name: &str) -> Option<&'static [usize]> {
 /// Reads a configuration, record after record.
 struct Reader<'t> {
     file: &'t str,
+    /// the line of the `#DIMEMAS_CONFIGURATION` header
+    header: usize,
     config: DimConfig,
     /// the wide area network record's line, once read
     wan: Option<usize>,
@@ -736,7 +738,14 @@ impl Reader<'_> {
             line,
             message,
         };
-        let line = self.environment.unwrap_or(0);
+        let Some(line) = self.environment else {
+            return Err(error(
+                self.header,
+                "no \"environment information\" record: a configuration declares its machine there (its nodes, \
+                 their bandwidth and buses), and without one there is nothing to replay on; Dimemas needs it too"
+                    .into(),
+            ));
+        };
         // Dimemas's machines exist once the wide area network record declares them.
         let refused = "Dimemas refuses it (\"Wrong environment information record values\": the machine does not \
                        exist until the wide area network record declares it)";
@@ -755,11 +764,8 @@ impl Reader<'_> {
                      put that record first"
                 ),
             ),
-            (None, false) => self.warn(
-                0,
-                "no \"wide area network information\" record: Dimemas needs it first, declaring one machine".into(),
-            ),
-            (Some(_), false) => {}
+            // The wide area network record came first.
+            (_, false) => {}
         }
         let defined: u64 = self.config.groups.iter().map(|g| u64::from(g.count)).sum();
         match (self.config.nodes, self.config.groups.last()) {
@@ -850,14 +856,19 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
             "a comment opened with /* here is never closed with */".to_string(),
         )
     })?;
-    let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+    let Some((index, first)) = text.lines().map(str::trim).enumerate().find(|(_, l)| !l.is_empty()) else {
         return Err(error(0, "an empty file; expected #DIMEMAS_CONFIGURATION".into()));
     };
+    let header = index + 1;
     if !first.starts_with("#DIMEMAS_CONFIGURATION") {
-        return Err(error(1, format!("expected #DIMEMAS_CONFIGURATION, found '{first}'")));
+        return Err(error(
+            header,
+            format!("expected #DIMEMAS_CONFIGURATION, found '{first}'"),
+        ));
     }
     let mut reader = Reader {
         file,
+        header,
         config: DimConfig {
             file: file.to_string(),
             ..DimConfig::default()
@@ -869,7 +880,8 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         explicit: None,
     };
     let mut consumed = 0;
-    let body_start = text.find('\n').map_or(text.len(), |i| i + 1);
+    // The records begin on the line after the header's.
+    let body_start = text.match_indices('\n').nth(index).map_or(text.len(), |(i, _)| i + 1);
     for chunk in text[body_start..].split(";;") {
         let start = body_start + consumed;
         consumed += chunk.len() + 2;
@@ -1408,6 +1420,32 @@ mod tests {
             "t.cfg:5: \"predefined mapping information\": \"3 TASKS_PER_NODE\" places at most 6 tasks on the \
              machine's 2 nodes, but the trace t.dim has 7; Dimemas refuses it too (\"tasks per node mapping not \
              applicable\")"
+        );
+    }
+
+    #[test]
+    fn a_configuration_without_a_machine_is_refused() {
+        // Nothing but the header: no machine to replay on.
+        for (text, line) in [
+            ("#DIMEMAS_CONFIGURATION\n", 1),
+            ("// empty\n\n#DIMEMAS_CONFIGURATION\n", 3),
+        ] {
+            assert_eq!(
+                parse(text, "e.cfg").expect_err("no machine").to_string(),
+                format!(
+                    "e.cfg:{line}: no \"environment information\" record: a configuration declares its machine there \
+                     (its nodes, their bandwidth and buses), and without one there is nothing to replay on; Dimemas \
+                     needs it too"
+                )
+            );
+        }
+        // Node records and a mapping do not make a machine.
+        let nodes = format!("#DIMEMAS_CONFIGURATION\n{}\n", group(2, 1, "1.0", "0.0"));
+        assert!(
+            parse(&nodes, "n.cfg")
+                .expect_err("no machine")
+                .to_string()
+                .starts_with("n.cfg:1: no \"environment information\" record")
         );
     }
 
