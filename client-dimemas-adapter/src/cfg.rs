@@ -33,6 +33,11 @@ use crate::replay::{CLOCK_LIMIT, Links, Mapping, mbps_ratio, ps_of_seconds};
 /// most a trace may have) on nodes numbered up to 15 digits.
 pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
 
+/// The most nodes a machine may have: 2^25, the most hosts vesper's networks have
+/// (`vesper_server`'s `description::host_count`), so that the machine's nodes can be
+/// the ideal network's hosts.
+pub const MAX_NODES: u32 = 1 << 25;
+
 /// The node records' name for a group of nodes alike.
 pub const MULTI_NODE: &str = "multi node information";
 
@@ -308,6 +313,18 @@ impl Record<'_> {
         }
     }
 
+    /// A count of nodes, from 1 to [`MAX_NODES`]; `rule` says why 0 is refused.
+    fn nodes(&self, i: usize, rule: &str) -> Result<u32, CfgError> {
+        match self.positive(i, "n_nodes", rule)? {
+            n if n > MAX_NODES => Err(self.bad(
+                i,
+                "n_nodes",
+                format!("{n} nodes: vesper models at most 2^25 = 33,554,432 (the most hosts its networks have)"),
+            )),
+            n => Ok(n),
+        }
+    }
+
     /// The machine ID of field `i`: vesper replays one machine, number 0.
     fn machine(&self, i: usize) -> Result<(), CfgError> {
         match self.count(i, "machine ID")? {
@@ -506,7 +523,7 @@ impl Reader<'_> {
         if !r.fields.is_empty() {
             r.machine(1)?;
         }
-        let nodes = r.positive(3, "n_nodes", "a machine needs at least one node")?;
+        let nodes = r.nodes(3, "a machine needs at least one node")?;
         self.config.nodes = Some(nodes);
         self.config.bandwidth_mbps = Some(r.bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
         if r.fields.len() > 5 {
@@ -543,7 +560,7 @@ impl Reader<'_> {
         }
         // Field positions: the count, then the rest after it.
         let (count, at) = match (multi, r.fields.len()) {
-            (true, _) => (r.positive(1, "n_nodes", "a group holds at least one node")?, 3),
+            (true, _) => (r.nodes(1, "a group holds at least one node")?, 3),
             (false, 14) => (1, 3),
             (false, _) => (1, 2),
         };
@@ -1446,6 +1463,29 @@ mod tests {
                 .expect_err("no machine")
                 .to_string()
                 .starts_with("n.cfg:1: no \"environment information\" record")
+        );
+    }
+
+    #[test]
+    fn machines_larger_than_any_network_are_refused() {
+        let most = machine(MAX_NODES, &[&group(MAX_NODES, 1, "1.0", "0.0")], "FILL_NODES");
+        assert_eq!(parse(&most, "m.cfg").map(|c| c.nodes), Ok(Some(1 << 25)));
+        assert_eq!(
+            parse(&machine(1_000_000_000, &[], "FILL_NODES"), "h.cfg")
+                .expect_err("too many nodes")
+                .to_string(),
+            "h.cfg:3: \"environment information\": field 4 (n_nodes): 1000000000 nodes: vesper models at most 2^25 = \
+             33,554,432 (the most hosts its networks have)"
+        );
+        // A node record's count too, wherever it comes.
+        let early = format!(
+            "#DIMEMAS_CONFIGURATION\n{}\n\"environment information\" {{\"\", 0, \"\", 4, 1000.0, 0, 1}};;\n",
+            group(u32::MAX, 1, "1.0", "0.0")
+        );
+        assert_eq!(
+            parse(&early, "g.cfg").expect_err("too many nodes").to_string(),
+            "g.cfg:2: \"multi node information\": field 2 (n_nodes): 4294967295 nodes: vesper models at most 2^25 = \
+             33,554,432 (the most hosts its networks have)"
         );
     }
 

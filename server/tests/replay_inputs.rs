@@ -104,6 +104,41 @@ fn configuration_values_the_replay_cannot_hold_name_file_line_and_field() {
 }
 
 #[test]
+fn configuration_values_that_mean_nothing_are_refused() {
+    let dir = scratch("nothing");
+    let trace = pingpong();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("written");
+        path
+    };
+    // Only its header: no machine.
+    let cfg = write("header.cfg", "#DIMEMAS_CONFIGURATION\n");
+    assert_refuses(
+        &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+        &format!(
+            "Error: {}:1: no \"environment information\" record: a configuration declares its machine there",
+            cfg.display()
+        ),
+    );
+    // A machine of 10^9 nodes, on a crossbar (whose hosts are not the machine's nodes).
+    let machine = std::fs::read_to_string(config(&dir, "2.0", "0.000001", "1000.0")).expect("read");
+    let cfg = write(
+        "huge.cfg",
+        &machine.replace("{\"\", 0, \"\", 1, 250.0", "{\"\", 0, \"\", 1000000000, 250.0"),
+    );
+    assert_refuses(
+        &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+        &format!(
+            "Error: {}:2: \"environment information\": field 4 (n_nodes): 1000000000 nodes: vesper models at most \
+             2^25 = 33,554,432 (the most hosts its networks have)",
+            cfg.display()
+        ),
+    );
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
 fn replay_flags_past_the_clock_name_the_flag() {
     assert_refuses(
         &["run", &pingpong(), "--imbalance-ns", "18446744073709552"],
