@@ -186,16 +186,24 @@ impl DimConfig {
     /// Reads the "communications fine tuning" file, if one is named, into
     /// `collectives`; `path` is this configuration's (relative names are relative to
     /// its folder). A file that cannot be read is an error naming the record that
-    /// names it; errors in its lines name the fine-tuning file.
+    /// names it; errors in its lines name the fine-tuning file's line, then the record.
     pub fn read_tuning(&self, path: &Path, collectives: &mut AnalyticCollectives) -> Result<(), CfgError> {
         let Some(name) = &self.comm_tuning_file else {
             return Ok(());
         };
         let tuning = path.parent().unwrap_or(Path::new(".")).join(name);
         let tuning_name = tuning.display().to_string();
+        let named = |mut e: CfgError| {
+            let line = self.comm_tuning_line.unwrap_or(0);
+            e.message.push_str(&format!(
+                " (the communications fine tuning file that {}:{line} names, \"configuration files\" field 3)",
+                self.file
+            ));
+            e
+        };
         let text = vesper_input::read_text(&tuning, MAX_TUNING_BYTES).map_err(|e| match e.line() {
             // What is wrong within it names its line.
-            Some(_) => input_error(&tuning_name, TUNING_FILE, e),
+            Some(_) => named(input_error(&tuning_name, TUNING_FILE, e)),
             None => CfgError {
                 file: self.file.clone(),
                 line: self.comm_tuning_line.unwrap_or(0),
@@ -205,7 +213,7 @@ impl DimConfig {
                 ),
             },
         })?;
-        collectives.parse_tuning(&text, &tuning_name)
+        collectives.parse_tuning(&text, &tuning_name).map_err(named)
     }
 }
 
@@ -1183,8 +1191,10 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}:2: not UTF-8 text; a communications fine tuning file is text",
-                dir.join("t.cfg").display()
+                "{}:2: not UTF-8 text; a communications fine tuning file is text (the communications fine tuning \
+                 file that {}:10 names, \"configuration files\" field 3)",
+                dir.join("t.cfg").display(),
+                path.display()
             )
         );
         std::fs::remove_dir_all(&dir).expect("cleaned");

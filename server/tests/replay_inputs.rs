@@ -135,6 +135,31 @@ fn configuration_values_that_mean_nothing_are_refused() {
             cfg.display()
         ),
     );
+    // A fine-tuning file that tunes nothing: junk, or a file of the system's.
+    write("junk.txt", "hello\nworld\n");
+    for (tuning, shown, line, first) in [
+        ("junk.txt", text(&dir.join("junk.txt")).to_string(), 1, "hello"),
+        ("/proc/self/status", "/proc/self/status".to_string(), 1, "Name:"),
+    ] {
+        if !Path::new(&shown).exists() {
+            continue;
+        }
+        let record = format!("\"configuration files\" {{\"\", \"\", \"{tuning}\", \"\"}};;\n");
+        let cfg = write("tuned.cfg", &format!("{machine}{record}"));
+        assert_refuses(
+            &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+            &format!("Error: {shown}:{line}: '{first}"),
+        );
+        assert_refuses(
+            &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+            &format!(
+                "nor is any line after it: the file tunes nothing (Dimemas skips such lines, and would read it with \
+                 no effect); name the file that holds the tuning, or \"\" for none (the communications fine tuning \
+                 file that {}:5 names, \"configuration files\" field 3)",
+                cfg.display()
+            ),
+        );
+    }
     std::fs::remove_dir_all(&dir).expect("cleaned");
 }
 
