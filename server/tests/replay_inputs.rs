@@ -164,6 +164,36 @@ fn configuration_values_that_mean_nothing_are_refused() {
 }
 
 #[test]
+fn a_huge_cpu_speed_ratio_makes_bursts_take_no_time() {
+    // Dimemas takes any ratio of 0 or more: bursts take their time divided by it, so
+    // 1e300 leaves them nothing, as 0 does.
+    let dir = scratch("ratio");
+    let json = |ratio: &str| {
+        let cfg = config(&dir, ratio, "0.000001", "1000.0");
+        let out = vesper(&[
+            "run",
+            &pingpong(),
+            "--config",
+            text(&cfg),
+            "--network",
+            "crossbar",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let (huge, none, fast) = (json("1e300"), json("0"), json("2.0"));
+    let computed = |json: &serde_json::Value| -> Vec<f64> {
+        let rows = json["tasks"].as_array().expect("rows");
+        rows.iter().map(|r| r["compute_ns"].as_f64().expect("a time")).collect()
+    };
+    assert_eq!(computed(&huge), [0.0, 0.0]);
+    assert_eq!(computed(&fast), [900.0, 1000.0]);
+    assert_eq!(huge["predicted_ns"], none["predicted_ns"]);
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
 fn replay_flags_past_the_clock_name_the_flag() {
     assert_refuses(
         &["run", &pingpong(), "--imbalance-ns", "18446744073709552"],
