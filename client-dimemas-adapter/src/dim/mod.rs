@@ -737,7 +737,8 @@ mod tests {
         };
         assert_eq!(
             refused("3:0:0:0:2:0:9:1:0"),
-            "th.dim:2: thread 2 of task 0 does not exist (the header declares 2)"
+            "th.dim:2: field 5 (src_thread): thread 2 of task 0 does not exist (the header declares 2); expected 0 to \
+             1, or -1 for any thread"
         );
         assert_eq!(
             refused("10:0:0:0:1:0:0:0:0\n10:0:1:0:1:0:0:0:0"),
@@ -1444,7 +1445,27 @@ mod tests {
         // A thread past 32 bits is named as written (it was named as 4294967295).
         assert_eq!(
             bad("2:0:0:0:4294967296:8:7:1:0"),
-            "b.dim:3: field 5 (thread): thread 4294967296 of task 0 does not exist (the header declares 1)"
+            "b.dim:3: field 5 (dst_thread): thread 4294967296 of task 0 does not exist (the header declares 1); \
+             expected 0, or -1 for any thread"
+        );
+        // The peer's thread, between tasks too (Dimemas fails on it): one of its
+        // threads, or -1 (-2, as Dimemas reads it) for any.
+        assert_eq!(
+            bad("2:0:0:1:5:8:7:1:0"),
+            "b.dim:3: field 5 (dst_thread): thread 5 of task 1 does not exist (the header declares 1); expected 0, or \
+             -1 for any thread"
+        );
+        assert_eq!(
+            bad("3:1:0:0:-7:8:7:1:0"),
+            "b.dim:3: field 5 (src_thread): thread -7 of task 0 does not exist (the header declares 1); expected 0, \
+             or -1 for any thread"
+        );
+        assert!(
+            parse(
+                "#DIMEMAS:\"b\":0:2(1,1),1\n2:0:0:1:-2:8:7:1:0\n3:1:0:0:0:8:7:1:0\n",
+                "b.dim"
+            )
+            .is_ok()
         );
         assert_eq!(
             bad("1:0:0:-3"),

@@ -286,22 +286,32 @@ impl Reader {
         Ok(self.first_program[task as usize] + thread)
     }
 
-    /// The peer of a message of `task` with `peer`'s `thread` (field `at`): `peer`
+    /// The peer of a message of `task` with `peer`'s thread `role` (field `at`): `peer`
     /// itself, a task, unless it is `task` and the thread is given (not -1): then the
     /// thread, as a [`THREAD`] peer. Dimemas matches messages between tasks on task
-    /// level, whatever thread fields they carry.
-    fn peer_thread(&self, task: u32, peer: u32, fields: &[&str], at: usize) -> Result<u32, DimError> {
-        let thread: i64 = self.number(fields, at, "thread")?;
-        if peer != task || thread < 0 {
+    /// level, whatever thread fields they carry; but a thread the peer does not have
+    /// (other than -1, or -2, which Dimemas reads as -1: any thread) is refused, as
+    /// Dimemas fails on it.
+    fn peer_thread(&self, task: u32, peer: u32, fields: &[&str], at: usize, role: &str) -> Result<u32, DimError> {
+        let thread: i64 = self.number(fields, at, role)?;
+        if thread == -1 || thread == -2 {
             return Ok(peer);
         }
-        match u32::try_from(thread) {
-            Ok(thread) => Ok(THREAD | self.program(task, thread)?),
-            Err(_) => Err(self.error(format!(
-                "field {} (thread): thread {thread} of task {task} does not exist (the header declares {})",
-                at + 1,
-                self.threads[task as usize]
-            ))),
+        let threads = self.threads[peer as usize];
+        let Some(thread) = u32::try_from(thread).ok().filter(|&t| t < threads) else {
+            let expected = match threads {
+                1 => "0".to_string(),
+                n => format!("0 to {}", n - 1),
+            };
+            return Err(self.error(format!(
+                "field {} ({role}): thread {thread} of task {peer} does not exist (the header declares {threads}); \
+                 expected {expected}, or -1 for any thread",
+                at + 1
+            )));
+        };
+        match peer == task {
+            true => Ok(THREAD | (self.first_program[task as usize] + thread)),
+            false => Ok(peer),
         }
     }
 
@@ -387,7 +397,7 @@ impl Reader {
         }
         self.peer(to, "destination")?;
         let to = if n == 6 {
-            self.peer_thread(task, to, fields, 4)?
+            self.peer_thread(task, to, fields, 4, "dst_thread")?
         } else {
             to
         };
@@ -424,7 +434,7 @@ impl Reader {
         let tag = self.matching_tag(fields, 6, 7)?;
         let kind: u32 = self.number(fields, 8, "type")?;
         self.peer(from, "source")?;
-        let from = self.peer_thread(task, from, fields, 4)?;
+        let from = self.peer_thread(task, from, fields, 4, "src_thread")?;
         if kind != 1 {
             self.no_label(program, "a receive of type 0 or 2")?;
         }
