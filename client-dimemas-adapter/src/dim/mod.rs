@@ -200,11 +200,12 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
             program.splice(at..at, plan.operations(global.task, &global, k));
         }
     }
+    let warnings = rules.finish(text.len() as u64)?;
     Ok(DimTrace {
         workload: Workload { name, tasks: programs },
         threads: reader.threads().to_vec(),
         collectives: plan.calls,
-        warnings: rules.finish(text.len() as u64),
+        warnings,
     })
 }
 
@@ -1221,6 +1222,37 @@ mod tests {
                 "t.dim:12: the offsets table gives thread (0, 0) byte 41, but its first record starts at byte 51 \
                  (line 3): Dimemas reads the thread's records from byte 41"
             ]
+        );
+        // Offsets that are no byte of the file are refused, read whole or streamed.
+        let refused = |from: &str, to: &str| {
+            let text = good.replace(from, to);
+            let whole = parse(&text, "t.dim").expect_err("refused").to_string();
+            let file = std::env::temp_dir().join(format!("vesper-offsets-{}.dim", std::process::id()));
+            std::fs::write(&file, &text).expect("written");
+            let streamed = open(&file, &Methods::default()).err().map(|e| e.to_string());
+            let _ = std::fs::remove_file(&file);
+            let name = file.display().to_string();
+            assert_eq!(streamed.map(|e| e.replace(&name, "t.dim")), Some(whole.clone()));
+            whole
+        };
+        let negative = "is before the file's start as Dimemas reads it (a signed offset), so it cannot read there \
+                        (\"unable to position the trace\"); expected the byte where the thread's first record starts, \
+                        153";
+        assert_eq!(
+            refused("s:1:153", "s:1:-153"),
+            format!("t.dim:13: the offsets table's line for task 1: thread 0's offset '-153' {negative}")
+        );
+        assert_eq!(
+            refused("s:1:153", "s:1:99999999999999999999"),
+            format!(
+                "t.dim:13: the offsets table's line for task 1: thread 0's offset '99999999999999999999' {negative}"
+            )
+        );
+        assert_eq!(
+            refused("s:1:153", "s:1:1530"),
+            "t.dim:13: the offsets table's line for task 1: thread 0's offset '1530' is past the end of the file \
+             (253 bytes), where Dimemas reads no record (\"P00 T01 (t00) initialized without actions\"); expected \
+             the byte where the thread's first record starts, 153"
         );
         // The header's offsets field.
         assert_eq!(

@@ -255,6 +255,7 @@ impl Stream {
                 return Err(reader.error_at(0, reason));
             }
         }
+        let warnings = rules.finish(offset)?;
         if !contiguous {
             return Ok(None);
         }
@@ -268,7 +269,7 @@ impl Stream {
             cursors,
             total,
             piece: Vec::new(),
-            warnings: rules.finish(offset),
+            warnings,
         }))
     }
 
