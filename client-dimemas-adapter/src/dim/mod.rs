@@ -17,9 +17,12 @@
 //! of its own ([`crate::replay::programs`]); thread fields of messages between tasks are
 //! not matched on (as Dimemas), and a message naming a thread of its own task goes to
 //! that thread (Dimemas takes it for an accelerator transfer: a warning says so). Point-to-point
-//! messages match on (source, tag, communicator), as MPI's do: the first communicator's
-//! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
-//! of its own, from −1 down (below every application tag, above the collectives').
+//! messages match on (source, tag, communicator), as MPI's and Dimemas's do (their
+//! communicator needs no `d:` line): the first communicator's tags are kept, and every
+//! (communicator, tag) pair of another communicator gets a tag of its own, from −1 down
+//! (above the collectives', from `i32::MIN` up). Negative tags match as any other, but
+//! are refused on the first communicator beside messages on others, and among the
+//! collectives' tags.
 //!
 //! Two ways to read a trace, which give the same operations (one line decoder,
 //! `reader.rs`): [`parse`] and [`read`] hold it whole as a [`Workload`]; [`open`] reads
@@ -183,6 +186,7 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
     let plan = collectives
         .plan(&reader.groups, reader.tasks())
         .map_err(|(line, message)| reader.error_at(line, message))?;
+    reader.check_tags(plan.calls)?;
     // Every send has its receive (collectives, decomposed below, match by construction).
     let task_of = crate::replay::task_of_programs(reader.threads());
     let mut balance: BTreeMap<Channel, i64> = BTreeMap::new();
@@ -240,7 +244,24 @@ fn unmatched_at(text: &str, file: &str, methods: &Methods, key: Channel, surplus
     let first = seen.len().saturating_sub(surplus.unsigned_abs() as usize);
     let what = if surplus > 0 { "send" } else { "receive" };
     let line = seen.get(first).copied().unwrap_or(0);
-    reader.error_at(line, format!("{}; the first is this {what}", unmatched(key, surplus)))
+    let mut message = unmatched(key, surplus);
+    // The tag and communicator as written (vesper's tag is another on communicators
+    // but the first): the record's last fields but one (sync, or type).
+    let written: Vec<&str> = text
+        .lines()
+        .nth(line.wrapping_sub(1))
+        .unwrap_or("")
+        .split(':')
+        .collect();
+    if let [.., tag, comm, _] = written[..]
+        && line > 0
+    {
+        message = message.replace(
+            &format!(" with tag {} ", key.2),
+            &format!(" with tag {} on communicator {} ", tag.trim(), comm.trim()),
+        );
+    }
+    reader.error_at(line, format!("{message}; the first is this {what}"))
 }
 
 /// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
@@ -775,6 +796,16 @@ mod tests {
         let outcome = replay_with(&trace.workload, &mut bus, &ReplayOptions::default()).expect("replayed");
         let large = 100_000u64 * 1_000_000_000_000 / (1 << 20);
         assert!(outcome.tasks[1].end >= large, "{:?}", outcome.tasks);
+        // A point-to-point communicator needs no `d:` line (Dimemas looks communicators
+        // up for collectives only): communicator 99 is where its messages match.
+        let undefined = "#DIMEMAS:\"u\":0:2(1,1),1\nd:1:1:2:0:1\n2:0:0:1:-1:8:7:99:0\n3:1:0:0:-1:8:7:99:0\n";
+        assert_eq!(parse(undefined, "u.dim").map(|t| t.workload.tasks[1].len()), Ok(1));
+        let apart = undefined.replace("3:1:0:0:-1:8:7:99:0", "3:1:0:0:-1:8:7:1:0");
+        assert_eq!(
+            parse(&apart, "u.dim").expect_err("unmatched").to_string(),
+            "u.dim:4: 1 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching send; the \
+             first is this receive"
+        );
     }
 
     #[test]
@@ -1527,11 +1558,13 @@ mod tests {
         // receive, the last receives no send.
         assert_eq!(
             bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0"),
-            "b.dim:4: 2 message(s) from task 0 to task 1 with tag 7 have no matching receive; the first is this send"
+            "b.dim:4: 2 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching receive; the \
+             first is this send"
         );
         assert_eq!(
             bad("3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:1"),
-            "b.dim:5: 1 message(s) from task 0 to task 1 with tag 7 have no matching send; the first is this receive"
+            "b.dim:5: 1 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching send; the \
+             first is this receive"
         );
         assert_eq!(
             bad("10:0:0:40:1:0:0:8:8"),
@@ -1555,8 +1588,24 @@ mod tests {
         );
         assert_eq!(
             bad("2:0:0:1:-1:8:-3:1:0\n2:0:0:1:-1:8:7:2:0"),
-            "b.dim:4: messages on communicator 2 beside negative tags on communicator 1: their tags are renumbered \
-             from -1 down"
+            "b.dim:4: field 8 (comm): messages on communicator 2 beside negative tags on communicator 1 (line 3): \
+             vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from -1 \
+             down, which negative tags would meet; renumber the tags from 0"
+        );
+        assert_eq!(
+            bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:2:0\n2:0:0:1:-1:8:-3:1:0"),
+            "b.dim:5: field 7 (tag): a negative tag (-3) on communicator 1 beside messages on other communicators: \
+             vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from -1 \
+             down, which negative tags would meet; renumber the tags from 0"
+        );
+        // Negative tags match as any tag does (as in Dimemas), above those vesper gives
+        // the messages of decomposed collectives.
+        let negative = "2:0:0:1:-1:8:-7:1:0\n3:1:0:0:-1:8:-7:1:0\n10:0:0:0:1:0:0:0:0\n10:1:0:0:1:0:0:0:0";
+        assert!(parse(&format!("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n{negative}\n"), "b.dim").is_ok());
+        assert_eq!(
+            bad(&negative.replace("-7", "-2147483648")),
+            "b.dim:3: field 7 (tag): tag -2147483648 is among those vesper gives the messages of the trace's 1 \
+             collective call(s), -2147483648 to -2147483648; expected a tag above -2147483648"
         );
         let header = |text: &str| parse(text, "h.dim").expect_err("refused").to_string();
         assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");

@@ -110,8 +110,10 @@ pub(super) struct Reader {
     first_communicator: Option<i64>,
     /// the tags given to (communicator, tag) pairs of other communicators
     renamed: BTreeMap<(i64, i32), i32>,
-    /// whether a record of the first communicator had a negative tag
-    negative_tags: bool,
+    /// the line of the first record of the first communicator with a negative tag
+    negative_tags: Option<usize>,
+    /// the lowest negative tag of the first communicator: the tag, its line and field
+    lowest_tag: Option<(i32, usize, usize)>,
     /// members of each communicator (`d:` lines)
     pub groups: BTreeMap<i64, Vec<u32>>,
     /// whether tags are checked as they come (not when reading again, out of order)
@@ -130,7 +132,8 @@ impl Reader {
             requests: Vec::new(),
             first_communicator: None,
             renamed: BTreeMap::new(),
-            negative_tags: false,
+            negative_tags: None,
+            lowest_tag: None,
             groups: BTreeMap::new(),
             checking: true,
         }
@@ -567,30 +570,58 @@ impl Reader {
         let tag: i32 = self.number(fields, tag_at, "tag")?;
         let comm: i64 = self.number(fields, comm_at, "comm")?;
         let first = *self.first_communicator.get_or_insert(comm);
+        let apart = "vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from \
+                     -1 down, which negative tags would meet; renumber the tags from 0";
         if comm == first {
             if tag < 0 {
                 if self.checking && !self.renamed.is_empty() {
                     return Err(self.error(format!(
-                        "a negative tag ({tag}) beside messages on several communicators: their tags are \
-                         renumbered from -1 down"
+                        "field {} (tag): a negative tag ({tag}) on communicator {comm} beside messages on other \
+                         communicators: {apart}",
+                        tag_at + 1
                     )));
                 }
-                self.negative_tags = true;
+                self.negative_tags.get_or_insert(self.line);
+                if self.checking && self.lowest_tag.is_none_or(|(lowest, ..)| tag < lowest) {
+                    self.lowest_tag = Some((tag, self.line, tag_at + 1));
+                }
             }
             return Ok(tag);
         }
         if let Some(&renamed) = self.renamed.get(&(comm, tag)) {
             return Ok(renamed);
         }
-        if self.negative_tags {
+        if let Some(line) = self.negative_tags {
             return Err(self.error(format!(
-                "messages on communicator {comm} beside negative tags on communicator {first}: their tags are \
-                 renumbered from -1 down"
+                "field {} (comm): messages on communicator {comm} beside negative tags on communicator {first} (line \
+                 {line}): {apart}",
+                comm_at + 1
             )));
         }
         let next = -1 - self.renamed.len() as i32;
         self.renamed.insert((comm, tag), next);
         Ok(next)
+    }
+
+    /// An error naming the record of the lowest negative tag if it is among the tags of
+    /// the messages of the trace's `calls` collective calls, from `i32::MIN` up
+    /// (`Plan::operations`).
+    pub fn check_tags(&self, calls: u64) -> Result<(), DimError> {
+        let Some((tag, line, field)) = self.lowest_tag else {
+            return Ok(());
+        };
+        let highest = i64::from(i32::MIN).saturating_add(i64::try_from(calls).unwrap_or(i64::MAX)) - 1;
+        if calls == 0 || i64::from(tag) > highest {
+            return Ok(());
+        }
+        Err(self.error_at(
+            line,
+            format!(
+                "field {field} (tag): tag {tag} is among those vesper gives the messages of the trace's {calls} \
+                 collective call(s), {} to {highest}; expected a tag above {highest}",
+                i32::MIN
+            ),
+        ))
     }
 
     fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {
