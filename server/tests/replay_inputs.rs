@@ -164,6 +164,63 @@ fn configuration_values_that_mean_nothing_are_refused() {
 }
 
 #[test]
+fn trace_values_that_mean_nothing_are_refused() {
+    let dir = scratch("trace");
+    let example = std::fs::read_to_string(pingpong()).expect("read");
+    let trace = |name: &str, from: &str, to: &str| {
+        assert!(example.contains(from), "{from}");
+        let path = dir.join(name);
+        std::fs::write(&path, example.replace(from, to)).expect("written");
+        path
+    };
+    let send = "2:0:0:1:-1:1024:7:1:0";
+    for (name, from, to, expected) in [
+        (
+            "thread.dim",
+            send,
+            "2:0:0:1:3:1024:7:1:0",
+            ":4: field 5 (dst_thread): thread 3 of task 1 does not exist (the header declares 1); expected 0, or -1 \
+             for any thread",
+        ),
+        (
+            "negative.dim",
+            "s:1:153",
+            "s:1:-153",
+            ":13: the offsets table's line for task 1: thread 0's offset '-153' is before the file's start",
+        ),
+        (
+            "huge.dim",
+            "s:1:153",
+            "s:1:99999999999999999999",
+            ":13: the offsets table's line for task 1: thread 0's offset '99999999999999999999' is before the file's \
+             start",
+        ),
+        (
+            "past.dim",
+            "s:1:153",
+            "s:1:1530",
+            ":13: the offsets table's line for task 1: thread 0's offset '1530' is past the end of the file",
+        ),
+    ] {
+        let path = trace(name, from, to);
+        assert_refuses(
+            &["run", text(&path), "--network", "crossbar"],
+            &format!("Error: {}{expected}", path.display()),
+        );
+    }
+    // What Dimemas gives a meaning keeps it: a communicator no `d:` line defines, and
+    // a negative tag, are where and what messages match on.
+    for (name, tag_and_comm) in [("comm.dim", ":7:99:"), ("tag.dim", ":-7:1:")] {
+        let path = dir.join(name);
+        let text_of = example.replace(":1024:7:1:", &format!(":1024{tag_and_comm}"));
+        std::fs::write(&path, text_of).expect("written");
+        let out = vesper(&["run", text(&path), "--network", "crossbar"]);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
 fn a_huge_cpu_speed_ratio_makes_bursts_take_no_time() {
     // Dimemas takes any ratio of 0 or more: bursts take their time divided by it, so
     // 1e300 leaves them nothing, as 0 does.
