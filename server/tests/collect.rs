@@ -438,3 +438,44 @@ fn a_signal_ends_the_wait_for_a_stalled_collector() {
     client.join().expect("the client");
     drop(holder.join());
 }
+
+/// A collector that accepts the stream and never reads it: the run's report counts the
+/// records sent and dropped, which add up to the trace's records, and says that the
+/// collector stopped reading (issue 43 item 2: the report counted every record as
+/// written, and the log said "the collector failed (Resource temporarily
+/// unavailable)").
+#[test]
+fn a_stalled_collectors_losses_are_in_the_report() {
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let stalled_addr = stalled.local_addr().expect("bound").to_string();
+    let holder = std::thread::spawn(move || stalled.accept().map(|(socket, _)| socket));
+    // An all-to-all of 3 MB messages: about 10 MB of records, more than the stream's
+    // queue and the socket's buffers hold.
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["run", "--network", "crossbar", "--hosts", "16", "--tasks", "16"])
+        .args(["--size", "3000000", "--json"])
+        .args(["--trace-stream", &stalled_addr, "--trace-stream-wait-ms", "0"])
+        .output()
+        .expect("vesper runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON result");
+    let server = &result["server"];
+    let stream = &server["trace_stream"];
+    let count = |field: &str| stream[field].as_u64().unwrap_or_else(|| panic!("{field}: {stream}"));
+    let trace = &server["simulation"]["network_trace"];
+    let produced: u64 = ["states", "events", "communications"]
+        .iter()
+        .map(|kind| trace[kind].as_u64().unwrap_or_else(|| panic!("{kind}: {trace}")))
+        .sum();
+    assert_eq!(count("records"), produced, "{stream}");
+    assert_eq!(count("sent_records") + count("dropped_records"), produced, "{stream}");
+    assert!(count("dropped_records") > 0, "{stream}");
+    let error = stream["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("the collector stopped reading"), "{stream}");
+    assert!(log.contains("the collector stopped reading"), "{log}");
+    assert!(!log.contains("Resource temporarily unavailable"), "{log}");
+    let summary = format!("{} of {produced} records sent", count("sent_records"));
+    assert!(log.contains(&summary), "{log}");
+    drop(holder.join());
+}
