@@ -620,7 +620,14 @@ impl FileTarget {
             io::copy(&mut File::open(&self.spool_path)?, &mut out)?;
             out.flush()
         };
-        write().map_err(|e| context("cannot write", &self.path, e))?;
+        if let Err(e) = write() {
+            // No half-written trace that looks whole: a regular file is removed (a named
+            // pipe's reader has seen what it has seen).
+            let removed =
+                std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) && std::fs::remove_file(&self.path).is_ok();
+            let e = io::Error::new(e.kind(), format!("{e}{}", if removed { "; removed it" } else { "" }));
+            return Err(context("cannot write", &self.path, e));
+        }
         std::fs::remove_file(&self.spool_path).map_err(|e| context("cannot remove", &self.spool_path, e))?;
         let (pcf_path, row_path) = sibling_names(&self.path, "trace").map_err(|e| io::Error::other(e.0))?;
         match sidecars {
