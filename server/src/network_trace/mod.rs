@@ -965,10 +965,14 @@ impl StreamTarget {
             if ended {
                 let _ = thread.join();
             } else {
-                let reason = format!(
-                    "the collector stopped reading: it did not take the end of the trace within {} ms",
-                    waited.as_millis()
-                );
+                let reason = match (self.stop.by.is_some(), self.tally.connected.load(Ordering::Relaxed)) {
+                    (true, _) => "the server stopped before the collector took the end of the trace".to_string(),
+                    (false, false) => format!("the collector was not reached within {} ms", waited.as_millis()),
+                    (false, true) => format!(
+                        "the collector stopped reading: it did not take the end of the trace within {} ms",
+                        waited.as_millis()
+                    ),
+                };
                 warn!("network trace stream {}: {reason}", self.addr);
                 let _ = self.tally.failed.set(reason);
             }
