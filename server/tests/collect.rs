@@ -236,21 +236,10 @@ fn one_run(server: SocketAddr) {
 /// Stops a server that keeps serving, between runs: it exits 0; its reports, a JSON
 /// line a run.
 fn stop_and_read_reports(mut server: Child, log: &Receiver<String>) -> Vec<serde_json::Value> {
-    use std::io::Read;
     signal(&server, "TERM");
     let status = wait_up_to(&mut server, 10);
     assert_eq!(status.code(), Some(0), "{}", rest_of_log(log));
-    let mut stdout = String::new();
-    server
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout)
-        .expect("reports");
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    common::reports(&mut server)
 }
 
 /// What run `run`'s report says of its trace stream: whether it connected, and its
