@@ -33,6 +33,11 @@ use crate::replay::{CLOCK_LIMIT, Links, Mapping, mbps_ratio, ps_of_seconds};
 /// most a trace may have) on nodes numbered up to 15 digits.
 pub const MAX_CFG_BYTES: u64 = 16 * vesper_input::MIB;
 
+/// The most nodes a machine may have: 2^25, the most hosts vesper's networks have
+/// (`vesper_server`'s `description::host_count`), so that the machine's nodes can be
+/// the ideal network's hosts.
+pub const MAX_NODES: u32 = 1 << 25;
+
 /// The node records' name for a group of nodes alike.
 pub const MULTI_NODE: &str = "multi node information";
 
@@ -181,16 +186,24 @@ impl DimConfig {
     /// Reads the "communications fine tuning" file, if one is named, into
     /// `collectives`; `path` is this configuration's (relative names are relative to
     /// its folder). A file that cannot be read is an error naming the record that
-    /// names it; errors in its lines name the fine-tuning file.
+    /// names it; errors in its lines name the fine-tuning file's line, then the record.
     pub fn read_tuning(&self, path: &Path, collectives: &mut AnalyticCollectives) -> Result<(), CfgError> {
         let Some(name) = &self.comm_tuning_file else {
             return Ok(());
         };
         let tuning = path.parent().unwrap_or(Path::new(".")).join(name);
         let tuning_name = tuning.display().to_string();
+        let named = |mut e: CfgError| {
+            let line = self.comm_tuning_line.unwrap_or(0);
+            e.message.push_str(&format!(
+                " (the communications fine tuning file that {}:{line} names, \"configuration files\" field 3)",
+                self.file
+            ));
+            e
+        };
         let text = vesper_input::read_text(&tuning, MAX_TUNING_BYTES).map_err(|e| match e.line() {
             // What is wrong within it names its line.
-            Some(_) => input_error(&tuning_name, TUNING_FILE, e),
+            Some(_) => named(input_error(&tuning_name, TUNING_FILE, e)),
             None => CfgError {
                 file: self.file.clone(),
                 line: self.comm_tuning_line.unwrap_or(0),
@@ -200,7 +213,7 @@ impl DimConfig {
                 ),
             },
         })?;
-        collectives.parse_tuning(&text, &tuning_name)
+        collectives.parse_tuning(&text, &tuning_name).map_err(named)
     }
 }
 
@@ -308,6 +321,18 @@ impl Record<'_> {
         }
     }
 
+    /// A count of nodes, from 1 to [`MAX_NODES`]; `rule` says why 0 is refused.
+    fn nodes(&self, i: usize, rule: &str) -> Result<u32, CfgError> {
+        match self.positive(i, "n_nodes", rule)? {
+            n if n > MAX_NODES => Err(self.bad(
+                i,
+                "n_nodes",
+                format!("{n} nodes: vesper models at most 2^25 = 33,554,432 (the most hosts its networks have)"),
+            )),
+            n => Ok(n),
+        }
+    }
+
     /// The machine ID of field `i`: vesper replays one machine, number 0.
     fn machine(&self, i: usize) -> Result<(), CfgError> {
         match self.count(i, "machine ID")? {
@@ -348,6 +373,8 @@ fn dimemas_fields(name: &str) -> Option<&'static [usize]> {
 /// Reads a configuration, record after record.
 struct Reader<'t> {
     file: &'t str,
+    /// the line of the `#DIMEMAS_CONFIGURATION` header
+    header: usize,
     config: DimConfig,
     /// the wide area network record's line, once read
     wan: Option<usize>,
@@ -504,7 +531,7 @@ impl Reader<'_> {
         if !r.fields.is_empty() {
             r.machine(1)?;
         }
-        let nodes = r.positive(3, "n_nodes", "a machine needs at least one node")?;
+        let nodes = r.nodes(3, "a machine needs at least one node")?;
         self.config.nodes = Some(nodes);
         self.config.bandwidth_mbps = Some(r.bandwidth(4, "bw_MBps", "inter-node bandwidth")?);
         if r.fields.len() > 5 {
@@ -541,7 +568,7 @@ impl Reader<'_> {
         }
         // Field positions: the count, then the rest after it.
         let (count, at) = match (multi, r.fields.len()) {
-            (true, _) => (r.positive(1, "n_nodes", "a group holds at least one node")?, 3),
+            (true, _) => (r.nodes(1, "a group holds at least one node")?, 3),
             (false, 14) => (1, 3),
             (false, _) => (1, 2),
         };
@@ -736,7 +763,14 @@ impl Reader<'_> {
             line,
             message,
         };
-        let line = self.environment.unwrap_or(0);
+        let Some(line) = self.environment else {
+            return Err(error(
+                self.header,
+                "no \"environment information\" record: a configuration declares its machine there (its nodes, \
+                 their bandwidth and buses), and without one there is nothing to replay on; Dimemas needs it too"
+                    .into(),
+            ));
+        };
         // Dimemas's machines exist once the wide area network record declares them.
         let refused = "Dimemas refuses it (\"Wrong environment information record values\": the machine does not \
                        exist until the wide area network record declares it)";
@@ -755,11 +789,8 @@ impl Reader<'_> {
                      put that record first"
                 ),
             ),
-            (None, false) => self.warn(
-                0,
-                "no \"wide area network information\" record: Dimemas needs it first, declaring one machine".into(),
-            ),
-            (Some(_), false) => {}
+            // The wide area network record came first.
+            (_, false) => {}
         }
         let defined: u64 = self.config.groups.iter().map(|g| u64::from(g.count)).sum();
         match (self.config.nodes, self.config.groups.last()) {
@@ -850,14 +881,19 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
             "a comment opened with /* here is never closed with */".to_string(),
         )
     })?;
-    let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+    let Some((index, first)) = text.lines().map(str::trim).enumerate().find(|(_, l)| !l.is_empty()) else {
         return Err(error(0, "an empty file; expected #DIMEMAS_CONFIGURATION".into()));
     };
+    let header = index + 1;
     if !first.starts_with("#DIMEMAS_CONFIGURATION") {
-        return Err(error(1, format!("expected #DIMEMAS_CONFIGURATION, found '{first}'")));
+        return Err(error(
+            header,
+            format!("expected #DIMEMAS_CONFIGURATION, found '{first}'"),
+        ));
     }
     let mut reader = Reader {
         file,
+        header,
         config: DimConfig {
             file: file.to_string(),
             ..DimConfig::default()
@@ -869,7 +905,8 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         explicit: None,
     };
     let mut consumed = 0;
-    let body_start = text.find('\n').map_or(text.len(), |i| i + 1);
+    // The records begin on the line after the header's.
+    let body_start = text.match_indices('\n').nth(index).map_or(text.len(), |(i, _)| i + 1);
     for chunk in text[body_start..].split(";;") {
         let start = body_start + consumed;
         consumed += chunk.len() + 2;
@@ -1154,8 +1191,10 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}:2: not UTF-8 text; a communications fine tuning file is text",
-                dir.join("t.cfg").display()
+                "{}:2: not UTF-8 text; a communications fine tuning file is text (the communications fine tuning \
+                 file that {}:10 names, \"configuration files\" field 3)",
+                dir.join("t.cfg").display(),
+                path.display()
             )
         );
         std::fs::remove_dir_all(&dir).expect("cleaned");
@@ -1408,6 +1447,55 @@ mod tests {
             "t.cfg:5: \"predefined mapping information\": \"3 TASKS_PER_NODE\" places at most 6 tasks on the \
              machine's 2 nodes, but the trace t.dim has 7; Dimemas refuses it too (\"tasks per node mapping not \
              applicable\")"
+        );
+    }
+
+    #[test]
+    fn a_configuration_without_a_machine_is_refused() {
+        // Nothing but the header: no machine to replay on.
+        for (text, line) in [
+            ("#DIMEMAS_CONFIGURATION\n", 1),
+            ("// empty\n\n#DIMEMAS_CONFIGURATION\n", 3),
+        ] {
+            assert_eq!(
+                parse(text, "e.cfg").expect_err("no machine").to_string(),
+                format!(
+                    "e.cfg:{line}: no \"environment information\" record: a configuration declares its machine there \
+                     (its nodes, their bandwidth and buses), and without one there is nothing to replay on; Dimemas \
+                     needs it too"
+                )
+            );
+        }
+        // Node records and a mapping do not make a machine.
+        let nodes = format!("#DIMEMAS_CONFIGURATION\n{}\n", group(2, 1, "1.0", "0.0"));
+        assert!(
+            parse(&nodes, "n.cfg")
+                .expect_err("no machine")
+                .to_string()
+                .starts_with("n.cfg:1: no \"environment information\" record")
+        );
+    }
+
+    #[test]
+    fn machines_larger_than_any_network_are_refused() {
+        let most = machine(MAX_NODES, &[&group(MAX_NODES, 1, "1.0", "0.0")], "FILL_NODES");
+        assert_eq!(parse(&most, "m.cfg").map(|c| c.nodes), Ok(Some(1 << 25)));
+        assert_eq!(
+            parse(&machine(1_000_000_000, &[], "FILL_NODES"), "h.cfg")
+                .expect_err("too many nodes")
+                .to_string(),
+            "h.cfg:3: \"environment information\": field 4 (n_nodes): 1000000000 nodes: vesper models at most 2^25 = \
+             33,554,432 (the most hosts its networks have)"
+        );
+        // A node record's count too, wherever it comes.
+        let early = format!(
+            "#DIMEMAS_CONFIGURATION\n{}\n\"environment information\" {{\"\", 0, \"\", 4, 1000.0, 0, 1}};;\n",
+            group(u32::MAX, 1, "1.0", "0.0")
+        );
+        assert_eq!(
+            parse(&early, "g.cfg").expect_err("too many nodes").to_string(),
+            "g.cfg:2: \"multi node information\": field 2 (n_nodes): 4294967295 nodes: vesper models at most 2^25 = \
+             33,554,432 (the most hosts its networks have)"
         );
     }
 

@@ -269,29 +269,65 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
 
 /// The routes an InfiniBand fabric's forwarding tables give: from each source's switch,
 /// the output each switch's table names for the destination's LID, until the
-/// destination's cable.
+/// destination's cable. Errors name the tables' line (or the dump's, for a host without
+/// a LID).
 pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> {
     let topology = &fabric.topology.topology;
     let graph = Graph::of(topology);
     let name = |d| fabric.topology.name(d).to_string();
+    let tables = &fabric.tables_file;
     let hosts = topology.hosts;
     let mut routes = RouteList::default();
     for s in 0..hosts {
         for d in (0..hosts).filter(|&d| d != s) {
             let (src, dst) = (HostId(s), HostId(d));
-            let lid = fabric.host_lids[dst.index()]
-                .ok_or_else(|| format!("{} has no LID: the tables cannot route to it", name(Device::Host(dst))))?;
+            let lid = fabric.host_lids[dst.index()].ok_or_else(|| {
+                format!(
+                    "{}:{}: {} has no LID (no `lid <n>` on its Ca's link line nor on the switch's line that leads to \
+                     it): the tables cannot route to it",
+                    fabric.dump_file,
+                    fabric.host_lines[dst.index()],
+                    name(Device::Host(dst))
+                )
+            })?;
+            let route = || {
+                format!(
+                    "the route from {} to {}",
+                    name(Device::Host(src)),
+                    name(Device::Host(dst))
+                )
+            };
             let (mut at, _) = graph.attach(src)?;
             let (last, down) = graph.attach(dst)?;
             let mut path = Vec::new();
             loop {
-                let port = *fabric.forwarding[at as usize].get(&lid).ok_or_else(|| {
-                    format!(
-                        "{}'s table has no entry for lid {lid} ({})",
-                        name(Device::Switch(SwitchId(at))),
-                        name(Device::Host(dst))
-                    )
-                })?;
+                let switch = name(Device::Switch(SwitchId(at)));
+                let Some(entry) = fabric.forwarding[at as usize].get(&lid) else {
+                    return Err(match fabric.section_lines[at as usize] {
+                        0 => format!(
+                            "{tables}: no section for {switch} ({}), which {} crosses",
+                            switch_ids(fabric, at),
+                            route()
+                        ),
+                        line => format!(
+                            "{tables}:{line}: {switch}'s table (the section here) has no entry for lid {lid}, which {} \
+                             needs",
+                            route()
+                        ),
+                    });
+                };
+                let Some(port) = entry.output() else {
+                    let what = match entry.ib_port {
+                        0 => "the switch itself",
+                        _ => "no route",
+                    };
+                    return Err(format!(
+                        "{tables}:{}: {switch} sends lid {lid} to port {} ({what}), but {} crosses it",
+                        entry.line,
+                        entry.ib_port,
+                        route()
+                    ));
+                };
                 path.push(port);
                 if at == last && port == down {
                     break;
@@ -300,10 +336,11 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
                     Some(next) if path.len() <= graph.links.len() => at = next,
                     _ => {
                         return Err(format!(
-                            "the tables route {} to {} off the network or round in a loop at {}.p{port}",
+                            "{tables}:{}: the tables route {} to {} off the network or round in a loop at \
+                             {switch}.p{port}",
+                            entry.line,
                             name(Device::Host(src)),
                             name(Device::Host(dst)),
-                            name(Device::Switch(SwitchId(at)))
                         ));
                     }
                 }
@@ -312,6 +349,18 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
         }
     }
     Ok(routes)
+}
+
+/// What identifies switch `s` in forwarding tables: its GUID and LID, as the dump gives
+/// them.
+fn switch_ids(fabric: &crate::IbFabric, s: u32) -> String {
+    let guid = fabric.switch_guids[s as usize].map(|g| format!("guid {g:#018x}"));
+    let lid = fabric.switch_lids[s as usize].map(|l| format!("lid {l}"));
+    let ids: Vec<String> = guid.into_iter().chain(lid).collect();
+    match ids.is_empty() {
+        true => "no GUID or LID in the dump".to_string(),
+        false => ids.join(", "),
+    }
 }
 
 /// Dense ids of channels: switch `s`'s port `p` is `base\[s\] + p`.

@@ -24,7 +24,8 @@ pub mod routes;
 mod syntax;
 
 pub use ibnet::{
-    IbError, IbErrorKind, IbFabric, MAX_DUMP_BYTES, MAX_TABLES_BYTES, read_forwarding_tables, read_ibnetdiscover,
+    Forward, IbError, IbErrorKind, IbFabric, MAX_DUMP_BYTES, MAX_TABLES_BYTES, read_forwarding_tables,
+    read_ibnetdiscover,
 };
 pub use map::{
     MAX_MAP_BYTES, MapError, MapErrorKind, MapFile, MapLink, MapNode, NodeKind, WriteError, WriteOptions, read_map,

@@ -123,6 +123,37 @@ fn an_infiniband_fabric_becomes_a_map_with_the_routes_of_its_tables() {
 }
 
 #[test]
+fn routes_the_tables_cannot_give_name_the_tables_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("map2topo-ib-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dump = fixtures.join("fabric.topo");
+    let tables = std::fs::read_to_string(fixtures.join("lfts.txt")).expect("tables");
+    // Leaf b's section (line 20) without its entry for alpha's LID, 11.
+    std::fs::write(dir.join("bad.lft"), tables.replace("0x000b 007\n", "")).expect("written");
+    let (ok, _, err) = map2topo(
+        &dir,
+        &[
+            "ibnet",
+            dump.to_str().expect("utf-8"),
+            "--tables",
+            "bad.lft",
+            "--routes",
+            "ib.routes",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "Error: bad.lft:20: S-0002c90000000101's table (the section here) has no entry for lid 11, which the \
+             route from H-0002c90000000300[2] to H-0002c90000000200 needs"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn routes_the_myrinet_format_cannot_hold_leave_no_file_behind() {
     let dir = std::env::temp_dir().join(format!("map2topo-cli-turns-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -17,8 +17,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     /// what the network trace's stream did (`--trace-stream`): whether it reached its
-    /// collector, and the records it dropped (timing decides them: they are not part of
-    /// `simulation`)
+    /// collector, and of the trace's records those it sent and those it dropped (timing
+    /// decides them: they are not part of `simulation`)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_stream: Option<crate::network_trace::StreamReport>,
     /// deterministic results
@@ -50,7 +50,10 @@ pub struct SimulationReport {
     pub events_processed: u64,
     /// messages still queued or travelling when the run ended
     pub messages_in_flight_at_exit: usize,
-    /// what the network trace holds (`--trace`), when one was written
+    /// what the network trace holds, as the model produced it (`--trace`,
+    /// `--trace-stream`): a `--trace` file holds all of it; of its records a stream
+    /// sent those `trace_stream.sent_records` counts and dropped the rest (timing
+    /// decides which, so they are counted there, not here)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_trace: Option<vesper_netmodels::TraceSummary>,
 }

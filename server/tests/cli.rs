@@ -124,14 +124,7 @@ fn a_served_run_the_model_stops_still_prints_its_report() {
         std::thread::sleep(Duration::from_millis(100));
         signal(&child, "TERM");
         assert_eq!(wait_up_to(&mut child, 60).code(), Some(0));
-        let mut stdout = String::new();
-        child
-            .stdout
-            .take()
-            .expect("stdout")
-            .read_to_string(&mut stdout)
-            .expect("stdout");
-        let runs: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+        let runs = common::reports(&mut child);
         assert_eq!(runs.len(), 2);
         assert!(
             runs[0]["stopped"]
@@ -1112,19 +1105,7 @@ fn connections_that_stall_while_waiting_for_the_next_run_are_dropped_and_cost_no
         .count();
     assert_eq!(dropped, 3, "{rest}");
     // The stalled connections had no run of their own.
-    let runs: Vec<serde_json::Value> = {
-        let mut stdout = String::new();
-        child
-            .stdout
-            .take()
-            .expect("stdout")
-            .read_to_string(&mut stdout)
-            .expect("reports");
-        stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a JSON line"))
-            .collect()
-    };
+    let runs = common::reports(&mut child);
     let clients: Vec<_> = runs
         .iter()
         .map(|r| (r["run"].clone(), r["simulation"]["messages"].clone()))

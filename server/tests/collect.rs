@@ -189,6 +189,10 @@ fn collect_flags_are_checked() {
             vec!["--output", "/nonexistent-vesper-dir/n-{run}.prv"],
             "--output /nonexistent-vesper-dir/n-1.prv: expected an existing directory",
         ),
+        (
+            vec!["--output", "n.prv", "--stall-timeout-s", "86401"],
+            "--stall-timeout-s 86401: at most 86400 (a day); 0 never gives up on a stream",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
             .args(["collect", "--listen", "127.0.0.1:0"])
@@ -232,21 +236,10 @@ fn one_run(server: SocketAddr) {
 /// Stops a server that keeps serving, between runs: it exits 0; its reports, a JSON
 /// line a run.
 fn stop_and_read_reports(mut server: Child, log: &Receiver<String>) -> Vec<serde_json::Value> {
-    use std::io::Read;
     signal(&server, "TERM");
     let status = wait_up_to(&mut server, 10);
     assert_eq!(status.code(), Some(0), "{}", rest_of_log(log));
-    let mut stdout = String::new();
-    server
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout)
-        .expect("reports");
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    common::reports(&mut server)
 }
 
 /// What run `run`'s report says of its trace stream: whether it connected, and its
@@ -437,4 +430,211 @@ fn a_signal_ends_the_wait_for_a_stalled_collector() {
     drop(done);
     client.join().expect("the client");
     drop(holder.join());
+}
+
+/// A collector that accepts the stream and never reads it: the run's report counts the
+/// records sent and dropped, which add up to the trace's records, and says that the
+/// collector stopped reading (issue 43 item 2: the report counted every record as
+/// written, and the log said "the collector failed (Resource temporarily
+/// unavailable)").
+#[test]
+fn a_stalled_collectors_losses_are_in_the_report() {
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let stalled_addr = stalled.local_addr().expect("bound").to_string();
+    let holder = std::thread::spawn(move || stalled.accept().map(|(socket, _)| socket));
+    // An all-to-all of 3 MB messages: about 10 MB of records, more than the stream's
+    // queue and the socket's buffers hold.
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["run", "--network", "crossbar", "--hosts", "16", "--tasks", "16"])
+        .args(["--size", "3000000", "--json"])
+        .args(["--trace-stream", &stalled_addr, "--trace-stream-wait-ms", "0"])
+        .output()
+        .expect("vesper runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON result");
+    let server = &result["server"];
+    let stream = &server["trace_stream"];
+    let count = |field: &str| stream[field].as_u64().unwrap_or_else(|| panic!("{field}: {stream}"));
+    let trace = &server["simulation"]["network_trace"];
+    let produced: u64 = ["states", "events", "communications"]
+        .iter()
+        .map(|kind| trace[kind].as_u64().unwrap_or_else(|| panic!("{kind}: {trace}")))
+        .sum();
+    assert_eq!(count("records"), produced, "{stream}");
+    assert_eq!(count("sent_records") + count("dropped_records"), produced, "{stream}");
+    assert!(count("dropped_records") > 0, "{stream}");
+    let error = stream["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("the collector stopped reading"), "{stream}");
+    assert!(log.contains("the collector stopped reading"), "{log}");
+    assert!(!log.contains("Resource temporarily unavailable"), "{log}");
+    let summary = format!("{} of {produced} records sent", count("sent_records"));
+    assert!(log.contains(&summary), "{log}");
+    drop(holder.join());
+}
+
+const HEADER: &str = "#Paraver (01/01/2026 at 00:00):0_ns:0:1:2(1:0,1:0)";
+const FINAL_HEADER: &str = "#Paraver (01/01/2026 at 00:00):5000_ns:0:1:2(1:0,1:0)";
+const RECORDS: &str = "2:0:1:1:1:0:70000004:1\n3:0:1:1:1:0:0:0:1:2:1:25:4185:1024:1\n1:0:1:2:1:25:4185:1\n";
+const PCF: &str = "DEFAULT_OPTIONS\n\nSTATES\n0    Empty\n1    Backlog\n\nEVENT_TYPE\n0    70000004    Segment\n";
+const ROW: &str = "LEVEL TASK SIZE 2\nhost0\nhost1\n\nLEVEL THREAD SIZE 2\nhost0.p0\nhost1.p0\n";
+
+/// A stream as a server sends it: `records` between the headers, the .pcf, the .row
+/// and an end line that counts `sent` records.
+fn stream_of_records(records: &str, sent: usize) -> String {
+    format!(
+        "{HEADER}\n{records}{FINAL_HEADER}\n#vesper-pcf {}\n{PCF}#vesper-row {}\n{ROW}#vesper-end {sent}\n",
+        PCF.len(),
+        ROW.len()
+    )
+}
+
+/// `vesper collect --output OUTPUT` on a free port, `stream` sent to it on one
+/// connection, then closed: its exit status (it must exit within 20 s) and its whole
+/// standard error, bytes as written.
+fn collect_one(output: &Path, stream: &[u8]) -> (std::process::ExitStatus, Vec<u8>) {
+    use std::io::Read;
+    let port = unused_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args([
+            "collect",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--output",
+            &text(output),
+        ])
+        .env("NO_COLOR", "1")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("vesper starts");
+    let mut socket = (0..200)
+        .find_map(|_| {
+            TcpStream::connect(("127.0.0.1", port))
+                .map_err(|_| std::thread::sleep(Duration::from_millis(50)))
+                .ok()
+        })
+        .expect("the collector listens");
+    // The collector may refuse before the end: what it did not read does not matter.
+    let _ = socket.write_all(stream);
+    drop(socket);
+    let status = wait_up_to(&mut child, 20);
+    let mut stderr = Vec::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_end(&mut stderr)
+        .expect("its log");
+    (status, stderr)
+}
+
+/// A stream that is not what a server sends is refused, naming the line and what was
+/// wrong, with the bytes it quotes escaped; the collector fails and writes nothing
+/// (issue 43 item 3: it exited 0 having written each of these into the .prv, and
+/// echoed raw bytes to its log).
+#[test]
+fn a_bad_stream_is_refused_naming_line_and_reason() {
+    let dir = scratch("bad");
+    let output = dir.join("bad.prv");
+    let nuls = format!("1:0:1:2:1:25:{}4185:1\n", "\0".repeat(100));
+    let after_end = format!("{}1:0:1:2:1:4185:4186:1\n", stream_of_records(RECORDS, 3));
+    let inner_end = stream_of_records(&format!("{RECORDS}#vesper-end 3\n1:0:1:2:1:4185:4186:1\n"), 4);
+    let crlf = stream_of_records(RECORDS, 3).replace('\n', "\r\n");
+    let pcf_line = format!("#vesper-pcf {}", PCF.len());
+    let crlf_trailer = stream_of_records(RECORDS, 3).replace(&format!("{pcf_line}\n"), &format!("{pcf_line}\r\n"));
+    // As the issue saw it: "expected `#vesper-pcf NUMBER`, got `#vesper-pcf 902`".
+    let crlf_message =
+        format!("line 6: expected `#vesper-pcf NUMBER`, got `{pcf_line}\\r`: a carriage return (\\r) ends the line");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            stream_of_records(&format!("{RECORDS}hello, world\n"), 4),
+            "line 5: expected `:`-separated unsigned integers: `hello, world`",
+        ),
+        (
+            stream_of_records("2:0:1:1:1:0:70000004:1\n\x1b[2J\x1b[31mred\n", 2),
+            "line 3: expected `:`-separated unsigned integers: `\\u{1b}[2J\\u{1b}[31mred`",
+        ),
+        (
+            stream_of_records(&nuls, 1),
+            "line 2: expected `:`-separated unsigned integers: `1:0:1:2:1:25:\\0\\0",
+        ),
+        (
+            stream_of_records("1:0:1:2:1:3000:4185:1\n1:0:1:2:1:25:4185:1\n", 2),
+            "line 3: out of order: time 25 ns after 3000 ns",
+        ),
+        (
+            inner_end,
+            "line 5: expected a record or the final header (#Paraver …), got `#vesper-end 3`",
+        ),
+        (
+            after_end,
+            "line 24: after `#vesper-end`, expected the end of the stream, got `1:0:1:2:1:4185:4186:1`",
+        ),
+        (
+            stream_of_records(RECORDS, 2),
+            "line 23: 3 records arrived, but the end line says the server sent 2",
+        ),
+        (crlf, "line 1: header: a carriage return (\\r) ends the line"),
+        (
+            stream_of_records(RECORDS, 3).replace(&format!("{pcf_line}\n"), "#vesper-pcf \x1b[2J\x1b]0;pwned\x07\n"),
+            "line 6: expected `#vesper-pcf NUMBER`, got `#vesper-pcf \\u{1b}[2J\\u{1b}]0;pwned\\u{7}`",
+        ),
+        (crlf_trailer, &crlf_message),
+    ];
+    for (stream, expected) in cases {
+        let (status, stderr) = collect_one(&output, stream.as_bytes());
+        let log = String::from_utf8_lossy(&stderr);
+        assert!(!status.success(), "{expected}: exited 0:\n{log}");
+        assert!(log.contains(expected), "expected `{expected}` in:\n{log}");
+        assert!(log.contains("nothing written"), "{log}");
+        assert!(!log.contains("the server dropped the rest"), "{log}");
+        // Only newlines: no escape sequence, NUL or carriage return reaches a terminal.
+        assert!(
+            !stderr.iter().any(|&b| b.is_ascii_control() && b != b'\n'),
+            "{expected}: raw control bytes in the log:\n{log:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("readable")
+            .map(|e| e.expect("an entry").file_name())
+            .collect();
+        assert!(left.is_empty(), "{expected}: left {left:?}");
+    }
+    // The same stream, whole, is collected.
+    let (status, stderr) = collect_one(&output, stream_of_records(RECORDS, 3).as_bytes());
+    assert!(status.success(), "{}", String::from_utf8_lossy(&stderr));
+    assert_eq!(
+        std::fs::read_to_string(&output).expect("written"),
+        format!("{FINAL_HEADER}\n{RECORDS}")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A one-run collector whose stream stalls gives up on it after --stall-timeout-s,
+/// and refuses, saying so, a second stream that arrives meanwhile (issue 43 item 3:
+/// the stalled connection held it without limit, and a complete stream sent meanwhile
+/// was lost without a word).
+#[test]
+fn a_one_run_collector_refuses_a_second_stream_and_gives_up_on_a_stalled_one() {
+    let dir = scratch("stalled");
+    let output = dir.join("stalled.prv");
+    let (mut child, addr, log) = collector(&["--output", &text(&output), "--stall-timeout-s", "2"]);
+    let mut stalled = TcpStream::connect(addr).expect("connects");
+    stalled.write_all(format!("{HEADER}\n").as_bytes()).expect("sent");
+    wait_for(&log, ": receiving run 1");
+    let mut second = TcpStream::connect(addr).expect("connects");
+    let _ = second.write_all(stream_of_records(RECORDS, 3).as_bytes());
+    let seen = wait_for(&log, "refused");
+    assert!(
+        seen.contains("run 1 is being collected (a one-run collector takes one stream"),
+        "{seen}"
+    );
+    let status = wait_up_to(&mut child, 20);
+    let rest = rest_of_log(&log);
+    assert!(!status.success(), "{rest}");
+    assert!(
+        rest.contains("the stream sent nothing for 2 s (--stall-timeout-s) after 0 records"),
+        "{rest}"
+    );
+    drop(stalled);
+    let _ = std::fs::remove_dir_all(&dir);
 }

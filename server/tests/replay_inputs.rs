@@ -104,6 +104,153 @@ fn configuration_values_the_replay_cannot_hold_name_file_line_and_field() {
 }
 
 #[test]
+fn configuration_values_that_mean_nothing_are_refused() {
+    let dir = scratch("nothing");
+    let trace = pingpong();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("written");
+        path
+    };
+    // Only its header: no machine.
+    let cfg = write("header.cfg", "#DIMEMAS_CONFIGURATION\n");
+    assert_refuses(
+        &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+        &format!(
+            "Error: {}:1: no \"environment information\" record: a configuration declares its machine there",
+            cfg.display()
+        ),
+    );
+    // A machine of 10^9 nodes, on a crossbar (whose hosts are not the machine's nodes).
+    let machine = std::fs::read_to_string(config(&dir, "2.0", "0.000001", "1000.0")).expect("read");
+    let cfg = write(
+        "huge.cfg",
+        &machine.replace("{\"\", 0, \"\", 1, 250.0", "{\"\", 0, \"\", 1000000000, 250.0"),
+    );
+    assert_refuses(
+        &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+        &format!(
+            "Error: {}:2: \"environment information\": field 4 (n_nodes): 1000000000 nodes: vesper models at most \
+             2^25 = 33,554,432 (the most hosts its networks have)",
+            cfg.display()
+        ),
+    );
+    // A fine-tuning file that tunes nothing: junk, or a file of the system's.
+    write("junk.txt", "hello\nworld\n");
+    for (tuning, shown, line, first) in [
+        ("junk.txt", text(&dir.join("junk.txt")).to_string(), 1, "hello"),
+        ("/proc/self/status", "/proc/self/status".to_string(), 1, "Name:"),
+    ] {
+        if !Path::new(&shown).exists() {
+            continue;
+        }
+        let record = format!("\"configuration files\" {{\"\", \"\", \"{tuning}\", \"\"}};;\n");
+        let cfg = write("tuned.cfg", &format!("{machine}{record}"));
+        assert_refuses(
+            &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+            &format!("Error: {shown}:{line}: '{first}"),
+        );
+        assert_refuses(
+            &["run", &trace, "--config", text(&cfg), "--network", "crossbar"],
+            &format!(
+                "nor is any line after it: the file tunes nothing (Dimemas skips such lines, and would read it with \
+                 no effect); name the file that holds the tuning, or \"\" for none (the communications fine tuning \
+                 file that {}:5 names, \"configuration files\" field 3)",
+                cfg.display()
+            ),
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
+fn trace_values_that_mean_nothing_are_refused() {
+    let dir = scratch("trace");
+    let example = std::fs::read_to_string(pingpong()).expect("read");
+    let trace = |name: &str, from: &str, to: &str| {
+        assert!(example.contains(from), "{from}");
+        let path = dir.join(name);
+        std::fs::write(&path, example.replace(from, to)).expect("written");
+        path
+    };
+    let send = "2:0:0:1:-1:1024:7:1:0";
+    for (name, from, to, expected) in [
+        (
+            "thread.dim",
+            send,
+            "2:0:0:1:3:1024:7:1:0",
+            ":4: field 5 (dst_thread): thread 3 of task 1 does not exist (the header declares 1); expected 0, or -1 \
+             for any thread",
+        ),
+        (
+            "negative.dim",
+            "s:1:153",
+            "s:1:-153",
+            ":13: the offsets table's line for task 1: thread 0's offset '-153' is before the file's start",
+        ),
+        (
+            "huge.dim",
+            "s:1:153",
+            "s:1:99999999999999999999",
+            ":13: the offsets table's line for task 1: thread 0's offset '99999999999999999999' is before the file's \
+             start",
+        ),
+        (
+            "past.dim",
+            "s:1:153",
+            "s:1:1530",
+            ":13: the offsets table's line for task 1: thread 0's offset '1530' is past the end of the file",
+        ),
+    ] {
+        let path = trace(name, from, to);
+        assert_refuses(
+            &["run", text(&path), "--network", "crossbar"],
+            &format!("Error: {}{expected}", path.display()),
+        );
+    }
+    // What Dimemas gives a meaning keeps it: a communicator no `d:` line defines, and
+    // a negative tag, are where and what messages match on.
+    for (name, tag_and_comm) in [("comm.dim", ":7:99:"), ("tag.dim", ":-7:1:")] {
+        let path = dir.join(name);
+        let text_of = example.replace(":1024:7:1:", &format!(":1024{tag_and_comm}"));
+        std::fs::write(&path, text_of).expect("written");
+        let out = vesper(&["run", text(&path), "--network", "crossbar"]);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
+fn a_huge_cpu_speed_ratio_makes_bursts_take_no_time() {
+    // Dimemas takes any ratio of 0 or more: bursts take their time divided by it, so
+    // 1e300 leaves them nothing, as 0 does.
+    let dir = scratch("ratio");
+    let json = |ratio: &str| {
+        let cfg = config(&dir, ratio, "0.000001", "1000.0");
+        let out = vesper(&[
+            "run",
+            &pingpong(),
+            "--config",
+            text(&cfg),
+            "--network",
+            "crossbar",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let (huge, none, fast) = (json("1e300"), json("0"), json("2.0"));
+    let computed = |json: &serde_json::Value| -> Vec<f64> {
+        let rows = json["tasks"].as_array().expect("rows");
+        rows.iter().map(|r| r["compute_ns"].as_f64().expect("a time")).collect()
+    };
+    assert_eq!(computed(&huge), [0.0, 0.0]);
+    assert_eq!(computed(&fast), [900.0, 1000.0]);
+    assert_eq!(huge["predicted_ns"], none["predicted_ns"]);
+    std::fs::remove_dir_all(&dir).expect("cleaned");
+}
+
+#[test]
 fn replay_flags_past_the_clock_name_the_flag() {
     assert_refuses(
         &["run", &pingpong(), "--imbalance-ns", "18446744073709552"],

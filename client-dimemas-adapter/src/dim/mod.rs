@@ -17,9 +17,12 @@
 //! of its own ([`crate::replay::programs`]); thread fields of messages between tasks are
 //! not matched on (as Dimemas), and a message naming a thread of its own task goes to
 //! that thread (Dimemas takes it for an accelerator transfer: a warning says so). Point-to-point
-//! messages match on (source, tag, communicator), as MPI's do: the first communicator's
-//! tags are kept, and every (communicator, tag) pair of another communicator gets a tag
-//! of its own, from −1 down (below every application tag, above the collectives').
+//! messages match on (source, tag, communicator), as MPI's and Dimemas's do (their
+//! communicator needs no `d:` line): the first communicator's tags are kept, and every
+//! (communicator, tag) pair of another communicator gets a tag of its own, from −1 down
+//! (above the collectives', from `i32::MIN` up). Negative tags match as any other, but
+//! are refused on the first communicator beside messages on others, and among the
+//! collectives' tags.
 //!
 //! Two ways to read a trace, which give the same operations (one line decoder,
 //! `reader.rs`): [`parse`] and [`read`] hold it whole as a [`Workload`]; [`open`] reads
@@ -183,6 +186,7 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
     let plan = collectives
         .plan(&reader.groups, reader.tasks())
         .map_err(|(line, message)| reader.error_at(line, message))?;
+    reader.check_tags(plan.calls)?;
     // Every send has its receive (collectives, decomposed below, match by construction).
     let task_of = crate::replay::task_of_programs(reader.threads());
     let mut balance: BTreeMap<Channel, i64> = BTreeMap::new();
@@ -200,11 +204,12 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
             program.splice(at..at, plan.operations(global.task, &global, k));
         }
     }
+    let warnings = rules.finish(text.len() as u64)?;
     Ok(DimTrace {
         workload: Workload { name, tasks: programs },
         threads: reader.threads().to_vec(),
         collectives: plan.calls,
-        warnings: rules.finish(text.len() as u64),
+        warnings,
     })
 }
 
@@ -239,7 +244,24 @@ fn unmatched_at(text: &str, file: &str, methods: &Methods, key: Channel, surplus
     let first = seen.len().saturating_sub(surplus.unsigned_abs() as usize);
     let what = if surplus > 0 { "send" } else { "receive" };
     let line = seen.get(first).copied().unwrap_or(0);
-    reader.error_at(line, format!("{}; the first is this {what}", unmatched(key, surplus)))
+    let mut message = unmatched(key, surplus);
+    // The tag and communicator as written (vesper's tag is another on communicators
+    // but the first): the record's last fields but one (sync, or type).
+    let written: Vec<&str> = text
+        .lines()
+        .nth(line.wrapping_sub(1))
+        .unwrap_or("")
+        .split(':')
+        .collect();
+    if let [.., tag, comm, _] = written[..]
+        && line > 0
+    {
+        message = message.replace(
+            &format!(" with tag {} ", key.2),
+            &format!(" with tag {} on communicator {} ", tag.trim(), comm.trim()),
+        );
+    }
+    reader.error_at(line, format!("{message}; the first is this {what}"))
 }
 
 /// Writes `workload` as a `.dim` trace: one thread per task, one communicator (1),
@@ -737,7 +759,8 @@ mod tests {
         };
         assert_eq!(
             refused("3:0:0:0:2:0:9:1:0"),
-            "th.dim:2: thread 2 of task 0 does not exist (the header declares 2)"
+            "th.dim:2: field 5 (src_thread): thread 2 of task 0 does not exist (the header declares 2); expected 0 to \
+             1, or -1 for any thread"
         );
         assert_eq!(
             refused("10:0:0:0:1:0:0:0:0\n10:0:1:0:1:0:0:0:0"),
@@ -773,6 +796,16 @@ mod tests {
         let outcome = replay_with(&trace.workload, &mut bus, &ReplayOptions::default()).expect("replayed");
         let large = 100_000u64 * 1_000_000_000_000 / (1 << 20);
         assert!(outcome.tasks[1].end >= large, "{:?}", outcome.tasks);
+        // A point-to-point communicator needs no `d:` line (Dimemas looks communicators
+        // up for collectives only): communicator 99 is where its messages match.
+        let undefined = "#DIMEMAS:\"u\":0:2(1,1),1\nd:1:1:2:0:1\n2:0:0:1:-1:8:7:99:0\n3:1:0:0:-1:8:7:99:0\n";
+        assert_eq!(parse(undefined, "u.dim").map(|t| t.workload.tasks[1].len()), Ok(1));
+        let apart = undefined.replace("3:1:0:0:-1:8:7:99:0", "3:1:0:0:-1:8:7:1:0");
+        assert_eq!(
+            parse(&apart, "u.dim").expect_err("unmatched").to_string(),
+            "u.dim:4: 1 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching send; the \
+             first is this receive"
+        );
     }
 
     #[test]
@@ -1221,6 +1254,37 @@ mod tests {
                  (line 3): Dimemas reads the thread's records from byte 41"
             ]
         );
+        // Offsets that are no byte of the file are refused, read whole or streamed.
+        let refused = |from: &str, to: &str| {
+            let text = good.replace(from, to);
+            let whole = parse(&text, "t.dim").expect_err("refused").to_string();
+            let file = std::env::temp_dir().join(format!("vesper-offsets-{}.dim", std::process::id()));
+            std::fs::write(&file, &text).expect("written");
+            let streamed = open(&file, &Methods::default()).err().map(|e| e.to_string());
+            let _ = std::fs::remove_file(&file);
+            let name = file.display().to_string();
+            assert_eq!(streamed.map(|e| e.replace(&name, "t.dim")), Some(whole.clone()));
+            whole
+        };
+        let negative = "is before the file's start as Dimemas reads it (a signed offset), so it cannot read there \
+                        (\"unable to position the trace\"); expected the byte where the thread's first record starts, \
+                        153";
+        assert_eq!(
+            refused("s:1:153", "s:1:-153"),
+            format!("t.dim:13: the offsets table's line for task 1: thread 0's offset '-153' {negative}")
+        );
+        assert_eq!(
+            refused("s:1:153", "s:1:99999999999999999999"),
+            format!(
+                "t.dim:13: the offsets table's line for task 1: thread 0's offset '99999999999999999999' {negative}"
+            )
+        );
+        assert_eq!(
+            refused("s:1:153", "s:1:1530"),
+            "t.dim:13: the offsets table's line for task 1: thread 0's offset '1530' is past the end of the file \
+             (253 bytes), where Dimemas reads no record (\"P00 T01 (t00) initialized without actions\"); expected \
+             the byte where the thread's first record starts, 153"
+        );
         // The header's offsets field.
         assert_eq!(
             with("1,237:", "1,x:"),
@@ -1444,7 +1508,27 @@ mod tests {
         // A thread past 32 bits is named as written (it was named as 4294967295).
         assert_eq!(
             bad("2:0:0:0:4294967296:8:7:1:0"),
-            "b.dim:3: field 5 (thread): thread 4294967296 of task 0 does not exist (the header declares 1)"
+            "b.dim:3: field 5 (dst_thread): thread 4294967296 of task 0 does not exist (the header declares 1); \
+             expected 0, or -1 for any thread"
+        );
+        // The peer's thread, between tasks too (Dimemas fails on it): one of its
+        // threads, or -1 (-2, as Dimemas reads it) for any.
+        assert_eq!(
+            bad("2:0:0:1:5:8:7:1:0"),
+            "b.dim:3: field 5 (dst_thread): thread 5 of task 1 does not exist (the header declares 1); expected 0, or \
+             -1 for any thread"
+        );
+        assert_eq!(
+            bad("3:1:0:0:-7:8:7:1:0"),
+            "b.dim:3: field 5 (src_thread): thread -7 of task 0 does not exist (the header declares 1); expected 0, \
+             or -1 for any thread"
+        );
+        assert!(
+            parse(
+                "#DIMEMAS:\"b\":0:2(1,1),1\n2:0:0:1:-2:8:7:1:0\n3:1:0:0:0:8:7:1:0\n",
+                "b.dim"
+            )
+            .is_ok()
         );
         assert_eq!(
             bad("1:0:0:-3"),
@@ -1474,11 +1558,13 @@ mod tests {
         // receive, the last receives no send.
         assert_eq!(
             bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0"),
-            "b.dim:4: 2 message(s) from task 0 to task 1 with tag 7 have no matching receive; the first is this send"
+            "b.dim:4: 2 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching receive; the \
+             first is this send"
         );
         assert_eq!(
             bad("3:1:0:0:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:1"),
-            "b.dim:5: 1 message(s) from task 0 to task 1 with tag 7 have no matching send; the first is this receive"
+            "b.dim:5: 1 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching send; the \
+             first is this receive"
         );
         assert_eq!(
             bad("10:0:0:40:1:0:0:8:8"),
@@ -1502,8 +1588,24 @@ mod tests {
         );
         assert_eq!(
             bad("2:0:0:1:-1:8:-3:1:0\n2:0:0:1:-1:8:7:2:0"),
-            "b.dim:4: messages on communicator 2 beside negative tags on communicator 1: their tags are renumbered \
-             from -1 down"
+            "b.dim:4: field 8 (comm): messages on communicator 2 beside negative tags on communicator 1 (line 3): \
+             vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from -1 \
+             down, which negative tags would meet; renumber the tags from 0"
+        );
+        assert_eq!(
+            bad("2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:2:0\n2:0:0:1:-1:8:-3:1:0"),
+            "b.dim:5: field 7 (tag): a negative tag (-3) on communicator 1 beside messages on other communicators: \
+             vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from -1 \
+             down, which negative tags would meet; renumber the tags from 0"
+        );
+        // Negative tags match as any tag does (as in Dimemas), above those vesper gives
+        // the messages of decomposed collectives.
+        let negative = "2:0:0:1:-1:8:-7:1:0\n3:1:0:0:-1:8:-7:1:0\n10:0:0:0:1:0:0:0:0\n10:1:0:0:1:0:0:0:0";
+        assert!(parse(&format!("#DIMEMAS:\"b\":0:2(1,1),1\n1:0:0:0.5\n{negative}\n"), "b.dim").is_ok());
+        assert_eq!(
+            bad(&negative.replace("-7", "-2147483648")),
+            "b.dim:3: field 7 (tag): tag -2147483648 is among those vesper gives the messages of the trace's 1 \
+             collective call(s), -2147483648 to -2147483648; expected a tag above -2147483648"
         );
         let header = |text: &str| parse(text, "h.dim").expect_err("refused").to_string();
         assert_eq!(header(""), "h.dim:0: an empty file; expected a #DIMEMAS header");

@@ -110,8 +110,10 @@ pub(super) struct Reader {
     first_communicator: Option<i64>,
     /// the tags given to (communicator, tag) pairs of other communicators
     renamed: BTreeMap<(i64, i32), i32>,
-    /// whether a record of the first communicator had a negative tag
-    negative_tags: bool,
+    /// the line of the first record of the first communicator with a negative tag
+    negative_tags: Option<usize>,
+    /// the lowest negative tag of the first communicator: the tag, its line and field
+    lowest_tag: Option<(i32, usize, usize)>,
     /// members of each communicator (`d:` lines)
     pub groups: BTreeMap<i64, Vec<u32>>,
     /// whether tags are checked as they come (not when reading again, out of order)
@@ -130,7 +132,8 @@ impl Reader {
             requests: Vec::new(),
             first_communicator: None,
             renamed: BTreeMap::new(),
-            negative_tags: false,
+            negative_tags: None,
+            lowest_tag: None,
             groups: BTreeMap::new(),
             checking: true,
         }
@@ -286,22 +289,32 @@ impl Reader {
         Ok(self.first_program[task as usize] + thread)
     }
 
-    /// The peer of a message of `task` with `peer`'s `thread` (field `at`): `peer`
+    /// The peer of a message of `task` with `peer`'s thread `role` (field `at`): `peer`
     /// itself, a task, unless it is `task` and the thread is given (not -1): then the
     /// thread, as a [`THREAD`] peer. Dimemas matches messages between tasks on task
-    /// level, whatever thread fields they carry.
-    fn peer_thread(&self, task: u32, peer: u32, fields: &[&str], at: usize) -> Result<u32, DimError> {
-        let thread: i64 = self.number(fields, at, "thread")?;
-        if peer != task || thread < 0 {
+    /// level, whatever thread fields they carry; but a thread the peer does not have
+    /// (other than -1, or -2, which Dimemas reads as -1: any thread) is refused, as
+    /// Dimemas fails on it.
+    fn peer_thread(&self, task: u32, peer: u32, fields: &[&str], at: usize, role: &str) -> Result<u32, DimError> {
+        let thread: i64 = self.number(fields, at, role)?;
+        if thread == -1 || thread == -2 {
             return Ok(peer);
         }
-        match u32::try_from(thread) {
-            Ok(thread) => Ok(THREAD | self.program(task, thread)?),
-            Err(_) => Err(self.error(format!(
-                "field {} (thread): thread {thread} of task {task} does not exist (the header declares {})",
-                at + 1,
-                self.threads[task as usize]
-            ))),
+        let threads = self.threads[peer as usize];
+        let Some(thread) = u32::try_from(thread).ok().filter(|&t| t < threads) else {
+            let expected = match threads {
+                1 => "0".to_string(),
+                n => format!("0 to {}", n - 1),
+            };
+            return Err(self.error(format!(
+                "field {} ({role}): thread {thread} of task {peer} does not exist (the header declares {threads}); \
+                 expected {expected}, or -1 for any thread",
+                at + 1
+            )));
+        };
+        match peer == task {
+            true => Ok(THREAD | (self.first_program[task as usize] + thread)),
+            false => Ok(peer),
         }
     }
 
@@ -387,7 +400,7 @@ impl Reader {
         }
         self.peer(to, "destination")?;
         let to = if n == 6 {
-            self.peer_thread(task, to, fields, 4)?
+            self.peer_thread(task, to, fields, 4, "dst_thread")?
         } else {
             to
         };
@@ -424,7 +437,7 @@ impl Reader {
         let tag = self.matching_tag(fields, 6, 7)?;
         let kind: u32 = self.number(fields, 8, "type")?;
         self.peer(from, "source")?;
-        let from = self.peer_thread(task, from, fields, 4)?;
+        let from = self.peer_thread(task, from, fields, 4, "src_thread")?;
         if kind != 1 {
             self.no_label(program, "a receive of type 0 or 2")?;
         }
@@ -557,30 +570,58 @@ impl Reader {
         let tag: i32 = self.number(fields, tag_at, "tag")?;
         let comm: i64 = self.number(fields, comm_at, "comm")?;
         let first = *self.first_communicator.get_or_insert(comm);
+        let apart = "vesper gives the (communicator, tag) pairs of communicators but the first tags of their own from \
+                     -1 down, which negative tags would meet; renumber the tags from 0";
         if comm == first {
             if tag < 0 {
                 if self.checking && !self.renamed.is_empty() {
                     return Err(self.error(format!(
-                        "a negative tag ({tag}) beside messages on several communicators: their tags are \
-                         renumbered from -1 down"
+                        "field {} (tag): a negative tag ({tag}) on communicator {comm} beside messages on other \
+                         communicators: {apart}",
+                        tag_at + 1
                     )));
                 }
-                self.negative_tags = true;
+                self.negative_tags.get_or_insert(self.line);
+                if self.checking && self.lowest_tag.is_none_or(|(lowest, ..)| tag < lowest) {
+                    self.lowest_tag = Some((tag, self.line, tag_at + 1));
+                }
             }
             return Ok(tag);
         }
         if let Some(&renamed) = self.renamed.get(&(comm, tag)) {
             return Ok(renamed);
         }
-        if self.negative_tags {
+        if let Some(line) = self.negative_tags {
             return Err(self.error(format!(
-                "messages on communicator {comm} beside negative tags on communicator {first}: their tags are \
-                 renumbered from -1 down"
+                "field {} (comm): messages on communicator {comm} beside negative tags on communicator {first} (line \
+                 {line}): {apart}",
+                comm_at + 1
             )));
         }
         let next = -1 - self.renamed.len() as i32;
         self.renamed.insert((comm, tag), next);
         Ok(next)
+    }
+
+    /// An error naming the record of the lowest negative tag if it is among the tags of
+    /// the messages of the trace's `calls` collective calls, from `i32::MIN` up
+    /// (`Plan::operations`).
+    pub fn check_tags(&self, calls: u64) -> Result<(), DimError> {
+        let Some((tag, line, field)) = self.lowest_tag else {
+            return Ok(());
+        };
+        let highest = i64::from(i32::MIN).saturating_add(i64::try_from(calls).unwrap_or(i64::MAX)) - 1;
+        if calls == 0 || i64::from(tag) > highest {
+            return Ok(());
+        }
+        Err(self.error_at(
+            line,
+            format!(
+                "field {field} (tag): tag {tag} is among those vesper gives the messages of the trace's {calls} \
+                 collective call(s), {} to {highest}; expected a tag above {highest}",
+                i32::MIN
+            ),
+        ))
     }
 
     fn peer(&self, task: u32, role: &str) -> Result<(), DimError> {

@@ -1,6 +1,7 @@
 //! What Dimemas 5.5.0 requires of a trace's layout that vesper does not: checked line by
 //! line as either reader goes (the same lines, so the same warnings), each break a
-//! warning that quotes Dimemas's own reason.
+//! warning that quotes Dimemas's own reason. One break is an error: an offset of the
+//! table that is no byte of the file (negative, or past its end) means nothing.
 //!
 //! vesper finds every thread's records itself, wherever they are. Dimemas reads a
 //! trace by its offsets:
@@ -34,6 +35,7 @@
 
 use std::borrow::Cow;
 
+use super::DimError;
 use crate::input::clip;
 
 /// Threads named one by one in the warnings of one kind; the others are counted.
@@ -190,6 +192,9 @@ pub(super) struct Rules {
     first_offsets: Option<(u64, usize)>,
     /// per program
     threads: Vec<Thread>,
+    /// the table's greatest offset as Dimemas reads it (negative ones, wrapped, are
+    /// greater than any other), its line, its text and its thread
+    farthest: Option<(u64, usize, String, u32)>,
     /// the program whose records Dimemas reads on into the next line
     current: Option<u32>,
     /// still in the definitions right after the header
@@ -227,6 +232,7 @@ impl Rules {
             fault: None,
             first_offsets: None,
             threads: vec![Thread::default(); programs as usize],
+            farthest: None,
             current: None,
             definitions: true,
             definitions_end: 0,
@@ -536,7 +542,11 @@ impl Rules {
                         break;
                     }
                     let program = self.first_program[task as usize] + read;
-                    self.threads[program as usize].table = Some((c_strtoul(offset), number));
+                    let at = c_strtoul(offset);
+                    self.threads[program as usize].table = Some((at, number));
+                    if self.farthest.as_ref().is_none_or(|&(far, ..)| at > far) {
+                        self.farthest = Some((at, number, clip(offset.trim_end()), program));
+                    }
                     read += 1;
                 }
                 fault.or((read < threads).then_some(TableFault::Smaller {
@@ -557,8 +567,10 @@ impl Rules {
         };
     }
 
-    /// Every warning, once the trace's `size` bytes are read.
-    pub fn finish(mut self, size: u64) -> Vec<String> {
+    /// Every warning, once the trace's `size` bytes are read; or the error of an
+    /// offset in the table Dimemas reads that is no byte of the file.
+    pub fn finish(mut self, size: u64) -> Result<Vec<String>, DimError> {
+        self.outside(size)?;
         self.table_warnings(size);
         if self.table == Table::Located {
             self.located_order();
@@ -627,7 +639,47 @@ impl Rules {
                 ),
             );
         }
-        self.warnings
+        Ok(self.warnings)
+    }
+
+    /// An error if the table Dimemas reads (whole) gives a thread an offset that is no
+    /// byte of the file: Dimemas cannot read the thread's records from there, and the
+    /// offset means nothing.
+    fn outside(&self, size: u64) -> Result<(), DimError> {
+        let (Table::At(_), TableRead::Read, None) = (self.table, self.read, &self.fault) else {
+            return Ok(());
+        };
+        let Some((at, line, text, program)) = &self.farthest else {
+            return Ok(());
+        };
+        if *at < size {
+            return Ok(());
+        }
+        let (task, thread) = self.task_thread(*program);
+        let what = match i64::try_from(*at) {
+            Err(_) => "is before the file's start as Dimemas reads it (a signed offset), so it cannot read there \
+                       (\"unable to position the trace\")"
+                .to_string(),
+            Ok(_) => format!(
+                "is past the end of the file ({size} bytes), where Dimemas reads no record (\"P00 T{task:02} \
+                 (t{thread:02}) initialized without actions\")"
+            ),
+        };
+        let first = self.threads[*program as usize];
+        let expected = match first.first_line {
+            0 => "the thread has no record".to_string(),
+            _ => format!(
+                "expected the byte where the thread's first record starts, {}",
+                first.first_at
+            ),
+        };
+        Err(DimError {
+            file: self.file.clone(),
+            line: *line,
+            message: format!(
+                "the offsets table's line for task {task}: thread {thread}'s offset '{text}' {what}; {expected}"
+            ),
+        })
     }
 
     /// The offsets table's warning, if Dimemas refuses it, or those of its offsets that
@@ -962,7 +1014,7 @@ mod tests {
         assert_eq!(rules.program(3, 0), None);
         assert_eq!(rules.program(-1, 0), None);
         assert_eq!(
-            rules.finish(26),
+            rules.finish(26).expect("no table"),
             [
                 "t.dim:1: thread (0, 0) has no record: Dimemas refuses the trace (\"error locating offset for task 0, \
              thread 0\")",

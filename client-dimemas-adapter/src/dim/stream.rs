@@ -239,6 +239,7 @@ impl Stream {
         let plan = collectives
             .plan(&reader.groups, reader.tasks())
             .map_err(|(line, message)| reader.error_at(line, message))?;
+        reader.check_tags(plan.calls)?;
         if balance != 0 {
             if size > MAX_WHOLE_TRACE_BYTES {
                 return Err(reader.error_at(
@@ -255,6 +256,7 @@ impl Stream {
                 return Err(reader.error_at(0, reason));
             }
         }
+        let warnings = rules.finish(offset)?;
         if !contiguous {
             return Ok(None);
         }
@@ -268,7 +270,7 @@ impl Stream {
             cursors,
             total,
             piece: Vec::new(),
-            warnings: rules.finish(offset),
+            warnings,
         }))
     }
 
@@ -581,7 +583,8 @@ mod tests {
         );
         assert_eq!(
             refused("#DIMEMAS:\"b\":0:2(1,1),1\n2:0:0:1:-1:8:7:1:0\n2:0:0:1:-1:8:7:1:0\n3:1:0:0:-1:8:7:1:0\n"),
-            "t.dim:3: 1 message(s) from task 0 to task 1 with tag 7 have no matching receive; the first is this send"
+            "t.dim:3: 1 message(s) from task 0 to task 1 with tag 7 on communicator 1 have no matching receive; the \
+             first is this send"
         );
         assert_eq!(
             refused("#DIMEMAS:\"b\":0:2(1,1),1\n10:0:0:11:1:0:0:8:8\n"),

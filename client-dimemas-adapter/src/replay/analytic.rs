@@ -39,7 +39,7 @@
 use std::path::Path;
 
 use super::Ps;
-use crate::input::InputError;
+use crate::input::{InputError, clip};
 
 /// The largest "communications fine tuning" file read \[bytes\]: a line per global
 /// operation (32) and per machine takes a few KiB; 1 MiB leaves room for comments.
@@ -242,6 +242,8 @@ impl AnalyticCollectives {
     /// <machine> <glop> <FIN model> <FIN size> <FOUT model> <FOUT size>` (machine 0,
     /// the only one here; Dimemas skips those naming `MPI_Reduce`, id 10, unread).
     /// Models are `0`, `CTE`, `LIN`, `LOG`; sizes `MIN`, `MAX`, `MEAN`, `2MAX`, `S+R`.
+    /// A file none of whose lines Dimemas reads (an empty one, or any other file named
+    /// by mistake) tunes nothing, and is refused.
     pub fn read_tuning(&mut self, path: &Path) -> Result<(), InputError> {
         let (text, file) = crate::input::read_text(path, MAX_TUNING_BYTES, TUNING_FILE)?;
         self.parse_tuning(&text, &file)
@@ -249,15 +251,23 @@ impl AnalyticCollectives {
 
     /// [`AnalyticCollectives::read_tuning`] of a file's text; `file` names it in errors.
     pub fn parse_tuning(&mut self, text: &str, file: &str) -> Result<(), InputError> {
+        // The first line that is none of Dimemas's, and whether any is.
+        let mut other: Option<(usize, &str)> = None;
+        let mut dimemas = false;
         for (number, line) in text.lines().enumerate() {
             let error = |message: String| InputError {
                 file: file.to_string(),
                 line: number + 1,
                 message,
             };
+            if dimemas_reads(line) {
+                dimemas = true;
+            } else if other.is_none() && !line.trim().is_empty() {
+                other = Some((number + 1, line));
+            }
             let words: Vec<&str> = line.split_whitespace().collect();
             let fields = match words.as_slice() {
-                ["Machine", "globalop:", machine, rest @ ..] if rest.len() == 5 => {
+                ["Machine", "globalop:", machine, rest @ ..] if rest.len() >= 5 => {
                     // Dimemas 5.5.0 (comm_configuration.c) drops these lines for
                     // MPI_Reduce before reading anything else of them.
                     if rest[0].parse::<u32>() == Ok(REDUCE) {
@@ -271,9 +281,9 @@ impl AnalyticCollectives {
                     {
                         continue;
                     }
-                    rest
+                    &rest[..5]
                 }
-                [first, rest @ ..] if rest.len() == 5 && first.parse::<i64>().is_ok() => {
+                [first, rest @ ..] if rest.len() >= 5 && first.parse::<i64>().is_ok() => {
                     if rest[4].parse::<f64>().is_err() {
                         return Err(error(format!(
                             "expected <glop> <FIN model> <FIN size> <FOUT model> <FOUT size> <contention>; the \
@@ -320,8 +330,50 @@ impl AnalyticCollectives {
                 },
             };
         }
-        Ok(())
+        if dimemas {
+            return Ok(());
+        }
+        let none = "name the file that holds the tuning, or \"\" for none";
+        Err(match other {
+            Some((line, text)) => InputError {
+                file: file.to_string(),
+                line,
+                message: format!(
+                    "'{}' is none of Dimemas's fine-tuning lines (`<glop> <FIN model> <FIN size> <FOUT model> <FOUT \
+                     size> <contention>`, `Machine globalop: <machine> <glop> …`, `Policy: …`, `Flight time: …`), nor \
+                     is any line after it: the file tunes nothing (Dimemas skips such lines, and would read it with \
+                     no effect); {none}",
+                    clip(text)
+                ),
+            },
+            None => InputError {
+                file: file.to_string(),
+                line: 0,
+                message: format!("an empty file: it tunes nothing; {none}"),
+            },
+        })
     }
+}
+
+/// Whether Dimemas 5.5.0 (`comm_configuration.c`) reads `line` of a fine-tuning file,
+/// whether vesper models what it says or not: its `sscanf` formats `Machine policy: %d
+/// %s`, `Policy: %s`, `Quantum size (bytes): %d`, `Flight time: %d …`, `Machine
+/// globalop: %d %d %s %s %s %s`, `External globalop: %d %s %s %s %s` and `%d %s %s %s %s
+/// %le`, each reading its first fields (what follows them is not looked at).
+fn dimemas_reads(line: &str) -> bool {
+    const PREFIXES: [(&str, usize); 6] = [
+        ("Machine policy:", 2),
+        ("Policy:", 1),
+        ("Quantum size (bytes):", 1),
+        ("Flight time:", 2),
+        ("Machine globalop:", 6),
+        ("External globalop:", 5),
+    ];
+    if let Some(&(prefix, fields)) = PREFIXES.iter().find(|(p, _)| line.starts_with(p)) {
+        return line[prefix.len()..].split_whitespace().count() >= fields;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.len() >= 6 && words[0].parse::<i64>().is_ok() && words[5].parse::<f64>().is_ok()
 }
 
 /// One stage: `fan_in` says which (for the `CURR` size); `None` if longer than the
@@ -485,6 +537,37 @@ mod tests {
         assert_eq!(m.time(REDUCE, &nodes, 0, 1000, 1000), Some(2 * one + 2 * 10_000));
         m.parse_tuning("10 LOG MAX LOG MAX 0.0\n", "t.cfg").expect("read");
         assert_eq!(m.time(REDUCE, &nodes, 0, 1000, 1000), Some(6 * one));
+    }
+
+    #[test]
+    fn a_file_that_tunes_nothing_is_refused() {
+        let m = AnalyticCollectives::uniform(FanModel::Constant);
+        let refused = |text: &str| m.clone().parse_tuning(text, "j.txt").expect_err("refused").to_string();
+        // Junk, or /proc/self/status: no line of Dimemas's formats.
+        assert_eq!(
+            refused("\nName:\tvesper\nUmask:\t0022\n"),
+            "j.txt:2: 'Name:\tvesper' is none of Dimemas's fine-tuning lines (`<glop> <FIN model> <FIN size> <FOUT \
+             model> <FOUT size> <contention>`, `Machine globalop: <machine> <glop> …`, `Policy: …`, `Flight time: …`), \
+             nor is any line after it: the file tunes nothing (Dimemas skips such lines, and would read it with no \
+             effect); name the file that holds the tuning, or \"\" for none"
+        );
+        assert_eq!(
+            refused(""),
+            "j.txt:0: an empty file: it tunes nothing; name the file that holds the tuning, or \"\" for none"
+        );
+        assert!(refused("11 LOG MAX\n").starts_with("j.txt:1: '11 LOG MAX' is none of Dimemas's fine-tuning lines"));
+        // Lines of Dimemas's formats that vesper leaves alone make a file of Dimemas's;
+        // beside them, lines of none are skipped, as Dimemas skips them.
+        for text in [
+            "Policy: FIFO\n",
+            "Machine policy: 0 FIFO\n",
+            "Flight time: 0 0.0\n",
+            "External globalop: 11 LOG MAX LOG MAX\n",
+            "Quantum size (bytes): 8\n",
+            "# tuned for the cluster\n11 LOG MAX LIN S+R 0.0\n",
+        ] {
+            assert_eq!(m.clone().parse_tuning(text, "t.txt"), Ok(()), "{text}");
+        }
     }
 
     #[test]

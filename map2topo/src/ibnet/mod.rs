@@ -57,8 +57,9 @@
 //! `Multicast mlids …` sections up to the next `Unicast` header. An entry is a LID in hex
 //! and an output port in decimal, optionally followed by `:` and anything. A section is
 //! matched to its switch by GUID (from `switchguid=`, or the id `S-<guid>`), else by
-//! LID. Entries to port 0 (the switch itself) and to port 255 (no route) are dropped;
-//! other ports become `port − 1`, as in the topology.
+//! LID. Entries to port 0 (the switch itself) and to port 255 (no route) lead out
+//! nowhere (a route that needs one is refused, naming the entry's line); other ports
+//! become `port − 1`, as in the topology.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -90,9 +91,33 @@ pub struct IbFabric {
     pub switch_guids: Vec<Option<u64>>,
     /// the description of each switch, by switch id (empty if none)
     pub switch_descriptions: Vec<String>,
-    /// the forwarding table of each switch, by switch id: destination LID → output port
-    /// (topology numbering, IB port − 1); empty until [`IbFabric::attach_forwarding`]
-    pub forwarding: Vec<BTreeMap<u32, u32>>,
+    /// the forwarding table of each switch, by switch id: destination LID → its entry;
+    /// empty until [`IbFabric::attach_forwarding`]
+    pub forwarding: Vec<BTreeMap<u32, Forward>>,
+    /// the dump's name, and the line of each host's CA header, by host id (for errors)
+    pub dump_file: String,
+    pub host_lines: Vec<usize>,
+    /// the forwarding tables' name (empty until attached), and the line of each
+    /// switch's last section in them, by switch id (0: none)
+    pub tables_file: String,
+    pub section_lines: Vec<usize>,
+}
+
+/// A switch's forwarding entry for a destination LID, as attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forward {
+    /// the port written, IB numbering (0: the switch itself, 255: no route)
+    pub ib_port: u32,
+    /// the entry's line in the tables
+    pub line: usize,
+}
+
+impl Forward {
+    /// The output port (topology numbering, IB port − 1), if the entry leaves the
+    /// switch: `None` for port 0 (the switch itself) and 255 (no route).
+    pub fn output(&self) -> Option<u32> {
+        (self.ib_port != 0 && self.ib_port != NO_ROUTE).then(|| self.ib_port - 1)
+    }
 }
 
 /// One switch's section of a forwarding-table dump, as written.
@@ -588,6 +613,10 @@ pub fn read_ibnetdiscover(file: &str, text: &str, link: LinkParams) -> Result<Ib
         switch_guids: switches.iter().map(|&n| nodes[n].guid).collect(),
         switch_descriptions: switches.iter().map(|&n| nodes[n].description.to_string()).collect(),
         forwarding: vec![BTreeMap::new(); switches.len()],
+        dump_file: file.to_string(),
+        host_lines: host_nodes.iter().map(|&(n, _)| nodes[n].line).collect(),
+        tables_file: String::new(),
+        section_lines: vec![0; switches.len()],
     })
 }
 
@@ -695,10 +724,12 @@ pub fn read_forwarding_tables(file: &str, text: &str) -> Result<Vec<ForwardingTa
 
 impl IbFabric {
     /// Fills [`IbFabric::forwarding`] from forwarding tables read from `file` (see the
-    /// module documentation for how sections find their switch and which entries are
-    /// kept). A later section for the same switch overrides earlier entries.
+    /// module documentation for how sections find their switch; entries to port 0 and
+    /// 255 are kept as what they say, no output). A later section for the same switch
+    /// overrides earlier entries.
     pub fn attach_forwarding(&mut self, file: &str, tables: &[ForwardingTable]) -> Result<(), IbError> {
         let errors = Errors { file };
+        self.tables_file = file.to_string();
         let by_guid: BTreeMap<u64, usize> = self
             .switch_guids
             .iter()
@@ -720,11 +751,9 @@ impl IbFabric {
                 return Err(errors.at(table.line, kind));
             };
             let ports = self.topology.topology.switch_ports[s];
+            self.section_lines[s] = table.line;
             for entry in &table.entries {
-                if entry.port == 0 || entry.port == NO_ROUTE {
-                    continue;
-                }
-                if entry.port > ports {
+                if entry.port > ports && entry.port != NO_ROUTE {
                     let kind = IbErrorKind::ForwardingPort {
                         id: self.topology.switch_names[s].clone(),
                         lid: entry.lid,
@@ -733,7 +762,11 @@ impl IbFabric {
                     };
                     return Err(errors.at(entry.line, kind));
                 }
-                self.forwarding[s].insert(entry.lid, entry.port - 1);
+                let forward = Forward {
+                    ib_port: entry.port,
+                    line: entry.line,
+                };
+                self.forwarding[s].insert(entry.lid, forward);
             }
         }
         Ok(())

@@ -168,14 +168,18 @@ fn reads_and_attaches_forwarding_tables() {
         .attach_forwarding("lfts.txt", &tables)
         .unwrap_or_else(|e| panic!("{e}"));
     let expect = |pairs: &[(u32, u32)]| pairs.iter().copied().collect::<BTreeMap<u32, u32>>();
-    // IB port p is topology port p - 1; port 0 (the switch) and 255 (no route) dropped
+    let outputs = |s: usize| -> BTreeMap<u32, u32> {
+        let table = fabric.forwarding[s].iter();
+        table.filter_map(|(&lid, f)| f.output().map(|p| (lid, p))).collect()
+    };
+    // IB port p is topology port p - 1; port 0 (the switch) and 255 (no route) lead out
+    // nowhere
+    assert_eq!(outputs(0), expect(&[(2, 7), (11, 0), (12, 1), (13, 7), (14, 7)]));
+    assert_eq!(outputs(1), expect(&[(1, 6), (11, 6), (12, 6), (13, 0), (14, 2)]));
+    assert_eq!(fabric.forwarding[0][&15], Forward { ib_port: 255, line: 10 });
     assert_eq!(
-        fabric.forwarding[0],
-        expect(&[(2, 7), (11, 0), (12, 1), (13, 7), (14, 7)])
-    );
-    assert_eq!(
-        fabric.forwarding[1],
-        expect(&[(1, 6), (11, 6), (12, 6), (13, 0), (14, 2)])
+        (fabric.tables_file.as_str(), &fabric.section_lines[..]),
+        ("lfts.txt", &[1, 20][..])
     );
 }
 
@@ -398,4 +402,71 @@ fn large_fabrics_read_quickly() {
     assert_eq!(canonical(&fabric.topology.topology), canonical(&t));
     assert_eq!(fabric.host_lids[4095], Some(104_095));
     assert_eq!(fabric.switch_guids[767], Some(767));
+}
+
+#[test]
+fn routes_the_tables_cannot_give_name_the_file_and_line() {
+    let routes = |fabric: &str, tables: &str| {
+        let mut fabric = read(fabric);
+        let tables = read_forwarding_tables("lfts.txt", tables).unwrap_or_else(|e| panic!("{e}"));
+        fabric
+            .attach_forwarding("lfts.txt", &tables)
+            .unwrap_or_else(|e| panic!("{e}"));
+        crate::generate::forwarding_routes(&fabric).map(|r| r.len())
+    };
+    assert_eq!(routes(FABRIC, TABLES), Ok(12));
+    // Leaf b (its section at line 20) without an entry for alpha's LID: the first route
+    // that needs it is beta's second port's.
+    let beta = "the route from H-0002c90000000300[2] to H-0002c90000000200";
+    assert_eq!(
+        routes(FABRIC, &TABLES.replace("0x000b 007\n", "")),
+        Err(format!(
+            "lfts.txt:20: S-0002c90000000101's table (the section here) has no entry for lid 11, which {beta} needs"
+        ))
+    );
+    // An entry that says there is no route, or that sends the message to the switch
+    // itself.
+    assert_eq!(
+        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 255\n")),
+        Err(format!(
+            "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 255 (no route), but {beta} crosses it"
+        ))
+    );
+    assert_eq!(
+        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 000\n")),
+        Err(format!(
+            "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 0 (the switch itself), but {beta} crosses it"
+        ))
+    );
+    // No section for the switch at all: the first route to cross it is alpha's.
+    let leaf_a = &TABLES[..TABLES.find("# matched by LID").expect("leaf b")];
+    assert_eq!(
+        routes(FABRIC, leaf_a),
+        Err(
+            "lfts.txt: no section for S-0002c90000000101 (guid 0x0002c90000000101, lid 2), which the route from \
+             H-0002c90000000200 to H-0002c90000000300[2] crosses"
+                .to_string()
+        )
+    );
+    // An entry that sends the message off the network (to a host's port).
+    assert_eq!(
+        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 001\n")),
+        Err(
+            "lfts.txt:22: the tables route H-0002c90000000300[2] to H-0002c90000000200 off the network or round in a \
+             loop at S-0002c90000000101.p0"
+                .to_string()
+        )
+    );
+    // A host the dump gives no LID: the dump's line of its CA.
+    let no_lid = FABRIC
+        .replace("\"alpha HCA-1\" lid 11 4xQDR", "\"alpha HCA-1\" 4xQDR")
+        .replace("# lid 11 lmc 0 \"leaf a\"", "# lmc 0 \"leaf a\"");
+    assert_eq!(
+        routes(&no_lid, TABLES),
+        Err(
+            "fabric.topo:20: H-0002c90000000200 has no LID (no `lid <n>` on its Ca's link line nor on the switch's \
+             line that leads to it): the tables cannot route to it"
+                .to_string()
+        )
+    );
 }

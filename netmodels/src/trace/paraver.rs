@@ -239,18 +239,20 @@ impl TraceOutput for NoOutput {
     }
 }
 
-/// What a finished trace holds.
+/// What a finished trace holds: the records the writer produced and handed to its
+/// output (an output that loses some, such as a stream to a collector that does not
+/// keep up, counts its losses itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct TraceSummary {
     /// Paraver tasks (devices traced)
     pub tasks: u32,
     /// Paraver threads (ports traced)
     pub threads: u32,
-    /// state records written
+    /// state records produced
     pub states: u64,
-    /// event records written
+    /// event records produced
     pub events: u64,
-    /// communication records written
+    /// communication records produced
     pub communications: u64,
     /// the header's end time \[ns\]
     pub end_ns: u64,

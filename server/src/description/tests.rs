@@ -481,3 +481,11 @@ fn an_overlay_replaces_only_what_it_gives() {
     );
     assert_eq!(spec.resolve().expect("valid").hosts, 64);
 }
+
+#[test]
+fn a_dimemas_machine_may_have_as_many_nodes_as_a_network_has_hosts() {
+    // With `--network ideal` a configuration's nodes are the network's hosts.
+    let most = vesper_client_dimemas_adapter::cfg::MAX_NODES;
+    assert_eq!(host_count(most), Ok(most));
+    assert!(host_count(most + 1).is_err());
+}

@@ -5,10 +5,11 @@
 //! one the trace is wanted on.
 //!
 //! ```text
-//!   server ──TCP, one connection a run──▶ collect_run ─▶ TraceTarget::file (the file target's
-//!   (StreamTarget)                          │               spool: FILE.prv.part, then FILE.prv,
-//!                                           │               FILE.pcf, FILE.row at the end)
-//!                                           └─ counts records, tracks the last record's time
+//!   server ──TCP, one connection a run──▶ accept ─thread a connection─▶ collect_run
+//!   (StreamTarget)                                                       │ checks every line (RecordCheck)
+//!                                                                        ▼
+//!                                     TraceTarget::file: FILE.prv.part (spool), then FILE.prv,
+//!                                     FILE.pcf, FILE.row once the stream is accepted
 //! ```
 //!
 //! The stream's framing is described in [`crate::network_trace`]: the header as known
@@ -16,35 +17,53 @@
 //! `#vesper-row BYTES` + the `.row`, and `#vesper-end RECORDS`.
 //!
 //! Invariants:
+//! - what is written is what a server sends: every record is checked as the Paraver
+//!   writer's own checker ([`vesper_netmodels::trace::check`]) checks a trace (fields,
+//!   ids within the header, times non-decreasing as the writer emits them), the final
+//!   header must keep the first one's layout and end after the records, the `.pcf` and
+//!   `.row` must describe them, nothing may follow the end line, and no more records may
+//!   arrive than the end line counts. A stream that breaks a rule is refused
+//!   ([`CollectError::Bad`]), naming the line and the rule: its spool is removed and
+//!   nothing is written;
+//! - received bytes are quoted with their control characters escaped
+//!   ([`vesper_netmodels::trace::check::escaped`]): a stream never writes raw bytes to
+//!   the log;
 //! - memory is bounded: records go to the spool file as they arrive, a line longer
-//!   than [`MAX_LINE`] ends the run with an error, and the `.pcf` and `.row` (held
-//!   until the end, as the server holds them) are refused above [`MAX_SIDECAR`];
-//! - nothing incomplete is written silently: a stream that ends early, or that the
-//!   server dropped records from, is written as far as it got (a truncated `.prv`
-//!   gets its last record's time as end time, and no `.pcf`/`.row` when they did not
-//!   arrive) and reported as [`Incomplete`]; a stream that is not a Paraver trace
-//!   writes nothing;
-//! - a connection that closes without sending a byte (a port probe, a health check)
-//!   is not a run.
+//!   than [`MAX_LINE`] is refused, the `.pcf` and `.row` (held until the end, as the
+//!   server holds them) are refused above [`MAX_SIDECAR`], and at most
+//!   [`MAX_CONNECTIONS`] connections are served at once;
+//! - nothing incomplete is written silently: a stream that ends early, or stalls (sends
+//!   nothing for `--stall-timeout-s` once it has started), or that the server dropped
+//!   records from, is written as far as it got (a truncated `.prv` gets its last
+//!   record's time as end time, and no `.pcf`/`.row` when they did not arrive) and
+//!   reported as [`Incomplete`];
+//! - a connection that has sent nothing is not a run yet, and waits as long as it likes
+//!   (a server of one run connects as it starts and sends once its clients made
+//!   records); one that closes without a byte (a port probe, a health check), or whose
+//!   first line is not a `#Paraver` header, is no run: logged, and the collector waits
+//!   on.
 //!
 //! Runs: one connection is one run, numbered from 1 in the order the connections were
 //! accepted, leaving out those that sent no Paraver header (see [`RunNumbers`]);
 //! `{run}` in `--output` becomes that number (start the collector before the server
-//! and the numbers are the server's). Without `--keep-collecting` the
-//! collector exits after the first run, with an error when it was incomplete; with
-//! it, it collects until stopped, several runs at once if they overlap, and `--output`
-//! must hold `{run}`.
+//! and the numbers are the server's). Without `--keep-collecting` the collector takes
+//! the first stream that starts, refuses (and logs) any other that starts meanwhile,
+//! and exits once its stream is over, with an error when it was refused or incomplete;
+//! with `--keep-collecting` it collects until stopped, several runs at once if they
+//! overlap (each with its number), and `--output` must hold `{run}`.
 
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tracing::{error, info, warn};
 use vesper_netmodels::TraceOutput;
+use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
 use crate::config::{is_per_run, per_run};
 use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, TraceSetupError, TraceTarget, check_file_name};
@@ -54,16 +73,21 @@ use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, TraceSetupError, 
 pub const MAX_LINE: usize = 16 << 20;
 /// Largest `.pcf` or `.row` accepted from a stream [bytes].
 pub const MAX_SIDECAR: u64 = 256 << 20;
-/// Runs collected at once by `--keep-collecting`; further connections are refused.
-pub const MAX_RUNS_AT_ONCE: usize = 16;
+/// Connections served at once (runs, and connections that have not sent a byte yet);
+/// further connections are refused.
+pub const MAX_CONNECTIONS: usize = 16;
 /// Longest a stream that has started waits for the connections accepted before it to
 /// show whether they are runs, before it takes the next number anyway (see
 /// [`RunNumbers`]). Meanwhile its records wait in the socket's buffers: well below the
 /// server's default `--trace-stream-wait-ms` (1 s), after which it would drop some.
 pub const NUMBER_WAIT: Duration = Duration::from_millis(500);
+/// The longest `--stall-timeout-s` (a day).
+pub const MAX_STALL_TIMEOUT_S: u64 = 86_400;
 
 /// `vesper collect`'s options.
 #[derive(Debug, Clone, clap::Args)]
+// Its doc comments are `--help` text: units stay in plain brackets ([s]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct CollectArgs {
     /// Listen here for the trace streams of `vesper serve --trace-stream HOST:PORT`
     /// (HOST:PORT; port 0 picks a free port, logged).
@@ -74,10 +98,17 @@ pub struct CollectArgs {
     /// in the order their connections arrive).
     #[arg(long, value_name = "FILE.prv[.gz]")]
     pub output: PathBuf,
-    /// Collect every run until stopped (one connection a run), instead of exiting
-    /// after the first; --output must then hold `{run}`.
+    /// Collect every run until stopped (one connection a run, several at once if they
+    /// overlap), instead of exiting after the first; --output must then hold `{run}`.
     #[arg(long)]
     pub keep_collecting: bool,
+    /// Give up on a stream that has started and then sends nothing for this long [s]:
+    /// its trace is written as far as it got, and said incomplete. A server sends its
+    /// records 64 KiB at a time, so raise it for runs whose simulation waits long for its
+    /// clients. A connection that has sent nothing yet is no run and waits as long as it
+    /// likes. 0: never give up; at most 86400 (a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub stall_timeout_s: u64,
 }
 
 /// Why a collector stops, or a run's stream is refused.
@@ -104,12 +135,37 @@ pub enum CollectError {
         /// why
         source: io::Error,
     },
-    /// a stream was refused; nothing was written for it
+    /// the collector's thread could not start
+    #[error("cannot start the collector's thread: {0}")]
+    Thread(io::Error),
+    /// a connection that is no trace stream; nothing was written for it
     #[error("the stream from {peer}: {problem}; nothing written")]
     Refused {
         /// the server's address
         peer: String,
         /// what was wrong
+        problem: String,
+    },
+    /// a stream that started while a one-run collector was collecting another
+    #[error(
+        "the stream from {peer}: refused, run {run} is being collected (a one-run collector takes one stream; \
+         --keep-collecting takes every run)"
+    )]
+    Busy {
+        /// the server's address
+        peer: String,
+        /// the run being collected
+        run: u64,
+    },
+    /// a run's stream that is not what a server sends; its spool was removed and nothing
+    /// written
+    #[error("run {run}: the stream from {peer} is refused: {problem}; nothing written")]
+    Bad {
+        /// the run's number
+        run: u64,
+        /// the server's address
+        peer: String,
+        /// the line and what was wrong with it
         problem: String,
     },
     /// the files could not be written
@@ -144,14 +200,25 @@ pub enum Incomplete {
         /// records received
         records: u64,
     },
+    /// the stream sent nothing for `--stall-timeout-s` before the final header
+    #[error(
+        "the stream sent nothing for {seconds} s (--stall-timeout-s) after {records} records, before the final \
+         header; the collector closed it; the .prv has its last record's time as end time, and no .pcf or .row"
+    )]
+    Stalled {
+        /// records received
+        records: u64,
+        /// `--stall-timeout-s`
+        seconds: u64,
+    },
     /// the stream ended at the final header: a server from before the trailer
     #[error("the stream ended at the final header without the .pcf and .row (a server older than this collector?)")]
     NoSidecars,
-    /// what followed the final header was not the trailer
-    #[error("after the final header, expected {expected}; the .prv is written alone")]
-    BadTrailer {
-        /// what the trailer should have held there
-        expected: String,
+    /// the stream ended (or stalled) within the trailer
+    #[error("after the final header, the stream ended before {missing}; the .prv is written alone")]
+    TrailerCut {
+        /// what did not arrive
+        missing: String,
     },
     /// the server dropped records (its queue was full)
     #[error(
@@ -179,15 +246,34 @@ pub struct Collected {
     pub incomplete: Option<Incomplete>,
 }
 
+/// What the collector's threads share.
+#[derive(Debug)]
+struct Collector {
+    output: PathBuf,
+    /// `--stall-timeout-s`; `None`: never
+    stall: Option<Duration>,
+    /// connections being served
+    connections: AtomicUsize,
+    numbers: Arc<RunNumbers>,
+    /// without `--keep-collecting`: whether a stream has taken the one run
+    one_run: Option<Mutex<bool>>,
+}
+
 /// Runs `vesper collect`: listens, and collects one run (or every run, with
 /// `--keep-collecting`).
 pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
     check_file_name(&per_run(&args.output, 1), "--output")?;
-    let numbered = is_per_run(&args.output);
-    if args.keep_collecting && !numbered {
+    if args.keep_collecting && !is_per_run(&args.output) {
         return Err(CollectError::NoRunInName {
             output: args.output.display().to_string(),
         });
+    }
+    if args.stall_timeout_s > MAX_STALL_TIMEOUT_S {
+        return Err(TraceSetupError(format!(
+            "--stall-timeout-s {}: at most {MAX_STALL_TIMEOUT_S} (a day); 0 never gives up on a stream",
+            args.stall_timeout_s
+        ))
+        .into());
     }
     let listener = TcpListener::bind(&args.listen).map_err(|source| CollectError::Listen {
         addr: args.listen.clone(),
@@ -197,8 +283,46 @@ pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
         .local_addr()
         .map_or_else(|_| args.listen.clone(), |a| a.to_string());
     info!("listening on {local}; writing {}", args.output.display());
-    let runs = Arc::new(RunNumbers::default());
-    let at_once = Arc::new(AtomicUsize::new(0));
+    let collector = Arc::new(Collector {
+        output: args.output.clone(),
+        stall: (args.stall_timeout_s > 0).then(|| Duration::from_secs(args.stall_timeout_s)),
+        connections: AtomicUsize::new(0),
+        numbers: Arc::new(RunNumbers::default()),
+        one_run: (!args.keep_collecting).then(|| Mutex::new(false)),
+    });
+    if args.keep_collecting {
+        accept(&listener, &local, &collector, None);
+    }
+    // One run: its outcome ends the collector; meanwhile connections are accepted on a
+    // thread of their own (to refuse other streams, and to wait past port probes).
+    let (done, outcome) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("vesper-collect-accept".into())
+        .spawn(move || accept(&listener, &local, &collector, Some(done)))
+        .map_err(CollectError::Thread)?;
+    match outcome.recv() {
+        Ok(Ok(Collected {
+            run,
+            path,
+            incomplete: Some(problem),
+            ..
+        })) => Err(CollectError::Incomplete { run, path, problem }),
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(CollectError::Thread(io::Error::other(
+            "the thread that accepts streams ended",
+        ))),
+    }
+}
+
+/// Accepts connections for ever, each served on a thread of its own; a one-run
+/// collector's run reports its outcome to `done`.
+fn accept(
+    listener: &TcpListener,
+    local: &str,
+    collector: &Arc<Collector>,
+    done: Option<Sender<Result<Collected, CollectError>>>,
+) -> ! {
     loop {
         let (socket, peer) = match listener.accept() {
             Ok(accepted) => accepted,
@@ -209,49 +333,87 @@ pub fn collect(args: &CollectArgs) -> Result<(), CollectError> {
             }
         };
         let peer = peer.to_string();
-        let ticket = runs.ticket();
-        if !args.keep_collecting {
-            match collect_connection(socket, &peer, &args.output, ticket)? {
-                None => warn!("{peer} closed without sending a trace; still waiting for one"),
-                Some(Collected {
-                    run,
-                    path,
-                    incomplete: Some(problem),
-                    ..
-                }) => return Err(CollectError::Incomplete { run, path, problem }),
-                Some(collected) => {
-                    log_collected(&collected, &peer);
-                    return Ok(());
-                }
-            }
+        if collector.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            collector.connections.fetch_sub(1, Ordering::SeqCst);
+            warn!("{peer}: refused, {MAX_CONNECTIONS} connections are being served already");
             continue;
         }
-        if at_once.fetch_add(1, Ordering::SeqCst) >= MAX_RUNS_AT_ONCE {
-            at_once.fetch_sub(1, Ordering::SeqCst);
-            warn!("{peer}: refused, {MAX_RUNS_AT_ONCE} runs are being collected already");
-            continue;
-        }
-        let output = args.output.clone();
-        let at_once = Arc::clone(&at_once);
+        let ticket = collector.numbers.ticket();
+        let (thread_collector, done) = (Arc::clone(collector), done.clone());
         let spawned = std::thread::Builder::new()
             .name("vesper-collect".into())
             .spawn(move || {
-                match collect_connection(socket, &peer, &output, ticket) {
-                    Ok(None) => warn!("{peer} closed without sending a trace"),
-                    Ok(Some(Collected {
-                        run,
-                        path,
-                        incomplete: Some(problem),
-                        ..
-                    })) => warn!("{}", CollectError::Incomplete { run, path, problem }),
-                    Ok(Some(collected)) => log_collected(&collected, &peer),
-                    Err(e) => error!("{e}"),
-                }
-                at_once.fetch_sub(1, Ordering::SeqCst);
+                serve(socket, &peer, ticket, &thread_collector, done);
+                thread_collector.connections.fetch_sub(1, Ordering::SeqCst);
             });
         if let Err(e) = spawned {
-            warn!("cannot start a thread for a run: {e}");
+            collector.connections.fetch_sub(1, Ordering::SeqCst);
+            warn!("cannot start a thread for a connection: {e}");
         }
+    }
+}
+
+/// Serves one connection: collects its run if it is one, and tells what became of it
+/// (to `done` for a one-run collector's run, in the log otherwise).
+fn serve(
+    socket: TcpStream,
+    peer: &str,
+    ticket: Ticket,
+    collector: &Collector,
+    done: Option<Sender<Result<Collected, CollectError>>>,
+) {
+    let mut run = None;
+    let claim = || {
+        let number = match &collector.one_run {
+            // The one run is run 1, whatever came before it.
+            Some(taken) => {
+                let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
+                if *taken {
+                    return Err(CollectError::Busy {
+                        peer: peer.to_string(),
+                        run: 1,
+                    });
+                }
+                *taken = true;
+                1
+            }
+            None => ticket.run(),
+        };
+        run = Some(number);
+        info!("{peer}: receiving run {number}");
+        Ok((number, per_run(&collector.output, number)))
+    };
+    let outcome = collect_connection(socket, peer, collector.stall, claim);
+    if let Ok(Some(collected)) = &outcome
+        && collected.incomplete.is_none()
+    {
+        log_collected(collected, peer);
+    }
+    if run.is_some()
+        && let Some(done) = done
+    {
+        // The one run: its outcome is the collector's.
+        let _ = match outcome {
+            Ok(Some(collected)) => done.send(Ok(collected)),
+            Err(e) => done.send(Err(e)),
+            Ok(None) => Ok(()),
+        };
+        return;
+    }
+    match outcome {
+        Ok(None) if collector.one_run.is_some() => {
+            warn!("{peer} closed without sending a trace; still waiting for one")
+        }
+        Ok(None) => warn!("{peer} closed without sending a trace"),
+        Ok(Some(Collected {
+            run,
+            path,
+            incomplete: Some(problem),
+            ..
+        })) => warn!("{}", CollectError::Incomplete { run, path, problem }),
+        Ok(Some(_)) => {}
+        Err(e @ CollectError::Busy { .. }) => warn!("{e}"),
+        Err(e) => error!("{e}"),
     }
 }
 
@@ -264,16 +426,29 @@ fn log_collected(collected: &Collected, peer: &str) {
     );
 }
 
+/// Collects what `socket` sends: waits as long as it takes for its first byte, then
+/// gives up once it sends nothing for `stall`.
 fn collect_connection(
     socket: TcpStream,
     peer: &str,
-    output: &Path,
-    ticket: Ticket,
+    stall: Option<Duration>,
+    claim: impl FnOnce() -> Result<(u64, PathBuf), CollectError>,
 ) -> Result<Option<Collected>, CollectError> {
-    collect_run(BufReader::with_capacity(1 << 16, socket), peer, || {
-        let run = ticket.run();
-        (run, per_run(output, run))
-    })
+    let mut input = BufReader::with_capacity(1 << 16, socket);
+    let refused = |problem: String| CollectError::Refused {
+        peer: peer.to_string(),
+        problem,
+    };
+    match input.fill_buf() {
+        Ok([]) => return Ok(None),
+        Ok(_) => {}
+        Err(e) => return Err(refused(format!("cannot read it: {e}"))),
+    }
+    input
+        .get_ref()
+        .set_read_timeout(stall)
+        .map_err(|e| refused(format!("cannot set its --stall-timeout-s: {e}")))?;
+    collect_run(input, peer, stall, claim)
 }
 
 /// Numbers runs in the order their connections were accepted, leaving out the
@@ -394,95 +569,238 @@ impl Drop for Ticket {
     }
 }
 
-/// Reads one run's stream from `input` (from `peer`) and writes its trace where
-/// `name` says once the stream has started (`name` gives the run's number and its
-/// `.prv`). `None`: the stream was empty.
+/// Reads one stream from `input` (from `peer`, giving up once it sends nothing for
+/// `stall`). A stream that starts with a `#Paraver` line is a run if `claim` takes it
+/// (giving its number and its `.prv`); its trace is written there once the stream was
+/// checked whole. `None`: the stream was empty.
 pub fn collect_run(
-    mut input: impl BufRead,
+    input: impl BufRead,
     peer: &str,
-    name: impl FnOnce() -> (u64, PathBuf),
+    stall: Option<Duration>,
+    claim: impl FnOnce() -> Result<(u64, PathBuf), CollectError>,
 ) -> Result<Option<Collected>, CollectError> {
-    let mut line = Vec::new();
-    // The first line: a header, or nothing at all.
-    let first = next_line(&mut input, &mut line);
+    let mut lines = Lines {
+        input,
+        line: Vec::new(),
+        number: 0,
+        stall,
+    };
     let refused = |problem: String| CollectError::Refused {
         peer: peer.to_string(),
         problem,
     };
+    // The first line: a header, or nothing at all.
+    let first = lines.next().map_err(refused)?;
+    let got = shown(&lines.line);
     match first {
-        Ok(0) => return Ok(None),
-        Ok(_) => {}
-        Err(e) => return Err(refused(format!("cannot read it: {e}"))),
-    }
-    let provisional = match std::str::from_utf8(&line) {
-        Ok(text) if text.starts_with("#Paraver ") && text.ends_with('\n') => text.trim_end().to_string(),
-        _ => {
-            let shown: String = String::from_utf8_lossy(&line).chars().take(80).collect();
+        Next::Line => {}
+        Next::End if lines.line.is_empty() => return Ok(None),
+        Next::End => {
             return Err(refused(format!(
-                "expected a Paraver header line (#Paraver …) first, got `{}`",
-                shown.trim_end()
+                "expected a Paraver header line (#Paraver …) first, got `{got}` and the end of the stream"
             )));
         }
+        Next::Stalled => {
+            return Err(refused(format!(
+                "sent `{got}`, then nothing for {} s (--stall-timeout-s)",
+                lines.stall_s()
+            )));
+        }
+        Next::Failed(e) => return Err(refused(format!("cannot read it: {e}"))),
+    }
+    if !lines.line.starts_with(b"#Paraver") {
+        return Err(refused(format!(
+            "expected a Paraver header line (#Paraver …) first, got `{got}`"
+        )));
+    }
+    // A trace stream: a run, if the collector takes it.
+    let (run, path) = claim()?;
+    let bad = |problem: String| CollectError::Bad {
+        run,
+        peer: peer.to_string(),
+        problem,
     };
-    let (run, path) = name();
+    let provisional = lines.text().map_err(bad)?.to_string();
+    let mut check = RecordCheck::provisional(&provisional).map_err(|e| bad(format!("line 1: {e}")))?;
     let mut target = TraceTarget::file(&path, "--output")?;
     let write_error = |source: io::Error| CollectError::Write { run, source };
-    let mut records = 0u64;
-    let mut last_ns = 0u64;
     // The records, up to the final header.
-    let header = loop {
-        match next_line(&mut input, &mut line) {
-            Ok(0) => break None,
-            Ok(_) if !line.ends_with(b"\n") => break None,
-            Ok(_) if line.starts_with(b"#Paraver") => break Some(line.clone()),
-            Ok(_) => {
-                records += 1;
-                last_ns = last_ns.max(record_end_ns(&line).unwrap_or(0));
-                target.write_all(&line).map_err(write_error)?;
+    let cut = loop {
+        match lines.next().map_err(bad)? {
+            Next::Line => {}
+            Next::End => {
+                break Incomplete::Disconnected {
+                    records: check.records(),
+                };
             }
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(refused(format!("run {run}: {e}"))),
-            Err(e) => {
+            Next::Stalled => {
+                break Incomplete::Stalled {
+                    records: check.records(),
+                    seconds: lines.stall_s(),
+                };
+            }
+            Next::Failed(e) => {
                 warn!("run {run}: reading the stream from {peer} failed: {e}");
-                break None;
+                break Incomplete::Disconnected {
+                    records: check.records(),
+                };
             }
         }
-    };
-    let Some(header) = header else {
-        // Cut short: the provisional header with the time of the last record.
-        target
-            .complete_prv_only(&with_end_ns(&provisional, last_ns))
-            .map_err(write_error)?;
-        return Ok(Some(Collected {
-            run,
-            path,
-            records,
-            incomplete: Some(Incomplete::Disconnected { records }),
-        }));
-    };
-    let header = match String::from_utf8(header) {
-        Ok(text) => text.trim_end().to_string(),
-        Err(_) => return Err(refused(format!("run {run}: expected a final header line in UTF-8"))),
-    };
-    let trailer = read_trailer(&mut input, &mut line);
-    let incomplete = match trailer {
-        Ok(Trailer { pcf, row, sent }) => {
-            target.complete(&header, &pcf, &row).map_err(write_error)?;
-            (sent != records).then_some(Incomplete::Dropped {
-                sent,
-                received: records,
-            })
+        if lines.line.starts_with(b"#Paraver") {
+            return finish(lines, check, &provisional, target, run, path).map_err(|e| match e {
+                Finish::Bad(problem) => bad(problem),
+                Finish::Write(source) => write_error(source),
+            });
         }
-        Err(problem) => {
-            target.complete_prv_only(&header).map_err(write_error)?;
+        if lines.line.starts_with(b"#") {
+            return Err(bad(format!(
+                "line {}: expected a record or the final header (#Paraver …), got `{}`",
+                lines.number,
+                shown(&lines.line)
+            )));
+        }
+        check.record(lines.text().map_err(bad)?).map_err(bad)?;
+        target.write_all(&lines.line).map_err(write_error)?;
+    };
+    // Cut short: the provisional header with the time of the last record.
+    target
+        .complete_prv_only(&with_end_ns(&provisional, check.latest_ns()))
+        .map_err(write_error)?;
+    Ok(Some(Collected {
+        run,
+        path,
+        records: check.records(),
+        incomplete: Some(cut),
+    }))
+}
+
+/// Why a stream that reached its final header was not written.
+enum Finish {
+    /// the stream breaks a rule: the line and the rule
+    Bad(String),
+    /// the files could not be written
+    Write(io::Error),
+}
+
+/// The rest of a run's stream, from its final header (the line in `lines`): checks it
+/// and the trailer, and writes the trace.
+fn finish(
+    mut lines: Lines<impl BufRead>,
+    check: RecordCheck,
+    provisional: &str,
+    mut target: TraceTarget,
+    run: u64,
+    path: PathBuf,
+) -> Result<Option<Collected>, Finish> {
+    let at = lines.number;
+    let header = lines.text().map_err(Finish::Bad)?.to_string();
+    check.final_header(&header).map_err(|e| {
+        Finish::Bad(match e.strip_prefix("header: ") {
+            Some(why) => format!("line {at}: the final header: {why}"),
+            None => e,
+        })
+    })?;
+    // The server's final header is its first one with the end time set.
+    if with_end_ns(provisional, 0) != with_end_ns(&header, 0) {
+        return Err(Finish::Bad(format!(
+            "line {at}: expected the first header with its end time set, got `{}`",
+            escaped(&header)
+        )));
+    }
+    let received = check.records();
+    let incomplete = match read_trailer(&mut lines) {
+        Ok(Trailer { pcf, row, sent }) => {
+            check.finish(&header, &pcf, &row).map_err(Finish::Bad)?;
+            if sent < received {
+                return Err(Finish::Bad(format!(
+                    "line {}: {received} records arrived, but the end line says the server sent {sent}",
+                    lines.number
+                )));
+            }
+            target.complete(&header, &pcf, &row).map_err(Finish::Write)?;
+            (sent > received).then_some(Incomplete::Dropped { sent, received })
+        }
+        Err(Trailed::Bad(problem)) => return Err(Finish::Bad(problem)),
+        Err(Trailed::Cut(problem)) => {
+            target.complete_prv_only(&header).map_err(Finish::Write)?;
             Some(problem)
         }
     };
     Ok(Some(Collected {
         run,
         path,
-        records,
+        records: received,
         incomplete,
     }))
+}
+
+/// A stream's lines, numbered from 1.
+struct Lines<R> {
+    input: R,
+    /// the last line read, its newline included (if it had one)
+    line: Vec<u8>,
+    /// the number of the last line read
+    number: usize,
+    /// `--stall-timeout-s`, for messages
+    stall: Option<Duration>,
+}
+
+/// What reading a line gave.
+#[derive(Debug)]
+enum Next {
+    /// a whole line
+    Line,
+    /// the end of the stream (with the last line's bytes, if it had no newline)
+    End,
+    /// nothing for `--stall-timeout-s`
+    Stalled,
+    /// a read that failed (a connection reset)
+    Failed(io::Error),
+}
+
+impl<R: BufRead> Lines<R> {
+    /// Reads the next line; an error is a line longer than [`MAX_LINE`].
+    fn next(&mut self) -> Result<Next, String> {
+        self.line.clear();
+        let read = self
+            .input
+            .by_ref()
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut self.line);
+        if !self.line.is_empty() {
+            self.number += 1;
+        }
+        if self.line.len() > MAX_LINE {
+            return Err(format!(
+                "line {}: longer than {MAX_LINE} bytes; expected Paraver records",
+                self.number
+            ));
+        }
+        Ok(match read {
+            Ok(_) if self.line.ends_with(b"\n") => Next::Line,
+            Ok(_) => Next::End,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Next::Stalled,
+            Err(e) => Next::Failed(e),
+        })
+    }
+
+    /// The last line as text, without its newline; an error if it is not UTF-8.
+    fn text(&self) -> Result<&str, String> {
+        let text = std::str::from_utf8(&self.line)
+            .map_err(|_| format!("line {}: expected UTF-8 text, got `{}`", self.number, shown(&self.line)))?;
+        Ok(text.strip_suffix('\n').unwrap_or(text))
+    }
+
+    fn stall_s(&self) -> u64 {
+        self.stall.map_or(0, |s| s.as_secs())
+    }
+}
+
+/// `bytes` (a line received) safe to quote: without its newline, control characters
+/// escaped, cut short.
+fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    escaped(text.strip_suffix('\n').unwrap_or(&text))
 }
 
 /// What follows the final header.
@@ -494,84 +812,107 @@ struct Trailer {
     sent: u64,
 }
 
-/// Reads the trailer: `.pcf` and `.row`, each announced with its length, and the end
-/// line with the number of records sent.
-fn read_trailer(input: &mut impl BufRead, line: &mut Vec<u8>) -> Result<Trailer, Incomplete> {
-    let pcf_bytes = announced(input, line, STREAM_PCF)?;
-    let pcf = read_text(input, pcf_bytes, ".pcf")?;
-    let row_bytes = announced(input, line, STREAM_ROW)?;
-    let row = read_text(input, row_bytes, ".row")?;
-    let sent = announced(input, line, STREAM_END)?;
+/// Why a trailer was not read whole.
+#[derive(Debug, PartialEq, Eq)]
+enum Trailed {
+    /// the stream ended (or stalled) before its end: what is missing
+    Cut(Incomplete),
+    /// the stream breaks a rule: the line and the rule
+    Bad(String),
+}
+
+/// Reads the trailer: `.pcf` and `.row`, each announced with its length, the end line
+/// with the number of records sent, and then the end of the stream.
+fn read_trailer(lines: &mut Lines<impl BufRead>) -> Result<Trailer, Trailed> {
+    let pcf_bytes = announced(lines, STREAM_PCF)?;
+    let pcf = read_text(lines, pcf_bytes, ".pcf")?;
+    let row_bytes = announced(lines, STREAM_ROW)?;
+    let row = read_text(lines, row_bytes, ".row")?;
+    let sent = announced(lines, STREAM_END)?;
+    let end = lines.number;
+    match lines.next().map_err(Trailed::Bad)? {
+        Next::End if lines.line.is_empty() => {}
+        // The trace is whole: a server that keeps the connection open is let go.
+        Next::Stalled | Next::Failed(_) => {}
+        Next::Line | Next::End => {
+            return Err(Trailed::Bad(format!(
+                "line {}: after `{STREAM_END}`, expected the end of the stream, got `{}`",
+                lines.number,
+                shown(&lines.line)
+            )));
+        }
+    }
+    lines.number = end;
     Ok(Trailer { pcf, row, sent })
 }
 
-/// The number on a trailer line `WORD NUMBER`; the end of the stream before the `.pcf`'s
-/// line is a server from before the trailer.
-fn announced(input: &mut impl BufRead, line: &mut Vec<u8>, word: &str) -> Result<u64, Incomplete> {
-    let bad = |expected: String| Incomplete::BadTrailer { expected };
-    match next_line(input, line) {
-        Ok(0) if word == STREAM_PCF => Err(Incomplete::NoSidecars),
-        Ok(_) => std::str::from_utf8(line)
+/// The number on a trailer line `WORD NUMBER`; the end of the stream before the
+/// `.pcf`'s line is a server from before the trailer.
+fn announced(lines: &mut Lines<impl BufRead>, word: &str) -> Result<u64, Trailed> {
+    let missing = |why: String| {
+        Trailed::Cut(Incomplete::TrailerCut {
+            missing: format!("the line `{word} NUMBER`{why}"),
+        })
+    };
+    match lines.next().map_err(Trailed::Bad)? {
+        Next::End if lines.line.is_empty() && word == STREAM_PCF => Err(Trailed::Cut(Incomplete::NoSidecars)),
+        Next::End => Err(missing(String::new())),
+        Next::Stalled => Err(missing(format!(
+            " (it sent nothing for {} s, --stall-timeout-s)",
+            lines.stall_s()
+        ))),
+        Next::Failed(e) => Err(missing(format!(" ({e})"))),
+        Next::Line => std::str::from_utf8(&lines.line)
             .ok()
             .and_then(|text| text.strip_suffix('\n'))
             .and_then(|text| text.strip_prefix(word))
             .and_then(|text| text.strip_prefix(' '))
+            .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|number| number.parse().ok())
             .ok_or_else(|| {
-                let shown: String = String::from_utf8_lossy(line).chars().take(80).collect();
-                bad(format!("a line `{word} NUMBER`, got `{}`", shown.trim_end()))
+                let why = match lines.line.ends_with(b"\r\n") {
+                    true => format!(": {CARRIAGE_RETURN}"),
+                    false => String::new(),
+                };
+                Trailed::Bad(format!(
+                    "line {}: expected `{word} NUMBER`, got `{}`{why}",
+                    lines.number,
+                    shown(&lines.line)
+                ))
             }),
-        Err(e) => Err(bad(format!("a line `{word} NUMBER` ({e})"))),
     }
 }
 
 /// `bytes` bytes of UTF-8 text: the `.pcf` or the `.row` (`what`).
-fn read_text(input: &mut impl BufRead, bytes: u64, what: &str) -> Result<String, Incomplete> {
-    let bad = |why: String| Incomplete::BadTrailer {
-        expected: format!("{bytes} bytes of {what} ({why})"),
-    };
+fn read_text(lines: &mut Lines<impl BufRead>, bytes: u64, what: &str) -> Result<String, Trailed> {
     if bytes > MAX_SIDECAR {
-        return Err(bad(format!("more than {MAX_SIDECAR} bytes are refused")));
+        return Err(Trailed::Bad(format!(
+            "line {}: a {what} of {bytes} bytes; more than {MAX_SIDECAR} are refused",
+            lines.number
+        )));
     }
     let mut text = Vec::new();
-    input
-        .by_ref()
-        .take(bytes)
-        .read_to_end(&mut text)
-        .map_err(|e| bad(e.to_string()))?;
-    if (text.len() as u64) < bytes {
-        return Err(bad(format!("the stream ended after {}", text.len())));
-    }
-    String::from_utf8(text).map_err(|_| bad("not UTF-8".into()))
-}
-
-/// Reads a line (its newline included, if the stream did not end first) into `line`;
-/// the bytes read, 0 at the end of the stream. A line longer than [`MAX_LINE`] is an
-/// `InvalidData` error.
-fn next_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
-    line.clear();
-    let read = input.by_ref().take(MAX_LINE as u64 + 1).read_until(b'\n', line)?;
-    if read > MAX_LINE {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a line longer than {MAX_LINE} bytes; expected Paraver records"),
-        ));
-    }
-    Ok(read)
-}
-
-/// The latest time a record line mentions \[ns\]: a state's end, an event's time, a
-/// communication's physical receive. `None` for anything else.
-fn record_end_ns(line: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(line).ok()?.trim_end();
-    let mut fields = text.split(':');
-    let index = match fields.next()? {
-        "1" => 5,  // 1:cpu:app:task:thread:begin:END:state
-        "2" => 4,  // 2:cpu:app:task:thread:TIME:type:value
-        "3" => 11, // 3:cpu:app:task:thread:lsend:psend:cpu:app:task:thread:lrecv:PRECV:size:tag
-        _ => return None,
+    let read = lines.input.by_ref().take(bytes).read_to_end(&mut text);
+    let missing = |why: String| {
+        Trailed::Cut(Incomplete::TrailerCut {
+            missing: format!("the {bytes} bytes of the {what} ({why})"),
+        })
     };
-    fields.nth(index)?.parse().ok()
+    match read {
+        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            return Err(missing(format!(
+                "it sent {}, then nothing for {} s, --stall-timeout-s",
+                text.len(),
+                lines.stall_s()
+            )));
+        }
+        Err(e) => return Err(missing(format!("{e} after {}", text.len()))),
+        Ok(_) if (text.len() as u64) < bytes => return Err(missing(format!("the stream ended after {}", text.len()))),
+        Ok(_) => {}
+    }
+    let first = lines.number + 1;
+    lines.number += text.iter().filter(|&&b| b == b'\n').count();
+    String::from_utf8(text).map_err(|_| Trailed::Bad(format!("line {first}: the {what} is not UTF-8 text")))
 }
 
 /// `header` (`#Paraver (DATE):END_ns:…`) with its end time set to `end_ns`; unchanged
@@ -598,6 +939,8 @@ mod tests {
     const FINAL: &str = "#Paraver (01/01/2026 at 00:00):5000_ns:0:1:2(2:0,2:0)";
     const RECORDS: &str =
         "1:0:1:1:1:0:1200:1\n2:0:1:1:1:1000:70000001:1\n3:0:1:1:1:1000:1010:0:1:2:2:1050:1300:256:1\n";
+    const PCF: &str = "DEFAULT_OPTIONS\n\nSTATES\n0    Empty\n1    Backlog\n\nEVENT_TYPE\n0    70000001    Flow\n";
+    const ROW: &str = "LEVEL TASK SIZE 2\nsw0\nsw1\n\nLEVEL THREAD SIZE 4\nsw0.p0\nsw0.p1\nsw1.p0\nsw1.p1\n";
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("vesper-collect-{}-{name}", std::process::id()));
@@ -610,8 +953,17 @@ mod tests {
     fn collect_text(name: &str, stream: &[u8]) -> (Result<Option<Collected>, CollectError>, PathBuf) {
         let dir = scratch(name);
         let path = dir.join("t.prv");
-        let collected = collect_run(stream, "test", || (1, path.clone()));
+        let collected = collect_run(stream, "test", None, || Ok((1, path.clone())));
         (collected, dir)
+    }
+
+    /// A whole stream of `records`, its end line counting `sent`.
+    fn whole(records: &str, sent: u64) -> String {
+        format!("{PROVISIONAL}\n{records}{FINAL}\n{}", stream_trailer(PCF, ROW, sent))
+    }
+
+    fn files_in(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(usize::MAX)
     }
 
     #[test]
@@ -640,71 +992,104 @@ mod tests {
 
     #[test]
     fn a_whole_stream_gives_the_three_files() {
-        let pcf = "DEFAULT_OPTIONS\n\nLEVEL THREAD\n";
-        let row = "LEVEL TASK SIZE 2\nhost0\nhost1\n";
-        let stream = format!("{PROVISIONAL}\n{RECORDS}{FINAL}\n{}", stream_trailer(pcf, row, 3));
-        let (collected, dir) = collect_text("whole", stream.as_bytes());
+        let (collected, dir) = collect_text("whole", whole(RECORDS, 3).as_bytes());
         let collected = collected.expect("collected").expect("a run");
         assert_eq!((collected.records, collected.incomplete), (3, None));
         assert_eq!(read(dir.join("t.prv")), Some(format!("{FINAL}\n{RECORDS}")));
-        assert_eq!(read(dir.join("t.pcf")).as_deref(), Some(pcf));
-        assert_eq!(read(dir.join("t.row")).as_deref(), Some(row));
+        assert_eq!(read(dir.join("t.pcf")).as_deref(), Some(PCF));
+        assert_eq!(read(dir.join("t.row")).as_deref(), Some(ROW));
         assert!(!dir.join("t.prv.part").exists());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Reads `text` as a trailer, after a final header on line 7.
+    fn trailer(text: &str) -> Result<Trailer, Trailed> {
+        let mut lines = Lines {
+            input: text.as_bytes(),
+            line: Vec::new(),
+            number: 7,
+            stall: None,
+        };
+        read_trailer(&mut lines)
     }
 
     #[test]
     fn the_trailer_reads_what_the_server_writes() {
         // A .pcf that holds lines like the trailer's own, and an empty .row.
         let pcf = "#vesper-end 4\n#Paraver\nÉ\n";
-        let text = stream_trailer(pcf, "", 17);
-        let trailer = read_trailer(&mut text.as_bytes(), &mut Vec::new()).expect("a trailer");
         assert_eq!(
-            trailer,
-            Trailer {
+            trailer(&stream_trailer(pcf, "", 17)),
+            Ok(Trailer {
                 pcf: pcf.into(),
                 row: String::new(),
                 sent: 17
-            }
+            })
         );
+        let cut = |missing: &str| {
+            Err(Trailed::Cut(Incomplete::TrailerCut {
+                missing: missing.into(),
+            }))
+        };
+        let bad = |problem: &str| Err(Trailed::Bad(problem.into()));
         let cases = [
-            ("", Incomplete::NoSidecars),
+            ("", Err(Trailed::Cut(Incomplete::NoSidecars))),
             (
                 "#vesper-pcf 10\nshort",
-                Incomplete::BadTrailer {
-                    expected: "10 bytes of .pcf (the stream ended after 5)".into(),
-                },
+                cut("the 10 bytes of the .pcf (the stream ended after 5)"),
+            ),
+            ("#vesper-pcf 0\n#vesper-row 0\n", cut("the line `#vesper-end NUMBER`")),
+            (
+                "#vesper-pcf 0\n#vesper-row 0\n#vesper-e",
+                cut("the line `#vesper-end NUMBER`"),
             ),
             (
                 "#vesper-pcf x\n",
-                Incomplete::BadTrailer {
-                    expected: "a line `#vesper-pcf NUMBER`, got `#vesper-pcf x`".into(),
-                },
+                bad("line 8: expected `#vesper-pcf NUMBER`, got `#vesper-pcf x`"),
             ),
             (
-                "#vesper-pcf 0\n#vesper-row 0\n",
-                Incomplete::BadTrailer {
-                    expected: "a line `#vesper-end NUMBER`, got ``".into(),
-                },
+                "#vesper-pcf +2\n",
+                bad("line 8: expected `#vesper-pcf NUMBER`, got `#vesper-pcf +2`"),
+            ),
+            (
+                "#vesper-pcf 2\r\n",
+                bad(&format!(
+                    "line 8: expected `#vesper-pcf NUMBER`, got `#vesper-pcf 2\\r`: {CARRIAGE_RETURN}"
+                )),
             ),
             (
                 "#vesper-pcf 999999999999\n",
-                Incomplete::BadTrailer {
-                    expected: "999999999999 bytes of .pcf (more than 268435456 bytes are refused)".into(),
-                },
+                bad("line 8: a .pcf of 999999999999 bytes; more than 268435456 are refused"),
+            ),
+            // The first byte of `ÿ`.
+            ("#vesper-pcf 1\n\u{ff}\n", bad("line 9: the .pcf is not UTF-8 text")),
+            (
+                "#vesper-pcf 2\na\n#vesper-row 0\n#vesper-end 3\n1:0:1:1:1:0:1200:1\n",
+                bad("line 12: after `#vesper-end`, expected the end of the stream, got `1:0:1:1:1:0:1200:1`"),
+            ),
+            (
+                "#vesper-pcf 2\na\n#vesper-row 0\n#vesper-end 3\n\u{1b}]0;title",
+                bad("line 12: after `#vesper-end`, expected the end of the stream, got `\\u{1b}]0;title`"),
             ),
         ];
         for (text, expected) in cases {
-            assert_eq!(
-                read_trailer(&mut text.as_bytes(), &mut Vec::new()),
-                Err(expected),
-                "{text:?}"
-            );
+            assert_eq!(trailer(text), expected, "{text:?}");
+        }
+    }
+
+    /// A reader that gives `bytes`, then stalls (as a socket whose read timed out).
+    struct Stalling(&'static [u8]);
+
+    impl Read for Stalling {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            self.0.read(buf)
         }
     }
 
     #[test]
-    fn a_stream_cut_short_is_written_as_far_as_it_got_and_said_so() {
+    fn a_stream_cut_short_or_stalled_is_written_as_far_as_it_got_and_said_so() {
         // Cut inside the fourth record: that partial line is not written.
         let stream = format!("{PROVISIONAL}\n{RECORDS}1:0:1:2:1:0:99");
         let (collected, dir) = collect_text("cut", stream.as_bytes());
@@ -714,19 +1099,29 @@ mod tests {
         let header = PROVISIONAL.replace(":0_ns:", ":1300_ns:");
         assert_eq!(read(dir.join("t.prv")), Some(format!("{header}\n{RECORDS}")));
         assert_eq!((read(dir.join("t.pcf")), read(dir.join("t.row"))), (None, None));
+        // The same, stalled.
+        let text: &'static str = format!("{PROVISIONAL}\n{RECORDS}1:0:1:2:1:0:99").leak();
+        let input = BufReader::new(Stalling(text.as_bytes()));
+        let stall = Some(Duration::from_secs(7));
+        let collected = collect_run(input, "test", stall, || Ok((2, dir.join("s.prv"))));
+        let collected = collected.expect("collected").expect("a run");
+        assert_eq!(
+            collected.incomplete,
+            Some(Incomplete::Stalled { records: 3, seconds: 7 })
+        );
+        assert_eq!(read(dir.join("s.prv")), Some(format!("{header}\n{RECORDS}")));
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn dropped_records_and_a_missing_trailer_are_told() {
-        let stream = format!("{PROVISIONAL}\n{RECORDS}{FINAL}\n{}", stream_trailer("p", "r", 5));
-        let (collected, dir) = collect_text("dropped", stream.as_bytes());
+        let (collected, dir) = collect_text("dropped", whole(RECORDS, 5).as_bytes());
         let collected = collected.expect("collected").expect("a run");
         assert_eq!(collected.incomplete, Some(Incomplete::Dropped { sent: 5, received: 3 }));
-        assert_eq!(read(dir.join("t.pcf")).as_deref(), Some("p"));
+        assert_eq!(read(dir.join("t.pcf")).as_deref(), Some(PCF));
         // A server from before the trailer: the .prv alone, and a stale .pcf is removed.
         let stream = format!("{PROVISIONAL}\n{RECORDS}{FINAL}\n");
-        let collected = collect_run(stream.as_bytes(), "test", || (2, dir.join("t.prv")));
+        let collected = collect_run(stream.as_bytes(), "test", None, || Ok((2, dir.join("t.prv"))));
         let collected = collected.expect("collected").expect("a run");
         assert_eq!(collected.incomplete, Some(Incomplete::NoSidecars));
         assert_eq!(read(dir.join("t.prv")), Some(format!("{FINAL}\n{RECORDS}")));
@@ -741,39 +1136,97 @@ mod tests {
         let (collected, dir2) = collect_text("http", b"GET / HTTP/1.1\r\n\r\n");
         assert_eq!(
             collected.expect_err("refused").to_string(),
-            "the stream from test: expected a Paraver header line (#Paraver …) first, got `GET / HTTP/1.1`; nothing \
-             written"
+            "the stream from test: expected a Paraver header line (#Paraver …) first, got `GET / HTTP/1.1\\r`; \
+             nothing written"
         );
         let long = format!("{PROVISIONAL}\n{}", "1".repeat(MAX_LINE + 10));
         let (collected, dir3) = collect_text("long", long.as_bytes());
         assert_eq!(
             collected.expect_err("refused").to_string(),
             format!(
-                "the stream from test: run 1: a line longer than {MAX_LINE} bytes; expected Paraver records; nothing \
-                 written"
+                "run 1: the stream from test is refused: line 2: longer than {MAX_LINE} bytes; expected Paraver \
+                 records; nothing written"
             )
         );
         for dir in [dir, dir2, dir3] {
-            assert_eq!(
-                std::fs::read_dir(&dir).map(|d| d.count()).ok(),
-                Some(0),
-                "{}",
-                dir.display()
-            );
+            assert_eq!(files_in(&dir), 0, "{}", dir.display());
             let _ = std::fs::remove_dir_all(dir);
         }
     }
 
     #[test]
-    fn record_times_and_header_end_times() {
-        assert_eq!(record_end_ns(b"1:0:1:1:1:0:1200:1\n"), Some(1200));
-        assert_eq!(record_end_ns(b"2:0:1:1:1:1000:70000001:1:70000005:3\n"), Some(1000));
-        assert_eq!(
-            record_end_ns(b"3:0:1:1:1:1000:1010:0:1:2:2:1050:1300:256:1\n"),
-            Some(1300)
-        );
-        assert_eq!(record_end_ns(b"c:1:2\n"), None);
-        assert_eq!(record_end_ns(b"1:0:1\n"), None);
+    fn a_stream_that_breaks_a_rule_is_refused_and_writes_nothing() {
+        let other_date = FINAL.replace("01/01/2026", "02/01/2026");
+        let cases = [
+            (
+                whole(&format!("{RECORDS}#vesper-end 3\n"), 3),
+                "line 5: expected a record or the final header (#Paraver …), got `#vesper-end 3`",
+            ),
+            (
+                whole("1:0:1:1:1:0:1200:1\n1:0:1:1:2:\u{1b}[1m:9:1\n", 2),
+                "line 3: expected `:`-separated unsigned integers: `1:0:1:1:2:\\u{1b}[1m:9:1`",
+            ),
+            (
+                whole("2:0:1:1:1:1000:70000001:1\n1:0:1:1:1:0:1200:1\n", 2),
+                "line 3: out of order: time 0 ns after 1000 ns",
+            ),
+            (
+                whole("1:0:1:1:1:0:9000:1\n", 1),
+                "line 2: time 9000 ns is after the header's end (5000 ns)",
+            ),
+            (
+                whole("1:0:1:1:1:0:1200:7\n", 1),
+                "line 2: state 7 is not labelled in the .pcf",
+            ),
+            (
+                format!("{PROVISIONAL}\n{RECORDS}{other_date}\n{}", stream_trailer(PCF, ROW, 3)),
+                "line 5: expected the first header with its end time set, got `#Paraver (02/01/2026",
+            ),
+            (
+                format!(
+                    "{PROVISIONAL}\n{RECORDS}{FINAL}\n{}",
+                    stream_trailer(PCF, "LEVEL TASK SIZE 2\n", 3)
+                ),
+                ".row: LEVEL TASK says 2 and names 0; the header counts 2",
+            ),
+            (
+                whole(RECORDS, 2),
+                "line 25: 3 records arrived, but the end line says the server sent 2",
+            ),
+            (
+                format!("{}\u{0}", whole(RECORDS, 3)),
+                "line 26: after `#vesper-end`, expected the end of the stream, got `\\0`",
+            ),
+            (
+                format!("{PROVISIONAL}\n{}", "1:0:1:1:1:0:1200:1\r\n"),
+                "line 2: a carriage return (\\r) ends the line",
+            ),
+            (
+                format!("{PROVISIONAL}\r\n"),
+                "line 1: header: a carriage return (\\r) ends the line",
+            ),
+        ];
+        let not_utf8 = [PROVISIONAL.as_bytes(), b"\n1:0:\xff\n"].concat();
+        let cases = cases
+            .into_iter()
+            .map(|(stream, expected)| (stream.into_bytes(), expected))
+            .chain([(not_utf8, "line 2: expected UTF-8 text, got `1:0:\u{fffd}`")]);
+        for (stream, expected) in cases {
+            let (collected, dir) = collect_text("rule", &stream);
+            let error = collected.expect_err(expected).to_string();
+            assert!(
+                error.starts_with("run 1: the stream from test is refused: ") && error.contains(expected),
+                "expected `{expected}` in `{error}`"
+            );
+            assert!(error.ends_with("; nothing written"), "{error}");
+            assert!(!error.chars().any(char::is_control), "{error:?}");
+            assert_eq!(files_in(&dir), 0, "{expected}: its spool is removed");
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    #[test]
+    fn header_end_times() {
         assert_eq!(
             with_end_ns(PROVISIONAL, 42),
             "#Paraver (01/01/2026 at 00:00):42_ns:0:1:2(2:0,2:0)"

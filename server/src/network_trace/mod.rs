@@ -15,12 +15,14 @@
 //! The stream never blocks the simulation for long. Records travel in chunks of
 //! [`STREAM_CHUNK`] bytes through a queue of [`STREAM_CHUNKS`] chunks; when the queue is
 //! full the simulation waits up to `--trace-stream-wait-ms` for room, then drops the
-//! chunk (whole records) and counts it; while the queue stays full after such a drop,
-//! further chunks are dropped at once, so a stalled collector costs the run one wait
-//! per stall. A collector that fails or closes drops the rest; the counts of dropped
-//! records are logged. The end of the stream (final header, `.pcf`, `.row`) gets its
-//! wait even after a stall. Once the server is stopping (a signal), every wait of the
-//! stream ends within half a second.
+//! chunk (whole records); while the queue stays full after such a drop, further chunks
+//! are dropped at once, so a stalled collector costs the run one wait per stall. A
+//! collector that stops reading (a write that takes nothing for that wait, at least a
+//! second), fails or closes drops the rest. The records sent (taken by the collector's
+//! socket) and dropped are counted in the log and in the run's report (`trace_stream`:
+//! records = sent + dropped). The end of the stream (final header, `.pcf`, `.row`)
+//! gets its wait even after a stall. Once the server is stopping (a signal), every wait
+//! of the stream ends within half a second.
 //!
 //! When the stream connects ([`StreamConnect`]): a server of one run (and `vesper
 //! run`) connects as the run is set up, and cannot start without its collector. A
@@ -466,9 +468,7 @@ impl TraceTarget {
 impl Write for TraceTarget {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(stream) = &mut self.stream {
-            let records = lines_in(buf);
-            stream.records += records;
-            stream.send(buf, records);
+            stream.send(buf, lines_in(buf));
         }
         match self.file.as_mut().and_then(|f| f.spool.as_mut()) {
             Some(spool) => spool.write_all(buf).map(|()| buf.len()),
@@ -620,7 +620,14 @@ impl FileTarget {
             io::copy(&mut File::open(&self.spool_path)?, &mut out)?;
             out.flush()
         };
-        write().map_err(|e| context("cannot write", &self.path, e))?;
+        if let Err(e) = write() {
+            // No half-written trace that looks whole: a regular file is removed (a named
+            // pipe's reader has seen what it has seen).
+            let removed =
+                std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) && std::fs::remove_file(&self.path).is_ok();
+            let e = io::Error::new(e.kind(), format!("{e}{}", if removed { "; removed it" } else { "" }));
+            return Err(context("cannot write", &self.path, e));
+        }
         std::fs::remove_file(&self.spool_path).map_err(|e| context("cannot remove", &self.spool_path, e))?;
         let (pcf_path, row_path) = sibling_names(&self.path, "trace").map_err(|e| io::Error::other(e.0))?;
         match sidecars {
@@ -645,6 +652,11 @@ impl FileTarget {
 /// What the simulation and the stream's thread both count, and what the run's report
 /// tells of the stream ([`StreamStatus`]). The counts are read once the thread has
 /// ended (or, if it does not end in time, as they stand then).
+///
+/// A record is sent once the collector's socket (or pipe) took the whole chunk that
+/// holds it; every other record handed to the stream is dropped: thrown away while
+/// the queue was full, lost with the collector, or still in the thread's hands when the
+/// run could wait no longer. So `records = sent + dropped`, by construction.
 #[derive(Debug, Default)]
 struct Tally {
     /// the collector was not reached, or failed: everything from now on is dropped
@@ -653,10 +665,18 @@ struct Tally {
     connected: AtomicBool,
     /// records handed to the stream, known once it is closed
     records: AtomicU64,
-    dropped_records: AtomicU64,
+    /// records the collector's socket took
+    sent_records: AtomicU64,
     sent_bytes: AtomicU64,
-    /// records in the channel: sent to it and not yet taken by the thread
-    queued_records: AtomicU64,
+}
+
+impl Tally {
+    /// Records handed to the stream, sent, and dropped.
+    fn counts(&self) -> (u64, u64, u64) {
+        let records = self.records.load(Ordering::Relaxed);
+        let sent = self.sent_records.load(Ordering::Relaxed).min(records);
+        (records, sent, records - sent)
+    }
 }
 
 /// What a run's trace stream did, for the run's report.
@@ -669,11 +689,13 @@ pub struct StreamStatus {
 impl StreamStatus {
     /// What the stream did, as it stands (final once the trace is complete).
     pub fn report(&self) -> StreamReport {
+        let (records, sent_records, dropped_records) = self.tally.counts();
         StreamReport {
             address: self.addr.clone(),
             connected: self.tally.connected.load(Ordering::Relaxed),
-            records: self.tally.records.load(Ordering::Relaxed),
-            dropped_records: self.tally.dropped_records.load(Ordering::Relaxed),
+            records,
+            sent_records,
+            dropped_records,
             error: self.tally.failed.get().cloned(),
         }
     }
@@ -686,9 +708,13 @@ pub struct StreamReport {
     pub address: String,
     /// whether the collector was reached (the named pipe opened)
     pub connected: bool,
-    /// records handed to the stream
+    /// records handed to the stream: every record of the trace (the states, events
+    /// and communications `simulation.network_trace` counts)
     pub records: u64,
-    /// of which were dropped: the collector did not keep up, failed, or was not reached
+    /// of which the collector's socket (or pipe) took
+    pub sent_records: u64,
+    /// and the others, dropped: the collector did not keep up, stopped reading, closed,
+    /// or was not reached (`records = sent_records + dropped_records`)
     pub dropped_records: u64,
     /// why the stream failed, if it did (the rest of the run went untraced)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -826,7 +852,7 @@ impl StreamTarget {
                 move || {
                     // Dropped when the thread ends, even by a panic: `close` hears it.
                     let _finishing: Sender<()> = finishing;
-                    stream_thread(&addr, sink, queued, &tally);
+                    stream_thread(&addr, sink, queued, &tally, wait);
                 }
             })
             .map_err(|e| TraceSetupError(format!("--trace-stream {addr}: cannot start its thread: {e}")))?;
@@ -861,6 +887,7 @@ impl StreamTarget {
     /// Adds `bytes`, whole lines of which `records` are records; hands a full chunk to
     /// the thread.
     fn send(&mut self, bytes: &[u8], records: u64) {
+        self.records += records;
         self.chunk.extend_from_slice(bytes);
         self.chunk_records += records;
         if self.chunk.len() >= STREAM_CHUNK {
@@ -875,8 +902,6 @@ impl StreamTarget {
         let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(STREAM_CHUNK));
         let records = std::mem::take(&mut self.chunk_records);
         let Some(chunks) = &self.chunks else { return };
-        // Counted before it is sent: the thread takes it off the count when it takes it.
-        self.tally.queued_records.fetch_add(records, Ordering::Relaxed);
         let queued = self.tally.failed.get().is_none()
             && match chunks.try_send((chunk, records)) {
                 Ok(()) => true,
@@ -900,7 +925,6 @@ impl StreamTarget {
             self.stalled = false;
             return;
         }
-        self.tally.queued_records.fetch_sub(records, Ordering::Relaxed);
         let failed = self.tally.failed.get().is_some();
         if !failed && !self.stalled {
             warn!(
@@ -908,13 +932,14 @@ impl StreamTarget {
                 self.addr
             );
         }
-        // Stalled: drop at once until the channel has room again.
+        // Stalled: drop at once until the channel has room again. (Dropped records
+        // are those not sent: `Tally::counts`.)
         self.stalled = !failed;
-        self.tally.dropped_records.fetch_add(records, Ordering::Relaxed);
     }
 
-    /// Sends what is left and waits (up to the wait, at least a second, and the time
-    /// left to connect) for the thread.
+    /// Sends what is left and waits for the thread: up to the time a write may wait
+    /// ([`write_timeout`]), and the time left to connect. A thread still writing then
+    /// has a collector that stopped reading (or reads too slowly to matter).
     fn close(&mut self) {
         // The end (final header, .pcf, .row) gets its wait even after a stall: the run
         // is over, and a collector without it has no usable trace.
@@ -927,7 +952,8 @@ impl StreamTarget {
             true => Duration::ZERO,
             false => self.connect,
         };
-        let end = after(self.wait.max(Duration::from_secs(1)) + connecting);
+        let waited = write_timeout(self.wait) + connecting;
+        let end = after(waited);
         if let Some(thread) = self.thread.take() {
             let ended = loop {
                 let Some(slice) = self.stop.slice(end) else { break false };
@@ -939,19 +965,23 @@ impl StreamTarget {
             if ended {
                 let _ = thread.join();
             } else {
-                warn!(
-                    "network trace stream {}: the collector did not take the end of the trace",
-                    self.addr
-                );
+                let reason = match (self.stop.by.is_some(), self.tally.connected.load(Ordering::Relaxed)) {
+                    (true, _) => "the server stopped before the collector took the end of the trace".to_string(),
+                    (false, false) => format!("the collector was not reached within {} ms", waited.as_millis()),
+                    (false, true) => format!(
+                        "the collector stopped reading: it did not take the end of the trace within {} ms",
+                        waited.as_millis()
+                    ),
+                };
+                warn!("network trace stream {}: {reason}", self.addr);
+                let _ = self.tally.failed.set(reason);
             }
         }
-        // What the thread did not take: all of it once the thread has failed.
-        let left = self.tally.queued_records.load(Ordering::Relaxed);
-        let dropped = self.tally.dropped_records.fetch_add(left, Ordering::Relaxed) + left;
+        let (records, sent, dropped) = self.tally.counts();
         if dropped > 0 {
             warn!(
-                "network trace stream {}: {dropped} of {} records dropped",
-                self.addr, self.records
+                "network trace stream {}: {sent} of {records} records sent, {dropped} dropped",
+                self.addr
             );
         }
         let sent = self.tally.sent_bytes.load(Ordering::Relaxed);
@@ -1072,7 +1102,7 @@ fn connect_retrying(
 fn tcp_sink(stream: std::net::TcpStream, wait: Duration) -> Box<dyn Write + Send> {
     let _ = stream.set_nodelay(true);
     // A collector that stops reading fails the writes instead of hanging them.
-    let _ = stream.set_write_timeout(Some(wait.max(Duration::from_secs(1))));
+    let _ = stream.set_write_timeout(Some(write_timeout(wait)));
     Box::new(stream)
 }
 
@@ -1092,9 +1122,9 @@ fn open_pipe(path: &Path) -> Result<Box<dyn Write + Send>, String> {
 /// a run may wait long for its clients, and a collector reached then may be gone when
 /// the records come. A failure is logged, told in `tally`, and ends the thread, which
 /// closes the channel (the receiver is dropped on return, after `failed` is set): the
-/// chunks in it are dropped, still counted as queued (`close` counts them as dropped),
-/// later ones are refused, and a sender waiting for room stops waiting.
-fn stream_thread(addr: &str, open: OpenSink, chunks: Receiver<Chunk>, tally: &Tally) {
+/// chunks in it are dropped (not sent: [`Tally::counts`]), later ones are refused, and
+/// a sender waiting for room stops waiting.
+fn stream_thread(addr: &str, open: OpenSink, chunks: Receiver<Chunk>, tally: &Tally, wait: Duration) {
     let fail = |reason: String, consequence: &str| {
         warn!("network trace stream {addr}: {reason}; {consequence}");
         let _ = tally.failed.set(reason);
@@ -1103,25 +1133,38 @@ fn stream_thread(addr: &str, open: OpenSink, chunks: Receiver<Chunk>, tally: &Ta
     let Ok(first) = chunks.recv() else { return };
     let mut out = match open() {
         Ok(out) => out,
-        Err(reason) => {
-            tally.queued_records.fetch_sub(first.1, Ordering::Relaxed);
-            tally.dropped_records.fetch_add(first.1, Ordering::Relaxed);
-            return fail(reason, "this run goes on untraced");
-        }
+        Err(reason) => return fail(reason, "this run goes on untraced"),
     };
     tally.connected.store(true, Ordering::Relaxed);
     for (chunk, records) in std::iter::once(first).chain(&chunks) {
-        tally.queued_records.fetch_sub(records, Ordering::Relaxed);
         if let Err(e) = out.write_all(&chunk) {
-            tally.dropped_records.fetch_add(records, Ordering::Relaxed);
-            return fail(
-                format!("the collector failed: {e}"),
-                "the rest of this run's trace is dropped",
-            );
+            return fail(write_failure(&e, wait), "the rest of this run's trace is dropped");
         }
+        tally.sent_records.fetch_add(records, Ordering::Relaxed);
         tally.sent_bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
     let _ = out.flush();
+}
+
+/// Why writing to the collector failed, `e`, in words: a write that timed out (after
+/// [`write_timeout`] of `wait`) is a collector that stopped reading.
+fn write_failure(e: &io::Error, wait: Duration) -> String {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => format!(
+            "the collector stopped reading: it took nothing for {} ms",
+            write_timeout(wait).as_millis()
+        ),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
+            format!("the collector closed the connection ({e})")
+        }
+        _ => format!("the collector failed: {e}"),
+    }
+}
+
+/// How long a write to the collector may wait for it to read, given the stream's
+/// `--trace-stream-wait-ms`: that wait, and at least a second.
+fn write_timeout(wait: Duration) -> Duration {
+    wait.max(Duration::from_secs(1))
 }
 
 #[cfg(test)]
@@ -1264,8 +1307,12 @@ mod tests {
         }
         stream.close();
         // 20 MB could never fit the queue and the socket buffers.
-        let dropped = stream.tally.dropped_records.load(Ordering::Relaxed);
-        assert!(dropped > 50_000, "{dropped}");
+        let report = stream.status().report();
+        assert_eq!(report.records, 200_000);
+        assert_eq!(report.sent_records + report.dropped_records, 200_000);
+        assert!(report.dropped_records > 50_000, "{report:?}");
+        let error = report.error.unwrap_or_default();
+        assert!(error.starts_with("the collector stopped reading: "), "{error}");
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         drop(holder.join());
     }

@@ -232,3 +232,19 @@ pub fn served(server: Command, network: &[&str], workloads: &[&[&str]]) -> Vec<s
     assert!(status.success(), "{log}");
     predictions
 }
+
+/// The JSON lines an exited server wrote on its standard output: one report a run.
+pub fn reports(server: &mut Child) -> Vec<serde_json::Value> {
+    use std::io::Read as _;
+    let mut stdout = String::new();
+    server
+        .stdout
+        .take()
+        .expect("stdout piped")
+        .read_to_string(&mut stdout)
+        .expect("reports");
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
