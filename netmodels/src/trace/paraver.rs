@@ -242,7 +242,7 @@ impl TraceOutput for NoOutput {
 /// What a finished trace holds: the records the writer produced and handed to its
 /// output (an output that loses some, such as a stream to a collector that does not
 /// keep up, counts its losses itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 pub struct TraceSummary {
     /// Paraver tasks (devices traced)
     pub tasks: u32,
@@ -261,6 +261,21 @@ pub struct TraceSummary {
     pub late_records: u64,
     /// messages still in the network at the end (their last link records are missing)
     pub unfinished_messages: u64,
+    /// the link whose communication records carry the most bytes (ties: the first
+    /// port in the `.row`); none without link records. End-to-end records (host port
+    /// to host port) are not links.
+    pub busiest_link: Option<LinkBytes>,
+}
+
+/// A link of the trace and the bytes of its communication records.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LinkBytes {
+    /// the transmitting port (its `.row` name)
+    pub from: String,
+    /// the port at the far end
+    pub to: String,
+    /// the sizes of the link's records, summed
+    pub bytes: u64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -949,6 +964,10 @@ pub struct ParaverWriter<O: TraceOutput> {
     line: String,
     max_level: u32,
     summary: TraceSummary,
+    /// per thread: whether it is a host's port (records between two are end to end)
+    host_port: Vec<bool>,
+    /// per thread: the bytes of the link records it sent, and their receiver
+    link_bytes: Vec<(u64, u32)>,
     /// the first output error; nothing more is written after it
     error: Option<io::Error>,
 }
@@ -956,7 +975,14 @@ pub struct ParaverWriter<O: TraceOutput> {
 impl<O: TraceOutput> ParaverWriter<O> {
     fn new(layout: Arc<Layout>, options: &ParaverOptions, mut output: O) -> ParaverWriter<O> {
         let error = output.begin(&layout.header(&options.date, 0)).err();
+        let threads = layout.threads.len();
+        let mut host_port = vec![false; threads];
+        for &t in layout.host_thread.iter().flatten().filter(|&&t| t != NONE) {
+            host_port[t as usize] = true;
+        }
         ParaverWriter {
+            host_port,
+            link_bytes: vec![(0, NONE); threads],
             summary: TraceSummary {
                 tasks: layout.tasks(),
                 threads: layout.threads(),
@@ -1023,6 +1049,12 @@ impl<O: TraceOutput> ParaverWriter<O> {
                 tag,
             } => {
                 self.summary.communications += 1;
+                let (from, to) = (r.thread as usize, receiver as usize);
+                if !(self.host_port[from] && self.host_port[to]) {
+                    let link = &mut self.link_bytes[from];
+                    link.0 += u64::from(size);
+                    link.1 = receiver;
+                }
                 let (to_task, to_thread) = ids(receiver);
                 let _ = writeln!(
                     line,
@@ -1114,7 +1146,18 @@ impl<O: TraceOutput> ParaverWriter<O> {
         let pcf = self.pcf();
         let row = self.layout.row();
         self.output.complete(&header, &pcf, &row)?;
-        Ok(self.summary)
+        let mut busiest: Option<(u64, usize)> = None;
+        for (thread, &(bytes, _)) in self.link_bytes.iter().enumerate() {
+            if bytes > 0 && busiest.is_none_or(|(most, _)| bytes > most) {
+                busiest = Some((bytes, thread));
+            }
+        }
+        self.summary.busiest_link = busiest.map(|(bytes, thread)| LinkBytes {
+            from: self.layout.threads[thread].2.clone(),
+            to: self.layout.threads[self.link_bytes[thread].1 as usize].2.clone(),
+            bytes,
+        });
+        Ok(self.summary.clone())
     }
 }
 

@@ -965,7 +965,7 @@ impl Coordinator {
                 clamped_times: self.clamped,
                 events_processed: events,
                 messages_in_flight_at_exit: self.sim.in_flight() + self.pending.len(),
-                network_trace: self.trace,
+                network_trace: self.trace.clone(),
             },
             wall: WallReport {
                 wall_seconds: wall.as_secs_f64(),

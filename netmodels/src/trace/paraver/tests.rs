@@ -461,3 +461,65 @@ fn a_wait_for_a_bubble_slot_shows_as_events_at_the_output() {
         out.pcf
     );
 }
+
+/// The summary's busiest link is the link whose records carry the most bytes, counted
+/// here from the trace's text; end-to-end records (host to host) are no link.
+#[test]
+fn the_summary_names_the_busiest_link_of_the_records() {
+    let messages = [
+        (0, spec(0, 1, 1024, 10)),
+        (100, spec(0, 1, 512, 11)),
+        (200, spec(1, 0, 4000, 12)),
+    ];
+    let (out, summary, _) = trace(
+        vec![tiny(SwitchKind::OutputQueued)],
+        RailPolicy::RoundRobin,
+        &options(),
+        &messages,
+    );
+    // Names by (task, thread), from the .row's thread section, in order.
+    let names: Vec<&str> = out
+        .row
+        .split("LEVEL THREAD SIZE")
+        .nth(1)
+        .expect("threads")
+        .lines()
+        .skip(1)
+        .collect();
+    let task_threads = [(1, 1), (2, 1), (3, 1), (3, 2)];
+    let name = |task: &str, thread: &str| {
+        let key = (
+            task.parse::<u32>().expect("a task"),
+            thread.parse::<u32>().expect("a thread"),
+        );
+        names[task_threads.iter().position(|&t| t == key).expect("a thread")].to_string()
+    };
+    let mut bytes: Vec<((String, String), u64)> = Vec::new();
+    for line in out.prv().lines().filter(|l| l.starts_with("3:")) {
+        let f: Vec<&str> = line.split(':').collect();
+        let (from, to) = (name(f[3], f[4]), name(f[9], f[10]));
+        if from.starts_with("host") && to.starts_with("host") {
+            continue;
+        }
+        let size: u64 = f[13].parse().expect("a size");
+        match bytes.iter_mut().find(|(link, _)| *link == (from.clone(), to.clone())) {
+            Some((_, b)) => *b += size,
+            None => bytes.push(((from, to), size)),
+        }
+    }
+    let most = bytes.iter().map(|(_, b)| *b).max().expect("links");
+    // Ties go to the first port in the .row.
+    let ((from, to), _) = bytes
+        .iter()
+        .filter(|(_, b)| *b == most)
+        .min_by_key(|((from, _), _)| names.iter().position(|n| n == from))
+        .expect("the busiest")
+        .clone();
+    assert_eq!(most, 4000);
+    assert_eq!(
+        summary.busiest_link,
+        Some(LinkBytes { from, to, bytes: most }),
+        "{bytes:?}"
+    );
+    assert_eq!(summary.busiest_link.expect("a link").from, "host1.p0");
+}
