@@ -52,7 +52,8 @@ pub use topology::{
     Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
 };
 pub use trace::paraver::{
-    BacklogCount, MemoryOutput, NoOutput, ParaverOptions, TraceError, TraceOutput, TraceSummary, TracedNetwork,
+    BacklogCount, MemoryOutput, NoOutput, ParaverOptions, TraceError, TraceOutput, TraceShape, TraceSummary,
+    TracedNetwork,
 };
 pub use trace::select::{DeviceSelection, SelectError, TimeWindow};
 pub use trace::{BufferSide, FlowSignal, LinkTraversal, NullSink, PortRef, RecordingSink, Source, TraceSink};

@@ -66,7 +66,9 @@ use vesper_netmodels::TraceOutput;
 use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
 use crate::config::{is_per_run, per_run};
-use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, TraceSetupError, TraceTarget, check_file_name};
+use crate::network_trace::{
+    STREAM_END, STREAM_PCF, STREAM_ROW, STREAM_TOPOLOGY, TraceSetupError, TraceTarget, check_file_name,
+};
 
 /// Longest line accepted from a stream [bytes]: records are short, but the header
 /// lists every traced device (about 8 bytes each).
@@ -210,6 +212,15 @@ pub enum Incomplete {
         records: u64,
         /// `--stall-timeout-s`
         seconds: u64,
+    },
+    /// the stream ended (or stalled) within its topology, before any record
+    #[error(
+        "the stream ended before {missing}, right after its first header; the .prv is written with no records, \
+         and no .pcf, .row or .topology"
+    )]
+    TopologyCut {
+        /// what did not arrive
+        missing: String,
     },
     /// the stream ended at the final header: a server from before the trailer
     #[error("the stream ended at the final header without the .pcf and .row (a server older than this collector?)")]
@@ -646,6 +657,17 @@ pub fn collect_run(
                 };
             }
         }
+        if lines.number == 2 && lines.line.starts_with(STREAM_TOPOLOGY.as_bytes()) {
+            match read_topology(&mut lines, &provisional) {
+                Ok(text) => {
+                    target.begin(&provisional, &text).map_err(write_error)?;
+                    continue;
+                }
+                Err(Trailed::Bad(problem)) => return Err(bad(problem)),
+                Err(Trailed::Cut(Incomplete::TrailerCut { missing })) => break Incomplete::TopologyCut { missing },
+                Err(Trailed::Cut(cut)) => break cut,
+            }
+        }
         if lines.line.starts_with(b"#Paraver") {
             return finish(lines, check, &provisional, target, run, path).map_err(|e| match e {
                 Finish::Bad(problem) => bad(problem),
@@ -846,6 +868,55 @@ fn read_trailer(lines: &mut Lines<impl BufRead>) -> Result<Trailer, Trailed> {
     Ok(Trailer { pcf, row, sent })
 }
 
+/// The topology that follows the first header (its announcement the line in `lines`),
+/// checked against the header `provisional`.
+fn read_topology(lines: &mut Lines<impl BufRead>, provisional: &str) -> Result<String, Trailed> {
+    let bytes = number_on(lines, STREAM_TOPOLOGY)?;
+    let at = lines.number + 1;
+    let text = read_text(lines, bytes, ".topology")?;
+    // Its devices and threads must be the header's (names come with the .row, which
+    // the view checks them against).
+    let header = crate::view::reader::parse_header(provisional).map_err(|e| Trailed::Bad(format!("line 1: {e}")))?;
+    check_topology(&text, &header.threads_of).map_err(|e| Trailed::Bad(format!("line {at}: the .topology: {e}")))?;
+    Ok(text)
+}
+
+/// Checks that `text` is a topology of tasks of `threads_of` threads each.
+fn check_topology(text: &str, threads_of: &[u32]) -> Result<(), String> {
+    let mut names = crate::view::Names::default();
+    for (task, &n) in threads_of.iter().enumerate() {
+        names.first_thread.push(names.threads.len() as u32);
+        names.tasks.push(String::new());
+        for p in 0..n {
+            names.threads.push(format!("thread {} of task {}", p + 1, task + 1));
+            names.task_of.push(task as u32);
+        }
+    }
+    crate::view::topology::Topology::parse_threads(text, &names).map(|_| ())
+}
+
+/// The number on the line in `lines`, `WORD NUMBER`.
+fn number_on(lines: &Lines<impl BufRead>, word: &str) -> Result<u64, Trailed> {
+    std::str::from_utf8(&lines.line)
+        .ok()
+        .and_then(|text| text.strip_suffix('\n'))
+        .and_then(|text| text.strip_prefix(word))
+        .and_then(|text| text.strip_prefix(' '))
+        .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|number| number.parse().ok())
+        .ok_or_else(|| {
+            let why = match lines.line.ends_with(b"\r\n") {
+                true => format!(": {CARRIAGE_RETURN}"),
+                false => String::new(),
+            };
+            Trailed::Bad(format!(
+                "line {}: expected `{word} NUMBER`, got `{}`{why}",
+                lines.number,
+                shown(&lines.line)
+            ))
+        })
+}
+
 /// The number on a trailer line `WORD NUMBER`; the end of the stream before the
 /// `.pcf`'s line is a server from before the trailer.
 fn announced(lines: &mut Lines<impl BufRead>, word: &str) -> Result<u64, Trailed> {
@@ -862,24 +933,7 @@ fn announced(lines: &mut Lines<impl BufRead>, word: &str) -> Result<u64, Trailed
             lines.stall_s()
         ))),
         Next::Failed(e) => Err(missing(format!(" ({e})"))),
-        Next::Line => std::str::from_utf8(&lines.line)
-            .ok()
-            .and_then(|text| text.strip_suffix('\n'))
-            .and_then(|text| text.strip_prefix(word))
-            .and_then(|text| text.strip_prefix(' '))
-            .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|number| number.parse().ok())
-            .ok_or_else(|| {
-                let why = match lines.line.ends_with(b"\r\n") {
-                    true => format!(": {CARRIAGE_RETURN}"),
-                    false => String::new(),
-                };
-                Trailed::Bad(format!(
-                    "line {}: expected `{word} NUMBER`, got `{}`{why}",
-                    lines.number,
-                    shown(&lines.line)
-                ))
-            }),
+        Next::Line => number_on(lines, word),
     }
 }
 
@@ -999,6 +1053,61 @@ mod tests {
         assert_eq!(read(dir.join("t.pcf")).as_deref(), Some(PCF));
         assert_eq!(read(dir.join("t.row")).as_deref(), Some(ROW));
         assert!(!dir.join("t.prv.part").exists());
+        // A server older than the topology block: no .topology.
+        assert!(!dir.join("t.topology").exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A topology of [`PROVISIONAL`]'s two tasks of two threads.
+    const TOPOLOGY: &str = "{\"vesper_topology\":1,\n\"shape\":{\"kind\":\"graph\",\"hosts\":0,\"switches\":2},\n\
+        \"rails\":1,\n\"devices\":[\n\
+        {\"name\":\"sw0\",\"host\":false,\"threads\":[1,2],\"level\":null,\"coords\":null,\"rail\":0},\n\
+        {\"name\":\"sw1\",\"host\":false,\"threads\":[3,4],\"level\":null,\"coords\":null,\"rail\":0}\n],\n\
+        \"links\":[\n{\"from\":1,\"to\":3,\"mbs\":250,\"latency_ns\":10},\n\
+        {\"from\":3,\"to\":1,\"mbs\":250,\"latency_ns\":10}\n]}\n";
+
+    /// [`whole`] with `topology` after the first header.
+    fn with_topology(topology: &str) -> String {
+        let stream = whole(RECORDS, 3);
+        let (first, rest) = stream.split_once('\n').expect("a header");
+        format!("{first}\n{}{rest}", crate::network_trace::stream_topology(topology))
+    }
+
+    /// The topology after the first header is written as FILE.topology; one that does
+    /// not fit the header is refused, naming its line; one cut short is said.
+    #[test]
+    fn the_topology_after_the_first_header_is_checked_and_written() {
+        let (collected, dir) = collect_text("topology", with_topology(TOPOLOGY).as_bytes());
+        let collected = collected.expect("collected").expect("a run");
+        assert_eq!((collected.records, collected.incomplete), (3, None));
+        assert_eq!(read(dir.join("t.prv")), Some(format!("{FINAL}\n{RECORDS}")));
+        assert_eq!(read(dir.join("t.topology")).as_deref(), Some(TOPOLOGY));
+        assert_eq!(read(dir.join("t.row")).as_deref(), Some(ROW));
+        let _ = std::fs::remove_dir_all(dir);
+
+        let three_threads = TOPOLOGY.replace("[3,4]", "[3,5]");
+        let (collected, dir) = collect_text("topology-bad", with_topology(&three_threads).as_bytes());
+        match collected {
+            Err(CollectError::Bad { problem, .. }) => assert_eq!(
+                problem,
+                "line 3: the .topology: devices[1]: threads [3, 5]; in the trace its ports are threads 3 to 4"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(files_in(&dir), 0, "nothing written");
+        let _ = std::fs::remove_dir_all(dir);
+
+        let stream = with_topology(TOPOLOGY);
+        let cut = &stream[..stream.find("\"links\"").expect("links")];
+        let (collected, dir) = collect_text("topology-cut", cut.as_bytes());
+        let collected = collected.expect("collected").expect("a run");
+        assert!(
+            matches!(&collected.incomplete, Some(Incomplete::TopologyCut { missing }) if missing.contains("the stream ended after")),
+            "{:?}",
+            collected.incomplete
+        );
+        assert_eq!(collected.records, 0);
+        assert!(!dir.join("t.topology").exists());
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -115,6 +115,7 @@ pub mod aggregate;
 pub mod http;
 pub mod layout;
 pub mod reader;
+pub mod topology;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -189,6 +190,10 @@ pub struct Shared {
     /// what stopped the reader early (names the file and line); what came before it
     /// is shown
     pub problem: Option<String>,
+    /// the trace's topology (`FILE.topology`), when there is a good one
+    pub topology: Option<topology::Topology>,
+    /// why the `.topology` beside the trace was not used (names the file)
+    pub topology_problem: Option<String>,
 }
 
 impl Shared {
@@ -203,6 +208,8 @@ impl Shared {
             loading: true,
             lines: 0,
             problem: None,
+            topology: None,
+            topology_problem: None,
         }
     }
 }
