@@ -276,12 +276,25 @@ impl Topology {
         })
     }
 
-    /// A one-line description: `torus 8×8×8`, `xgft`, `2 rails of …`.
+    /// A one-line description: `torus 8×8×8`, `xgft(2; 16,16; 1,16)`, `2 rails, …`.
     pub fn describe(&self) -> String {
+        let list = |v: Option<&serde_json::Value>| {
+            let numbers: Vec<String> = v
+                .and_then(|v| v.as_array())
+                .map(|v| v.iter().map(|n| n.to_string()).collect())
+                .unwrap_or_default();
+            numbers.join(",")
+        };
         let dims: Vec<String> = self.dims.iter().map(u32::to_string).collect();
-        let shape = match self.dims.is_empty() {
-            true => self.kind.clone(),
-            false => format!("{} {}", self.kind, dims.join("×")),
+        let shape = match (self.kind.as_str(), self.dims.is_empty()) {
+            ("xgft", _) => format!(
+                "xgft({}; {}; {})",
+                self.shape.get("levels").map_or(String::new(), |l| l.to_string()),
+                list(self.shape.get("down")),
+                list(self.shape.get("up"))
+            ),
+            (_, true) => self.kind.clone(),
+            (kind, false) => format!("{kind} {}", dims.join("×")),
         };
         match self.rails {
             1 => shape,
