@@ -1,7 +1,7 @@
 //! `vesper collect`: receives the network trace that `vesper serve --trace-stream
 //! HOST:PORT` (or `vesper run --trace-stream`) sends, and writes it as `--trace
-//! FILE.prv` would have: the same `.prv` (or `.prv.gz`), `.pcf` and `.row`, byte for
-//! byte. A trace collector for containers, where the server's file system is not the
+//! FILE.prv` would have: the same `.prv` (or `.prv.gz`), `.pcf`, `.row` and
+//! `.topology`, byte for byte. A trace collector for containers, where the server's file system is not the
 //! one the trace is wanted on.
 //!
 //! ```text
@@ -13,15 +13,17 @@
 //! ```
 //!
 //! The stream's framing is described in [`crate::network_trace`]: the header as known
-//! at the start, the records, the final header, then `#vesper-pcf BYTES` + the `.pcf`,
+//! at the start, `#vesper-topology BYTES` + the `.topology` (servers from before it
+//! send none: then no `.topology` is written), the records, the final header, then `#vesper-pcf BYTES` + the `.pcf`,
 //! `#vesper-row BYTES` + the `.row`, and `#vesper-end RECORDS`.
 //!
 //! Invariants:
 //! - what is written is what a server sends: every record is checked as the Paraver
 //!   writer's own checker ([`vesper_netmodels::trace::check`]) checks a trace (fields,
 //!   ids within the header, times non-decreasing as the writer emits them), the final
-//!   header must keep the first one's layout and end after the records, the `.pcf` and
-//!   `.row` must describe them, nothing may follow the end line, and no more records may
+//!   header must keep the first one's layout and end after the records, the topology
+//!   must be one of the header's devices and threads, the `.pcf` and `.row` must
+//!   describe them, nothing may follow the end line, and no more records may
 //!   arrive than the end line counts. A stream that breaks a rule is refused
 //!   ([`CollectError::Bad`]), naming the line and the rule: its spool is removed and
 //!   nothing is written;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!   TracedNetwork ──records──▶ TraceTarget ─┬─▶ FILE.prv.part (spool) ──▶ FILE.prv = header + spool
-//!   (netmodels)                             │                              FILE.pcf, FILE.row
+//!   (netmodels)                             │                              FILE.pcf, FILE.row, FILE.topology
 //!                                           └─▶ bounded channel ─thread─▶ TCP ADDR or a named pipe
 //! ```
 //!
@@ -40,6 +40,7 @@
 //!
 //! ```text
 //!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
+//!   #vesper-topology 2345                       then 2345 bytes: the .topology
 //!   1:0:1:1:1:0:1200:1                          the records, exactly the file's
 //!   …
 //!   #Paraver (01/01/2026 at 00:00):5000_ns:…    the final header: the .prv text ends here
@@ -48,11 +49,18 @@
 //!   #vesper-end 9876                            records handed to the stream, dropped included
 //! ```
 //!
+//! The topology block (the `.topology` text, see
+//! `vesper_netmodels::trace::paraver::topology`) comes right after the first header, so
+//! that a live viewer can draw the network before the first record; a reader from
+//! before it sees a line that is no record there (`vesper collect` accepts streams with
+//! and without it).
+//!
 //! Invariants: records never start with `#`, so the second `#Paraver` line is the
-//! final header, and a reader that wants only the `.prv` text stops there (streams
+//! final header (the topology block is skipped by its length, not by lines), and a
+//! reader that wants only the `.prv` text stops there (streams
 //! before the trailer ended at that line; a reader that took the stream's last line
 //! as the header must now take the second `#Paraver` line). The collector's `.prv`,
-//! `.pcf` and `.row` are byte-identical to the file target's for the same run when
+//! `.pcf`, `.row` and `.topology` are byte-identical to the file target's for the same run when
 //! nothing was dropped, and it tells when something was: its record count falls short
 //! of the end line's.
 
@@ -354,7 +362,7 @@ pub fn check_file_name(file: &Path, flag: &str) -> Result<(), TraceSetupError> {
     Ok(())
 }
 
-/// The `.topology` beside `FILE.prv` or `FILE.prv.gz` (a name [`sibling_names`]
+/// The `.topology` beside `FILE.prv` or `FILE.prv.gz` (a name `sibling_names`
 /// accepts).
 pub fn topology_name(file: &Path) -> PathBuf {
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
