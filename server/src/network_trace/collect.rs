@@ -885,16 +885,13 @@ fn read_topology(lines: &mut Lines<impl BufRead>, provisional: &str) -> Result<S
 
 /// Checks that `text` is a topology of tasks of `threads_of` threads each.
 fn check_topology(text: &str, threads_of: &[u32]) -> Result<(), String> {
-    let mut names = crate::view::Names::default();
-    for (task, &n) in threads_of.iter().enumerate() {
-        names.first_thread.push(names.threads.len() as u32);
-        names.tasks.push(String::new());
-        for p in 0..n {
-            names.threads.push(format!("thread {} of task {}", p + 1, task + 1));
-            names.task_of.push(task as u32);
-        }
-    }
-    crate::view::topology::Topology::parse_threads(text, &names).map(|_| ())
+    use crate::view::topology::Topology;
+    let header = crate::view::reader::Header {
+        end_ns: 0,
+        threads_of: threads_of.to_vec(),
+    };
+    let names = Topology::names(text, &header)?;
+    Topology::parse(text, &names).map(|_| ())
 }
 
 /// The number on the line in `lines`, `WORD NUMBER`.
@@ -1092,7 +1089,7 @@ mod tests {
         match collected {
             Err(CollectError::Bad { problem, .. }) => assert_eq!(
                 problem,
-                "line 3: the .topology: devices[1]: threads [3, 5]; in the trace its ports are threads 3 to 4"
+                "line 3: the .topology: devices[1] (sw1): threads [3, 5]; in the header its ports are threads 3 to 4"
             ),
             other => panic!("{other:?}"),
         }

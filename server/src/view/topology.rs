@@ -14,7 +14,7 @@
 use serde::Deserialize;
 
 use super::aggregate::Thread;
-use super::reader::Names;
+use super::reader::{Header, Names};
 
 /// Largest topology read \[bytes\] (a 4,096-host fat tree's is about 3 MB).
 pub const MAX_TOPOLOGY: u64 = 256 << 20;
@@ -107,19 +107,10 @@ pub fn is_grid(kind: &str) -> bool {
 }
 
 impl Topology {
-    /// Reads `text` as the topology of the trace whose names are `names`; the error
-    /// says what is wrong (the caller names the file).
+    /// Reads `text` as the topology of the trace whose names are `names` (from its
+    /// `.row`, or from the topology itself: [`Topology::names`]); the error says what
+    /// is wrong (the caller names the file).
     pub fn parse(text: &str, names: &Names) -> Result<Topology, String> {
-        Topology::read(text, names, true)
-    }
-
-    /// [`Topology::parse`] without the devices' names (a stream's topology comes
-    /// before its `.row`): only the tasks' threads in `names` are compared.
-    pub fn parse_threads(text: &str, names: &Names) -> Result<Topology, String> {
-        Topology::read(text, names, false)
-    }
-
-    fn read(text: &str, names: &Names, with_names: bool) -> Result<Topology, String> {
         if text.len() as u64 > MAX_TOPOLOGY {
             return Err(format!("more than {MAX_TOPOLOGY} bytes; expected a trace's topology"));
         }
@@ -193,11 +184,8 @@ impl Topology {
         for (i, d) in raw.devices.into_iter().enumerate() {
             let first = names.first_thread[i];
             let last = names.first_thread.get(i + 1).copied().unwrap_or(threads);
-            let at = match with_names {
-                true => format!("devices[{i}] ({})", names.tasks[i]),
-                false => format!("devices[{i}]"),
-            };
-            if with_names && d.name != names.tasks[i] {
+            let at = format!("devices[{i}] ({})", names.tasks[i]);
+            if d.name != names.tasks[i] {
                 return Err(format!("{at}: named {:?}; the .row's task {} is that", d.name, i + 1));
             }
             if d.threads != [first + 1, last] {
@@ -207,7 +195,7 @@ impl Topology {
                     first + 1
                 ));
             }
-            if with_names && d.host != names.is_host(i) {
+            if d.host != names.is_host(i) {
                 return Err(format!("{at}: \"host\": {}, but its name says otherwise", d.host));
             }
             if d.rail >= raw.rails {
@@ -274,6 +262,55 @@ impl Topology {
             devices,
             links,
         })
+    }
+
+    /// The trace's names as its topology gives them, for a stream whose `.row` comes
+    /// only at its end: the devices' names, and their ports' `NAME.pK` (the `.row`'s
+    /// rule), checked against the header's tasks and threads. Parse the text with
+    /// [`Topology::parse`] and these names after.
+    pub fn names(text: &str, header: &Header) -> Result<Names, String> {
+        if text.len() as u64 > MAX_TOPOLOGY {
+            return Err(format!("more than {MAX_TOPOLOGY} bytes; expected a trace's topology"));
+        }
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+            threads: [u32; 2],
+        }
+        #[derive(Deserialize)]
+        struct Devices {
+            devices: Vec<Named>,
+        }
+        let devices = serde_json::from_str::<Devices>(text)
+            .map_err(|e| format!("expected a trace's topology (JSON): {e}"))?
+            .devices;
+        if devices.len() != header.threads_of.len() {
+            return Err(format!(
+                "{} devices; the header has {} tasks",
+                devices.len(),
+                header.threads_of.len()
+            ));
+        }
+        let mut names = Names::default();
+        for (i, (d, &n)) in devices.into_iter().zip(&header.threads_of).enumerate() {
+            let first = names.threads.len() as u32;
+            if d.threads != [first + 1, first + n] {
+                return Err(format!(
+                    "devices[{i}] ({}): threads {:?}; in the header its ports are threads {} to {}",
+                    d.name,
+                    d.threads,
+                    first + 1,
+                    first + n
+                ));
+            }
+            names.first_thread.push(first);
+            for p in 0..n {
+                names.threads.push(format!("{}.p{p}", d.name));
+                names.task_of.push(i as u32);
+            }
+            names.tasks.push(d.name);
+        }
+        Ok(names)
     }
 
     /// A one-line description: `torus 8×8×8`, `xgft(2; 16,16; 1,16)`, `2 rails, …`.

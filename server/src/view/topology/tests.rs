@@ -90,6 +90,9 @@ fn every_generated_kind_writes_a_topology_of_every_port_and_cable() {
         let names = names_of(&out);
         let topology = Topology::parse(&out.topology, &names).unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert_eq!(topology.kind, kind);
+        // A live stream's names, before its .row: the same.
+        let header = parse_header(&out.header).expect("a header");
+        assert_eq!(Topology::names(&out.topology, &header), Ok(names.clone()), "{kind}");
         let rails = builders(&config);
         assert_eq!(topology.rails as usize, rails.len());
         // The devices' threads, in order, cover every thread once.
@@ -269,4 +272,48 @@ fn a_broken_topology_falls_back_with_a_message() {
         assert!(json.links.is_empty(), "no records, no links seen");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two torus rails: one grid, its slices per rail; rails of different shapes say so
+/// and are drawn by levels.
+#[test]
+fn rails_are_slices_of_one_grid_or_levels_when_they_differ() {
+    let rail = "kind = \"torus\"\ndims = [3, 3, 2]\nhosts_per_switch = 1\n";
+    let two = network(&format!(
+        "[network]\nkind = \"multi-rail\"\nrail_policy = \"round-robin\"\n[[network.rails]]\n{rail}[[network.rails]]\n{rail}"
+    ));
+    let out = traced(&two, DeviceSelection::all());
+    let names = names_of(&out);
+    let topology = Topology::parse(&out.topology, &names).expect("a topology");
+    assert_eq!((topology.kind.as_str(), topology.rails), ("torus", 2));
+    let host: Vec<bool> = (0..names.tasks.len()).map(|t| names.is_host(t)).collect();
+    let picture = crate::view::layout::picture(&host, &[], Some(&topology));
+    assert_eq!(
+        picture.slices,
+        ["rail 0, x2 = 0", "rail 0, x2 = 1", "rail 1, x2 = 0", "rail 1, x2 = 1"]
+    );
+    for (d, name) in names.tasks.iter().enumerate() {
+        let rail: u32 = name[1..2].parse().expect("r0. or r1.");
+        let switch = match name[3..].strip_prefix("sw") {
+            Some(s) => s.parse::<u32>().expect("a switch"),
+            None => name[3 + "host".len()..].parse::<u32>().expect("a host"),
+        };
+        assert_eq!(picture.spots[d].slice, 2 * rail + switch / 9, "{name}");
+    }
+
+    let mesh = "kind = \"mesh\"\ndims = [3, 3]\nhosts_per_switch = 2\n";
+    let mixed = network(&format!(
+        "[network]\nkind = \"multi-rail\"\nrail_policy = \"round-robin\"\n[[network.rails]]\n{mesh}[[network.rails]]\n{}",
+        "kind = \"torus\"\ndims = [3, 3, 2]\nhosts_per_switch = 1\n"
+    ));
+    let out = traced(&mixed, DeviceSelection::all());
+    let names = names_of(&out);
+    let topology = Topology::parse(&out.topology, &names).expect("a topology");
+    assert_eq!((topology.kind.as_str(), topology.rails), ("rails", 2));
+    assert_eq!(topology.shape["rails"][0]["kind"], "mesh");
+    assert_eq!(topology.shape["rails"][1]["kind"], "torus");
+    let host: Vec<bool> = (0..names.tasks.len()).map(|t| names.is_host(t)).collect();
+    let picture = crate::view::layout::picture(&host, &[], Some(&topology));
+    assert_eq!(picture.kind, Kind::Levels);
+    assert_eq!(picture.rows.len(), 2, "hosts and their switches: {:?}", picture.rows);
 }
