@@ -97,8 +97,8 @@ pub struct CollectArgs {
     /// (HOST:PORT; port 0 picks a free port, logged).
     #[arg(long, value_name = "ADDR")]
     pub listen: String,
-    /// Write the trace here: FILE.prv, or FILE.prv.gz compressed; the .pcf and .row go
-    /// beside it. `{run}` in the name becomes the run's number (runs are counted from 1
+    /// Write the trace here: FILE.prv, or FILE.prv.gz compressed; the .pcf, .row and
+    /// .topology go beside it. `{run}` in the name becomes the run's number (runs are counted from 1
     /// in the order their connections arrive).
     #[arg(long, value_name = "FILE.prv[.gz]")]
     pub output: PathBuf,

@@ -102,9 +102,9 @@ pub struct TraceSetupError(pub String);
 #[allow(rustdoc::broken_intra_doc_links)]
 pub struct TraceArgs {
     /// Write the network's Paraver trace here (FILE.prv, or FILE.prv.gz compressed; the
-    /// .pcf and .row go beside it): every adapter and switch a task, every port a
-    /// thread; backlog states, flow-control, head-of-line and segment events, one
-    /// communication per message per link.
+    /// .pcf, .row and .topology go beside it): every adapter and switch a task, every
+    /// port a thread; backlog states, flow-control, head-of-line and segment events,
+    /// one communication per message per link.
     #[arg(long = "trace", id = "network_trace", value_name = "FILE.prv[.gz]")]
     pub file: Option<PathBuf>,
     /// Send the same records as they are produced to this TCP address (HOST:PORT) or
