@@ -52,7 +52,7 @@ pub use topology::{
     Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
 };
 pub use trace::paraver::{
-    BacklogCount, LinkBytes, MemoryOutput, NoOutput, ParaverOptions, TraceError, TraceOutput, TraceSummary,
+    BacklogCount, LinkBytes, MemoryOutput, NoOutput, ParaverOptions, TraceError, TraceOutput, TraceShape, TraceSummary,
     TracedNetwork,
 };
 pub use trace::select::{DeviceSelection, SelectError, TimeWindow};

@@ -8,7 +8,7 @@ use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
 use vesper_netmodels::{
     AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
     PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus,
-    Xgft,
+    TraceShape, Xgft,
 };
 
 /// How a simulation's network is split (see `vesper_netmodels::partition`).
@@ -436,6 +436,21 @@ impl NetworkConfig {
                 *policy,
             ),
         })
+    }
+
+    /// Each rail's shape, for the network trace's topology (`FILE.topology`).
+    pub fn trace_shapes(&self) -> Vec<TraceShape> {
+        let shape = |s: &SwitchedConfig| match &s.shape {
+            Shape::Crossbar => TraceShape::Crossbar,
+            Shape::Xgft(x) => TraceShape::Xgft(x.clone()),
+            Shape::Torus(t) => TraceShape::Torus(t.clone()),
+            Shape::Map { .. } => TraceShape::Map,
+        };
+        match &self.fabric {
+            FabricConfig::Switched(s) => vec![shape(s)],
+            FabricConfig::Ideal(_) => vec![TraceShape::Ideal],
+            FabricConfig::MultiRail { rails, .. } => rails.iter().map(shape).collect(),
+        }
     }
 
     /// A one-line description for logs and reports.

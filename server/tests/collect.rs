@@ -60,10 +60,15 @@ fn run_traced(trace: &[&str]) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// The `.prv` (or `.prv.gz`), `.pcf` and `.row` of `stem` in `dir`.
-fn trace_files(dir: &Path, stem: &str, prv: &str) -> [Vec<u8>; 3] {
-    [format!("{stem}.{prv}"), format!("{stem}.pcf"), format!("{stem}.row")]
-        .map(|name| std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}")))
+/// The `.prv` (or `.prv.gz`), `.pcf`, `.row` and `.topology` of `stem` in `dir`.
+fn trace_files(dir: &Path, stem: &str, prv: &str) -> [Vec<u8>; 4] {
+    [
+        format!("{stem}.{prv}"),
+        format!("{stem}.pcf"),
+        format!("{stem}.row"),
+        format!("{stem}.topology"),
+    ]
+    .map(|name| std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}")))
 }
 
 /// A run streamed to a collector, by address or by host name, plain or compressed,
@@ -78,11 +83,12 @@ fn a_collected_trace_is_byte_identical_to_the_file_trace() {
         assert!(wait_up_to(&mut child, 20).success(), "{}", rest_of_log(&log));
         assert!(rest_of_log(&log).contains("run 1: "), "the run is logged");
         run_traced(&["--trace", &text(&dir.join(format!("file.{prv}")))]);
-        let [prv_bytes, pcf, row] = trace_files(&dir, "collected", prv);
+        let [prv_bytes, pcf, row, topology] = trace_files(&dir, "collected", prv);
         assert!(prv_bytes.len() > 50_000, "a trace of some size: {}", prv_bytes.len());
         assert!(pcf.starts_with(b"DEFAULT_OPTIONS") && row.starts_with(b"LEVEL"));
+        assert!(topology.starts_with(b"{\"vesper_topology\":1,"), "a topology");
         assert!(
-            [prv_bytes, pcf, row] == trace_files(&dir, "file", prv),
+            [prv_bytes, pcf, row, topology] == trace_files(&dir, "file", prv),
             "{host}, {prv}: the collector's files differ from --trace's"
         );
         assert!(!dir.join(format!("collected.{prv}.part")).exists(), "no spool left");

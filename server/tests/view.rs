@@ -155,7 +155,8 @@ fn the_page_holds_every_link_of_the_trace_and_its_busiest() {
     assert_eq!(trace["problem"], Value::Null, "{trace}");
     assert_eq!(trace["records"]["end_to_end_communications"], 16 * 15);
 
-    // Every link, with the trace's bytes.
+    // Every link, with the trace's bytes; from the trace's topology (net.topology)
+    // the idle ones too: both directions of every cable of the 4-ary 3-tree.
     let links = trace["links"].as_array().expect("links");
     let served: BTreeMap<(String, String), u64> = links
         .iter()
@@ -163,8 +164,13 @@ fn the_page_holds_every_link_of_the_trace_and_its_busiest() {
             let name = |k: &str| l[k].as_str().expect("a port").to_string();
             ((name("from"), name("to")), l["bytes"].as_u64().expect("bytes"))
         })
+        .filter(|(_, bytes)| *bytes > 0)
         .collect();
     assert_eq!(served, expected);
+    let cables = vesper_netmodels::Xgft::kary_ntree(4, 3).expect("a tree").links();
+    assert_eq!(links.len() as u64, 2 * cables);
+    assert_eq!(trace["topology"], "xgft(3; 4,4,4; 1,4,4)", "{trace}");
+    assert!(links.iter().all(|l| l["mbs"] == 250.0), "the model's default rate");
 
     // Drawn by levels: hosts at 0, and every link joins neighbouring levels (a tree).
     let devices = trace["devices"].as_array().expect("devices");

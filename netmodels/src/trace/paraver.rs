@@ -67,6 +67,9 @@ use crate::topology::multirail::{MultiRail, RailPolicy};
 use crate::trace::select::{DeviceSelection, TimeWindow};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, Source, TraceSink};
 
+pub mod topology;
+pub use topology::{TOPOLOGY_VERSION, TraceShape};
+
 /// Event type: a port sent a flow-control signal (values 1 = STOP, 2 = GO).
 pub const FLOW_CONTROL_SENT: u32 = 70_000_001;
 /// Event type: a port received a flow-control signal (values 1 = STOP, 2 = GO).
@@ -118,6 +121,9 @@ pub struct ParaverOptions {
     pub window: TimeWindow,
     /// states are cut at multiples of this (bounds the reorder window) \[ps\]
     pub state_split: SimTime,
+    /// each rail's shape, for the topology text (a rail not listed: the shape its
+    /// routing shows, [`TraceShape::of`])
+    pub shapes: Vec<TraceShape>,
 }
 
 impl Default for ParaverOptions {
@@ -130,6 +136,7 @@ impl Default for ParaverOptions {
             devices: DeviceSelection::all(),
             window: TimeWindow::default(),
             state_split: SimTime::from_ns(100_000),
+            shapes: Vec::new(),
         }
     }
 }
@@ -166,11 +173,13 @@ pub enum TraceError {
 
 /// Where the trace goes. The `.prv` body (its records) is written through
 /// [`Write`]; the header, which holds the trace's end time, comes last, with the
-/// `.pcf` and `.row`.
+/// `.pcf` and `.row`. The topology text (`FILE.topology`, see [`topology`]) is known
+/// from the start.
 pub trait TraceOutput: Write {
     /// Called once before any record, with the header as far as it is known (end time
-    /// 0): streams send it, files wait for [`TraceOutput::complete`].
-    fn begin(&mut self, _provisional_header: &str) -> io::Result<()> {
+    /// 0) and the topology text: streams send them, files wait for
+    /// [`TraceOutput::complete`].
+    fn begin(&mut self, _provisional_header: &str, _topology: &str) -> io::Result<()> {
         Ok(())
     }
 
@@ -190,6 +199,8 @@ pub struct MemoryOutput {
     pub pcf: String,
     /// the `.row`
     pub row: String,
+    /// the topology text (`FILE.topology`)
+    pub topology: String,
 }
 
 impl MemoryOutput {
@@ -210,6 +221,11 @@ impl Write for MemoryOutput {
 }
 
 impl TraceOutput for MemoryOutput {
+    fn begin(&mut self, _provisional_header: &str, topology: &str) -> io::Result<()> {
+        self.topology = topology.to_string();
+        Ok(())
+    }
+
     fn complete(&mut self, header: &str, pcf: &str, row: &str) -> io::Result<()> {
         self.header = header.to_string();
         self.pcf = pcf.to_string();
@@ -973,8 +989,8 @@ pub struct ParaverWriter<O: TraceOutput> {
 }
 
 impl<O: TraceOutput> ParaverWriter<O> {
-    fn new(layout: Arc<Layout>, options: &ParaverOptions, mut output: O) -> ParaverWriter<O> {
-        let error = output.begin(&layout.header(&options.date, 0)).err();
+    fn new(layout: Arc<Layout>, options: &ParaverOptions, topology: &str, mut output: O) -> ParaverWriter<O> {
+        let error = output.begin(&layout.header(&options.date, 0), topology).err();
         let threads = layout.threads.len();
         let mut host_port = vec![false; threads];
         for &t in layout.host_thread.iter().flatten().filter(|&&t| t != NONE) {
@@ -1225,6 +1241,7 @@ impl<O: TraceOutput> TracedNetwork<O> {
             return Err(TraceError::ZeroQuantum);
         }
         let layout = Arc::new(Layout::new(&rails, &options.devices)?);
+        let topology = topology::topology_json(&layout, &rails, &options.shapes);
         let n = rails.len();
         let split = rails
             .into_iter()
@@ -1238,7 +1255,7 @@ impl<O: TraceOutput> TracedNetwork<O> {
         let net = MultiRail::of_rails(split, policy)?;
         Ok(TracedNetwork {
             net,
-            writer: ParaverWriter::new(layout, options, output),
+            writer: ParaverWriter::new(layout, options, &topology, output),
             chunk: options.state_split.max(SimTime::from_ns(1)),
             finished: false,
         })

@@ -1,7 +1,7 @@
 //! `vesper collect`: receives the network trace that `vesper serve --trace-stream
 //! HOST:PORT` (or `vesper run --trace-stream`) sends, and writes it as `--trace
-//! FILE.prv` would have: the same `.prv` (or `.prv.gz`), `.pcf` and `.row`, byte for
-//! byte. A trace collector for containers, where the server's file system is not the
+//! FILE.prv` would have: the same `.prv` (or `.prv.gz`), `.pcf`, `.row` and
+//! `.topology`, byte for byte. A trace collector for containers, where the server's file system is not the
 //! one the trace is wanted on.
 //!
 //! ```text
@@ -13,15 +13,17 @@
 //! ```
 //!
 //! The stream's framing is described in [`crate::network_trace`]: the header as known
-//! at the start, the records, the final header, then `#vesper-pcf BYTES` + the `.pcf`,
+//! at the start, `#vesper-topology BYTES` + the `.topology` (servers from before it
+//! send none: then no `.topology` is written), the records, the final header, then `#vesper-pcf BYTES` + the `.pcf`,
 //! `#vesper-row BYTES` + the `.row`, and `#vesper-end RECORDS`.
 //!
 //! Invariants:
 //! - what is written is what a server sends: every record is checked as the Paraver
 //!   writer's own checker ([`vesper_netmodels::trace::check`]) checks a trace (fields,
 //!   ids within the header, times non-decreasing as the writer emits them), the final
-//!   header must keep the first one's layout and end after the records, the `.pcf` and
-//!   `.row` must describe them, nothing may follow the end line, and no more records may
+//!   header must keep the first one's layout and end after the records, the topology
+//!   must be one of the header's devices and threads, the `.pcf` and `.row` must
+//!   describe them, nothing may follow the end line, and no more records may
 //!   arrive than the end line counts. A stream that breaks a rule is refused
 //!   ([`CollectError::Bad`]), naming the line and the rule: its spool is removed and
 //!   nothing is written;
@@ -66,7 +68,9 @@ use vesper_netmodels::TraceOutput;
 use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
 use crate::config::{is_per_run, per_run};
-use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, TraceSetupError, TraceTarget, check_file_name};
+use crate::network_trace::{
+    STREAM_END, STREAM_PCF, STREAM_ROW, STREAM_TOPOLOGY, TraceSetupError, TraceTarget, check_file_name,
+};
 
 /// Longest line accepted from a stream [bytes]: records are short, but the header
 /// lists every traced device (about 8 bytes each).
@@ -93,8 +97,8 @@ pub struct CollectArgs {
     /// (HOST:PORT; port 0 picks a free port, logged).
     #[arg(long, value_name = "ADDR")]
     pub listen: String,
-    /// Write the trace here: FILE.prv, or FILE.prv.gz compressed; the .pcf and .row go
-    /// beside it. `{run}` in the name becomes the run's number (runs are counted from 1
+    /// Write the trace here: FILE.prv, or FILE.prv.gz compressed; the .pcf, .row and
+    /// .topology go beside it. `{run}` in the name becomes the run's number (runs are counted from 1
     /// in the order their connections arrive).
     #[arg(long, value_name = "FILE.prv[.gz]")]
     pub output: PathBuf,
@@ -210,6 +214,15 @@ pub enum Incomplete {
         records: u64,
         /// `--stall-timeout-s`
         seconds: u64,
+    },
+    /// the stream ended (or stalled) within its topology, before any record
+    #[error(
+        "the stream ended before {missing}, right after its first header; the .prv is written with no records, \
+         and no .pcf, .row or .topology"
+    )]
+    TopologyCut {
+        /// what did not arrive
+        missing: String,
     },
     /// the stream ended at the final header: a server from before the trailer
     #[error("the stream ended at the final header without the .pcf and .row (a server older than this collector?)")]
@@ -646,6 +659,17 @@ pub fn collect_run(
                 };
             }
         }
+        if lines.number == 2 && lines.line.starts_with(STREAM_TOPOLOGY.as_bytes()) {
+            match read_topology(&mut lines, &provisional) {
+                Ok(text) => {
+                    target.begin(&provisional, &text).map_err(write_error)?;
+                    continue;
+                }
+                Err(Trailed::Bad(problem)) => return Err(bad(problem)),
+                Err(Trailed::Cut(Incomplete::TrailerCut { missing })) => break Incomplete::TopologyCut { missing },
+                Err(Trailed::Cut(cut)) => break cut,
+            }
+        }
         if lines.line.starts_with(b"#Paraver") {
             return finish(lines, check, &provisional, target, run, path).map_err(|e| match e {
                 Finish::Bad(problem) => bad(problem),
@@ -846,6 +870,52 @@ fn read_trailer(lines: &mut Lines<impl BufRead>) -> Result<Trailer, Trailed> {
     Ok(Trailer { pcf, row, sent })
 }
 
+/// The topology that follows the first header (its announcement the line in `lines`),
+/// checked against the header `provisional`.
+fn read_topology(lines: &mut Lines<impl BufRead>, provisional: &str) -> Result<String, Trailed> {
+    let bytes = number_on(lines, STREAM_TOPOLOGY)?;
+    let at = lines.number + 1;
+    let text = read_text(lines, bytes, ".topology")?;
+    // Its devices and threads must be the header's (names come with the .row, which
+    // the view checks them against).
+    let header = crate::view::reader::parse_header(provisional).map_err(|e| Trailed::Bad(format!("line 1: {e}")))?;
+    check_topology(&text, &header.threads_of).map_err(|e| Trailed::Bad(format!("line {at}: the .topology: {e}")))?;
+    Ok(text)
+}
+
+/// Checks that `text` is a topology of tasks of `threads_of` threads each.
+fn check_topology(text: &str, threads_of: &[u32]) -> Result<(), String> {
+    use crate::view::topology::Topology;
+    let header = crate::view::reader::Header {
+        end_ns: 0,
+        threads_of: threads_of.to_vec(),
+    };
+    let names = Topology::names(text, &header)?;
+    Topology::parse(text, &names).map(|_| ())
+}
+
+/// The number on the line in `lines`, `WORD NUMBER`.
+fn number_on(lines: &Lines<impl BufRead>, word: &str) -> Result<u64, Trailed> {
+    std::str::from_utf8(&lines.line)
+        .ok()
+        .and_then(|text| text.strip_suffix('\n'))
+        .and_then(|text| text.strip_prefix(word))
+        .and_then(|text| text.strip_prefix(' '))
+        .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|number| number.parse().ok())
+        .ok_or_else(|| {
+            let why = match lines.line.ends_with(b"\r\n") {
+                true => format!(": {CARRIAGE_RETURN}"),
+                false => String::new(),
+            };
+            Trailed::Bad(format!(
+                "line {}: expected `{word} NUMBER`, got `{}`{why}",
+                lines.number,
+                shown(&lines.line)
+            ))
+        })
+}
+
 /// The number on a trailer line `WORD NUMBER`; the end of the stream before the
 /// `.pcf`'s line is a server from before the trailer.
 fn announced(lines: &mut Lines<impl BufRead>, word: &str) -> Result<u64, Trailed> {
@@ -862,24 +932,7 @@ fn announced(lines: &mut Lines<impl BufRead>, word: &str) -> Result<u64, Trailed
             lines.stall_s()
         ))),
         Next::Failed(e) => Err(missing(format!(" ({e})"))),
-        Next::Line => std::str::from_utf8(&lines.line)
-            .ok()
-            .and_then(|text| text.strip_suffix('\n'))
-            .and_then(|text| text.strip_prefix(word))
-            .and_then(|text| text.strip_prefix(' '))
-            .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|number| number.parse().ok())
-            .ok_or_else(|| {
-                let why = match lines.line.ends_with(b"\r\n") {
-                    true => format!(": {CARRIAGE_RETURN}"),
-                    false => String::new(),
-                };
-                Trailed::Bad(format!(
-                    "line {}: expected `{word} NUMBER`, got `{}`{why}",
-                    lines.number,
-                    shown(&lines.line)
-                ))
-            }),
+        Next::Line => number_on(lines, word),
     }
 }
 
@@ -999,6 +1052,61 @@ mod tests {
         assert_eq!(read(dir.join("t.pcf")).as_deref(), Some(PCF));
         assert_eq!(read(dir.join("t.row")).as_deref(), Some(ROW));
         assert!(!dir.join("t.prv.part").exists());
+        // A server older than the topology block: no .topology.
+        assert!(!dir.join("t.topology").exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A topology of [`PROVISIONAL`]'s two tasks of two threads.
+    const TOPOLOGY: &str = "{\"vesper_topology\":1,\n\"shape\":{\"kind\":\"graph\",\"hosts\":0,\"switches\":2},\n\
+        \"rails\":1,\n\"devices\":[\n\
+        {\"name\":\"sw0\",\"host\":false,\"threads\":[1,2],\"level\":null,\"coords\":null,\"rail\":0},\n\
+        {\"name\":\"sw1\",\"host\":false,\"threads\":[3,4],\"level\":null,\"coords\":null,\"rail\":0}\n],\n\
+        \"links\":[\n{\"from\":1,\"to\":3,\"mbs\":250,\"latency_ns\":10},\n\
+        {\"from\":3,\"to\":1,\"mbs\":250,\"latency_ns\":10}\n]}\n";
+
+    /// [`whole`] with `topology` after the first header.
+    fn with_topology(topology: &str) -> String {
+        let stream = whole(RECORDS, 3);
+        let (first, rest) = stream.split_once('\n').expect("a header");
+        format!("{first}\n{}{rest}", crate::network_trace::stream_topology(topology))
+    }
+
+    /// The topology after the first header is written as FILE.topology; one that does
+    /// not fit the header is refused, naming its line; one cut short is said.
+    #[test]
+    fn the_topology_after_the_first_header_is_checked_and_written() {
+        let (collected, dir) = collect_text("topology", with_topology(TOPOLOGY).as_bytes());
+        let collected = collected.expect("collected").expect("a run");
+        assert_eq!((collected.records, collected.incomplete), (3, None));
+        assert_eq!(read(dir.join("t.prv")), Some(format!("{FINAL}\n{RECORDS}")));
+        assert_eq!(read(dir.join("t.topology")).as_deref(), Some(TOPOLOGY));
+        assert_eq!(read(dir.join("t.row")).as_deref(), Some(ROW));
+        let _ = std::fs::remove_dir_all(dir);
+
+        let three_threads = TOPOLOGY.replace("[3,4]", "[3,5]");
+        let (collected, dir) = collect_text("topology-bad", with_topology(&three_threads).as_bytes());
+        match collected {
+            Err(CollectError::Bad { problem, .. }) => assert_eq!(
+                problem,
+                "line 3: the .topology: devices[1] (sw1): threads [3, 5]; in the header its ports are threads 3 to 4"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(files_in(&dir), 0, "nothing written");
+        let _ = std::fs::remove_dir_all(dir);
+
+        let stream = with_topology(TOPOLOGY);
+        let cut = &stream[..stream.find("\"links\"").expect("links")];
+        let (collected, dir) = collect_text("topology-cut", cut.as_bytes());
+        let collected = collected.expect("collected").expect("a run");
+        assert!(
+            matches!(&collected.incomplete, Some(Incomplete::TopologyCut { missing }) if missing.contains("the stream ended after")),
+            "{:?}",
+            collected.incomplete
+        );
+        assert_eq!(collected.records, 0);
+        assert!(!dir.join("t.topology").exists());
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!   TracedNetwork ──records──▶ TraceTarget ─┬─▶ FILE.prv.part (spool) ──▶ FILE.prv = header + spool
-//!   (netmodels)                             │                              FILE.pcf, FILE.row
+//!   (netmodels)                             │                              FILE.pcf, FILE.row, FILE.topology
 //!                                           └─▶ bounded channel ─thread─▶ TCP ADDR or a named pipe
 //! ```
 //!
@@ -40,6 +40,7 @@
 //!
 //! ```text
 //!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
+//!   #vesper-topology 2345                       then 2345 bytes: the .topology
 //!   1:0:1:1:1:0:1200:1                          the records, exactly the file's
 //!   …
 //!   #Paraver (01/01/2026 at 00:00):5000_ns:…    the final header: the .prv text ends here
@@ -48,11 +49,18 @@
 //!   #vesper-end 9876                            records handed to the stream, dropped included
 //! ```
 //!
+//! The topology block (the `.topology` text, see
+//! `vesper_netmodels::trace::paraver::topology`) comes right after the first header, so
+//! that a live viewer can draw the network before the first record; a reader from
+//! before it sees a line that is no record there (`vesper collect` accepts streams with
+//! and without it).
+//!
 //! Invariants: records never start with `#`, so the second `#Paraver` line is the
-//! final header, and a reader that wants only the `.prv` text stops there (streams
+//! final header (the topology block is skipped by its length, not by lines), and a
+//! reader that wants only the `.prv` text stops there (streams
 //! before the trailer ended at that line; a reader that took the stream's last line
 //! as the header must now take the second `#Paraver` line). The collector's `.prv`,
-//! `.pcf` and `.row` are byte-identical to the file target's for the same run when
+//! `.pcf`, `.row` and `.topology` are byte-identical to the file target's for the same run when
 //! nothing was dropped, and it tells when something was: its record count falls short
 //! of the end line's.
 
@@ -94,9 +102,9 @@ pub struct TraceSetupError(pub String);
 #[allow(rustdoc::broken_intra_doc_links)]
 pub struct TraceArgs {
     /// Write the network's Paraver trace here (FILE.prv, or FILE.prv.gz compressed; the
-    /// .pcf and .row go beside it): every adapter and switch a task, every port a
-    /// thread; backlog states, flow-control, head-of-line and segment events, one
-    /// communication per message per link.
+    /// .pcf, .row and .topology go beside it): every adapter and switch a task, every
+    /// port a thread; backlog states, flow-control, head-of-line and segment events,
+    /// one communication per message per link.
     #[arg(long = "trace", id = "network_trace", value_name = "FILE.prv[.gz]")]
     pub file: Option<PathBuf>,
     /// Send the same records as they are produced to this TCP address (HOST:PORT) or
@@ -319,9 +327,10 @@ impl Default for TraceArgs {
 /// `FILE.prv.gz`) in an existing directory.
 pub fn check_file_name(file: &Path, flag: &str) -> Result<(), TraceSetupError> {
     let (pcf, row) = sibling_names(file, flag)?;
+    let topology = topology_name(file);
     // The trace is written whole when its run ends: a named pipe (or anything but a
     // regular file) in its place would be found only then.
-    for path in [file, &pcf, &row] {
+    for path in [file, &pcf, &row, &topology] {
         let Ok(meta) = std::fs::metadata(path) else { continue };
         if !meta.is_file() {
             #[cfg(unix)]
@@ -351,6 +360,17 @@ pub fn check_file_name(file: &Path, flag: &str) -> Result<(), TraceSetupError> {
         )));
     }
     Ok(())
+}
+
+/// The `.topology` beside `FILE.prv` or `FILE.prv.gz` (a name `sibling_names`
+/// accepts).
+pub fn topology_name(file: &Path) -> PathBuf {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name
+        .strip_suffix(".prv.gz")
+        .or_else(|| name.strip_suffix(".prv"))
+        .unwrap_or(name);
+    file.with_file_name(format!("{stem}.topology"))
 }
 
 /// The `.pcf` and `.row` beside `FILE.prv` or `FILE.prv.gz`, given with `flag`.
@@ -397,7 +417,10 @@ pub fn build(
     let (rails, policy) = config.rails().map_err(ServerError::Network)?;
     let target = TraceTarget::open(trace, stop)?;
     let stream = target.stream.as_ref().map(StreamTarget::status);
-    let options = &trace.options;
+    let options = &ParaverOptions {
+        shapes: config.trace_shapes(),
+        ..trace.options.clone()
+    };
     let net = match split {
         Split::Threads(parts) => TracedNetwork::build_split(rails, policy, options, target, *parts),
         Split::Ranks(ranks) => TracedNetwork::build_on_ranks(rails, policy, options, target, ranks.clone()),
@@ -429,6 +452,8 @@ pub const SERVE_DATE: &str = DEFAULT_DATE;
 pub struct TraceTarget {
     file: Option<FileTarget>,
     stream: Option<StreamTarget>,
+    /// the topology text, once [`TraceOutput::begin`] gave it
+    topology: Option<String>,
 }
 
 impl TraceTarget {
@@ -444,7 +469,11 @@ impl TraceTarget {
             .as_deref()
             .map(|addr| StreamTarget::open(addr, config.stream_wait, config.stream_connect, stop))
             .transpose()?;
-        Ok(TraceTarget { file, stream })
+        Ok(TraceTarget {
+            file,
+            stream,
+            topology: None,
+        })
     }
 
     /// A file target alone, for `path` given with `flag` (the collector's `--output`).
@@ -452,14 +481,16 @@ impl TraceTarget {
         Ok(TraceTarget {
             file: Some(FileTarget::create(path, flag)?),
             stream: None,
+            topology: None,
         })
     }
 
     /// Completes the file without its `.pcf` and `.row` (a collector that did not
-    /// receive them): the `.prv` alone, and no stale `.pcf` or `.row` beside it.
+    /// receive them): the `.prv` alone (and the `.topology`, if it came), and no stale
+    /// `.pcf` or `.row` beside it.
     pub fn complete_prv_only(&mut self, header: &str) -> io::Result<()> {
         match self.file.as_mut() {
-            Some(file) => file.complete(header, None),
+            Some(file) => file.complete(header, None, self.topology.as_deref()),
             None => Ok(()),
         }
     }
@@ -485,14 +516,16 @@ impl Write for TraceTarget {
 }
 
 impl TraceOutput for TraceTarget {
-    fn begin(&mut self, provisional_header: &str) -> io::Result<()> {
+    fn begin(&mut self, provisional_header: &str, topology: &str) -> io::Result<()> {
         if let Some(stream) = &mut self.stream {
             // Kept until records follow, however long (a large network's): a run does
             // not reach for its collector before it has records.
             stream
                 .chunk
                 .extend_from_slice(format!("{provisional_header}\n").as_bytes());
+            stream.chunk.extend_from_slice(stream_topology(topology).as_bytes());
         }
+        self.topology = Some(topology.to_string());
         Ok(())
     }
 
@@ -503,7 +536,7 @@ impl TraceOutput for TraceTarget {
             stream.close();
         }
         match self.file.as_mut() {
-            Some(file) => file.complete(header, Some((pcf, row))),
+            Some(file) => file.complete(header, Some((pcf, row)), self.topology.as_deref()),
             None => Ok(()),
         }
     }
@@ -591,9 +624,9 @@ impl FileTarget {
     }
 
     /// Writes the file: header, then the spooled records; and the `.pcf` and `.row`
-    /// when `sidecars` holds them (otherwise any beside the file are removed: they
-    /// would describe another trace).
-    fn complete(&mut self, header: &str, sidecars: Option<(&str, &str)>) -> io::Result<()> {
+    /// when `sidecars` holds them, the `.topology` when `topology` does (otherwise any
+    /// beside the file are removed: they would describe another trace).
+    fn complete(&mut self, header: &str, sidecars: Option<(&str, &str)>, topology: Option<&str>) -> io::Result<()> {
         let context =
             |what: &str, path: &Path, e: io::Error| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()));
         let Some(spool) = self.spool.take() else {
@@ -630,6 +663,18 @@ impl FileTarget {
         }
         std::fs::remove_file(&self.spool_path).map_err(|e| context("cannot remove", &self.spool_path, e))?;
         let (pcf_path, row_path) = sibling_names(&self.path, "trace").map_err(|e| io::Error::other(e.0))?;
+        let topology_path = topology_name(&self.path);
+        match topology {
+            Some(text) => {
+                vesper_input::write(&topology_path, text).map_err(|e| context("cannot write", &topology_path, e))?
+            }
+            None => match std::fs::remove_file(&topology_path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(context("cannot remove", &topology_path, e));
+                }
+                _ => {}
+            },
+        }
         match sidecars {
             Some((pcf, row)) => {
                 vesper_input::write(&pcf_path, pcf).map_err(|e| context("cannot write", &pcf_path, e))?;
@@ -800,6 +845,15 @@ pub const STREAM_PCF: &str = "#vesper-pcf";
 pub const STREAM_ROW: &str = "#vesper-row";
 /// The first word of the stream's last line.
 pub const STREAM_END: &str = "#vesper-end";
+/// The first word of the line that announces the topology, right after the first
+/// header line.
+pub const STREAM_TOPOLOGY: &str = "#vesper-topology";
+
+/// What the stream sends right after its first header line: the topology text
+/// (`FILE.topology`), announced by a line with its length in bytes.
+pub fn stream_topology(topology: &str) -> String {
+    format!("{STREAM_TOPOLOGY} {}\n{topology}", topology.len())
+}
 
 /// What the stream sends after the final header line: the `.pcf` and the `.row`, each
 /// announced by a line with its length in bytes, and an end line with the number of
@@ -1268,6 +1322,15 @@ mod tests {
         let streamed = collector.join().expect("collected");
         let prv = std::fs::read_to_string(&file).expect("written");
         let (header, records) = prv.split_once('\n').expect("a header");
+        // The topology comes right after the first header, framed, as the file has it.
+        let topology = std::fs::read_to_string(dir.join("net.topology")).expect("written");
+        let (first, rest) = streamed.split_once('\n').expect("a first header");
+        let streamed = format!(
+            "{first}\n{}",
+            rest.strip_prefix(&stream_topology(&topology))
+                .expect("the topology after the first header")
+        );
+        assert!(topology.starts_with("{\"vesper_topology\":1,\n\"shape\":{\"kind\":\"crossbar\""));
         let lines: Vec<&str> = streamed.lines().collect();
         assert!(
             lines[0].starts_with("#Paraver (01/01/2026 at 00:00):0_ns:0:1:5("),

@@ -265,6 +265,41 @@ impl Aggregate {
         }
     }
 
+    /// A link known before its records (from the trace's topology): `from` sends to
+    /// `to`, nothing yet. A link between two hosts' ports is no link (see
+    /// [`Aggregate::communication`]); one already known is left as it is.
+    pub fn link(&mut self, from: Thread, to: Thread) -> Result<(), AggregateError> {
+        let (f, t) = (self.check(from)?, self.check(to)?);
+        if self.host_port[f] && self.host_port[t] {
+            return Ok(());
+        }
+        self.link_index(from, to).map(|_| ())
+    }
+
+    /// The index of the link `from` → `to`, made if new.
+    fn link_index(&mut self, from: Thread, to: Thread) -> Result<usize, AggregateError> {
+        let f = from as usize;
+        match self.link_of[f] {
+            NONE => {
+                self.link_of[f] = self.links.len() as u32;
+                self.links.push(Link {
+                    from,
+                    to,
+                    bytes: 0,
+                    messages: 0,
+                    bins: Box::new([0; BINS]),
+                });
+                Ok(self.links.len() - 1)
+            }
+            i if self.links[i as usize].to != to => Err(AggregateError::TwoPeers {
+                from,
+                to,
+                before: self.links[i as usize].to,
+            }),
+            i => Ok(i as usize),
+        }
+    }
+
     /// A communication record: `size_bytes` sent from port `from` to port `to`, the
     /// first byte leaving at `send_ns` (physical send) and the last arriving at
     /// `receive_ns` (physical receive). Between two hosts' ports it is an end-to-end
@@ -282,27 +317,7 @@ impl Aggregate {
             self.counts.end_to_end_communications += 1;
             return Ok(());
         }
-        let index = match self.link_of[f] {
-            NONE => {
-                self.link_of[f] = self.links.len() as u32;
-                self.links.push(Link {
-                    from,
-                    to,
-                    bytes: 0,
-                    messages: 0,
-                    bins: Box::new([0; BINS]),
-                });
-                self.links.len() - 1
-            }
-            i if self.links[i as usize].to != to => {
-                return Err(AggregateError::TwoPeers {
-                    from,
-                    to,
-                    before: self.links[i as usize].to,
-                });
-            }
-            i => i as usize,
-        };
+        let index = self.link_index(from, to)?;
         self.counts.link_communications += 1;
         // The bytes are on the link over [send, receive).
         self.reach(if receive_ns > send_ns { receive_ns - 1 } else { send_ns });

@@ -61,8 +61,15 @@ pub struct TraceJson {
     pub bin_ns: u64,
     /// bins up to the end
     pub bins: usize,
-    /// each link's rate \[MB/s\]
+    /// the link rate of links the topology does not give \[MB/s\] (`--link-bandwidth`)
     pub link_bandwidth_mbs: f64,
+    /// the topology, described (`torus 8×8×8`), when the trace has one
+    pub topology: Option<String>,
+    /// why the `.topology` beside the trace was not used (names the file)
+    pub topology_problem: Option<String>,
+    /// how the devices are laid out: `kind` (`levels` or `grid`), the levels' `rows`
+    /// (`label`, `y`), the grid's `slices` (names, when more than one) and `aspect`
+    pub layout: layout::Picture,
     /// the backlog quantum \[bytes\], when the `.pcf` says it
     pub quantum_bytes: Option<u64>,
     /// records read, by kind
@@ -84,12 +91,16 @@ pub struct DeviceJson {
     pub host: bool,
     /// links from the nearest host (`None`: no host reaches it)
     pub level: Option<u32>,
-    /// where in its row, 0 to 1
+    /// where, from 0 (left) to 1 (right)
     pub x: f64,
+    /// where, from 0 (top) to 1 (bottom)
+    pub y: f64,
+    /// the slice of the picture it is in (`layout.slices`)
+    pub slice: u32,
 }
 
 /// A link: one direction of a cable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkJson {
     /// the sending port (`sw12.p3`)
     pub from: String,
@@ -103,6 +114,30 @@ pub struct LinkJson {
     pub bytes: u64,
     /// messages that crossed it
     pub messages: u64,
+    /// its rate \[MB/s\]: the topology's, or `link_bandwidth_mbs`
+    pub mbs: f64,
+    /// a torus' wraparound cable (drawn off the grid's edges)
+    pub wrap: bool,
+}
+
+impl Shared {
+    /// Per link of the aggregate: its rate \[MB/s\], the topology's or `link_mbs`.
+    pub fn link_rates(&self) -> Vec<f64> {
+        let mut by_thread = vec![f64::NAN; self.names.threads.len()];
+        for link in self.topology.iter().flat_map(|t| &t.links) {
+            if let Some(rate) = by_thread.get_mut(link.from as usize) {
+                *rate = link.mbs;
+            }
+        }
+        self.aggregate
+            .links()
+            .iter()
+            .map(|l| {
+                let rate = by_thread.get(l.from as usize).copied().unwrap_or(f64::NAN);
+                if rate.is_nan() { self.link_mbs } else { rate }
+            })
+            .collect()
+    }
 }
 
 async fn trace(State(shared): State<Arc<RwLock<Shared>>>) -> Response {
@@ -114,29 +149,37 @@ pub fn trace_json(state: &Shared) -> TraceJson {
     let (names, a) = (&state.names, &state.aggregate);
     let device = |thread: u32| names.task_of.get(thread as usize).copied().unwrap_or(0);
     let port = |thread: u32| names.threads.get(thread as usize).cloned().unwrap_or_default();
+    let topology = state.topology.as_ref();
     let links: Vec<LinkJson> = a
         .links()
         .iter()
-        .map(|l| LinkJson {
+        .zip(state.link_rates())
+        .map(|(l, mbs)| LinkJson {
             from: port(l.from),
             to: port(l.to),
             from_device: device(l.from),
             to_device: device(l.to),
             bytes: l.bytes,
             messages: l.messages,
+            mbs,
+            wrap: topology.is_some_and(|t| layout::wraps(t, device(l.from), device(l.to))),
         })
         .collect();
     let host: Vec<bool> = (0..names.tasks.len()).map(|t| names.is_host(t)).collect();
     let edges: Vec<(u32, u32)> = links.iter().map(|l| (l.from_device, l.to_device)).collect();
-    let devices = layout::place(&host, &edges)
-        .into_iter()
+    let picture = layout::picture(&host, &edges, topology);
+    let devices = picture
+        .spots
+        .iter()
         .zip(&names.tasks)
         .zip(&host)
-        .map(|((place, name), &host)| DeviceJson {
+        .map(|((spot, name), &host)| DeviceJson {
             name: name.clone(),
             host,
-            level: place.level,
-            x: place.x,
+            level: spot.level,
+            x: spot.x,
+            y: spot.y,
+            slice: spot.slice,
         })
         .collect();
     TraceJson {
@@ -148,6 +191,9 @@ pub fn trace_json(state: &Shared) -> TraceJson {
         bin_ns: a.axis().bin_ns(),
         bins: a.used_bins(),
         link_bandwidth_mbs: state.link_mbs,
+        topology: topology.map(|t| t.describe()),
+        topology_problem: state.topology_problem.clone(),
+        layout: picture,
         quantum_bytes: state.quantum_bytes,
         records: a.counts(),
         devices,
@@ -177,7 +223,8 @@ pub struct WindowJson {
     pub to_ns: u64,
     /// a bin's width \[ns\]
     pub bin_ns: u64,
-    /// what one link can carry in the window at the link rate \[bytes\]
+    /// what a link of `link_bandwidth_mbs` can carry in the window \[bytes\] (a link
+    /// of rate `mbs` carries `mbs / link_bandwidth_mbs` times that)
     pub capacity_bytes: f64,
     /// per link (in `/api/trace`'s order): the bytes that crossed it in the window
     pub bytes: Vec<u64>,
@@ -205,7 +252,7 @@ pub struct LinkLoadJson {
     pub to: String,
     /// bytes in the window
     pub bytes: u64,
-    /// bytes over what it can carry in the window
+    /// bytes over what it can carry in the window, at its own rate
     pub utilisation: f64,
 }
 
@@ -234,6 +281,8 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
     let capacity_bytes = state.link_mbs * (w.to_ns - w.from_ns) as f64 / 1000.0;
     let name = |thread: u32| state.names.threads.get(thread as usize).cloned().unwrap_or_default();
     let bytes: Vec<u64> = w.links.iter().map(|l| l.bytes).collect();
+    let rates = state.link_rates();
+    let span_us = (w.to_ns - w.from_ns) as f64 / 1000.0;
     let mut top: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] > 0).collect();
     top.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), i));
     top.truncate(TOP_LINKS);
@@ -244,7 +293,7 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
             from: name(a.links()[i].from),
             to: name(a.links()[i].to),
             bytes: bytes[i],
-            utilisation: bytes[i] as f64 / capacity_bytes,
+            utilisation: bytes[i] as f64 / (rates[i] * span_us),
         })
         .collect();
     let highest_backlog = w

@@ -1,9 +1,11 @@
 //! `vesper view`: a web page, served by vesper itself, that shows where a network
-//! congests: the topology drawn by levels, every link coloured by its utilisation in
-//! a time window chosen with a slider (issue 44; see `docs/view.md`).
+//! congests: the topology drawn as it is recognised (levels, grids), every link
+//! coloured by its utilisation in a time window chosen with a slider (issue 44; see
+//! `docs/view.md`).
 //!
 //! ```text
-//!   FILE.prv[.gz], .row, .pcf ─▶ reader (thread) ─records─▶ Aggregate ◀─read lock─ http (tokio, axum)
+//!   FILE.prv[.gz], .row, .pcf, ─▶ reader (thread) ─records─▶ Aggregate ◀─read lock─ http (tokio, axum)
+//!   .topology
 //!   (later: the stream of                                    per-link bins          GET /, /view.js,
 //!    `serve --trace-stream`)                                 per-port bins          /api/trace, /api/window
 //!                                                                                     ▲ JSON: only what the page draws
@@ -15,7 +17,8 @@
 //! A verb of the `server` crate (the architecture guide: the crate that owns the
 //! command line, the sockets and tokio): [`reader`] turns trace text into typed
 //! records, [`aggregate`] folds them into bins and knows nothing of files or HTTP,
-//! [`layout`] places the devices, [`http`] serves the page and its JSON. It depends
+//! [`topology`] reads the trace's `.topology`, [`layout`] places the devices, [`http`]
+//! serves the page and its JSON. It depends
 //! on no other crate of the workspace: the trace's text is the interface, as it is
 //! for Paraver and `vesper collect`. The CPU work (reading, folding, answering a
 //! window) runs on a thread of its own or in `spawn_blocking`, never on the runtime's
@@ -52,21 +55,27 @@
 //! (`vesper_netmodels::trace::paraver::Layout` is built from the rails' topologies):
 //! beside `FILE.pcf` and `FILE.row` it writes `FILE.topology` (JSON: the shape —
 //! `xgft` with its levels, `torus`/`mesh` with its dimensions, `hypercube`, `map`,
-//! `crossbar` —, every device with its thread range, level or coordinates, and every
-//! cable as a pair of port names with its rate and latency), and a stream sends the
+//! `crossbar` —, every device with its thread range, level or coordinates, and both
+//! directions of every cable as pairs of threads with their rate and latency), and a stream sends the
 //! same text right after its first header line (`#vesper-topology BYTES`, as
 //! `#vesper-pcf` frames the `.pcf`), so that a live page can draw the network before
 //! the first record and name what it shows. Paraver ignores the extra file; `vesper
-//! collect` writes it like the others. That change is in the trace writer and the
-//! stream (`server/src/network_trace/`, being reworked beside this step), so it is
-//! the next step of issue 44, not this one.
+//! collect` writes it like the others.
 //!
-//! Until then, and for every trace written before it, the view derives the layout
-//! from the trace itself ([`layout`]): levels by breadth-first search from the hosts
-//! over the links seen, rows ordered by barycentre; the link rate from
+//! Done: the writer is `vesper_netmodels::trace::paraver::topology` (its docs give the
+//! format, `docs/network-trace.md` too), the stream's block is
+//! `crate::network_trace::stream_topology`, and [`topology`] reads it. With it, the
+//! view registers every link of the topology before the first record (idle links are
+//! drawn, in the topology's order), takes each link's rate from it, and lays the
+//! devices out by its shape ([`layout`]): tori, meshes and hypercubes on grids, the
+//! rest by the topology's levels. A `.topology` that is not this trace's is said on
+//! the page (naming the file) and ignored.
+//!
+//! Without one (every trace written before it, or one refused), the view derives the
+//! layout from the trace itself ([`layout`]): levels by breadth-first search from the
+//! hosts over the links seen, rows ordered by barycentre; the link rate from
 //! `--link-bandwidth` (the models' default, 250 MB/s, when not given). That is exact
-//! for fat trees (the default preset and the issue's "done" scenario), and a
-//! readable layered picture of any other network.
+//! for fat trees, and a readable layered picture of any other network.
 //!
 //! # Time bins
 //!
@@ -102,7 +111,7 @@
 //! |---|---|
 //! | `/` | the page (HTML, embedded in the binary) |
 //! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
-//! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the link rate, the backlog quantum, record counts, the devices (name, host or not, level, x) and the links (from and to port and device, bytes, messages) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
+//! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the default link rate, the topology described and the problem with its file if any, the layout (levels or grid, rows, slices, aspect), the backlog quantum, record counts, the devices (name, host or not, level, x, y, slice) and the links (from and to port and device, bytes, messages, rate, wraparound) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
 //! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
 //!
 //! The page asks for `/api/trace` once (and again while the trace is being read, or
@@ -115,6 +124,7 @@ pub mod aggregate;
 pub mod http;
 pub mod layout;
 pub mod reader;
+pub mod topology;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -189,6 +199,10 @@ pub struct Shared {
     /// what stopped the reader early (names the file and line); what came before it
     /// is shown
     pub problem: Option<String>,
+    /// the trace's topology (`FILE.topology`), when there is a good one
+    pub topology: Option<topology::Topology>,
+    /// why the `.topology` beside the trace was not used (names the file)
+    pub topology_problem: Option<String>,
 }
 
 impl Shared {
@@ -203,6 +217,8 @@ impl Shared {
             loading: true,
             lines: 0,
             problem: None,
+            topology: None,
+            topology_problem: None,
         }
     }
 }

@@ -5,6 +5,8 @@
 //!   FILE.prv[.gz] ─lines─▶ parse (no lock) ─batches of BATCH records─▶ Shared (write lock) ─▶ Aggregate
 //!   FILE.row ─▶ Names (task and thread names; host ports)
 //!   FILE.pcf ─▶ the backlog quantum, from its state labels (optional)
+//!   FILE.topology ─▶ Topology: the shape, levels or coordinates, every link and its rate
+//!                    (optional; a bad one is said, and the layout is derived instead)
 //! ```
 //!
 //! Nothing a file holds stops the program: a line that is not a record the trace can
@@ -21,6 +23,7 @@ use std::sync::{Arc, RwLock};
 use flate2::read::MultiGzDecoder;
 
 use super::aggregate::{Aggregate, AggregateError, Thread};
+use super::topology::{MAX_TOPOLOGY, Topology};
 use super::{Shared, write_lock};
 
 /// Longest line read [bytes]: records are short, but the header lists every device
@@ -48,11 +51,13 @@ pub enum OpenError {
         /// why
         source: io::Error,
     },
-    /// a `.row` or `.pcf` too large
-    #[error("{}: more than {MAX_SIDECAR} bytes; expected a trace's names or labels", path.display())]
+    /// a `.row`, `.pcf` or `.topology` too large
+    #[error("{}: more than {most} bytes; expected a trace's names, labels or topology", path.display())]
     TooLarge {
         /// the file
         path: PathBuf,
+        /// the most read
+        most: u64,
     },
 }
 
@@ -66,6 +71,8 @@ pub struct TraceFiles {
     pub row: (PathBuf, String),
     /// the `.pcf` and its text, if there is one
     pub pcf: Option<(PathBuf, String)>,
+    /// the `.topology` and its text, or why it could not be read, if there is one
+    pub topology: Option<(PathBuf, Result<String, String>)>,
 }
 
 impl TraceFiles {
@@ -95,11 +102,24 @@ impl TraceFiles {
             Err(OpenError::Read { source, .. }) if source.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
+        let topology_path = PathBuf::from(format!("{stem}.topology"));
+        let topology = match read_text(&topology_path, MAX_TOPOLOGY) {
+            Err(OpenError::Read { source, .. }) if source.kind() == io::ErrorKind::NotFound => None,
+            read => Some((
+                topology_path,
+                read.map_err(|e| match e {
+                    OpenError::Read { source, .. } => source.to_string(),
+                    OpenError::TooLarge { most, .. } => format!("more than {most} bytes; expected a trace's topology"),
+                    e => e.to_string(),
+                }),
+            )),
+        };
         Ok(TraceFiles {
             prv_path: prv.to_path_buf(),
             prv: text,
             row: (row_path, row),
             pcf,
+            topology,
         })
     }
 }
@@ -110,12 +130,18 @@ impl std::fmt::Debug for TraceFiles {
             .field("prv_path", &self.prv_path)
             .field("row", &self.row.0)
             .field("pcf", &self.pcf.as_ref().map(|(path, _)| path))
+            .field("topology", &self.topology.as_ref().map(|(path, _)| path))
             .finish_non_exhaustive()
     }
 }
 
 /// A `.row` or `.pcf`, whole (at most [`MAX_SIDECAR`] bytes).
 fn read_sidecar(path: &Path) -> Result<String, OpenError> {
+    read_text(path, MAX_SIDECAR)
+}
+
+/// A text file of at most `most` bytes, whole.
+fn read_text(path: &Path, most: u64) -> Result<String, OpenError> {
     let read_error = |source| OpenError::Read {
         path: path.to_path_buf(),
         source,
@@ -123,12 +149,13 @@ fn read_sidecar(path: &Path) -> Result<String, OpenError> {
     let mut text = String::new();
     File::open(path)
         .map_err(read_error)?
-        .take(MAX_SIDECAR + 1)
+        .take(most + 1)
         .read_to_string(&mut text)
         .map_err(read_error)?;
-    if text.len() as u64 > MAX_SIDECAR {
+    if text.len() as u64 > most {
         return Err(OpenError::TooLarge {
             path: path.to_path_buf(),
+            most,
         });
     }
     Ok(text)
@@ -400,9 +427,10 @@ pub fn load(files: TraceFiles, shared: &Arc<RwLock<Shared>>) {
         mut prv,
         row,
         pcf,
+        topology,
     } = files;
     let prv_name = prv_path.display().to_string();
-    let problem = read(&prv_name, &mut prv, &row, pcf.as_ref(), shared).err();
+    let problem = read(&prv_name, &mut prv, &row, pcf.as_ref(), topology.as_ref(), shared).err();
     let mut state = write_lock(shared);
     state.loading = false;
     state.problem = problem;
@@ -413,6 +441,7 @@ fn read(
     prv: &mut dyn BufRead,
     (row_path, row): &(PathBuf, String),
     pcf: Option<&(PathBuf, String)>,
+    topology: Option<&(PathBuf, Result<String, String>)>,
     shared: &Arc<RwLock<Shared>>,
 ) -> Result<(), String> {
     let mut line = Vec::new();
@@ -431,11 +460,29 @@ fn read(
     let header = parse_header(first.trim_end()).map_err(|e| format!("{prv_name} line 1: {e}"))?;
     let names = Names::of_row(row, &header).map_err(|e| format!("{}: {e}", row_path.display()))?;
     let quantum_bytes = pcf.and_then(|(_, text)| quantum_of_pcf(text));
+    let mut aggregate = Aggregate::new(names.host_ports(), header.end_ns);
+    let (topology, topology_problem) = match topology {
+        None => (None, None),
+        Some((path, text)) => match with_topology(text, &names, &mut aggregate) {
+            Ok(topology) => (Some(topology), None),
+            Err(e) => {
+                aggregate = Aggregate::new(names.host_ports(), header.end_ns);
+                let message = format!(
+                    "{}: {e}; the layout is derived from the records instead",
+                    path.display()
+                );
+                tracing::warn!("{message}");
+                (None, Some(message))
+            }
+        },
+    };
     {
         let mut state = write_lock(shared);
-        state.aggregate = Aggregate::new(names.host_ports(), header.end_ns);
+        state.aggregate = aggregate;
         state.names = names.clone();
         state.quantum_bytes = quantum_bytes;
+        state.topology = topology;
+        state.topology_problem = topology_problem;
     }
     let mut batch = Vec::with_capacity(BATCH);
     let mut outcome = Ok(());
@@ -472,6 +519,24 @@ fn read(
     }
     fold(&mut batch, prv_name, shared, n)?;
     outcome
+}
+
+/// The topology `text` of the trace named `names`, its links registered in
+/// `aggregate` (idle ones too, in the topology's order).
+pub fn with_topology(
+    text: &Result<String, String>,
+    names: &Names,
+    aggregate: &mut Aggregate,
+) -> Result<Topology, String> {
+    let text = text.as_ref().map_err(String::clone)?;
+    // The path is named by the caller; a read error names it already.
+    let topology = Topology::parse(text, names)?;
+    for (i, link) in topology.links.iter().enumerate() {
+        aggregate
+            .link(link.from, link.to)
+            .map_err(|e| format!("links[{i}]: {e}"))?;
+    }
+    Ok(topology)
 }
 
 /// Folds `batch` (records and their line numbers) into the shared aggregate; `lines`

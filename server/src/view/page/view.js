@@ -1,7 +1,8 @@
-// vesper view: draws the network by levels (hosts at the bottom) and colours every
-// link by its utilisation in the window the slider picks. Asks the server for
-// /api/trace (the devices and links) and /api/window (each link's bytes in a
-// window); plain JavaScript, nothing fetched from elsewhere.
+// vesper view: draws the network as its topology is recognised (fat trees and maps by
+// levels, hosts at the bottom; tori, meshes and hypercubes as grids, a slice at a
+// time) and colours every link by its utilisation in the window the slider picks. Asks
+// the server for /api/trace (the devices, their places, and the links) and /api/window
+// (each link's bytes in a window); plain JavaScript, nothing fetched from elsewhere.
 "use strict";
 
 const ROW_PX = 110;
@@ -76,7 +77,7 @@ async function loadTrace() {
   $("status").textContent = (t.loading ? `reading… ${t.lines} lines; ` : "") +
     `${t.links.length} links, ${t.records.link_communications} link records, ` +
     `${timeText(t.end_ns)} in ${t.bins} bins of ${timeText(t.bin_ns)}`;
-  showProblem(t.problem);
+  showProblem([t.problem, t.topology_problem].filter(Boolean).join("\n"));
   const slider = $("slider");
   slider.max = Math.max(0, t.bins - 1);
   view.start = Math.min(view.start, Number(slider.max));
@@ -86,27 +87,49 @@ async function loadTrace() {
   if (t.loading) setTimeout(loadTrace, 500);
 }
 
-// Device positions: a row per level, hosts at the bottom, devices without a level
-// on a row of their own at the top.
+// Device positions, from the server's x and y (0 to 1, y down). Levels: a row per
+// level, hosts at the bottom, devices without a level on a row of their own at the
+// top. A grid (torus, mesh, hypercube): the slice chosen; devices of other slices are
+// not drawn (their places are null).
 function place() {
   const t = view.trace;
+  const layout = t.layout || { kind: "levels", rows: [], slices: [], aspect: null };
   const canvas = $("network");
   canvas.width = canvas.clientWidth * devicePixelRatio;
-  const levels = t.devices.map((d) => d.level);
-  const top = levels.reduce((most, l) => (l === null ? most : Math.max(most, l)), 0);
-  const rows = top + 1 + (levels.includes(null) ? 1 : 0);
-  const cssHeight = 2 * MARGIN_PX + (rows - 1) * ROW_PX + 20;
+  let cssHeight, toX, toY;
+  if (layout.kind === "grid") {
+    const w = canvas.clientWidth - 2 * MARGIN_PX;
+    cssHeight = Math.round(Math.max(160, Math.min(720, w * (layout.aspect || 1) + 2 * MARGIN_PX)));
+    const h = cssHeight - 2 * MARGIN_PX;
+    toX = (x) => MARGIN_PX + x * w;
+    toY = (y) => MARGIN_PX + y * h;
+  } else {
+    const rows = Math.max(1, layout.rows.length);
+    cssHeight = 2 * MARGIN_PX + (rows - 1) * ROW_PX + 20;
+    const w = canvas.clientWidth - 2 * MARGIN_PX - LABEL_PX;
+    toX = (x) => MARGIN_PX + LABEL_PX + x * w;
+    toY = (y) => MARGIN_PX + 10 + y * (rows - 1) * ROW_PX;
+  }
   canvas.style.height = `${cssHeight}px`;
   canvas.height = cssHeight * devicePixelRatio;
-  const w = canvas.clientWidth - 2 * MARGIN_PX - LABEL_PX;
-  const y = (row) => cssHeight - MARGIN_PX - 10 - row * ROW_PX;
-  view.places = t.devices.map((d) => ({
-    x: MARGIN_PX + LABEL_PX + d.x * w,
-    y: y(d.level === null ? top + 1 : d.level),
-  }));
-  view.rows = [];
-  for (let l = 0; l <= top; l++) view.rows.push([l === 0 ? "hosts" : `level ${l}`, y(l)]);
-  if (levels.includes(null)) view.rows.push(["no traffic", y(top + 1)]);
+  // The slice shown, and its selector (only when there is more than one).
+  const slices = layout.slices || [];
+  view.slice = Math.min(view.slice || 0, Math.max(0, slices.length - 1));
+  const select = $("slice");
+  if (select) {
+    select.parentElement.hidden = slices.length < 2;
+    if (select.options.length !== slices.length) {
+      select.replaceChildren(...slices.map((name, i) => new Option(name, i)));
+      select.onchange = () => {
+        view.slice = Number(select.value);
+        place();
+        if (view.window) draw();
+      };
+    }
+    select.value = view.slice;
+  }
+  view.places = t.devices.map((d) => ((d.slice || 0) === view.slice ? { x: toX(d.x), y: toY(d.y) } : null));
+  view.rows = layout.rows.map((r) => [r.label, toY(r.y)]);
 }
 
 function windowRange() {
@@ -137,17 +160,33 @@ async function requestWindow() {
   }
 }
 
+// A link's line on the canvas, or null when an end is not drawn (another slice). A
+// torus' wraparound link is a stub leaving its sender away from the far end.
 function linkEnds(link, i) {
   const p = view.places[link.from_device];
-  const q = view.places[link.to_device];
-  // The two directions of a cable side by side.
-  const dx = q.x - p.x;
-  const dy = q.y - p.y;
+  let q = view.places[link.to_device];
+  if (!p || !q) return null;
+  let dx = q.x - p.x;
+  let dy = q.y - p.y;
   const len = Math.hypot(dx, dy) || 1;
+  if (link.wrap) {
+    q = { x: p.x - (dx / len) * 18, y: p.y - (dy / len) * 18 };
+    [dx, dy] = [q.x - p.x, q.y - p.y];
+  }
+  // The two directions of a cable side by side.
   const side = link.from_device < link.to_device ? 1.5 : -1.5;
-  const ox = (-dy / len) * side;
-  const oy = (dx / len) * side;
+  const ox = (-dy / (Math.hypot(dx, dy) || 1)) * side;
+  const oy = (dx / (Math.hypot(dx, dy) || 1)) * side;
   return [p.x + ox, p.y + oy, q.x + ox, q.y + oy];
+}
+
+// What link i can carry in the window: at its own rate (the trace's topology), or
+// at --link-bandwidth.
+function linkCapacity(i) {
+  const t = view.trace;
+  const link = t.links[i];
+  const mbs = (link && link.mbs) || t.link_bandwidth_mbs;
+  return (view.window.capacity_bytes * mbs) / t.link_bandwidth_mbs;
 }
 
 // The window's figures: the picture, the histogram, the summary and the table.
@@ -190,8 +229,10 @@ function drawNetwork() {
   // Idle links first, the busiest last (on top).
   const order = t.links.map((_, i) => i).sort((a, b) => (w.bytes[a] || 0) - (w.bytes[b] || 0));
   for (const i of order) {
-    const [x0, y0, x1, y1] = linkEnds(t.links[i], i);
-    g.strokeStyle = colour((w.bytes[i] || 0) / w.capacity_bytes);
+    const ends = linkEnds(t.links[i], i);
+    if (!ends) continue;
+    const [x0, y0, x1, y1] = ends;
+    g.strokeStyle = colour((w.bytes[i] || 0) / linkCapacity(i));
     g.beginPath();
     g.moveTo(x0, y0);
     g.lineTo(x1, y1);
@@ -199,6 +240,7 @@ function drawNetwork() {
   }
   t.devices.forEach((d, i) => {
     const p = view.places[i];
+    if (!p) return;
     g.fillStyle = d.host ? "#546e7a" : "#263238";
     if (d.host) {
       g.beginPath();
@@ -208,8 +250,9 @@ function drawNetwork() {
       g.fillRect(p.x - 4, p.y - 4, 8, 8);
     }
   });
-  if (view.marked !== null && view.marked < t.links.length) {
-    const [x0, y0, x1, y1] = linkEnds(t.links[view.marked], view.marked);
+  const marked = view.marked !== null && view.marked < t.links.length ? linkEnds(t.links[view.marked], view.marked) : null;
+  if (marked) {
+    const [x0, y0, x1, y1] = marked;
     g.strokeStyle = "#1565c0";
     g.lineWidth = 5;
     g.beginPath();
@@ -247,8 +290,10 @@ function drawLegend() {
     g.fillRect(x, 0, 1, canvas.height);
   }
   const rate = view.trace.link_bandwidth_mbs;
-  $("scale-labels").textContent =
-    `0 to 100 % of ${rate} MB/s a link (--link-bandwidth); grey: nothing in the window`;
+  const topology = view.trace.topology;
+  $("scale-labels").textContent = (topology
+    ? `0 to 100 % of each link's rate (the trace's topology: ${topology})`
+    : `0 to 100 % of ${rate} MB/s a link (--link-bandwidth)`) + "; grey: nothing in the window";
 }
 
 // The link or device under the mouse, for the tooltip.
@@ -256,7 +301,7 @@ function hit(x, y) {
   const t = view.trace;
   for (let i = 0; i < t.devices.length; i++) {
     const p = view.places[i];
-    if (Math.hypot(p.x - x, p.y - y) < 5) {
+    if (p && Math.hypot(p.x - x, p.y - y) < 5) {
       const d = t.devices[i];
       return `${d.name}${d.level === null ? "" : `, level ${d.level}`}`;
     }
@@ -264,7 +309,9 @@ function hit(x, y) {
   let best = null;
   let bestDistance = 4;
   t.links.forEach((link, i) => {
-    const [x0, y0, x1, y1] = linkEnds(link, i);
+    const ends = linkEnds(link, i);
+    if (!ends) return;
+    const [x0, y0, x1, y1] = ends;
     const [dx, dy] = [x1 - x0, y1 - y0];
     const f = Math.max(0, Math.min(1, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy || 1)));
     const distance = Math.hypot(x0 + f * dx - x, y0 + f * dy - y);
@@ -274,7 +321,7 @@ function hit(x, y) {
   const link = t.links[best];
   const bytes = view.window.bytes[best] || 0;
   return `${link.from} → ${link.to}\nwindow: ${bytesText(bytes)}, ` +
-    `${(100 * bytes / view.window.capacity_bytes).toFixed(1)} %\n` +
+    `${(100 * bytes / linkCapacity(best)).toFixed(1)} % of ${link.mbs} MB/s\n` +
     `whole run: ${bytesText(link.bytes)}, ${link.messages} messages`;
 }
 

@@ -85,6 +85,7 @@ fn read_text(prv: &[u8], row: &str, pcf: Option<&str>) -> Shared {
         prv: Box::new(Cursor::new(prv.to_vec())),
         row: ("net.row".into(), row.to_string()),
         pcf: pcf.map(|text| ("net.pcf".into(), text.to_string())),
+        topology: None,
     };
     let shared = Arc::new(RwLock::new(Shared::new("net.prv".into(), 250.0)));
     load(files, &shared);
