@@ -112,6 +112,8 @@
 //! follow mode, and routes for a link's messages and a port's backlog and events.
 
 pub mod aggregate;
+pub mod app;
+pub mod detail;
 pub mod http;
 pub mod layout;
 pub mod reader;
@@ -141,6 +143,12 @@ pub struct ViewArgs {
     /// it. The default is the models' (2 Gb/s).
     #[arg(long, value_name = "MB/s", default_value_t = DEFAULT_LINK_MBS, value_parser = positive_mbs)]
     pub link_bandwidth: f64,
+    /// The application trace of the same run (app.prv or app.prv.gz, as `vesper run
+    /// --output` writes it beside network.prv, its .pcf beside it for the states' names):
+    /// the tasks' states drawn under the network on the same time axis. A file that
+    /// cannot be read is a message on the page.
+    #[arg(long, value_name = "FILE.prv[.gz]")]
+    pub app: Option<PathBuf>,
 }
 
 fn positive_mbs(text: &str) -> Result<f64, String> {
@@ -189,6 +197,8 @@ pub struct Shared {
     /// what stopped the reader early (names the file and line); what came before it
     /// is shown
     pub problem: Option<String>,
+    /// the application trace (`--app`), if given
+    pub app: Option<Arc<RwLock<app::App>>>,
 }
 
 impl Shared {
@@ -203,6 +213,7 @@ impl Shared {
             loading: true,
             lines: 0,
             problem: None,
+            app: None,
         }
     }
 }
@@ -226,6 +237,9 @@ pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
         args.trace.display().to_string(),
         args.link_bandwidth,
     )));
+    if let Some(path) = &args.app {
+        write_lock(&shared).app = Some(app::spawn(path).map_err(ViewError::Serve)?);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("vesper-view")
