@@ -237,7 +237,8 @@ fn a_link_keeps_the_first_messages_of_a_group_and_counts_the_rest() {
         (group.messages, group.kept, group.listed.len()),
         (50, MESSAGES_PER_GROUP, 1)
     );
-    // Memory: the sample, whatever the messages.
+    // Memory: the sample, whatever the messages (sizes as the docs' figures say).
+    assert_eq!((size_of::<Message>(), size_of::<TimedEvent>()), (48, 16));
     assert_eq!(a.bin_bytes(), BINS * 12 + 2 * MESSAGES_PER_GROUP * size_of::<Message>());
 }
 
