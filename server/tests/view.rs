@@ -432,6 +432,42 @@ fn the_panels_hold_a_links_messages_a_ports_events_and_the_tasks_states() {
     }
     assert!(whole > 0, "no link kept all its messages");
 
+    // In a window, the messages with bytes on the link in it: from the first byte
+    // leaving (physical send) to the last arriving (physical receive).
+    let bin_ns = trace["bin_ns"].as_u64().expect("a width");
+    let mut on: BTreeMap<(String, String), Vec<(u64, u64)>> = BTreeMap::new();
+    for f in net.records("3") {
+        let (from, to) = (
+            &net.threads[net.thread(f[3], f[4])],
+            &net.threads[net.thread(f[9], f[10])],
+        );
+        let (send, receive): (u64, u64) = (f[6].parse().expect("a time"), f[12].parse().expect("a time"));
+        on.entry((from.clone(), to.clone()))
+            .or_default()
+            .push((send, receive.saturating_sub(1).max(send)));
+    }
+    let mut seen = 0;
+    for (i, link) in links.iter().enumerate() {
+        let m = viewer.json(&format!(
+            "/api/link?link={i}&from_ns={}&to_ns={}",
+            40 * bin_ns + 3,
+            56 * bin_ns
+        ));
+        let (a, b) = (
+            m["from_ns"].as_u64().expect("a start"),
+            m["to_ns"].as_u64().expect("an end"),
+        );
+        assert_eq!((a, b), (40 * bin_ns, 56 * bin_ns));
+        let key = (
+            link["from"].as_str().expect("a port").to_string(),
+            link["to"].as_str().expect("a port").to_string(),
+        );
+        let expected = on[&key].iter().filter(|&&(send, last)| send < b && last >= a).count() as u64;
+        assert_eq!(m["messages"].as_u64(), Some(expected), "{m}");
+        seen += expected;
+    }
+    assert!(seen > 0);
+
     // A port's events: per port, STOP, GO, head-of-line and bubble-wait starts.
     let mut events: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     for f in net.records("2") {

@@ -18,9 +18,9 @@
 //! - the bins depend only on the records, not on how they were fed: the cumulative
 //!   split of a coarse bin is the sum of its two halves', so bins widened as a stream
 //!   grows equal bins made at the final width from the start;
-//! - memory: per link [`BINS`] × 12 bytes (its bytes and the messages that started on it
-//!   per bin) and a [`Sample`] of at most [`MESSAGES_PER_GROUP`] messages per
-//!   [`GROUP_BINS`] bins (48 bytes each); per port with a backlog [`BINS`] × 10 bytes;
+//! - memory: per link [`BINS`] × 16 bytes (its bytes, and the messages that started and
+//!   ended on it, per bin) and a [`Sample`] of at most [`MESSAGES_PER_GROUP`] messages per
+//!   [`GROUP_BINS`] bins (48 bytes each): at most 10,240 bytes a link; per port with a backlog [`BINS`] × 10 bytes;
 //!   per port with flow-control, head-of-line or bubble events [`BINS`] × 16 bytes of
 //!   counts and a sample of at most [`EVENTS_PER_GROUP`] events per [`GROUP_BINS`] bins
 //!   (16 bytes each); whatever the run's length. Links and ports are at most the
@@ -136,6 +136,9 @@ pub struct Link {
     bins: Box<[u64; BINS]>,
     /// messages whose first byte left in each bin
     started: Box<[u32; BINS]>,
+    /// messages whose last byte was on the link in each bin (the last bin they have
+    /// bytes in)
+    ended: Box<[u32; BINS]>,
     /// the first messages to start in each group of bins
     sample: Sample<Message>,
 }
@@ -163,6 +166,19 @@ impl Timed for Message {
     fn key(&self) -> (u64, u64) {
         (self.send_ns, self.tag)
     }
+}
+
+impl Message {
+    /// The last nanosecond it is on the link (its bytes are spread over `[send,
+    /// receive)`, or all at `send` when `receive ≤ send`).
+    pub fn last_ns(&self) -> u64 {
+        last_ns(self.send_ns, self.receive_ns)
+    }
+}
+
+/// The last nanosecond a message sent over `[send_ns, receive_ns)` is on its link.
+fn last_ns(send_ns: u64, receive_ns: u64) -> u64 {
+    if receive_ns > send_ns { receive_ns - 1 } else { send_ns }
 }
 
 /// A port's event that the page marks: flow control (values 1 = STOP, 2 = GO of
@@ -419,7 +435,7 @@ impl Aggregate {
                 .iter()
                 .map(|m| m.sample.len() * size_of::<TimedEvent>())
                 .sum::<usize>();
-        self.links.len() * BINS * (size_of::<u64>() + size_of::<u32>())
+        self.links.len() * BINS * (size_of::<u64>() + 2 * size_of::<u32>())
             + self.ports.len() * BINS * (size_of::<u16>() + size_of::<u64>())
             + self.marks.len() * BINS * MARKS * size_of::<u32>()
             + samples
@@ -463,6 +479,7 @@ impl Aggregate {
                     messages: 0,
                     bins: Box::new([0; BINS]),
                     started: Box::new([0; BINS]),
+                    ended: Box::new([0; BINS]),
                     sample: Sample::default(),
                 });
                 self.links.len() - 1
@@ -478,12 +495,14 @@ impl Aggregate {
         };
         self.counts.link_communications += 1;
         // The bytes are on the link over [send, receive).
-        self.reach(if receive_ns > send_ns { receive_ns - 1 } else { send_ns });
+        let last = last_ns(send_ns, receive_ns);
+        self.reach(last);
         let axis = self.axis;
         let link = &mut self.links[index];
         link.bytes = link.bytes.saturating_add(size_bytes);
         link.messages += 1;
         link.started[axis.bin(send_ns)] = link.started[axis.bin(send_ns)].saturating_add(1);
+        link.ended[axis.bin(last)] = link.ended[axis.bin(last)].saturating_add(1);
         spread(axis, &mut link.bins, send_ns, receive_ns, size_bytes);
         Ok(())
     }
@@ -577,6 +596,7 @@ impl Aggregate {
             for link in &mut self.links {
                 halve(&mut link.bins, |a, b| a.saturating_add(b));
                 halve(&mut link.started, |a, b| a.saturating_add(b));
+                halve(&mut link.ended, |a, b| a.saturating_add(b));
                 link.sample.widen(axis, MESSAGES_PER_GROUP);
             }
             for marks in &mut self.marks {
@@ -646,20 +666,25 @@ impl Aggregate {
         (first..last + 1, start, end)
     }
 
-    /// The messages that started on link `link` (an index into [`Aggregate::links`])
-    /// in the window `[from_ns, to_ns)`, snapped as [`Aggregate::window`] does: how many
-    /// there were, and the first `limit` its sample kept; `None` for no such link.
+    /// The messages that were on link `link` (an index into [`Aggregate::links`]) in
+    /// the window `[from_ns, to_ns)`, snapped as [`Aggregate::window`] does (those with
+    /// bytes in its bins: from the first byte leaving to the last arriving): how many
+    /// there were, and the first `limit` of those its sample kept; `None` for no such
+    /// link.
     pub fn link_messages(&self, link: usize, from_ns: u64, to_ns: u64, limit: usize) -> Option<LinkMessages> {
         let l = self.links.get(link)?;
         let (range, start, end) = self.snap(from_ns, to_ns);
-        let kept = l.sample.within(start, end);
+        // Those that started by the window's end, but those that ended before it.
+        let count = |bins: &[u32]| bins.iter().map(|&n| u64::from(n)).sum::<u64>();
+        let messages = count(&l.started[..range.end]) - count(&l.ended[..range.start]);
+        let on = |m: &&Message| m.send_ns < end && m.last_ns() >= start;
         Some(LinkMessages {
             from_ns: start,
             to_ns: end,
-            bytes: l.bins[range.clone()].iter().fold(0u64, |s, b| s.saturating_add(*b)),
-            messages: l.started[range].iter().map(|&n| u64::from(n)).sum(),
-            kept: kept.len(),
-            listed: kept[..kept.len().min(limit)].to_vec(),
+            bytes: l.bins[range].iter().fold(0u64, |s, b| s.saturating_add(*b)),
+            messages,
+            kept: l.sample.items().iter().filter(on).count(),
+            listed: l.sample.items().iter().filter(on).take(limit).copied().collect(),
         })
     }
 
@@ -712,7 +737,7 @@ pub struct LinkMessages {
     pub to_ns: u64,
     /// bytes on the link in the window (as [`Window`]'s)
     pub bytes: u64,
-    /// messages whose first byte left on the link in the window, all of them
+    /// messages on the link in the window (with bytes in its bins), all of them
     pub messages: u64,
     /// of those, how many its sample kept
     pub kept: usize,

@@ -5,7 +5,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `/detail.js` | the panels' script (embedded) |
-//! | `/api/link?link=I[&from_ns=A&to_ns=B]` | the messages that started on link `I` in the window: their count, and the first [`LIST_LIMIT`] of those its sample kept |
+//! | `/api/link?link=I[&from_ns=A&to_ns=B]` | the messages on link `I` in the window (from the first byte leaving to the last arriving): their count, and the first [`LIST_LIMIT`] of those its sample kept |
 //! | `/api/port?port=NAME[&from_ns=A&to_ns=B]` | port `NAME`'s backlog per bin in the window, its STOP/GO, head-of-line and bubble-wait counts per bin, and the first [`LIST_LIMIT`] events its sample kept |
 //! | `/api/app[?from_ns=A&to_ns=B]` | the application trace's threads' states per bin of its own axis ([`super::app`]) |
 //!
@@ -67,7 +67,7 @@ pub struct LinkMessagesJson {
     pub to_ns: u64,
     /// bytes on the link in the window
     pub bytes: u64,
-    /// messages whose first byte left on the link in the window, all of them
+    /// messages with bytes on the link in the window, all of them
     pub messages: u64,
     /// of those, how many the link's sample kept (the first [`MESSAGES_PER_GROUP`] to
     /// start in each [`GROUP_BINS`] bins)

@@ -81,7 +81,8 @@
 //! live view and the file view of one run agree.
 //!
 //! Beside the bins, for the page's panels ([`detail`]): per link, the messages whose
-//! first byte left in each bin (counted), and a sample of them (the first
+//! first byte left and whose last byte arrived in each bin (counted: a window's
+//! messages are those that started by its end but did not end before it), and a sample of them (the first
 //! [`aggregate::MESSAGES_PER_GROUP`] of every [`aggregate::GROUP_BINS`] bins, 48 bytes
 //! each); per port with STOP/GO, head-of-line or bubble-wait events, their counts per
 //! bin by kind and a sample (the first [`aggregate::EVENTS_PER_GROUP`] of every
@@ -92,12 +93,12 @@
 //!
 //! ```text
 //!   bins    = BINS × (8 L + 10 P) bytes     (+ 8 T for the thread indexes, + the names)
-//!   panels ≤ BINS × (4 L + 16 E) bytes      counts
+//!   panels ≤ BINS × (8 L + 16 E) bytes      counts
 //!           + BINS / 4 × (2 × 48 L + 2 × 16 E) samples, full when every 4 bins hold 2
-//!   = at most 9,216 L + 2,560 P + 6,144 E bytes
-//!   256-host fat-tree preset:  1,024 links, 1,280 ports →  12.7 MB (+ 7.9 MB if every port has events)
+//!   = at most 10,240 L + 2,560 P + 6,144 E bytes
+//!   256-host fat-tree preset:  1,024 links, 1,280 ports →  13.8 MB (+ 7.9 MB if every port has events)
 //!   4,096-host 3-level fat tree (16-ary 3-tree, 32-port switches):
-//!                             24,576 links, 28,672 ports →  300 MB (+ 176 MB if every port has events)
+//!                             24,576 links, 28,672 ports →  325 MB (+ 176 MB if every port has events)
 //! ```
 //!
 //! (Events come from wormhole switches' flow control; the output-queued default has

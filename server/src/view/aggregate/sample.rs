@@ -78,6 +78,11 @@ impl<T: Timed> Sample<T> {
         &self.items[lo..hi.max(lo)]
     }
 
+    /// The records kept, in key order.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+
     /// Records kept.
     pub fn len(&self) -> usize {
         self.items.len()

@@ -204,6 +204,20 @@ fn a_links_messages_add_up_to_its_bytes_when_none_were_dropped() {
         assert_eq!(m.listed.iter().map(|m| m.tag).collect::<Vec<_>>(), tags);
     }
     assert!(a.link_messages(3, 0, u64::MAX, 10).is_none());
+    // A window inside a long message holds it: 4,000 to 2,000,003 ns on 3 → 1.
+    let link = a.links().iter().position(|l| (l.from, l.to) == (3, 1)).expect("a link");
+    let middle = a.link_messages(link, 1_000_000, 1_000_001, 10).expect("a link");
+    assert_eq!((middle.messages, middle.kept), (1, 1));
+    assert_eq!(middle.listed[0].tag, 4);
+    // The first bin (32,768 ns) holds it and the message of no length at 700 ns; one
+    // after its last byte neither.
+    let first = a.link_messages(link, 0, 1, 10).expect("a link");
+    assert_eq!(
+        (first.messages, first.listed.iter().map(|m| m.tag).collect()),
+        (2, vec![3, 4])
+    );
+    let after = a.link_messages(link, 3_000_000, 3_000_001, 10).expect("a link");
+    assert_eq!((after.messages, after.kept), (0, 0));
 }
 
 /// A link with more messages in a group of bins than it keeps keeps the first by the
@@ -239,7 +253,7 @@ fn a_link_keeps_the_first_messages_of_a_group_and_counts_the_rest() {
     );
     // Memory: the sample, whatever the messages (sizes as the docs' figures say).
     assert_eq!((size_of::<Message>(), size_of::<TimedEvent>()), (48, 16));
-    assert_eq!(a.bin_bytes(), BINS * 12 + 2 * MESSAGES_PER_GROUP * size_of::<Message>());
+    assert_eq!(a.bin_bytes(), BINS * 16 + 2 * MESSAGES_PER_GROUP * size_of::<Message>());
 }
 
 /// Samples and event counts widened as a stream grows equal those made at the final

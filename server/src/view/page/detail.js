@@ -103,8 +103,8 @@
     }
     const head = element("h2", {}, `${m.from} → ${m.to}`);
     const summary = element("p", {},
-      `${m.messages} messages started on it in ${time(m.from_ns)} – ${time(m.to_ns)} (${bytes(m.bytes)} on it); ` +
-      `${m.kept} kept (the first ${m.kept_per_group} of each ${m.group_bins} bins)` +
+      `${m.messages} messages on it in ${time(m.from_ns)} – ${time(m.to_ns)} (${bytes(m.bytes)}); ` +
+      `${m.kept} kept (the first ${m.kept_per_group} to start in each ${m.group_bins} bins)` +
       (m.listed.length < m.kept ? `, the first ${m.listed.length} listed` : "") +
       (m.kept > LISTED ? `, ${LISTED} shown` : ""));
     const ports = element("p");
