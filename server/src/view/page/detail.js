@@ -19,6 +19,7 @@
     port: null,       // the selected port's name, or null
     seen: null,       // the window the panels show
     app: null,        // /api/app over the whole run, or null
+    choices: null,    // a clicked device's ports, or null
   };
   const byId = (id) => document.getElementById(id);
 
@@ -186,7 +187,14 @@
     const listed = element("p", {}, p.kept_events === 0 ? "no events in the window" :
       `events kept: ${p.kept_events} (the first ${p.kept_per_group} of each group of bins)` +
       (p.kept_events > LISTED ? `, the first ${LISTED} shown` : ""));
-    portBox.replaceChildren(head, summary, chart, legend, listed, list);
+    const choices = element("p");
+    for (const port of panel.choices || []) {
+      const button = element("button", { type: "button" }, port);
+      if (port === p.port) button.disabled = true;
+      button.addEventListener("click", () => selectPort(port));
+      choices.appendChild(button);
+    }
+    portBox.replaceChildren(head, choices, summary, chart, legend, listed, list);
     portBox.hidden = false;
     drawPortChart(chart, p);
   }
@@ -352,9 +360,42 @@
     return best;
   }
 
+  // The device under (x, y), or null.
+  function deviceAt(x, y) {
+    const i = view.places.findIndex((p) => Math.hypot(p.x - x, p.y - y) < 6);
+    return i < 0 ? null : i;
+  }
+
+  // A device's ports that the trace's links show, the one sending the most in the
+  // window first.
+  function portsOf(device) {
+    const t = view.trace;
+    const sent = new Map();
+    t.links.forEach((l, i) => {
+      const load = view.window ? view.window.bytes[i] || 0 : 0;
+      if (l.from_device === device) sent.set(l.from, (sent.get(l.from) || 0) + load);
+      if (l.to_device === device && !sent.has(l.to)) sent.set(l.to, 0);
+    });
+    return [...sent.entries()].sort((a, b) => b[1] - a[1]).map(([port]) => port);
+  }
+
+  function selectDevice(device) {
+    const ports = portsOf(device);
+    if (ports.length === 0) return;
+    selectPort(ports[0]);
+    panel.choices = ports;
+  }
+
   byId("network").addEventListener("click", (e) => {
     const r = e.target.getBoundingClientRect();
-    const link = linkAt(e.clientX - r.left, e.clientY - r.top);
+    const [x, y] = [e.clientX - r.left, e.clientY - r.top];
+    const device = deviceAt(x, y);
+    if (device !== null) {
+      selectDevice(device);
+      return;
+    }
+    panel.choices = null;
+    const link = linkAt(x, y);
     if (link !== null) selectLink(link);
   });
   byId("top").tBodies[0].addEventListener("click", (e) => {
