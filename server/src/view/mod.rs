@@ -101,8 +101,8 @@
 //!                             24,576 links, 28,672 ports →  325 MB (+ 176 MB if every port has events)
 //! ```
 //!
-//! (The 256-host preset's all-to-all gives 512 of its 1,024 ports flow-control
-//! events: 14.4 MB in all.) The application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per
+//! (Events come from wormhole switches: the 256-host `fat-tree` preset's all-to-all
+//! gives 512 of its 1,024 ports flow-control events, 14.4 MB in all.) The application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per
 //! state it holds (at most [`app::MAX_STATES`]): 4,096 tasks in 5 states, 42 MB.
 //!
 //! A trace of more than [`reader::MAX_THREADS`] threads is refused, so the bound holds
