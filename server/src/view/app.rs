@@ -416,3 +416,102 @@ pub fn spawn(path: &Path) -> std::io::Result<Arc<RwLock<App>>> {
         })?;
     Ok(app)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `prv` (and `pcf`) written in `dir` as `vesper view --app` does.
+    fn read_app(name: &str, prv: &str, pcf: Option<&str>) -> App {
+        let dir = std::env::temp_dir().join(format!("vesper-view-app-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        std::fs::write(dir.join("app.prv"), prv).expect("a trace");
+        if let Some(pcf) = pcf {
+            std::fs::write(dir.join("app.pcf"), pcf).expect("a .pcf");
+        }
+        let app = Arc::new(RwLock::new(App::new("app.prv".into())));
+        load(&dir.join("app.prv"), &app);
+        let app = read_lock(&app).clone();
+        let _ = std::fs::remove_dir_all(&dir);
+        app
+    }
+
+    const PCF: &str = "DEFAULT_OPTIONS\n\nSTATES\n0    Idle\n1    Running\n3    Waiting a message\n\n\
+                       STATES_COLOR\n0    {117,195,255}\n1    {0,0,255}\n3    {255,0,0}\n\n\
+                       EVENT_TYPE\n0    50000001    MPI Point-to-point\n";
+
+    /// Task 1 has two threads, task 2 one; states of uneven lengths across bins, the
+    /// events and communications read and not kept.
+    #[test]
+    fn each_threads_state_time_is_its_records_time() {
+        let prv = "#Paraver (01/01/2026 at 00:00):1000_ns:2(2,1):1:2(2:1,1:2)\n\
+                   2:1:1:1:1:0:50000001:1\n\
+                   1:1:1:1:1:0:700:1\n\
+                   1:2:1:1:2:0:300:3\n\
+                   1:2:1:1:2:300:1000:1\n\
+                   1:3:1:2:1:10:990:3\n\
+                   3:1:1:1:1:5:5:3:1:2:1:9:9:100:1\n\
+                   1:1:1:1:1:700:1000:7\n";
+        let app = read_app("threads", prv, Some(PCF));
+        assert_eq!(app.problem, None);
+        assert_eq!(app.threads, ["task 1.1", "task 1.2", "task 2"]);
+        assert_eq!(
+            app.totals(),
+            [vec![(1, 700), (7, 300)], vec![(3, 300), (1, 700)], vec![(3, 980)]]
+        );
+        let json = app_json(&app, AppQuery::default());
+        assert_eq!((json.from_ns, json.to_ns, json.bin_ns), (0, 1000, 4));
+        let names: Vec<&str> = json.states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Running", "Waiting a message", "state 7"]);
+        assert_eq!(json.states[0].colour.as_deref(), Some("#0000ff"));
+        assert_eq!(json.states[2].colour, None);
+        // In the window [0, 400): task 1.2 waited 300 ns and ran 100.
+        let json = app_json(
+            &app,
+            AppQuery {
+                from_ns: Some(0),
+                to_ns: Some(400),
+            },
+        );
+        assert_eq!(json.threads[1].time_ns, [100, 300, 0]);
+        assert_eq!(json.threads[1].dominant.len(), 100);
+        assert_eq!(json.threads[1].dominant[0], Some(1));
+        assert_eq!(json.threads[2].dominant[0], None, "task 2 starts at 10 ns");
+        assert_eq!(json.threads[2].dominant[3], Some(1));
+    }
+
+    #[test]
+    fn an_application_trace_that_is_no_trace_is_a_problem_naming_its_line() {
+        for (prv, expected) in [
+            ("", "app.prv line 1: expected a Paraver header"),
+            (
+                "#Paraver (01/01/2026 at 00:00):100_ns:0:1:1(1:0)\n1:0:1:2:1:0:5:1\n",
+                "app.prv line 2: application 1 and a task and thread",
+            ),
+            (
+                "#Paraver (01/01/2026 at 00:00):100_ns:0:1:1(1:0)\n1:0:1:1:1:0:5:1\n1:0:1:1:1:5:9",
+                "app.prv line 3: the file ends in the middle of a line",
+            ),
+        ] {
+            let app = read_app("broken", prv, None);
+            let problem = app.problem.expect("a problem");
+            assert!(problem.contains(expected), "{problem}");
+        }
+        let many: String = (0..=MAX_STATES)
+            .map(|s| format!("1:0:1:1:1:{s}:{}:{s}\n", s + 1))
+            .collect();
+        let app = read_app(
+            "many",
+            &format!("#Paraver (01/01/2026 at 00:00):100_ns:0:1:1(1:0)\n{many}"),
+            None,
+        );
+        assert!(
+            app.problem
+                .as_deref()
+                .expect("a problem")
+                .contains("more than 64 different states")
+        );
+        assert_eq!(app.totals()[0].len(), MAX_STATES);
+    }
+}
