@@ -676,7 +676,7 @@ impl Aggregate {
         let (range, start, end) = self.snap(from_ns, to_ns);
         // Those that started by the window's end, but those that ended before it.
         let count = |bins: &[u32]| bins.iter().map(|&n| u64::from(n)).sum::<u64>();
-        let messages = count(&l.started[..range.end]) - count(&l.ended[..range.start]);
+        let messages = count(&l.started[..range.end]).saturating_sub(count(&l.ended[..range.start]));
         let on = |m: &&Message| m.send_ns < end && m.last_ns() >= start;
         Some(LinkMessages {
             from_ns: start,

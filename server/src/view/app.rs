@@ -145,7 +145,7 @@ impl App {
         {
             let lo = axis.start(b).max(u128::from(begin_ns));
             let hi = axis.start(b + 1).min(u128::from(end_ns));
-            *bin += (hi - lo) as u64;
+            *bin = bin.saturating_add((hi - lo) as u64);
         }
         Ok(())
     }
@@ -154,9 +154,15 @@ impl App {
     pub fn totals(&self) -> Vec<Vec<(u64, u64)>> {
         self.per_thread
             .iter()
-            .map(|t| t.states.iter().map(|(s, bins)| (*s, bins.iter().sum())).collect())
+            .map(|t| t.states.iter().map(|(s, bins)| (*s, total(&bins[..]))).collect())
             .collect()
     }
+}
+
+/// The sum of `bins` (at most `u64::MAX`: overlapping states of a broken file may
+/// hold more than time).
+fn total(bins: &[u64]) -> u64 {
+    bins.iter().fold(0u64, |s, b| s.saturating_add(*b))
 }
 
 /// The `.pcf`'s states: `STATES` lines `<value> <name>`, `STATES_COLOR` lines `<value>
@@ -362,7 +368,7 @@ pub fn app_json(app: &App, query: AppQuery) -> AppJson {
             let index = |s: u64| values.binary_search(&s).unwrap_or(0);
             let mut time_ns = vec![0u64; values.len()];
             for (s, bins) in &t.states {
-                time_ns[index(*s)] = bins[range.clone()].iter().sum();
+                time_ns[index(*s)] = total(&bins[range.clone()]);
             }
             let dominant = range
                 .clone()

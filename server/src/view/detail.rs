@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Json, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use super::aggregate::{EVENTS_PER_GROUP, GROUP_BINS, MARKS, MESSAGES_PER_GROUP, Message, TimedEvent};
+use super::aggregate::{EVENTS_PER_GROUP, GROUP_BINS, MESSAGES_PER_GROUP, Mark, Message, TimedEvent};
 use super::{Shared, app, read_lock};
 
 const DETAIL_JS: &str = include_str!("page/detail.js");
@@ -182,8 +182,8 @@ pub fn port_json(state: &Shared, query: &PortQuery) -> Result<PortJson, String> 
             LIST_LIMIT,
         )
         .ok_or_else(|| format!("port {:?} is not in the records read so far", query.port))?;
-    let column = |k: usize| d.marks.iter().map(|m| m[k]).collect::<Vec<u32>>();
-    debug_assert_eq!(MARKS, 4);
+    let column = |k: Mark| d.marks.iter().map(|m| m[k as usize]).collect::<Vec<u32>>();
+    let total = |k: Mark| d.totals[k as usize];
     Ok(PortJson {
         port: query.port.clone(),
         from_ns: d.from_ns,
@@ -193,16 +193,16 @@ pub fn port_json(state: &Shared, query: &PortQuery) -> Result<PortJson, String> 
         max_level: d.max_level,
         mean_level: d.mean_level,
         marks: MarksJson {
-            stop: column(0),
-            go: column(1),
-            hol: column(2),
-            wait: column(3),
+            stop: column(Mark::Stop),
+            go: column(Mark::Go),
+            hol: column(Mark::Hol),
+            wait: column(Mark::Wait),
         },
         totals: MarksJson {
-            stop: d.totals[0],
-            go: d.totals[1],
-            hol: d.totals[2],
-            wait: d.totals[3],
+            stop: total(Mark::Stop),
+            go: total(Mark::Go),
+            hol: total(Mark::Hol),
+            wait: total(Mark::Wait),
         },
         kept_events: d.kept_events,
         kept_per_group: EVENTS_PER_GROUP,
