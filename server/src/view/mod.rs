@@ -82,11 +82,12 @@
 //!
 //! Beside the bins, for the page's panels ([`detail`]): per link, the messages whose
 //! first byte left and whose last byte arrived in each bin (counted: a window's
-//! messages are those that started by its end but did not end before it), and a sample of them (the first
-//! [`aggregate::MESSAGES_PER_GROUP`] of every [`aggregate::GROUP_BINS`] bins, 48 bytes
-//! each); per port with STOP/GO, head-of-line or bubble-wait events, their counts per
-//! bin by kind and a sample (the first [`aggregate::EVENTS_PER_GROUP`] of every
-//! [`aggregate::GROUP_BINS`] bins, 16 bytes each).
+//! messages are those that started by its end but did not end before it), and a
+//! sample of them (the first [`aggregate::MESSAGES_PER_GROUP`] of every
+//! [`aggregate::GROUP_BINS`] bins, 48 bytes each); per port with STOP/GO,
+//! head-of-line or bubble-wait events, their counts per bin by kind and a sample (the
+//! first [`aggregate::EVENTS_PER_GROUP`] of every [`aggregate::GROUP_BINS`] bins, 16
+//! bytes each).
 //!
 //! Memory, whatever the run's length (`L` links, `P` ports with a backlog, `E` ports
 //! with events, `T` threads):
@@ -102,8 +103,9 @@
 //! ```
 //!
 //! (Events come from wormhole switches: the 256-host `fat-tree` preset's all-to-all
-//! gives 512 of its 1,024 ports flow-control events, 14.4 MB in all.) The application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per
-//! state it holds (at most [`app::MAX_STATES`]): 4,096 tasks in 5 states, 42 MB.
+//! gives 512 of its 1,024 ports flow-control events, 14.4 MB in all.) The
+//! application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per state it
+//! holds (at most [`app::MAX_STATES`]): 4,096 tasks in 5 states, 42 MB.
 //!
 //! A trace of more than [`reader::MAX_THREADS`] threads is refused, so the bound holds
 //! for any file.
