@@ -314,3 +314,285 @@ fn a_trace_that_cannot_be_opened_or_an_address_that_cannot_be_bound_is_refused()
     let stderr = vesper(&[prv.to_str().expect("a UTF-8 path"), "--link-bandwidth", "0"]);
     assert!(stderr.contains("expected a positive number of MB/s"), "{stderr}");
 }
+
+/// A trace's text, with its ports' names.
+struct TraceText {
+    text: String,
+    threads: Vec<String>,
+    /// per task (1-based): its first thread (0-based)
+    first: Vec<usize>,
+}
+
+impl TraceText {
+    fn read(prv: &Path, row: Option<&Path>) -> TraceText {
+        let text = std::fs::read_to_string(prv).expect("the trace");
+        let threads = row.map_or_else(Vec::new, |row| {
+            let row = std::fs::read_to_string(row).expect("the .row");
+            let names = row.split("LEVEL THREAD SIZE ").nth(1).expect("threads");
+            names.lines().skip(1).map(String::from).collect()
+        });
+        let header = text.lines().next().expect("a header");
+        let tasks = header.rsplit_once('(').expect("tasks").1.trim_end_matches(')');
+        let mut first = vec![0usize, 0];
+        for task in tasks.split(',') {
+            let n: usize = task.split(':').next().and_then(|n| n.parse().ok()).expect("threads");
+            first.push(first.last().expect("a first") + n);
+        }
+        TraceText { text, threads, first }
+    }
+
+    /// The 0-based thread of a record's task and thread fields.
+    fn thread(&self, task: &str, thread: &str) -> usize {
+        let (task, thread): (usize, usize) = (task.parse().expect("a task"), thread.parse().expect("a thread"));
+        self.first[task] + thread - 1
+    }
+
+    fn records(&self, kind: &str) -> impl Iterator<Item = Vec<&str>> {
+        let prefix = format!("{kind}:");
+        self.text
+            .lines()
+            .filter(move |l| l.starts_with(&prefix))
+            .map(|l| l.split(':').collect())
+    }
+}
+
+/// `vesper run` of a 16-task all-to-all on the kary-ntree preset with wormhole switches
+/// (STOP/GO flow control), its outputs in `dir`: `network.prv` and `app.prv`.
+fn run_wormhole(dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args([
+            "run",
+            "--preset",
+            "kary-ntree",
+            "--switch",
+            "wormhole",
+            "--tasks",
+            "16",
+            "--size",
+            "20000",
+        ])
+        .arg("--output")
+        .arg(dir)
+        .arg("--trace")
+        .arg(dir.join("network.prv"))
+        .output()
+        .expect("vesper runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The panels' routes against the trace's own text: a link's messages are its
+/// records (all counted; those kept add up to its bytes when none were dropped), a
+/// port's STOP/GO/head-of-line/bubble-wait counts are its event records, and each
+/// task's state time is its state records' time in `app.prv`.
+#[test]
+fn the_panels_hold_a_links_messages_a_ports_events_and_the_tasks_states() {
+    let dir = scratch("detail");
+    run_wormhole(&dir);
+    let net = TraceText::read(&dir.join("network.prv"), Some(&dir.join("network.row")));
+    let app_path = dir.join("app.prv");
+    let viewer = Viewer::start(&[
+        dir.join("network.prv").to_str().expect("a UTF-8 path"),
+        "--app",
+        app_path.to_str().expect("a UTF-8 path"),
+    ]);
+    let trace = viewer.trace();
+    assert_eq!(trace["problem"], Value::Null, "{trace}");
+
+    // A link's messages: per (from, to) port, the records' (tag, size).
+    let mut records: BTreeMap<(String, String), Vec<(u64, u64)>> = BTreeMap::new();
+    for f in net.records("3") {
+        let (from, to) = (
+            &net.threads[net.thread(f[3], f[4])],
+            &net.threads[net.thread(f[9], f[10])],
+        );
+        let message = (f[14].parse().expect("a tag"), f[13].parse().expect("a size"));
+        records.entry((from.clone(), to.clone())).or_default().push(message);
+    }
+    let links = trace["links"].as_array().expect("links");
+    let mut whole = 0;
+    for (i, link) in links.iter().enumerate() {
+        let m = viewer.json(&format!("/api/link?link={i}"));
+        let key = (
+            link["from"].as_str().expect("a port").to_string(),
+            link["to"].as_str().expect("a port").to_string(),
+        );
+        assert_eq!((&m["from"], &m["to"]), (&link["from"], &link["to"]));
+        // A link of the topology that carried nothing has no record.
+        let text = records.get(&key).map_or(&[][..], Vec::as_slice);
+        assert_eq!(m["messages"].as_u64(), Some(text.len() as u64), "{m}");
+        assert_eq!(m["bytes"], link["bytes"]);
+        let listed = m["listed"].as_array().expect("messages");
+        for l in listed {
+            let message = (
+                l["tag"].as_u64().expect("a tag"),
+                l["size_bytes"].as_u64().expect("a size"),
+            );
+            assert!(text.contains(&message), "{l} is no record of {key:?}");
+        }
+        if m["kept"].as_u64() == m["messages"].as_u64() {
+            whole += 1;
+            let sum: u64 = listed.iter().map(|l| l["size_bytes"].as_u64().expect("a size")).sum();
+            assert_eq!(Some(sum), link["bytes"].as_u64(), "{m}");
+        } else {
+            assert!(m["kept"].as_u64() < m["messages"].as_u64(), "{m}");
+        }
+    }
+    assert!(whole > 0, "no link kept all its messages");
+
+    // In a window, the messages with bytes on the link in it: from the first byte
+    // leaving (physical send) to the last arriving (physical receive).
+    let bin_ns = trace["bin_ns"].as_u64().expect("a width");
+    let mut on: BTreeMap<(String, String), Vec<(u64, u64)>> = BTreeMap::new();
+    for f in net.records("3") {
+        let (from, to) = (
+            &net.threads[net.thread(f[3], f[4])],
+            &net.threads[net.thread(f[9], f[10])],
+        );
+        let (send, receive): (u64, u64) = (f[6].parse().expect("a time"), f[12].parse().expect("a time"));
+        on.entry((from.clone(), to.clone()))
+            .or_default()
+            .push((send, receive.saturating_sub(1).max(send)));
+    }
+    let mut seen = 0;
+    for (i, link) in links.iter().enumerate() {
+        let m = viewer.json(&format!(
+            "/api/link?link={i}&from_ns={}&to_ns={}",
+            40 * bin_ns + 3,
+            56 * bin_ns
+        ));
+        let (a, b) = (
+            m["from_ns"].as_u64().expect("a start"),
+            m["to_ns"].as_u64().expect("an end"),
+        );
+        assert_eq!((a, b), (40 * bin_ns, 56 * bin_ns));
+        let key = (
+            link["from"].as_str().expect("a port").to_string(),
+            link["to"].as_str().expect("a port").to_string(),
+        );
+        let expected = on
+            .get(&key)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|&&(send, last)| send < b && last >= a)
+            .count() as u64;
+        assert_eq!(m["messages"].as_u64(), Some(expected), "{m}");
+        seen += expected;
+    }
+    assert!(seen > 0);
+
+    // A port's events: per port, STOP, GO, head-of-line and bubble-wait starts.
+    let mut events: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    for f in net.records("2") {
+        let port = &net.threads[net.thread(f[3], f[4])];
+        for pair in f[6..].chunks(2) {
+            let kind = match (pair[0], pair[1]) {
+                ("70000001" | "70000002", "1") => 0,
+                ("70000001" | "70000002", "2") => 1,
+                ("70000003", "1") => 2,
+                ("70000007", "1") => 3,
+                _ => continue,
+            };
+            events.entry(port.clone()).or_default()[kind] += 1;
+        }
+    }
+    let stops: u64 = events.values().map(|e| e[0]).sum();
+    assert!(stops > 0, "a wormhole all-to-all sends STOP");
+    for (port, counts) in &events {
+        let p = viewer.json(&format!("/api/port?port={port}"));
+        let totals = &p["totals"];
+        assert_eq!(
+            [&totals["stop"], &totals["go"], &totals["hol"], &totals["wait"]].map(|v| v.as_u64().expect("a count")),
+            *counts,
+            "{port}"
+        );
+        let per_bin: u64 = p["marks"]["stop"]
+            .as_array()
+            .expect("bins")
+            .iter()
+            .map(|c| c.as_u64().expect("a count"))
+            .sum();
+        assert_eq!(per_bin, counts[0]);
+        assert_eq!(
+            p["max_level"].as_array().expect("bins").len(),
+            trace["bins"].as_u64().expect("bins") as usize
+        );
+    }
+
+    // The tasks' states: each thread's time is its state records' time.
+    let app = TraceText::read(&app_path, None);
+    let mut state_ns = vec![0u64; app.first.last().copied().expect("threads")];
+    for f in app.records("1") {
+        let (begin, end): (u64, u64) = (f[5].parse().expect("a time"), f[6].parse().expect("a time"));
+        state_ns[app.thread(f[3], f[4])] += end - begin;
+    }
+    let states = viewer.json("/api/app");
+    assert_eq!(states["problem"], Value::Null, "{states}");
+    let threads = states["threads"].as_array().expect("threads");
+    assert_eq!(threads.len(), 16);
+    for (thread, expected) in threads.iter().zip(&state_ns) {
+        let sum: u64 = thread["time_ns"]
+            .as_array()
+            .expect("times")
+            .iter()
+            .map(|t| t.as_u64().expect("ns"))
+            .sum();
+        assert_eq!(sum, *expected, "{}", thread["name"]);
+        assert!(*expected > 0);
+    }
+    assert!(
+        states["states"]
+            .as_array()
+            .expect("states")
+            .iter()
+            .all(|s| s["name"].as_str().is_some_and(|n| !n.starts_with("state "))),
+        "the .pcf names them"
+    );
+
+    // The panels' script, and what is not there.
+    let (status, content_type, script) = viewer.get("/detail.js");
+    assert_eq!((status, content_type.as_str()), (200, "text/javascript; charset=utf-8"));
+    assert!(script.contains("/api/link") && !script.contains("http://") && !script.contains("https://"));
+    assert_eq!(viewer.get(&format!("/api/link?link={}", links.len())).0, 404);
+    assert_eq!(viewer.get("/api/link").0, 400);
+    assert_eq!(viewer.get("/api/port?port=nowhere.p0").0, 404);
+}
+
+/// An application trace that cannot be read is a message on the page; without
+/// `--app` there is none to ask for.
+#[test]
+fn a_broken_or_missing_application_trace_is_a_message_on_the_page() {
+    let dir = scratch("app-broken");
+    let prv = run_traced(&dir);
+    let prv = prv.to_str().expect("a UTF-8 path");
+    let junk = dir.join("app.prv");
+    std::fs::write(
+        &junk,
+        "#Paraver (01/01/2026 at 00:00):100_ns:0:1:1(1:0)\n1:0:1:1:1:0:50:1\n1:0:1:1:1:50:999:3\n",
+    )
+    .expect("an app trace");
+    let missing = dir.join("gone.prv");
+    for (app, expected) in [
+        (
+            &junk,
+            "app.prv line 3: a state ending at 999 ns, after the header's end (100 ns)",
+        ),
+        (&missing, "gone.prv: No such file"),
+    ] {
+        let viewer = Viewer::start(&[prv, "--app", app.to_str().expect("a UTF-8 path")]);
+        let end = Instant::now() + Duration::from_secs(20);
+        let states = loop {
+            let states = viewer.json("/api/app");
+            if states["loading"] == false {
+                break states;
+            }
+            assert!(Instant::now() < end, "still reading after 20 s");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let problem = states["problem"].as_str().expect("a problem");
+        assert!(problem.contains(expected), "{problem}");
+        assert_eq!(viewer.get("/").0, 200);
+        assert_eq!(viewer.trace()["problem"], Value::Null);
+    }
+    let viewer = Viewer::start(&[prv]);
+    assert_eq!(viewer.get("/api/app").0, 404);
+}

@@ -18,11 +18,24 @@
 //! - the bins depend only on the records, not on how they were fed: the cumulative
 //!   split of a coarse bin is the sum of its two halves', so bins widened as a stream
 //!   grows equal bins made at the final width from the start;
-//! - memory: per link [`BINS`] × 8 bytes, per port with a backlog [`BINS`] × 10 bytes,
-//!   whatever the run's length; links and ports are at most the trace's threads, which
-//!   the reader bounds.
+//! - memory: per link [`BINS`] × 16 bytes (its bytes, and the messages that started and
+//!   ended on it, per bin) and a [`Sample`] of at most [`MESSAGES_PER_GROUP`] messages per
+//!   [`GROUP_BINS`] bins (48 bytes each): at most 10,240 bytes a link; per port with a backlog [`BINS`] × 10 bytes;
+//!   per port with flow-control, head-of-line or bubble events [`BINS`] × 16 bytes of
+//!   counts and a sample of at most [`EVENTS_PER_GROUP`] events per [`GROUP_BINS`] bins
+//!   (16 bytes each); whatever the run's length. Links and ports are at most the
+//!   trace's threads, which the reader bounds ([`Aggregate::bin_bytes`] says the total).
+//!
+//! Beside the bins, what a page shows of one link or port ([`Aggregate::link_messages`],
+//! [`Aggregate::port_detail`]): the messages that crossed a link (a sample, with the
+//! count of all), and a port's STOP/GO, head-of-line blocking and bubble-wait events
+//! (counted per bin, and a sample).
 
 use std::fmt;
+
+mod sample;
+
+pub use sample::{GROUP_BINS, Sample, Timed};
 
 /// Bins of the time axis, whatever the run's length.
 pub const BINS: usize = 256;
@@ -32,6 +45,13 @@ const BINS_LOG2: u32 = BINS.trailing_zeros();
 
 /// Widest bin: `BINS` bins of `2^MAX_SHIFT` ns cover every `u64` time.
 const MAX_SHIFT: u32 = u64::BITS - BINS_LOG2;
+
+/// Messages a link keeps per [`GROUP_BINS`] bins (the first to start on it); the others
+/// are counted.
+pub const MESSAGES_PER_GROUP: usize = 2;
+
+/// Events a port keeps per [`GROUP_BINS`] bins (the first); the others are counted.
+pub const EVENTS_PER_GROUP: usize = 2;
 
 /// No link or port (an index into `Aggregate::links` or `ports`).
 const NONE: u32 = u32::MAX;
@@ -85,18 +105,18 @@ impl TimeAxis {
     }
 
     /// Whether time `t_ns` falls in a bin.
-    fn holds(self, t_ns: u64) -> bool {
+    pub(crate) fn holds(self, t_ns: u64) -> bool {
         self.shift >= MAX_SHIFT || t_ns >> self.shift < BINS as u64
     }
 
     /// The bin of time `t_ns` (which the axis holds).
-    fn bin(self, t_ns: u64) -> usize {
+    pub(crate) fn bin(self, t_ns: u64) -> usize {
         (t_ns >> self.shift) as usize
     }
 
     /// Where bin `b` starts \[ns\] (`u128`: the end of the last bin of the widest axis
     /// is 2^64).
-    fn start(self, b: usize) -> u128 {
+    pub(crate) fn start(self, b: usize) -> u128 {
         (b as u128) << self.shift
     }
 }
@@ -114,6 +134,155 @@ pub struct Link {
     pub messages: u64,
     /// bytes per bin
     bins: Box<[u64; BINS]>,
+    /// messages whose first byte left in each bin
+    started: Box<[u32; BINS]>,
+    /// messages whose last byte was on the link in each bin (the last bin they have
+    /// bytes in)
+    ended: Box<[u32; BINS]>,
+    /// the first messages to start in each group of bins
+    sample: Sample<Message>,
+}
+
+/// A message's crossing of a link: its communication record but for the ports (the
+/// link's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Message {
+    /// the message's number, the same on every link it crosses (the record's tag: in
+    /// injection order; on `R` rails message `n` of rail `r` is `(n − 1)·R + r + 1`)
+    pub tag: u64,
+    /// logical send: the sending device had the message's first byte \[ns\]
+    pub logical_send_ns: u64,
+    /// physical send: the first byte left on the link \[ns\]
+    pub send_ns: u64,
+    /// logical receive: the first byte arrived at the far end \[ns\]
+    pub logical_receive_ns: u64,
+    /// physical receive: the last byte arrived \[ns\]
+    pub receive_ns: u64,
+    /// the message's bytes
+    pub size_bytes: u64,
+}
+
+impl Timed for Message {
+    fn key(&self) -> (u64, u64) {
+        (self.send_ns, self.tag)
+    }
+}
+
+impl Message {
+    /// The last nanosecond it is on the link (its bytes are spread over `[send,
+    /// receive)`, or all at `send` when `receive ≤ send`).
+    pub fn last_ns(&self) -> u64 {
+        last_ns(self.send_ns, self.receive_ns)
+    }
+}
+
+/// The last nanosecond a message sent over `[send_ns, receive_ns)` is on its link.
+fn last_ns(send_ns: u64, receive_ns: u64) -> u64 {
+    if receive_ns > send_ns { receive_ns - 1 } else { send_ns }
+}
+
+/// A port's event that the page marks: flow control (values 1 = STOP, 2 = GO of
+/// Paraver types 70000001 sent and 70000002 received), head-of-line blocking (70000003)
+/// and bubble flow control's wait for a slot beyond the cable (70000007), each start
+/// (1) and end (0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortEvent {
+    /// it sent STOP
+    StopSent,
+    /// it sent GO
+    GoSent,
+    /// it received STOP
+    StopReceived,
+    /// it received GO
+    GoReceived,
+    /// head-of-line blocking started
+    HolStart,
+    /// head-of-line blocking ended
+    HolEnd,
+    /// it started waiting for a slot beyond its cable
+    WaitStart,
+    /// it stopped waiting
+    WaitEnd,
+}
+
+/// Paraver's event types of [`PortEvent`]s.
+pub const FLOW_CONTROL_SENT: u64 = 70_000_001;
+/// See [`FLOW_CONTROL_SENT`].
+pub const FLOW_CONTROL_RECEIVED: u64 = 70_000_002;
+/// See [`FLOW_CONTROL_SENT`].
+pub const HOL_BLOCKING: u64 = 70_000_003;
+/// See [`FLOW_CONTROL_SENT`].
+pub const ROOM_WAIT: u64 = 70_000_007;
+
+impl PortEvent {
+    /// The event of Paraver type `event_type` with `value`, if it is one the page marks.
+    pub fn of(event_type: u64, value: u64) -> Option<PortEvent> {
+        use PortEvent::*;
+        Some(match (event_type, value) {
+            (FLOW_CONTROL_SENT, 1) => StopSent,
+            (FLOW_CONTROL_SENT, 2) => GoSent,
+            (FLOW_CONTROL_RECEIVED, 1) => StopReceived,
+            (FLOW_CONTROL_RECEIVED, 2) => GoReceived,
+            (HOL_BLOCKING, 1) => HolStart,
+            (HOL_BLOCKING, 0) => HolEnd,
+            (ROOM_WAIT, 1) => WaitStart,
+            (ROOM_WAIT, 0) => WaitEnd,
+            _ => return None,
+        })
+    }
+
+    /// What a port's bins count it as: STOP, GO, head-of-line blocking or a bubble wait
+    /// (the starts; the ends are in the sample).
+    pub fn counted(self) -> Option<Mark> {
+        use PortEvent::*;
+        match self {
+            StopSent | StopReceived => Some(Mark::Stop),
+            GoSent | GoReceived => Some(Mark::Go),
+            HolStart => Some(Mark::Hol),
+            WaitStart => Some(Mark::Wait),
+            HolEnd | WaitEnd => None,
+        }
+    }
+}
+
+/// What a port's event bins count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// STOP sent or received
+    Stop = 0,
+    /// GO sent or received
+    Go = 1,
+    /// head-of-line blocking started
+    Hol = 2,
+    /// a bubble wait started
+    Wait = 3,
+}
+
+/// [`Mark`]s.
+pub const MARKS: usize = 4;
+
+/// A port's event, as a sample keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TimedEvent {
+    /// when \[ns\]
+    pub at_ns: u64,
+    /// what
+    pub event: PortEvent,
+}
+
+impl Timed for TimedEvent {
+    fn key(&self) -> (u64, u64) {
+        (self.at_ns, self.event as u64)
+    }
+}
+
+/// A port's marked events: counts per bin and a sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Marks {
+    /// per bin, per [`Mark`]
+    counts: Box<[[u32; MARKS]; BINS]>,
+    sample: Sample<TimedEvent>,
 }
 
 /// A port's backlog, as its state records show it.
@@ -186,6 +355,9 @@ pub struct Aggregate {
     port_of: Vec<u32>,
     links: Vec<Link>,
     ports: Vec<Port>,
+    /// per thread: its entry in `marks`, or `NONE`
+    marks_of: Vec<u32>,
+    marks: Vec<Marks>,
     counts: Counts,
     /// the end time the trace's header gives \[ns\]
     header_end_ns: u64,
@@ -206,6 +378,8 @@ impl Aggregate {
             port_of: vec![NONE; threads],
             links: Vec::new(),
             ports: Vec::new(),
+            marks_of: vec![NONE; threads],
+            marks: Vec::new(),
             counts: Counts::default(),
             header_end_ns: end_ns,
             latest_ns: 0,
@@ -249,9 +423,22 @@ impl Aggregate {
         total
     }
 
-    /// Heap bytes taken by the bins (the figure the module's docs bound).
+    /// Heap bytes taken by the bins and samples (the figure the module's docs bound).
     pub fn bin_bytes(&self) -> usize {
-        self.links.len() * BINS * size_of::<u64>() + self.ports.len() * BINS * (size_of::<u16>() + size_of::<u64>())
+        let samples: usize = self
+            .links
+            .iter()
+            .map(|l| l.sample.len() * size_of::<Message>())
+            .sum::<usize>()
+            + self
+                .marks
+                .iter()
+                .map(|m| m.sample.len() * size_of::<TimedEvent>())
+                .sum::<usize>();
+        self.links.len() * BINS * (size_of::<u64>() + 2 * size_of::<u32>())
+            + self.ports.len() * BINS * (size_of::<u16>() + size_of::<u64>())
+            + self.marks.len() * BINS * MARKS * size_of::<u32>()
+            + samples
     }
 
     fn check(&self, thread: Thread) -> Result<usize, AggregateError> {
@@ -288,6 +475,9 @@ impl Aggregate {
                     bytes: 0,
                     messages: 0,
                     bins: Box::new([0; BINS]),
+                    started: Box::new([0; BINS]),
+                    ended: Box::new([0; BINS]),
+                    sample: Sample::default(),
                 });
                 Ok(self.links.len() - 1)
             }
@@ -320,12 +510,54 @@ impl Aggregate {
         let index = self.link_index(from, to)?;
         self.counts.link_communications += 1;
         // The bytes are on the link over [send, receive).
-        self.reach(if receive_ns > send_ns { receive_ns - 1 } else { send_ns });
+        let last = last_ns(send_ns, receive_ns);
+        self.reach(last);
         let axis = self.axis;
         let link = &mut self.links[index];
         link.bytes = link.bytes.saturating_add(size_bytes);
         link.messages += 1;
+        link.started[axis.bin(send_ns)] = link.started[axis.bin(send_ns)].saturating_add(1);
+        link.ended[axis.bin(last)] = link.ended[axis.bin(last)].saturating_add(1);
         spread(axis, &mut link.bins, send_ns, receive_ns, size_bytes);
+        Ok(())
+    }
+
+    /// A communication record whole: as [`Aggregate::communication`], and the message
+    /// is kept in its link's sample if it is among the first [`MESSAGES_PER_GROUP`] of
+    /// its bins.
+    pub fn message(&mut self, from: Thread, to: Thread, message: Message) -> Result<(), AggregateError> {
+        self.communication(from, to, message.send_ns, message.receive_ns, message.size_bytes)?;
+        let axis = self.axis;
+        if let Some(link) = self.links.get_mut(self.link_of[from as usize] as usize) {
+            link.sample.insert(axis, MESSAGES_PER_GROUP, message);
+        }
+        Ok(())
+    }
+
+    /// A port's event that the page marks ([`PortEvent`]), at `at_ns`; counted, and
+    /// kept in the port's sample if among the first [`EVENTS_PER_GROUP`] of its bins.
+    /// (The record itself is counted by [`Aggregate::event`].)
+    pub fn port_event(&mut self, thread: Thread, at_ns: u64, event: PortEvent) -> Result<(), AggregateError> {
+        let t = self.check(thread)?;
+        self.reach(at_ns);
+        let index = match self.marks_of[t] {
+            NONE => {
+                self.marks_of[t] = self.marks.len() as u32;
+                self.marks.push(Marks {
+                    counts: Box::new([[0; MARKS]; BINS]),
+                    sample: Sample::default(),
+                });
+                self.marks.len() - 1
+            }
+            i => i as usize,
+        };
+        let axis = self.axis;
+        let marks = &mut self.marks[index];
+        if let Some(mark) = event.counted() {
+            let count = &mut marks.counts[axis.bin(at_ns)][mark as usize];
+            *count = count.saturating_add(1);
+        }
+        marks.sample.insert(axis, EVENTS_PER_GROUP, TimedEvent { at_ns, event });
         Ok(())
     }
 
@@ -375,8 +607,18 @@ impl Aggregate {
         self.latest_ns = self.latest_ns.max(t_ns);
         while !self.axis.holds(t_ns) {
             self.axis.shift += 1;
+            let axis = self.axis;
             for link in &mut self.links {
                 halve(&mut link.bins, |a, b| a.saturating_add(b));
+                halve(&mut link.started, |a, b| a.saturating_add(b));
+                halve(&mut link.ended, |a, b| a.saturating_add(b));
+                link.sample.widen(axis, MESSAGES_PER_GROUP);
+            }
+            for marks in &mut self.marks {
+                halve(&mut marks.counts, |a, b| {
+                    std::array::from_fn(|k| a[k].saturating_add(b[k]))
+                });
+                marks.sample.widen(axis, EVENTS_PER_GROUP);
             }
             for port in &mut self.ports {
                 halve(&mut port.max_level, u16::max);
@@ -388,14 +630,7 @@ impl Aggregate {
     /// The figures of the window `[from_ns, to_ns)` cut to the trace and widened to
     /// whole bins (at least one), every link's bins in it when `with_bins`.
     pub fn window(&self, from_ns: u64, to_ns: u64, with_bins: bool) -> Window {
-        let axis = self.axis;
-        let end_of_trace = self.end_ns();
-        let from = from_ns.min(end_of_trace - 1);
-        let to = to_ns.clamp(from + 1, end_of_trace);
-        let (first, last) = (axis.bin(from), axis.bin(to - 1));
-        let range = first..last + 1;
-        let start = axis.start(first) as u64;
-        let end = axis.start(last + 1).min(u128::from(end_of_trace)) as u64;
+        let (range, start, end) = self.snap(from_ns, to_ns);
         let links = self
             .links
             .iter()
@@ -430,6 +665,120 @@ impl Aggregate {
             ports,
         }
     }
+}
+
+impl Aggregate {
+    /// The window `[from_ns, to_ns)` cut to the trace and widened to whole bins (at
+    /// least one): its bins, where it starts and where it ends \[ns\].
+    fn snap(&self, from_ns: u64, to_ns: u64) -> (std::ops::Range<usize>, u64, u64) {
+        let axis = self.axis;
+        let end_of_trace = self.end_ns();
+        let from = from_ns.min(end_of_trace - 1);
+        let to = to_ns.clamp(from + 1, end_of_trace);
+        let (first, last) = (axis.bin(from), axis.bin(to - 1));
+        let start = axis.start(first) as u64;
+        let end = axis.start(last + 1).min(u128::from(end_of_trace)) as u64;
+        (first..last + 1, start, end)
+    }
+
+    /// The messages that were on link `link` (an index into [`Aggregate::links`]) in
+    /// the window `[from_ns, to_ns)`, snapped as [`Aggregate::window`] does (those with
+    /// bytes in its bins: from the first byte leaving to the last arriving): how many
+    /// there were, and the first `limit` of those its sample kept; `None` for no such
+    /// link.
+    pub fn link_messages(&self, link: usize, from_ns: u64, to_ns: u64, limit: usize) -> Option<LinkMessages> {
+        let l = self.links.get(link)?;
+        let (range, start, end) = self.snap(from_ns, to_ns);
+        // Those that started by the window's end, but those that ended before it.
+        let count = |bins: &[u32]| bins.iter().map(|&n| u64::from(n)).sum::<u64>();
+        let messages = count(&l.started[..range.end]).saturating_sub(count(&l.ended[..range.start]));
+        let on = |m: &&Message| m.send_ns < end && m.last_ns() >= start;
+        Some(LinkMessages {
+            from_ns: start,
+            to_ns: end,
+            bytes: l.bins[range].iter().fold(0u64, |s, b| s.saturating_add(*b)),
+            messages,
+            kept: l.sample.items().iter().filter(on).count(),
+            listed: l.sample.items().iter().filter(on).take(limit).copied().collect(),
+        })
+    }
+
+    /// Port `thread`'s backlog and events in the window `[from_ns, to_ns)`, snapped as
+    /// [`Aggregate::window`] does, bin by bin, and the first `limit` events its sample
+    /// kept; `None` for no such thread.
+    pub fn port_detail(&self, thread: Thread, from_ns: u64, to_ns: u64, limit: usize) -> Option<PortDetail> {
+        let t = self.check(thread).ok()?;
+        let (range, start, end) = self.snap(from_ns, to_ns);
+        let axis = self.axis;
+        let port = self.ports.get(self.port_of[t] as usize);
+        let marks = self.marks.get(self.marks_of[t] as usize);
+        let mut detail = PortDetail {
+            from_ns: start,
+            to_ns: end,
+            max_level: Vec::with_capacity(range.len()),
+            mean_level: Vec::with_capacity(range.len()),
+            marks: Vec::with_capacity(range.len()),
+            totals: [0; MARKS],
+            kept_events: 0,
+            events: Vec::new(),
+        };
+        for b in range {
+            let span = (axis.start(b + 1).min(u128::from(end)) - axis.start(b)).max(1) as f64;
+            detail.max_level.push(port.map_or(0, |p| p.max_level[b]));
+            detail
+                .mean_level
+                .push(port.map_or(0.0, |p| p.level_ns[b] as f64 / span));
+            let counts = marks.map_or([0; MARKS], |m| m.counts[b]);
+            for (total, n) in detail.totals.iter_mut().zip(counts) {
+                *total += u64::from(n);
+            }
+            detail.marks.push(counts);
+        }
+        if let Some(m) = marks {
+            let kept = m.sample.within(start, end);
+            detail.kept_events = kept.len();
+            detail.events = kept[..kept.len().min(limit)].to_vec();
+        }
+        Some(detail)
+    }
+}
+
+/// A link's messages in a window ([`Aggregate::link_messages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkMessages {
+    /// where the window starts \[ns\]
+    pub from_ns: u64,
+    /// where it ends \[ns\]
+    pub to_ns: u64,
+    /// bytes on the link in the window (as [`Window`]'s)
+    pub bytes: u64,
+    /// messages on the link in the window (with bytes in its bins), all of them
+    pub messages: u64,
+    /// of those, how many its sample kept
+    pub kept: usize,
+    /// the first of those kept, by the time their first byte left
+    pub listed: Vec<Message>,
+}
+
+/// A port's backlog and events in a window ([`Aggregate::port_detail`]), per bin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortDetail {
+    /// where the window starts \[ns\]
+    pub from_ns: u64,
+    /// where it ends \[ns\]
+    pub to_ns: u64,
+    /// per bin: the highest backlog level
+    pub max_level: Vec<u16>,
+    /// per bin: the mean backlog level
+    pub mean_level: Vec<f64>,
+    /// per bin: STOP, GO, head-of-line blocking starts, bubble-wait starts ([`Mark`]'s order)
+    pub marks: Vec<[u32; MARKS]>,
+    /// those over the window
+    pub totals: [u64; MARKS],
+    /// events its sample kept in the window
+    pub kept_events: usize,
+    /// the first of those
+    pub events: Vec<TimedEvent>,
 }
 
 /// Adds `size` bytes sent over `[t0, t1]` to `bins`, cut by the cumulative split (see

@@ -41,6 +41,7 @@ pub fn router(shared: Arc<RwLock<Shared>>) -> Router {
         )
         .route("/api/trace", get(trace))
         .route("/api/window", get(window))
+        .merge(super::detail::routes())
         .with_state(shared)
 }
 

@@ -89,15 +89,32 @@
 //! widened as a run grows equal the bins made at the final width from the start: the
 //! live view and the file view of one run agree.
 //!
-//! Memory, whatever the run's length (`L` links, `P` ports with a backlog, `T`
-//! threads):
+//! Beside the bins, for the page's panels ([`detail`]): per link, the messages whose
+//! first byte left and whose last byte arrived in each bin (counted: a window's
+//! messages are those that started by its end but did not end before it), and a
+//! sample of them (the first [`aggregate::MESSAGES_PER_GROUP`] of every
+//! [`aggregate::GROUP_BINS`] bins, 48 bytes each); per port with STOP/GO,
+//! head-of-line or bubble-wait events, their counts per bin by kind and a sample (the
+//! first [`aggregate::EVENTS_PER_GROUP`] of every [`aggregate::GROUP_BINS`] bins, 16
+//! bytes each).
+//!
+//! Memory, whatever the run's length (`L` links, `P` ports with a backlog, `E` ports
+//! with events, `T` threads):
 //!
 //! ```text
-//!   bins = BINS × (8 L + 10 P) bytes   (+ 8 T for the thread index, + the names)
-//!   256-host fat-tree preset:  1,024 links, 1,280 ports →   5.4 MB
+//!   bins    = BINS × (8 L + 10 P) bytes     (+ 8 T for the thread indexes, + the names)
+//!   panels ≤ BINS × (8 L + 16 E) bytes      counts
+//!           + BINS / 4 × (2 × 48 L + 2 × 16 E) samples, full when every 4 bins hold 2
+//!   = at most 10,240 L + 2,560 P + 6,144 E bytes
+//!   256-host fat-tree preset:  1,024 links, 1,280 ports →  13.8 MB (+ 7.9 MB if every port has events)
 //!   4,096-host 3-level fat tree (16-ary 3-tree, 32-port switches):
-//!                             24,576 links, 28,672 ports → 124 MB
+//!                             24,576 links, 28,672 ports →  325 MB (+ 176 MB if every port has events)
 //! ```
+//!
+//! (Events come from wormhole switches: the 256-host `fat-tree` preset's all-to-all
+//! gives 512 of its 1,024 ports flow-control events, 14.4 MB in all.) The
+//! application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per state it
+//! holds (at most [`app::MAX_STATES`]): 4,096 tasks in 5 states, 42 MB.
 //!
 //! A trace of more than [`reader::MAX_THREADS`] threads is refused, so the bound holds
 //! for any file.
@@ -113,14 +130,17 @@
 //! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
 //! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the default link rate, the topology described and the problem with its file if any, the layout (levels or grid, rows, slices, aspect), the backlog quantum, record counts, the devices (name, host or not, level, x, y, slice) and the links (from and to port and device, bytes, messages, rate, wraparound) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
 //! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
+//! | `/detail.js`, `/api/link`, `/api/port`, `/api/app` | the panels: a link's messages, a port's backlog and events, the application's task states (see [`detail`]) |
 //!
 //! The page asks for `/api/trace` once (and again while the trace is being read, or
 //! when a window shows more links than it knows), then one `/api/window` per slider
 //! move: a few bytes a link, never a record. Later steps add `GET /api/events`
 //! (server-sent events: the live edge moved, a run started) for `--listen-trace` and
-//! follow mode, and routes for a link's messages and a port's backlog and events.
+//! follow mode. A selected link or port asks its route once per window.
 
 pub mod aggregate;
+pub mod app;
+pub mod detail;
 pub mod http;
 pub mod layout;
 pub mod reader;
@@ -151,6 +171,12 @@ pub struct ViewArgs {
     /// it. The default is the models' (2 Gb/s).
     #[arg(long, value_name = "MB/s", default_value_t = DEFAULT_LINK_MBS, value_parser = positive_mbs)]
     pub link_bandwidth: f64,
+    /// The application trace of the same run (app.prv or app.prv.gz, as `vesper run
+    /// --output` writes it beside network.prv, its .pcf beside it for the states' names):
+    /// the tasks' states drawn under the network on the same time axis. A file that
+    /// cannot be read is a message on the page.
+    #[arg(long, value_name = "FILE.prv[.gz]")]
+    pub app: Option<PathBuf>,
 }
 
 fn positive_mbs(text: &str) -> Result<f64, String> {
@@ -203,6 +229,8 @@ pub struct Shared {
     pub topology: Option<topology::Topology>,
     /// why the `.topology` beside the trace was not used (names the file)
     pub topology_problem: Option<String>,
+    /// the application trace (`--app`), if given
+    pub app: Option<Arc<RwLock<app::App>>>,
 }
 
 impl Shared {
@@ -219,6 +247,7 @@ impl Shared {
             problem: None,
             topology: None,
             topology_problem: None,
+            app: None,
         }
     }
 }
@@ -242,6 +271,9 @@ pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
         args.trace.display().to_string(),
         args.link_bandwidth,
     )));
+    if let Some(path) = &args.app {
+        write_lock(&shared).app = Some(app::spawn(path).map_err(ViewError::Serve)?);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("vesper-view")

@@ -22,7 +22,7 @@ use std::sync::{Arc, RwLock};
 
 use flate2::read::MultiGzDecoder;
 
-use super::aggregate::{Aggregate, AggregateError, Thread};
+use super::aggregate::{Aggregate, AggregateError, Message, PortEvent, Thread};
 use super::topology::{MAX_TOPOLOGY, Topology};
 use super::{Shared, write_lock};
 
@@ -136,7 +136,7 @@ impl std::fmt::Debug for TraceFiles {
 }
 
 /// A `.row` or `.pcf`, whole (at most [`MAX_SIDECAR`] bytes).
-fn read_sidecar(path: &Path) -> Result<String, OpenError> {
+pub(super) fn read_sidecar(path: &Path) -> Result<String, OpenError> {
     read_text(path, MAX_SIDECAR)
 }
 
@@ -325,6 +325,8 @@ pub enum Record {
         thread: Thread,
         /// \[ns\]
         at_ns: u64,
+        /// the first of its type:value pairs that is an event the page marks
+        mark: Option<PortEvent>,
     },
     /// `3:cpu:app:task:thread:lsend:psend:cpu:app:task:thread:lrecv:precv:size:tag`
     Communication {
@@ -332,12 +334,8 @@ pub enum Record {
         from: Thread,
         /// the receiving port
         to: Thread,
-        /// physical send: the first byte left \[ns\]
-        send_ns: u64,
-        /// physical receive: the last byte arrived \[ns\]
-        receive_ns: u64,
-        /// the message's bytes
-        size_bytes: u64,
+        /// its times, size and tag
+        message: Message,
     },
 }
 
@@ -373,13 +371,19 @@ pub fn parse_record(line: &str, header: &Header, first_thread: &[Thread]) -> Res
         (Some(2), n) if n >= 8 && n % 2 == 0 => Ok(Record::Event {
             thread: thread(1)?,
             at_ns: fields[5],
+            mark: fields[6..].chunks(2).find_map(|pair| PortEvent::of(pair[0], pair[1])),
         }),
         (Some(3), 15) => Ok(Record::Communication {
             from: thread(1)?,
             to: thread(7)?,
-            send_ns: fields[6],
-            receive_ns: fields[12],
-            size_bytes: fields[13],
+            message: Message {
+                tag: fields[14],
+                logical_send_ns: fields[5],
+                send_ns: fields[6],
+                logical_receive_ns: fields[11],
+                receive_ns: fields[12],
+                size_bytes: fields[13],
+            },
         }),
         _ => Err(bad(
             "expected a state (1, 8 fields), an event (2, 8 or more) or a communication (3, 15)",
@@ -397,14 +401,14 @@ impl Record {
                 end_ns,
                 level,
             } => aggregate.state(thread, begin_ns, end_ns, level),
-            Record::Event { thread, at_ns } => aggregate.event(thread, at_ns),
-            Record::Communication {
-                from,
-                to,
-                send_ns,
-                receive_ns,
-                size_bytes,
-            } => aggregate.communication(from, to, send_ns, receive_ns, size_bytes),
+            Record::Event { thread, at_ns, mark } => {
+                aggregate.event(thread, at_ns)?;
+                match mark {
+                    Some(event) => aggregate.port_event(thread, at_ns, event),
+                    None => Ok(()),
+                }
+            }
+            Record::Communication { from, to, message } => aggregate.message(from, to, message),
         }
     }
 }
@@ -576,7 +580,7 @@ fn fold(
 
 /// Reads a line (its newline included, if the file did not end first) into `line`;
 /// the bytes read, 0 at the end. A line longer than [`MAX_LINE`] is an error.
-fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>) -> Result<usize, String> {
+pub(super) fn next_line(input: &mut dyn BufRead, line: &mut Vec<u8>) -> Result<usize, String> {
     line.clear();
     let read = Read::take(&mut *input, MAX_LINE as u64 + 1)
         .read_until(b'\n', line)

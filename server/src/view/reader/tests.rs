@@ -294,3 +294,41 @@ fn a_port_sending_to_two_ports_is_a_problem_naming_them() {
     assert_eq!(state.aggregate.links().len(), 1);
     assert_eq!(state.aggregate.links()[0].bytes, 10);
 }
+
+/// Each link's messages are its records in the trace's text: counted all, the kept
+/// ones with the tags and sizes the records give, and, where none were dropped, their
+/// sizes add up to the link's bytes.
+#[test]
+fn a_links_messages_are_its_records() {
+    let (out, _) = traced();
+    let state = read_output(&out);
+    let a = &state.aggregate;
+    let prv = out.prv();
+    let header = parse_header(prv.lines().next().expect("a header")).expect("a header");
+    // The text's own count: per (from, to) thread, the records' (tag, size).
+    let mut records: BTreeMap<(Thread, Thread), Vec<(u64, u64)>> = BTreeMap::new();
+    for line in prv.lines().filter(|l| l.starts_with("3:")) {
+        let f: Vec<u64> = line.split(':').map(|x| x.parse().expect("a number")).collect();
+        let thread =
+            |task: u64, thread: u64| header.threads_of[..task as usize - 1].iter().sum::<u32>() + thread as u32 - 1;
+        records
+            .entry((thread(f[3], f[4]), thread(f[9], f[10])))
+            .or_default()
+            .push((f[14], f[13]));
+    }
+    let mut whole = 0;
+    for (i, link) in a.links().iter().enumerate() {
+        let m = a.link_messages(i, 0, u64::MAX, usize::MAX).expect("a link");
+        let text = &records[&(link.from, link.to)];
+        assert_eq!(m.messages, text.len() as u64, "{link:?}");
+        assert_eq!(m.kept, m.listed.len());
+        for kept in &m.listed {
+            assert!(text.contains(&(kept.tag, kept.size_bytes)), "{kept:?} of {link:?}");
+        }
+        if m.kept as u64 == m.messages {
+            whole += 1;
+            assert_eq!(m.listed.iter().map(|m| m.size_bytes).sum::<u64>(), link.bytes);
+        }
+    }
+    assert!(whole > 0, "no link kept all its messages");
+}
