@@ -114,11 +114,14 @@
 pub mod aggregate;
 pub mod http;
 pub mod layout;
+pub mod listen;
 pub mod reader;
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, SystemTime};
 
 pub use aggregate::{Aggregate, BINS};
 pub use reader::{Names, OpenError, TraceFiles};
@@ -126,13 +129,35 @@ pub use reader::{Names, OpenError, TraceFiles};
 /// The models' default link rate \[MB/s\] (2 Gb/s, Myrinet-2000 class).
 pub const DEFAULT_LINK_MBS: f64 = 250.0;
 
+/// Runs kept by default with `--listen-trace`.
+pub const DEFAULT_KEEP_RUNS: usize = 8;
+
 /// `vesper view`'s options.
 #[derive(Debug, Clone, clap::Args)]
+// Its doc comments are `--help` text: units stay in plain brackets ([s]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct ViewArgs {
     /// The network trace to show: FILE.prv or FILE.prv.gz, with FILE.row beside it (and
     /// FILE.pcf, for the backlog's unit), as `--trace` or `vesper collect` writes them.
-    #[arg(value_name = "FILE.prv[.gz]")]
-    pub trace: PathBuf,
+    #[arg(
+        value_name = "FILE.prv[.gz]",
+        required_unless_present = "listen_trace",
+        conflicts_with = "listen_trace"
+    )]
+    pub trace: Option<PathBuf>,
+    /// Instead of a file, show live runs: listen here (HOST:PORT; port 0 picks a free
+    /// port, logged) for the trace streams of `vesper serve|run --trace-stream ADDR`,
+    /// each connection a run.
+    #[arg(long, value_name = "ADDR")]
+    pub listen_trace: Option<String>,
+    /// With --listen-trace: the runs kept, the newest; older ones are dropped (the page
+    /// says how many).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RUNS, value_parser = keep_runs)]
+    pub keep_runs: usize,
+    /// With --listen-trace: give up on a stream that has started and then sends nothing
+    /// for this long [s] (what it sent stays shown, with a message); 0: never.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub stall_timeout_s: u64,
     /// Serve the page here (HOST:PORT; port 0 picks a free port, logged). Loopback by
     /// default: give an outside address only on a network you trust.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
@@ -141,6 +166,13 @@ pub struct ViewArgs {
     /// it. The default is the models' (2 Gb/s).
     #[arg(long, value_name = "MB/s", default_value_t = DEFAULT_LINK_MBS, value_parser = positive_mbs)]
     pub link_bandwidth: f64,
+}
+
+fn keep_runs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of runs from 1 to 1024, got {text:?}")),
+    }
 }
 
 fn positive_mbs(text: &str) -> Result<f64, String> {
@@ -156,10 +188,12 @@ pub enum ViewError {
     /// the trace's files cannot be read
     #[error(transparent)]
     Open(#[from] OpenError),
-    /// the page's address
-    #[error("--http {addr}: cannot listen there: {source}")]
+    /// the page's address, or the streams'
+    #[error("{flag} {addr}: cannot listen there: {source}")]
     Listen {
-        /// the `--http` given
+        /// `--http` or `--listen-trace`
+        flag: &'static str,
+        /// the address given
         addr: String,
         /// why
         source: std::io::Error,
@@ -189,6 +223,13 @@ pub struct Shared {
     /// what stopped the reader early (names the file and line); what came before it
     /// is shown
     pub problem: Option<String>,
+    /// a stream's topology block (`#vesper-topology`), as sent: JSON text
+    pub topology_text: Option<String>,
+    /// records the server dropped from a stream (its end line's count less those that
+    /// arrived); `None` until the end line, and for files
+    pub dropped_records: Option<u64>,
+    /// the run was dropped from the page (`--keep-runs`): its reader stops
+    pub abandoned: bool,
 }
 
 impl Shared {
@@ -203,7 +244,110 @@ impl Shared {
             loading: true,
             lines: 0,
             problem: None,
+            topology_text: None,
+            dropped_records: None,
+            abandoned: false,
         }
+    }
+}
+
+/// A run on the page: a trace file's, or a stream's.
+#[derive(Debug)]
+pub struct Run {
+    /// its number: 1 for a file; a stream's in the order the connections came, as
+    /// `vesper collect` numbers them
+    pub number: u64,
+    /// when it started \[ms since the Unix epoch\]
+    pub started_ms: u64,
+    /// what has been read of it
+    pub shared: Arc<RwLock<Shared>>,
+}
+
+/// The runs the page shows (the newest `keep`), and the ticks that tell the page
+/// something moved.
+#[derive(Debug)]
+pub struct Runs {
+    list: Mutex<RunList>,
+    keep: usize,
+    /// where the streams come (`--listen-trace`'s address), or `None` for a file
+    pub listening: Option<String>,
+    ticks: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct RunList {
+    runs: VecDeque<Arc<Run>>,
+    dropped: u64,
+}
+
+impl Runs {
+    /// No run yet; `keep` runs kept at most (at least 1).
+    pub fn new(keep: usize, listening: Option<String>) -> Runs {
+        Runs {
+            list: Mutex::default(),
+            keep: keep.max(1),
+            listening,
+            ticks: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunList> {
+        self.list.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds run `number`; the oldest beyond `keep` is dropped (and its reader told).
+    pub fn add(&self, number: u64, shared: Arc<RwLock<Shared>>) -> Arc<Run> {
+        let started_ms = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let run = Arc::new(Run {
+            number,
+            started_ms,
+            shared,
+        });
+        let mut list = self.lock();
+        // In number order (streams may start in another order than their numbers).
+        let at = list.runs.partition_point(|r| r.number < number);
+        list.runs.insert(at, Arc::clone(&run));
+        while list.runs.len() > self.keep {
+            if let Some(old) = list.runs.pop_front() {
+                write_lock(&old.shared).abandoned = true;
+                list.dropped += 1;
+            }
+        }
+        drop(list);
+        self.tick();
+        run
+    }
+
+    /// Run `number`, or the newest when `None`.
+    pub fn get(&self, number: Option<u64>) -> Option<Arc<Run>> {
+        let list = self.lock();
+        match number {
+            None => list.runs.back().cloned(),
+            Some(n) => list.runs.iter().find(|r| r.number == n).cloned(),
+        }
+    }
+
+    /// The runs kept, oldest first, and how many were dropped.
+    pub fn all(&self) -> (Vec<Arc<Run>>, u64) {
+        let list = self.lock();
+        (list.runs.iter().cloned().collect(), list.dropped)
+    }
+
+    /// The runs kept at most.
+    pub fn keep(&self) -> usize {
+        self.keep
+    }
+
+    /// Something moved: a run started or ended, or its records reached further.
+    pub fn tick(&self) {
+        self.ticks.send_modify(|t| *t = t.wrapping_add(1));
+    }
+
+    /// The ticks, for the page's events.
+    pub fn ticks(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ticks.subscribe()
     }
 }
 
@@ -218,14 +362,14 @@ pub fn write_lock(shared: &RwLock<Shared>) -> RwLockWriteGuard<'_, Shared> {
     shared.write().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Runs `vesper view`: opens the trace, starts reading it on a thread, and serves the
-/// page until the process is stopped (Ctrl-C, SIGTERM).
+/// Runs `vesper view`: opens the trace and starts reading it on a thread, or listens
+/// for streams (`--listen-trace`), and serves the page until the process is stopped
+/// (Ctrl-C, SIGTERM).
 pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
-    let files = TraceFiles::open(&args.trace)?;
-    let shared = Arc::new(RwLock::new(Shared::new(
-        args.trace.display().to_string(),
-        args.link_bandwidth,
-    )));
+    let files = match (&args.trace, &args.listen_trace) {
+        (Some(trace), None) => Some(TraceFiles::open(trace)?),
+        _ => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("vesper-view")
@@ -235,27 +379,56 @@ pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(&args.http))
         .map_err(|source| ViewError::Listen {
+            flag: "--http",
             addr: args.http.clone(),
             source,
         })?;
     let local: SocketAddr = listener.local_addr().map_err(ViewError::Serve)?;
-    tracing::info!(
-        "listening on {local}; open http://{local}/ to see {}",
-        args.trace.display()
-    );
     if !local.ip().is_loopback() {
         tracing::warn!("--http {local}: the page can be reached from other machines");
     }
-    let reader = Arc::clone(&shared);
-    std::thread::Builder::new()
-        .name("vesper-view-reader".into())
-        .spawn(move || {
-            reader::load(files, &reader);
-            log_loaded(&read_lock(&reader));
-        })
-        .map_err(ViewError::Serve)?;
+    let runs = match files {
+        Some(files) => {
+            let path = files.prv_path.display().to_string();
+            tracing::info!("listening on {local}; open http://{local}/ to see {path}");
+            let runs = Arc::new(Runs::new(1, None));
+            let shared = Arc::new(RwLock::new(Shared::new(path, args.link_bandwidth)));
+            runs.add(1, Arc::clone(&shared));
+            let ticks = Arc::clone(&runs);
+            std::thread::Builder::new()
+                .name("vesper-view-reader".into())
+                .spawn(move || {
+                    reader::load(files, &shared);
+                    ticks.tick();
+                    log_loaded(&read_lock(&shared));
+                })
+                .map_err(ViewError::Serve)?;
+            runs
+        }
+        None => {
+            let addr = args.listen_trace.clone().unwrap_or_default();
+            let streams = std::net::TcpListener::bind(&addr).map_err(|source| ViewError::Listen {
+                flag: "--listen-trace",
+                addr: addr.clone(),
+                source,
+            })?;
+            let streams_at = streams.local_addr().map_or(addr, |a| a.to_string());
+            tracing::info!(
+                "listening on {local}; open http://{local}/ to watch the runs streamed to {streams_at} \
+                 (vesper serve|run --trace-stream {streams_at})"
+            );
+            let runs = Arc::new(Runs::new(args.keep_runs, Some(streams_at.clone())));
+            let (accepting, link_mbs) = (Arc::clone(&runs), args.link_bandwidth);
+            let stall = (args.stall_timeout_s > 0).then(|| Duration::from_secs(args.stall_timeout_s));
+            std::thread::Builder::new()
+                .name("vesper-view-accept".into())
+                .spawn(move || listen::accept(&streams, &streams_at, &accepting, stall, link_mbs))
+                .map_err(ViewError::Serve)?;
+            runs
+        }
+    };
     runtime
-        .block_on(http::serve(listener, shared, shutdown()))
+        .block_on(http::serve(listener, runs, shutdown()))
         .map_err(ViewError::Serve)
 }
 

@@ -1,0 +1,315 @@
+//! `vesper view --listen-trace ADDR`: the trace streams of `vesper serve|run
+//! --trace-stream ADDR`, each a run on the page, read as they come.
+//!
+//! ```text
+//!   server ─TCP, one connection a run─▶ accept (thread) ─a thread a connection─▶ read_stream
+//!                                         │ no byte: a probe (debug log)           │ lines checked as `vesper collect`
+//!                                         │ no #Paraver first: not a run (info)    │ checks them (RecordCheck), parsed,
+//!                                         ▼                                        ▼ folded a batch at a time
+//!                                       Runs (the last --keep-runs) ◀──────────── Shared (write lock), a tick
+//! ```
+//!
+//! The stream's framing is [`crate::network_trace`]'s, read with the collector's own
+//! pieces ([`crate::network_trace::collect`]'s lines, trailer and
+//! [`RecordCheck`]), so a stream the collector refuses is a problem here too, with
+//! the same words. After the first header a stream may carry the network's topology
+//! (`#vesper-topology BYTES`, then BYTES bytes of JSON), kept as text in
+//! [`Shared::topology_text`]. The `.row` comes at the end (`#vesper-row`): until then
+//! the ports are named by number and the hosts guessed ([`Names::numbered`]).
+//!
+//! Invariants:
+//! - nothing a connection sends stops the listener or another run: a stream that
+//!   breaks a rule, ends early or stalls (`--stall-timeout-s`) keeps what it showed,
+//!   with a message ([`Shared::problem`]);
+//! - the page lags the stream by at most one batch ([`BATCH`] records) or the records
+//!   of one socket read, whichever comes first: a batch is folded when full or when
+//!   nothing more has arrived. Reading never waits for the page; a view that cannot
+//!   keep up slows the socket (TCP back-pressure), and the server then drops records
+//!   after its `--trace-stream-wait-ms`, which its end line counts (shown as the run's
+//!   dropped records);
+//! - memory: the last `--keep-runs` runs (a run dropped stops being read), each
+//!   bounded as [`crate::view`] says, and at most [`MAX_CONNECTIONS`] connections read
+//!   at once.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+use vesper_netmodels::trace::check::RecordCheck;
+
+use super::reader::{Header, Names, Record, fold, parse_header, parse_record, quantum_of_pcf};
+use super::{Aggregate, Runs, Shared, read_lock, write_lock};
+use crate::network_trace::collect::{
+    Lines, MAX_CONNECTIONS, MAX_SIDECAR, Next, RunNumbers, Trailed, Trailer, read_trailer, shown,
+};
+
+/// Records folded at once at most (one write lock).
+pub const BATCH: usize = 4096;
+
+/// The line that announces the topology's JSON, right after the first header.
+pub const STREAM_TOPOLOGY: &str = "#vesper-topology";
+
+/// Accepts streams on `listener` for ever, each read on a thread of its own into a run
+/// of `runs` (links of `link_mbs` MB/s); a stream that sends nothing for `stall` after
+/// its first byte is given up.
+pub fn accept(listener: &TcpListener, local: &str, runs: &Arc<Runs>, stall: Option<Duration>, link_mbs: f64) -> ! {
+    let numbers = Arc::new(RunNumbers::default());
+    let connections = Arc::new(AtomicUsize::new(0));
+    loop {
+        let (socket, peer) = match listener.accept() {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                warn!("--listen-trace {local}: a connection failed: {e}");
+                continue;
+            }
+        };
+        let peer = peer.to_string();
+        if connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            connections.fetch_sub(1, Ordering::SeqCst);
+            warn!("{peer}: refused, {MAX_CONNECTIONS} streams are being read already");
+            continue;
+        }
+        let ticket = numbers.ticket();
+        let (runs, count) = (Arc::clone(runs), Arc::clone(&connections));
+        let spawned = std::thread::Builder::new()
+            .name("vesper-view-stream".into())
+            .spawn(move || {
+                connection(socket, &peer, ticket, &runs, stall, link_mbs);
+                count.fetch_sub(1, Ordering::SeqCst);
+            });
+        if let Err(e) = spawned {
+            connections.fetch_sub(1, Ordering::SeqCst);
+            warn!("cannot start a thread for a stream: {e}");
+        }
+    }
+}
+
+/// Reads one connection: a run if it starts with a Paraver header.
+fn connection(
+    socket: TcpStream,
+    peer: &str,
+    ticket: crate::network_trace::collect::Ticket,
+    runs: &Runs,
+    stall: Option<Duration>,
+    link_mbs: f64,
+) {
+    let mut input = BufReader::with_capacity(1 << 16, socket);
+    // Its first byte may take as long as the server's clients take.
+    match input.fill_buf() {
+        Ok([]) => {
+            debug!("{peer} closed without sending anything (a probe): not a run");
+            return;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            info!("{peer}: cannot read it ({e}): not a run");
+            return;
+        }
+    }
+    if let Err(e) = input.get_ref().set_read_timeout(stall) {
+        warn!("{peer}: cannot set its --stall-timeout-s: {e}");
+    }
+    let mut lines = Lines {
+        input,
+        line: Vec::new(),
+        number: 0,
+        stall,
+    };
+    let first = lines.next();
+    if !matches!(first, Ok(Next::Line)) || !lines.line.starts_with(b"#Paraver") {
+        info!(
+            "{peer}: not a trace stream (expected a Paraver header, #Paraver …, got `{}`): not a run",
+            shown(&lines.line)
+        );
+        return;
+    }
+    let number = ticket.run();
+    let shared = Arc::new(RwLock::new(Shared::new(format!("run {number} from {peer}"), link_mbs)));
+    let run = runs.add(number, Arc::clone(&shared));
+    info!("{peer}: run {number} starts");
+    let problem = read_stream(&mut lines, &shared, runs).err();
+    {
+        let mut state = write_lock(&shared);
+        state.loading = false;
+        if state.problem.is_none() {
+            state.problem = problem;
+        }
+    }
+    runs.tick();
+    let state = read_lock(&shared);
+    let c = state.aggregate.counts();
+    let records = c.link_communications + c.end_to_end_communications + c.states + c.events;
+    match &state.problem {
+        Some(problem) => warn!("run {}: {records} records; {problem}", run.number),
+        None => info!("run {}: {records} records, finished", run.number),
+    }
+}
+
+/// Reads a stream whose first line (a `#Paraver` header) is in `lines` into `shared`;
+/// the problem that stopped it, if any (what came before it stays shown).
+pub(crate) fn read_stream<R: Read>(
+    lines: &mut Lines<BufReader<R>>,
+    shared: &Arc<RwLock<Shared>>,
+    runs: &Runs,
+) -> Result<(), String> {
+    let first = lines.text()?.to_string();
+    let mut check = RecordCheck::provisional(&first).map_err(|e| format!("line 1: {e}"))?;
+    let header = parse_header(&first).map_err(|e| format!("line 1: {e}"))?;
+    let guess = Names::numbered(&header);
+    {
+        let mut state = write_lock(shared);
+        state.aggregate = Aggregate::new(guess.host_ports(), 0);
+        state.names = guess.clone();
+    }
+    runs.tick();
+    let mut batch: Vec<(u64, Record)> = Vec::with_capacity(BATCH);
+    let flush = |batch: &mut Vec<(u64, Record)>, line: usize| -> Result<bool, String> {
+        fold(batch, "the stream", shared, line as u64)?;
+        runs.tick();
+        Ok(!read_lock(shared).abandoned)
+    };
+    loop {
+        let next = lines.next()?;
+        match next {
+            Next::Line => {}
+            Next::End if lines.line.is_empty() => {
+                flush(&mut batch, lines.number)?;
+                return Err(format!(
+                    "the stream ended after {} records, before the final header (the server stopped or the \
+                     connection broke)",
+                    check.records()
+                ));
+            }
+            Next::End => {
+                flush(&mut batch, lines.number)?;
+                return Err(format!(
+                    "the stream ended in the middle of line {} (records up to line {} shown)",
+                    lines.number,
+                    lines.number - 1
+                ));
+            }
+            Next::Stalled => {
+                flush(&mut batch, lines.number)?;
+                return Err(format!(
+                    "the stream sent nothing for {} s (--stall-timeout-s) after {} records, before the final \
+                     header; given up",
+                    lines.stall_s(),
+                    check.records()
+                ));
+            }
+            Next::Failed(e) => {
+                flush(&mut batch, lines.number)?;
+                return Err(format!(
+                    "reading the stream failed after {} records: {e}",
+                    check.records()
+                ));
+            }
+        }
+        if lines.number == 2 && lines.line.starts_with(STREAM_TOPOLOGY.as_bytes()) {
+            let topology = read_topology(lines)?;
+            write_lock(shared).topology_text = Some(topology);
+            runs.tick();
+            continue;
+        }
+        if lines.line.starts_with(b"#Paraver") {
+            flush(&mut batch, lines.number)?;
+            return finish(lines, check, &header, &guess, shared);
+        }
+        if lines.line.starts_with(b"#") {
+            return Err(format!(
+                "line {}: expected a record or the final header (#Paraver …), got `{}`",
+                lines.number,
+                shown(&lines.line)
+            ));
+        }
+        let text = lines.text()?;
+        check.record(text)?;
+        let record =
+            parse_record(text, &header, &guess.first_thread).map_err(|e| format!("line {}: {e}", lines.number))?;
+        batch.push((lines.number as u64, record));
+        // Folded when full, or when nothing more has come (the live edge).
+        if (batch.len() == BATCH || lines.input.buffer().is_empty()) && !flush(&mut batch, lines.number)? {
+            return Err("dropped from the page (--keep-runs): no longer read".into());
+        }
+    }
+}
+
+/// `#vesper-topology BYTES` (the line in `lines`), then BYTES bytes of JSON.
+fn read_topology<R: Read>(lines: &mut Lines<BufReader<R>>) -> Result<String, String> {
+    let at = lines.number;
+    let bytes: u64 = lines
+        .text()?
+        .strip_prefix(STREAM_TOPOLOGY)
+        .and_then(|n| n.strip_prefix(' '))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            format!(
+                "line {at}: expected `{STREAM_TOPOLOGY} BYTES`, got `{}`",
+                shown(&lines.line)
+            )
+        })?;
+    if bytes > MAX_SIDECAR {
+        return Err(format!(
+            "line {at}: a topology of {bytes} bytes; more than {MAX_SIDECAR} are refused"
+        ));
+    }
+    let mut text = Vec::new();
+    let read = lines.input.by_ref().take(bytes).read_to_end(&mut text);
+    if read.is_err() || (text.len() as u64) < bytes {
+        return Err(format!(
+            "line {at}: the stream ended (or stalled) within the topology's {bytes} bytes, after {}",
+            text.len()
+        ));
+    }
+    lines.number += text.iter().filter(|&&b| b == b'\n').count();
+    String::from_utf8(text).map_err(|_| format!("line {}: the topology is not UTF-8 text", at + 1))
+}
+
+/// The rest of a stream from its final header (the line in `lines`): the end time, and
+/// the trailer's names, backlog quantum and record count.
+fn finish<R: Read>(
+    lines: &mut Lines<BufReader<R>>,
+    check: RecordCheck,
+    header: &Header,
+    guess: &Names,
+    shared: &Arc<RwLock<Shared>>,
+) -> Result<(), String> {
+    let at = lines.number;
+    let text = lines.text()?.to_string();
+    let end_ns = check
+        .final_header(&text)
+        .map_err(|e| match e.strip_prefix("header: ") {
+            Some(why) => format!("line {at}: the final header: {why}"),
+            None => e,
+        })?;
+    write_lock(shared).aggregate.end_at(end_ns);
+    let received = check.records();
+    let Trailer { pcf, row, sent } = match read_trailer(lines) {
+        Ok(trailer) => trailer,
+        Err(Trailed::Bad(problem)) => return Err(problem),
+        Err(Trailed::Cut(cut)) => return Err(format!("{cut}; the ports stay named by number")),
+    };
+    check.finish(&text, &pcf, &row)?;
+    if sent < received {
+        return Err(format!(
+            "{received} records arrived, but the end line says the server sent {sent}"
+        ));
+    }
+    let names = Names::of_row(&row, header).map_err(|e| format!("the .row: {e}"))?;
+    let mut state = write_lock(shared);
+    state.quantum_bytes = quantum_of_pcf(&pcf);
+    state.dropped_records = Some(sent - received);
+    if names.host != guess.host {
+        state.problem = Some(
+            "the .row's hosts are not the tasks of one thread the view took for hosts until it came: records \
+             between two hosts may be drawn as links"
+                .into(),
+        );
+    }
+    state.names = names;
+    Ok(())
+}
