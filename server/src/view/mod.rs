@@ -134,16 +134,13 @@ pub const DEFAULT_KEEP_RUNS: usize = 8;
 
 /// `vesper view`'s options.
 #[derive(Debug, Clone, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["trace", "listen_trace"])))]
 // Its doc comments are `--help` text: units stay in plain brackets ([s]).
 #[allow(rustdoc::broken_intra_doc_links)]
 pub struct ViewArgs {
     /// The network trace to show: FILE.prv or FILE.prv.gz, with FILE.row beside it (and
     /// FILE.pcf, for the backlog's unit), as `--trace` or `vesper collect` writes them.
-    #[arg(
-        value_name = "FILE.prv[.gz]",
-        required_unless_present = "listen_trace",
-        conflicts_with = "listen_trace"
-    )]
+    #[arg(value_name = "FILE.prv[.gz]")]
     pub trace: Option<PathBuf>,
     /// Instead of a file, show live runs: listen here (HOST:PORT; port 0 picks a free
     /// port, logged) for the trace streams of `vesper serve|run --trace-stream ADDR`,
