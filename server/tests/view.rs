@@ -653,3 +653,42 @@ fn the_events_tick_when_a_run_starts() {
     let second = next_tick();
     assert_ne!(first, second);
 }
+
+/// `--forward-trace`: a collector behind the view writes the run's trace byte for byte
+/// as `--trace` does, while the view shows it.
+#[test]
+fn a_forwarded_stream_is_collected_as_the_file_trace() {
+    let dir = scratch("forward");
+    let collected = dir.join("collected.prv");
+    let (mut collector, at, lines) = start_listening(&[
+        "collect",
+        "--listen",
+        "127.0.0.1:0",
+        "--output",
+        collected.to_str().expect("UTF-8"),
+    ]);
+    let collector_log = log_channel(lines);
+    let live = Live::start(&["--forward-trace", &at.to_string()]);
+    // A probe and garbage are no runs, and are not forwarded.
+    drop(TcpStream::connect(live.streams).expect("a probe"));
+    live.send(b"garbage\n");
+    let file = dir.join("file.prv");
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["run", "--preset", "kary-ntree", "--tasks", "16", "--size", "20000"])
+        .args(["--trace-stream", &live.streams.to_string()])
+        .arg("--trace")
+        .arg(&file)
+        .output()
+        .expect("vesper runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let status = wait_up_to(&mut collector, 20);
+    let log = collector_log.try_iter().collect::<Vec<_>>().join("\n");
+    assert!(status.success(), "{log}");
+    for ext in ["prv", "pcf", "row"] {
+        let read = |p: &Path| std::fs::read(p.with_extension(ext)).expect("a trace file");
+        assert!(read(&collected) == read(&file), ".{ext} differs");
+    }
+    let runs = live.runs_until(|r| states(r) == [(1, "finished".into())]);
+    assert_eq!(runs["runs"][0]["dropped_records"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -31,7 +31,7 @@
 //!   bounded as [`crate::view`] says, and at most [`MAX_CONNECTIONS`] connections read
 //!   at once.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -52,10 +52,24 @@ pub const BATCH: usize = 4096;
 /// The line that announces the topology's JSON, right after the first header.
 pub const STREAM_TOPOLOGY: &str = "#vesper-topology";
 
+/// How streams are read.
+#[derive(Debug, Clone)]
+pub struct StreamOptions {
+    /// give up on a stream that sends nothing for this long after its first byte
+    pub stall: Option<Duration>,
+    /// each link's rate \[MB/s\]
+    pub link_mbs: f64,
+    /// copy each run's stream, byte for byte, to this address (`--forward-trace`: a
+    /// collector behind the view)
+    pub forward: Option<String>,
+}
+
+/// How long a run waits to reach `--forward-trace`'s address before it goes on without.
+pub const FORWARD_CONNECT: Duration = Duration::from_secs(5);
+
 /// Accepts streams on `listener` for ever, each read on a thread of its own into a run
-/// of `runs` (links of `link_mbs` MB/s); a stream that sends nothing for `stall` after
-/// its first byte is given up.
-pub fn accept(listener: &TcpListener, local: &str, runs: &Arc<Runs>, stall: Option<Duration>, link_mbs: f64) -> ! {
+/// of `runs`.
+pub fn accept(listener: &TcpListener, local: &str, runs: &Arc<Runs>, options: &StreamOptions) -> ! {
     let numbers = Arc::new(RunNumbers::default());
     let connections = Arc::new(AtomicUsize::new(0));
     loop {
@@ -73,11 +87,11 @@ pub fn accept(listener: &TcpListener, local: &str, runs: &Arc<Runs>, stall: Opti
             continue;
         }
         let ticket = numbers.ticket();
-        let (runs, count) = (Arc::clone(runs), Arc::clone(&connections));
+        let (runs, count, options) = (Arc::clone(runs), Arc::clone(&connections), options.clone());
         let spawned = std::thread::Builder::new()
             .name("vesper-view-stream".into())
             .spawn(move || {
-                connection(socket, &peer, ticket, &runs, stall, link_mbs);
+                connection(socket, &peer, ticket, &runs, &options);
                 count.fetch_sub(1, Ordering::SeqCst);
             });
         if let Err(e) = spawned {
@@ -93,10 +107,16 @@ fn connection(
     peer: &str,
     ticket: crate::network_trace::collect::Ticket,
     runs: &Runs,
-    stall: Option<Duration>,
-    link_mbs: f64,
+    options: &StreamOptions,
 ) {
-    let mut input = BufReader::with_capacity(1 << 16, socket);
+    let stall = options.stall;
+    let tee = Tee {
+        input: socket,
+        held: Some(Vec::new()),
+        copy: None,
+        to: String::new(),
+    };
+    let mut input = BufReader::with_capacity(1 << 16, tee);
     // Its first byte may take as long as the server's clients take.
     match input.fill_buf() {
         Ok([]) => {
@@ -109,7 +129,7 @@ fn connection(
             return;
         }
     }
-    if let Err(e) = input.get_ref().set_read_timeout(stall) {
+    if let Err(e) = input.get_ref().input.set_read_timeout(stall) {
         warn!("{peer}: cannot set its --stall-timeout-s: {e}");
     }
     let mut lines = Lines {
@@ -127,10 +147,22 @@ fn connection(
         return;
     }
     let number = ticket.run();
-    let shared = Arc::new(RwLock::new(Shared::new(format!("run {number} from {peer}"), link_mbs)));
+    let shared = Arc::new(RwLock::new(Shared::new(
+        format!("run {number} from {peer}"),
+        options.link_mbs,
+    )));
     let run = runs.add(number, Arc::clone(&shared));
     info!("{peer}: run {number} starts");
+    let tee = lines.input.get_mut();
+    let held = tee.held.take().unwrap_or_default();
+    if let Some(to) = &options.forward {
+        tee.forward(to, &held, number);
+    }
     let problem = read_stream(&mut lines, &shared, runs).err();
+    if lines.input.get_ref().copy.is_some() {
+        // The rest goes to the forwarded stream whatever the view made of it.
+        let _ = std::io::copy(&mut lines.input, &mut std::io::sink());
+    }
     {
         let mut state = write_lock(&shared);
         state.loading = false;
@@ -145,6 +177,50 @@ fn connection(
     match &state.problem {
         Some(problem) => warn!("run {}: {records} records; {problem}", run.number),
         None => info!("run {}: {records} records, finished", run.number),
+    }
+}
+
+/// A stream's bytes as they are read, held until the stream is known to be a run,
+/// then copied to `--forward-trace`'s address if there is one.
+struct Tee {
+    input: TcpStream,
+    /// the bytes read until the first line is known (then `None`)
+    held: Option<Vec<u8>>,
+    /// the forwarded stream
+    copy: Option<TcpStream>,
+    /// its address, for messages
+    to: String,
+}
+
+impl Tee {
+    /// Connects to `to` and sends it what was read so far (`held`), or warns and goes
+    /// on without.
+    fn forward(&mut self, to: &str, held: &[u8], run: u64) {
+        self.to = to.to_string();
+        let connected = std::net::ToSocketAddrs::to_socket_addrs(to)
+            .and_then(|mut addrs| addrs.next().ok_or_else(|| std::io::Error::other("no address")))
+            .and_then(|addr| TcpStream::connect_timeout(&addr, FORWARD_CONNECT))
+            .and_then(|mut copy| copy.write_all(held).map(|()| copy));
+        match connected {
+            Ok(copy) => self.copy = Some(copy),
+            Err(e) => warn!("run {run}: --forward-trace {to}: {e}; the run is not forwarded"),
+        }
+    }
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.input.read(buf)?;
+        if let Some(held) = &mut self.held {
+            held.extend_from_slice(&buf[..n]);
+        }
+        if let Some(copy) = &mut self.copy
+            && let Err(e) = copy.write_all(&buf[..n])
+        {
+            warn!("--forward-trace {}: {e}; the rest of the run is not forwarded", self.to);
+            self.copy = None;
+        }
+        Ok(n)
     }
 }
 

@@ -155,6 +155,11 @@ pub struct ViewArgs {
     /// for this long [s] (what it sent stays shown, with a message); 0: never.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub stall_timeout_s: u64,
+    /// With --listen-trace: copy every run's stream, byte for byte, to this address
+    /// (HOST:PORT), for a `vesper collect` behind the view (a server streams to one
+    /// address). A collector out of reach leaves runs unforwarded, with a warning.
+    #[arg(long, value_name = "ADDR", requires = "listen_trace")]
+    pub forward_trace: Option<String>,
     /// Serve the page here (HOST:PORT; port 0 picks a free port, logged). Loopback by
     /// default: give an outside address only on a network you trust.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
@@ -415,11 +420,15 @@ pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
                  (vesper serve|run --trace-stream {streams_at})"
             );
             let runs = Arc::new(Runs::new(args.keep_runs, Some(streams_at.clone())));
-            let (accepting, link_mbs) = (Arc::clone(&runs), args.link_bandwidth);
-            let stall = (args.stall_timeout_s > 0).then(|| Duration::from_secs(args.stall_timeout_s));
+            let accepting = Arc::clone(&runs);
+            let options = listen::StreamOptions {
+                stall: (args.stall_timeout_s > 0).then(|| Duration::from_secs(args.stall_timeout_s)),
+                link_mbs: args.link_bandwidth,
+                forward: args.forward_trace.clone(),
+            };
             std::thread::Builder::new()
                 .name("vesper-view-accept".into())
-                .spawn(move || listen::accept(&streams, &streams_at, &accepting, stall, link_mbs))
+                .spawn(move || listen::accept(&streams, &streams_at, &accepting, &options))
                 .map_err(ViewError::Serve)?;
             runs
         }
