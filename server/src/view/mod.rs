@@ -1,13 +1,16 @@
 //! `vesper view`: a web page, served by vesper itself, that shows where a network
 //! congests: the topology drawn by levels, every link coloured by its utilisation in
-//! a time window chosen with a slider (issue 44; see `docs/view.md`).
+//! a time window chosen with a slider, or following the live edge of runs as they
+//! stream (issue 44; see `docs/view.md`).
 //!
 //! ```text
-//!   FILE.prv[.gz], .row, .pcf ─▶ reader (thread) ─records─▶ Aggregate ◀─read lock─ http (tokio, axum)
-//!   (later: the stream of                                    per-link bins          GET /, /view.js,
-//!    `serve --trace-stream`)                                 per-port bins          /api/trace, /api/window
-//!                                                                                     ▲ JSON: only what the page draws
-//!                                                                                  browser (canvas, no build step)
+//!   FILE.prv[.gz], .row, .pcf ─▶ reader (thread) ──records─▶ Aggregate ◀─read lock─ http (tokio, axum)
+//!                                                            per-link bins          GET /, /view.js, /api/runs,
+//!   vesper serve|run           ─▶ listen: a thread ─records─▶ per-port bins          /api/trace, /api/window
+//!   --trace-stream ADDR           a stream, each              (a Shared a run;       (?run=N), /api/events (SSE)
+//!   (one connection a run)        one run                      Runs: the last              │ JSON: only what the
+//!                                 └─▶ --forward-trace: the       --keep-runs)              ▼ page draws; ticks
+//!                                     same bytes to a collector                   browser (canvas, no build step)
 //! ```
 //!
 //! # Where it lives
@@ -15,7 +18,8 @@
 //! A verb of the `server` crate (the architecture guide: the crate that owns the
 //! command line, the sockets and tokio): [`reader`] turns trace text into typed
 //! records, [`aggregate`] folds them into bins and knows nothing of files or HTTP,
-//! [`layout`] places the devices, [`http`] serves the page and its JSON. It depends
+//! [`layout`] places the devices, [`listen`] reads live streams (`--listen-trace`),
+//! [`http`] serves the page and its JSON. It depends
 //! on no other crate of the workspace: the trace's text is the interface, as it is
 //! for Paraver and `vesper collect`. The CPU work (reading, folding, answering a
 //! window) runs on a thread of its own or in `spawn_blocking`, never on the runtime's
@@ -96,20 +100,39 @@
 //! # HTTP API
 //!
 //! Served on `--http ADDR` (`127.0.0.1:8080` by default: loopback only unless told,
-//! and a warning in the log when not); nothing but these routes, all `GET`:
+//! and a warning in the log when not); nothing but these routes, all `GET`. A file is
+//! run 1; with `--listen-trace` each stream is a run, numbered as `vesper collect`
+//! numbers them; `run=N` picks one (the newest when left out; a run not kept is a 404
+//! that says which are):
 //!
 //! | route | answer |
 //! |---|---|
 //! | `/` | the page (HTML, embedded in the binary) |
 //! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
-//! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the link rate, the backlog quantum, record counts, the devices (name, host or not, level, x) and the links (from and to port and device, bytes, messages) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
-//! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
+//! | `/api/runs` | where streams are awaited (`null` for a file), the runs kept at most and dropped, and per run: number, source, state (`live`, `finished`, `problem`), problem, records, the server's dropped records (from a stream's end line), end, bins and their width, links, whether the ports are named yet, start time |
+//! | `/api/events` | server-sent events: a `tick` when a run starts or ends or its records reach further, at most ten a second |
+//! | `/api/trace[?run=N]` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the link rate, the backlog quantum, record counts, the devices (name, host or not, level, x) and the links (from and to port and device, bytes, messages) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
+//! | `/api/window?from_ns=A&to_ns=B[&bins=true][&run=N]` | the window `[A, B)` snapped to whole bins (or `last=K`: the last K bins, the live edge): its bounds, the trace's end and bins so far, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
 //!
-//! The page asks for `/api/trace` once (and again while the trace is being read, or
-//! when a window shows more links than it knows), then one `/api/window` per slider
-//! move: a few bytes a link, never a record. Later steps add `GET /api/events`
-//! (server-sent events: the live edge moved, a run started) for `--listen-trace` and
-//! follow mode, and routes for a link's messages and a port's backlog and events.
+//! The page asks for `/api/runs` once, then for a file `/api/trace` once (and again
+//! while the trace is being read, or when a window shows more links than it knows),
+//! then one `/api/window` per slider move: a few bytes a link, never a record. Live,
+//! it listens to `/api/events`: each tick costs one `/api/runs` and one
+//! `/api/window` (`last=K` in follow mode), and `/api/trace` only when the run's
+//! links, names or state changed (at most once a second while it is live). Later
+//! steps add routes for a link's messages and a port's backlog and events.
+//!
+//! # Live runs: lag and memory
+//!
+//! Each stream is read on a thread of its own and folded a batch at a time, when
+//! [`listen::BATCH`] records are read or nothing more has arrived: the page is at most
+//! a batch behind what the socket delivered. The reader never waits for the page;
+//! when folding is slower than the server, the socket's buffers fill and TCP slows the
+//! server, whose stream queue then drops records after `--trace-stream-wait-ms` (the
+//! simulation is never held longer); the count arrives in the stream's end line and is
+//! shown with the run. Memory: the last `--keep-runs` runs (default
+//! [`DEFAULT_KEEP_RUNS`]), each bounded as above (124 MB of bins for a 4,096-host
+//! fat tree), at most 16 streams read at once.
 
 pub mod aggregate;
 pub mod http;
