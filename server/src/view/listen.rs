@@ -389,3 +389,86 @@ fn finish<R: Read>(
     state.names = names;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "#Paraver (01/01/2026 at 00:00):0_ns:0:1:2(1:0,2:0)";
+
+    /// Reads `stream` (its first line a header) as a run; the problem and the state.
+    fn read(stream: &str) -> (Result<(), String>, Shared) {
+        let mut lines = Lines {
+            input: BufReader::new(stream.as_bytes()),
+            line: Vec::new(),
+            number: 0,
+            stall: None,
+        };
+        assert!(matches!(lines.next(), Ok(Next::Line)));
+        let shared = Arc::new(RwLock::new(Shared::new("test".into(), 250.0)));
+        let runs = Runs::new(1, None);
+        let outcome = read_stream(&mut lines, &shared, &runs);
+        let state = Arc::try_unwrap(shared)
+            .expect("one owner")
+            .into_inner()
+            .expect("not poisoned");
+        (outcome, state)
+    }
+
+    #[test]
+    fn the_topology_is_kept_and_ports_are_named_by_number_until_the_row() {
+        let topology = "{\"devices\":\n[\"host0\"]}";
+        let stream = format!(
+            "{HEADER}\n#vesper-topology {}\n{topology}3:0:1:1:1:0:0:0:1:2:1:5:9:10:1\n",
+            topology.len()
+        );
+        let (outcome, state) = read(&stream);
+        assert_eq!(
+            outcome,
+            Err(
+                "the stream ended after 1 records, before the final header (the server stopped or the connection \
+                 broke)"
+                    .into()
+            )
+        );
+        assert_eq!(state.topology_text.as_deref(), Some(topology));
+        assert_eq!(state.names.threads, ["task1.t1", "task2.t1", "task2.t2"]);
+        assert_eq!(
+            state.names.host,
+            [true, false],
+            "a task of one port is taken for a host"
+        );
+        assert_eq!(state.aggregate.links().len(), 1);
+        assert_eq!(state.aggregate.links()[0].bytes, 10);
+        // The record after the topology is line 4: the topology's newline counts.
+        assert_eq!(state.lines, 4);
+    }
+
+    #[test]
+    fn a_topology_that_is_not_what_it_says_is_a_problem() {
+        let cases = [
+            (
+                "#vesper-topology x\n",
+                "line 2: expected `#vesper-topology BYTES`, got `#vesper-topology x`",
+            ),
+            (
+                "#vesper-topology 99\n{}",
+                "line 2: the stream ended (or stalled) within the topology's 99 bytes, after 2",
+            ),
+            ("#vesper-topology 1\n\u{ff}", "line 3: the topology is not UTF-8 text"),
+        ];
+        for (rest, expected) in cases {
+            let (outcome, state) = read(&format!("{HEADER}\n{rest}"));
+            assert_eq!(outcome, Err(expected.to_string()), "{rest:?}");
+            assert_eq!(state.topology_text, None);
+        }
+        // Anywhere else, it is a line that is no record.
+        let (outcome, _) = read(&format!(
+            "{HEADER}\n3:0:1:1:1:0:0:0:1:2:1:5:9:10:1\n#vesper-topology 2\n{{}}"
+        ));
+        assert_eq!(
+            outcome,
+            Err("line 3: expected a record or the final header (#Paraver …), got `#vesper-topology 2`".into())
+        );
+    }
+}
