@@ -556,6 +556,7 @@ fn a_cut_stream_or_garbage_leaves_a_message_and_the_listener_alive() {
         trace["links"][0]["from"], "task1.t1",
         "named by number: the .row never came"
     );
+    assert_eq!(runs["runs"][0]["named"], false);
     // A stream that breaks a rule, then a whole one: the listener is still there.
     live.send(format!("{HEADER}\n3:0:1:1:1:0:0:0:1:9:1:5:9:10:1\n").as_bytes());
     live.send(whole_stream().as_bytes());

@@ -143,7 +143,7 @@ pub fn runs_json(runs: &Runs) -> RunsJson {
                 bins: a.used_bins(),
                 bin_ns: a.axis().bin_ns(),
                 links: a.links().len(),
-                named: !state.loading || runs.listening.is_none(),
+                named: !state.numbered,
                 started_ms: run.started_ms,
             }
         })

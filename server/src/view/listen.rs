@@ -239,6 +239,7 @@ pub(crate) fn read_stream<R: Read>(
         let mut state = write_lock(shared);
         state.aggregate = Aggregate::new(guess.host_ports(), 0);
         state.names = guess.clone();
+        state.numbered = true;
     }
     runs.tick();
     let mut batch: Vec<(u64, Record)> = Vec::with_capacity(BATCH);
@@ -387,6 +388,7 @@ fn finish<R: Read>(
         );
     }
     state.names = names;
+    state.numbered = false;
     Ok(())
 }
 

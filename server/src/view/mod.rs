@@ -257,6 +257,8 @@ pub struct Shared {
     pub dropped_records: Option<u64>,
     /// the run was dropped from the page (`--keep-runs`): its reader stops
     pub abandoned: bool,
+    /// the ports are named by number (a stream whose `.row` has not come)
+    pub numbered: bool,
 }
 
 impl Shared {
@@ -274,6 +276,7 @@ impl Shared {
             topology_text: None,
             dropped_records: None,
             abandoned: false,
+            numbered: false,
         }
     }
 }
