@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The Docker deployment, tested as a user runs it (called by .ci/run):
 #   1. docker/build.sh --offline builds vesper:latest (no registry is reached);
-#   2. the compose stack comes up (vesper, collector) on its own network;
+#   2. the compose stack comes up (vesper, view, collector) on its own network;
 #   3. a client container sends garbage and stays connected while `replay` replays a
 #      trace against the server: the prediction equals `vesper run` of the same trace
-#      and network in one process, and the collected network trace equals the trace
-#      that run writes with --trace, byte for byte;
+#      and network in one process, and the network trace collected through the view
+#      equals the trace that run writes with --trace, byte for byte; the view's
+#      /api/runs shows the run finished, nothing dropped; the health checks' probes
+#      left no warning in the collector's log;
 #   4. a client container starts a run and waits; `docker stop` of the server leaves
 #      that run's report (finished: false) and exit code 143;
 #   5. the stack comes down: no container, network or volume of it is left.
@@ -37,10 +39,10 @@ target/release/vesper run --workload all-to-all --tasks 16 --no-server --network
     --save-trace "$work/traces/a2a16.dim" >/dev/null
 chmod 0777 "$work/data"
 export VESPER_DATA="$work/data" VESPER_TRACES="$work/traces" VESPER_CONFIG="$work/config"
-export VESPER_TRACE=a2a16.dim VESPER_NETWORK_ARGS="--preset fat-tree" VESPER_PORT=0
+export VESPER_TRACE=a2a16.dim VESPER_NETWORK_ARGS="--preset fat-tree" VESPER_PORT=0 VESPER_VIEW_PORT=0
 
 say "stack up"
-"${compose[@]}" up -d vesper collector >/dev/null 2>&1 || { "${compose[@]}" logs; fail "the stack did not come up"; }
+"${compose[@]}" up -d vesper view collector >/dev/null 2>&1 || { "${compose[@]}" logs; fail "the stack did not come up"; }
 
 # A second client that sends garbage and stays connected through the replay.
 docker run -d --name "$project-garbage" --network "$network" --entrypoint bash vesper:latest \
@@ -63,6 +65,16 @@ for ext in prv pcf row; do
     cmp "$work/host/network.$ext" "$work/data/network-1.$ext" || fail "the collected network-1.$ext differs"
 done
 say "collected trace identical to --trace"
+# The view, asked from a container on the stack's network: run 1, finished, whole.
+runs=$(docker run --rm --network "$network" --entrypoint bash vesper:latest -c \
+    'exec 3<>/dev/tcp/view/8080; printf "GET /api/runs HTTP/1.0\r\nHost: view\r\n\r\n" >&3; cat <&3' \
+    | sed '1,/^\r$/d')
+shown=$(python3 -c 'import json, sys; r = json.load(sys.stdin); print([(x["run"], x["state"], x["dropped_records"]) for x in r["runs"]])' <<<"$runs") \
+    || fail "the view's /api/runs is no JSON: $runs"
+[ "$shown" = "[(1, 'finished', 0)]" ] || fail "the view shows $shown, not run 1 finished: $runs"
+say "the view shows run 1 finished"
+collector_log=$(docker logs "$("${compose[@]}" ps -q collector)" 2>&1)
+! grep -q WARN <<<"$collector_log" || fail "the collector warned: $collector_log"
 docker rm -f "$project-garbage" >/dev/null
 # A field of a JSON report: json FILE 'expression on r'.
 json() { python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print($2)" "$1"; }

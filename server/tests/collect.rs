@@ -143,7 +143,8 @@ fn a_collector_across_runs_numbers_them() {
 }
 
 /// A server that stops mid-stream: the collector writes what it got, a valid `.prv`
-/// with the last record's time, says so, and fails.
+/// with the last record's time, says so, and fails; a port probe before it is no
+/// warning.
 #[test]
 fn an_early_disconnect_is_written_as_far_as_it_got_with_a_warning() {
     let dir = scratch("early");
@@ -164,7 +165,8 @@ fn an_early_disconnect_is_written_as_far_as_it_got_with_a_warning() {
     let status = wait_up_to(&mut child, 20);
     let log = rest_of_log(&log);
     assert!(!status.success(), "a one-run collector fails on a cut stream:\n{log}");
-    assert!(log.contains("closed without sending a trace; still waiting"), "{log}");
+    // The probe is logged at debug level only (compose's health check probes every second).
+    assert!(!log.contains("closed without sending a trace"), "{log}");
     let stderr_end = format!(
         "run 1: {} written incomplete: the stream ended after 2 records, before the final header",
         output.display()

@@ -1,18 +1,25 @@
 //! `vesper view` as a user runs it: on a trace `vesper run --trace` wrote, its JSON
 //! endpoints hold every link the trace shows with the bytes the trace says, and the
 //! busiest link is the trace's; a broken trace is a message on the page, not a crash.
+//! Live (`--listen-trace`): a run streamed into it is the same run as its file, each
+//! stream of a server that keeps serving is a run, the last `--keep-runs` are kept,
+//! and a cut stream or a connection that is no stream leaves a message and the
+//! listener accepting.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use common::start_listening;
+use common::{log_channel, send_bytes, signal, start, start_listening, wait_for_log, wait_up_to};
 use serde_json::Value;
+use vesper_client_dimemas_adapter::LegacyConnection;
+use vesper_protocol::{ClientMessage, WireTime};
 
 /// A fresh scratch directory for `name`.
 fn scratch(name: &str) -> PathBuf {
@@ -26,6 +33,69 @@ fn scratch(name: &str) -> PathBuf {
 struct Viewer {
     child: Child,
     addr: SocketAddr,
+}
+
+/// `vesper view --listen-trace` on free ports: the page's address, the streams' and
+/// its log.
+struct Live {
+    viewer: Viewer,
+    streams: SocketAddr,
+    log: Receiver<String>,
+}
+
+impl Live {
+    fn start(args: &[&str]) -> Live {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args(["view", "--http", "127.0.0.1:0", "--listen-trace", "127.0.0.1:0"])
+            .args(args)
+            .env("VESPER_LOG", "debug")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("vesper starts");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+        let line = loop {
+            let line = lines.next().expect("a log line").expect("readable log");
+            if line.contains("listening on ") {
+                break line;
+            }
+        };
+        let after = |word: &str, end: char| -> SocketAddr {
+            let rest = line.split(word).nth(1).expect("an address");
+            rest.split(end)
+                .next()
+                .expect("an address")
+                .trim()
+                .parse()
+                .expect("a socket address")
+        };
+        let (addr, streams) = (after("listening on ", ';'), after("--trace-stream ", ')'));
+        Live {
+            viewer: Viewer { child, addr },
+            streams,
+            log: log_channel(lines),
+        }
+    }
+
+    /// `/api/runs` once `done` holds of it (waits up to 20 s).
+    fn runs_until(&self, done: impl Fn(&Value) -> bool) -> Value {
+        let end = Instant::now() + Duration::from_secs(20);
+        loop {
+            let runs = self.viewer.json("/api/runs");
+            if done(&runs) {
+                return runs;
+            }
+            assert!(Instant::now() < end, "not there after 20 s: {runs}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends `bytes` as a connection to the streams' address, then closes it.
+    fn send(&self, bytes: &[u8]) {
+        let mut socket = TcpStream::connect(self.streams).expect("the view accepts streams");
+        socket.write_all(bytes).expect("sent");
+    }
 }
 
 impl Viewer {
@@ -595,4 +665,330 @@ fn a_broken_or_missing_application_trace_is_a_message_on_the_page() {
     }
     let viewer = Viewer::start(&[prv]);
     assert_eq!(viewer.get("/api/app").0, 404);
+}
+
+/// The states of the runs in an `/api/runs` answer, by number.
+fn states(runs: &Value) -> Vec<(u64, String)> {
+    runs["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            (
+                r["run"].as_u64().expect("a number"),
+                r["state"].as_str().expect("a state").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `/api/trace` without what says where it came from: the source, and its lines read
+/// (a stream's count its topology block's lines too).
+fn without_source(mut trace: Value) -> Value {
+    let trace_object = trace.as_object_mut().expect("an object");
+    trace_object.remove("file");
+    trace_object.remove("lines");
+    trace
+}
+
+/// A run streamed into `vesper view --listen-trace` is, once finished, the run its
+/// `--trace` file shows: the same JSON for the trace (but its source) and for the
+/// whole run's bins, every link with the trace's own bytes.
+#[test]
+fn a_streamed_run_is_the_run_of_its_file() {
+    let dir = scratch("live");
+    let live = Live::start(&[]);
+    let prv = dir.join("net.prv.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args([
+            "run",
+            "--preset",
+            "kary-ntree",
+            "--tasks",
+            "16",
+            "--size",
+            "20000",
+            "--trace-end-to-end",
+        ])
+        .args(["--trace-stream", &live.streams.to_string()])
+        .arg("--trace")
+        .arg(&prv)
+        .output()
+        .expect("vesper runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs = live.runs_until(|r| states(r) == [(1, "finished".to_string())]);
+    let run = &runs["runs"][0];
+    let expected = trace_link_bytes(&prv);
+    // Every link of the topology (the stream carries it), idle ones too.
+    let topology: Value = serde_json::from_str(
+        &std::fs::read_to_string(prv.with_extension("").with_extension("topology")).expect("the topology"),
+    )
+    .expect("JSON");
+    let cables = topology["links"].as_array().expect("links").len();
+    assert!(cables > expected.len(), "{cables}");
+    assert_eq!(run["links"].as_u64(), Some(cables as u64), "{run}");
+    assert_eq!(
+        (run["dropped_records"].as_u64(), run["named"].as_bool()),
+        (Some(0), Some(true))
+    );
+    let streamed = live.viewer.json("/api/trace?run=1");
+    assert_eq!(
+        streamed["file"]
+            .as_str()
+            .map(|f| f.starts_with("run 1 from 127.0.0.1:")),
+        Some(true)
+    );
+    assert_eq!(
+        streamed,
+        live.viewer.json("/api/trace"),
+        "the newest run is the default"
+    );
+    let file = Viewer::start(&[prv.to_str().expect("a UTF-8 path")]);
+    let from_file = file.trace();
+    assert_eq!(without_source(streamed.clone()), without_source(from_file));
+    // The links with the trace's own bytes (as the file view's test counts them).
+    let served: BTreeMap<(String, String), u64> = streamed["links"]
+        .as_array()
+        .expect("links")
+        .iter()
+        .filter(|l| l["bytes"] != 0)
+        .map(|l| {
+            let name = |k: &str| l[k].as_str().expect("a port").to_string();
+            ((name("from"), name("to")), l["bytes"].as_u64().expect("bytes"))
+        })
+        .collect();
+    assert_eq!(served, expected);
+    for query in ["bins=true", "from_ns=100000&to_ns=300000&bins=true", "last=16"] {
+        assert_eq!(
+            live.viewer.json(&format!("/api/window?run=1&{query}")),
+            file.json(&format!("/api/window?{query}")),
+            "{query}"
+        );
+    }
+    let (status, _, body) = live.viewer.get("/api/trace?run=2");
+    assert_eq!(status, 404);
+    assert!(
+        body.starts_with("no run 2: the runs kept are [1], 0 dropped (--keep-runs 8)"),
+        "{body}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every run of a server that keeps serving is a run on the page, numbered in order.
+#[test]
+fn each_run_of_a_server_that_keeps_serving_is_a_run() {
+    let live = Live::start(&[]);
+    let (mut server, addr) = start(&[
+        "--keep-serving",
+        "--hosts",
+        "4",
+        "--trace-stream",
+        &live.streams.to_string(),
+    ]);
+    for run in 1..=2u32 {
+        let mut client = LegacyConnection::connect(addr).expect("connects");
+        let sends: Vec<ClientMessage> = (0..run)
+            .map(|n| send_bytes(1000.0 * f64::from(n), n % 4, (n + 1) % 4, 20_000))
+            .collect();
+        client
+            .exchange(&[sends, vec![ClientMessage::Stop(WireTime(1e9)), ClientMessage::End]].concat())
+            .expect("reply");
+        client.finish().expect("finish");
+    }
+    let runs = live.runs_until(|r| states(r) == [(1, "finished".into()), (2, "finished".into())]);
+    signal(&server, "TERM");
+    assert_eq!(wait_up_to(&mut server, 10).code(), Some(0));
+    // Run n sent n messages: run 2's links carried twice run 1's bytes.
+    let bytes = |run: u64| -> u64 {
+        let trace = live.viewer.json(&format!("/api/trace?run={run}"));
+        trace["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| l["bytes"].as_u64().expect("bytes"))
+            .sum()
+    };
+    assert!(
+        bytes(1) > 0 && bytes(2) == 2 * bytes(1),
+        "{} and {}",
+        bytes(1),
+        bytes(2)
+    );
+    assert_eq!(runs["dropped_runs"], 0);
+}
+
+const HEADER: &str = "#Paraver (01/01/2026 at 00:00):0_ns:0:1:2(1:0,2:0)";
+const RECORDS: &str = "3:0:1:1:1:0:0:0:1:2:1:5:9:10:1\n3:0:1:1:1:20:20:0:1:2:1:25:29:30:3\n";
+
+/// A whole stream of `RECORDS` on a host and a switch, as a server sends it.
+fn whole_stream() -> String {
+    let pcf = "DEFAULT_OPTIONS\n\nSTATES\n0    Empty\n1    Backlog 1-1024 bytes\n";
+    let row = "LEVEL TASK SIZE 2\nhost0\nsw0\n\nLEVEL THREAD SIZE 3\nhost0.p0\nsw0.p0\nsw0.p1\n";
+    format!(
+        "{HEADER}\n#vesper-topology 14\n{{\"devices\":[]}}{RECORDS}{}\n#vesper-pcf {}\n{pcf}#vesper-row {}\n{row}#vesper-end 2\n",
+        HEADER.replace(":0_ns:", ":40_ns:"),
+        pcf.len(),
+        row.len()
+    )
+}
+
+/// A probe, a connection that is no trace stream and a stream cut short leave the
+/// listener accepting: the cut run shows its records with a message; the probe and
+/// the garbage are no runs, and no warning.
+#[test]
+fn a_cut_stream_or_garbage_leaves_a_message_and_the_listener_alive() {
+    let live = Live::start(&[]);
+    drop(TcpStream::connect(live.streams).expect("a probe"));
+    live.send(b"GET / HTTP/1.1\r\n\r\n\x00\xff");
+    let cut = format!("{HEADER}\n{RECORDS}3:0:1:1:1:30:30:0:1:2");
+    live.send(cut.as_bytes());
+    let runs = live.runs_until(|r| states(r) == [(1, "problem".into())]);
+    let problem = runs["runs"][0]["problem"].as_str().expect("a problem");
+    assert_eq!(
+        problem,
+        "the stream ended in the middle of line 4 (records up to line 3 shown)"
+    );
+    let trace = live.viewer.json("/api/trace?run=1");
+    assert_eq!(trace["problem"].as_str(), Some(problem));
+    assert_eq!(trace["links"][0]["bytes"], 40, "{trace}");
+    assert_eq!(
+        trace["links"][0]["from"], "task1.t1",
+        "named by number: the .row never came"
+    );
+    assert_eq!(runs["runs"][0]["named"], false);
+    // A stream that breaks a rule, then a whole one: the listener is still there.
+    live.send(format!("{HEADER}\n3:0:1:1:1:0:0:0:1:9:1:5:9:10:1\n").as_bytes());
+    live.send(whole_stream().as_bytes());
+    let runs = live.runs_until(|r| states(r).len() == 3 && states(r)[2].1 != "live");
+    assert_eq!(
+        states(&runs),
+        [(1, "problem".into()), (2, "problem".into()), (3, "finished".into())]
+    );
+    assert!(
+        runs["runs"][1]["problem"]
+            .as_str()
+            .expect("a problem")
+            .starts_with("line 2: task or thread beyond the header"),
+        "{runs}"
+    );
+    let trace = live.viewer.json("/api/trace?run=3");
+    assert_eq!(
+        (trace["links"][0]["from"].as_str(), trace["links"][0]["to"].as_str()),
+        (Some("host0.p0"), Some("sw0.p0"))
+    );
+    assert_eq!(
+        (trace["end_ns"].as_u64(), trace["quantum_bytes"].as_u64()),
+        (Some(40), Some(1024))
+    );
+    assert_eq!(trace["records"]["link_communications"], 2);
+    let log = std::iter::from_fn(|| live.log.recv_timeout(Duration::from_millis(200)).ok())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        log.contains("closed without sending anything (a probe): not a run"),
+        "{log}"
+    );
+    assert!(log.contains("not a trace stream"), "{log}");
+    for line in log.lines().filter(|l| l.contains("not a run")) {
+        assert!(!line.contains("WARN"), "{line}");
+    }
+}
+
+/// `--keep-runs 2`: the third run drops the first, and the page says so.
+#[test]
+fn only_the_last_keep_runs_runs_are_kept() {
+    let live = Live::start(&["--keep-runs", "2"]);
+    for _ in 0..3 {
+        live.send(whole_stream().as_bytes());
+        // One after the other: each is numbered before the next connects.
+        let _ = wait_for_log(&live.log, "records, finished", Duration::from_secs(20));
+    }
+    let runs = live.runs_until(|r| states(r).len() == 2 && states(r)[1].0 == 3);
+    assert_eq!(states(&runs), [(2, "finished".into()), (3, "finished".into())]);
+    assert_eq!(
+        (runs["dropped_runs"].as_u64(), runs["keep_runs"].as_u64()),
+        (Some(1), Some(2))
+    );
+    let (status, _, body) = live.viewer.get("/api/window?run=1");
+    assert_eq!(status, 404);
+    assert!(
+        body.starts_with("no run 1: the runs kept are [2, 3], 1 dropped (--keep-runs 2)"),
+        "{body}"
+    );
+}
+
+/// A file or a listener, one of the two.
+#[test]
+fn view_takes_a_file_or_a_listener() {
+    for args in [&["view"][..], &["view", "net.prv", "--listen-trace", "127.0.0.1:0"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+            .args(args)
+            .output()
+            .expect("vesper runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains("--listen-trace"), "{args:?}: {stderr}");
+    }
+}
+
+/// The events route ticks when something moves: a run that starts.
+#[test]
+fn the_events_tick_when_a_run_starts() {
+    let live = Live::start(&[]);
+    let mut socket = TcpStream::connect(live.viewer.addr).expect("vesper view accepts");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("a timeout");
+    write!(socket, "GET /api/events HTTP/1.1\r\nHost: localhost\r\n\r\n").expect("a request");
+    let mut events = BufReader::new(socket);
+    let mut next_tick = || loop {
+        let mut line = String::new();
+        assert!(events.read_line(&mut line).expect("an event") > 0, "the events ended");
+        if line.starts_with("data: ") {
+            return line;
+        }
+    };
+    let first = next_tick();
+    live.send(whole_stream().as_bytes());
+    let second = next_tick();
+    assert_ne!(first, second);
+}
+
+/// `--forward-trace`: a collector behind the view writes the run's trace byte for byte
+/// as `--trace` does, while the view shows it.
+#[test]
+fn a_forwarded_stream_is_collected_as_the_file_trace() {
+    let dir = scratch("forward");
+    let collected = dir.join("collected.prv");
+    let (mut collector, at, lines) = start_listening(&[
+        "collect",
+        "--listen",
+        "127.0.0.1:0",
+        "--output",
+        collected.to_str().expect("UTF-8"),
+    ]);
+    let collector_log = log_channel(lines);
+    let live = Live::start(&["--forward-trace", &at.to_string()]);
+    // A probe and garbage are no runs, and are not forwarded.
+    drop(TcpStream::connect(live.streams).expect("a probe"));
+    live.send(b"garbage\n");
+    let file = dir.join("file.prv");
+    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
+        .args(["run", "--preset", "kary-ntree", "--tasks", "16", "--size", "20000"])
+        .args(["--trace-stream", &live.streams.to_string()])
+        .arg("--trace")
+        .arg(&file)
+        .output()
+        .expect("vesper runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let status = wait_up_to(&mut collector, 20);
+    let log = collector_log.try_iter().collect::<Vec<_>>().join("\n");
+    assert!(status.success(), "{log}");
+    for ext in ["prv", "pcf", "row"] {
+        let read = |p: &Path| std::fs::read(p.with_extension(ext)).expect("a trace file");
+        assert!(read(&collected) == read(&file), ".{ext} differs");
+    }
+    let runs = live.runs_until(|r| states(r) == [(1, "finished".into())]);
+    assert_eq!(runs["runs"][0]["dropped_records"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -63,7 +63,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 use vesper_netmodels::TraceOutput;
 use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
@@ -414,10 +414,11 @@ fn serve(
         return;
     }
     match outcome {
+        // A port probe or a health check (compose's, every second): not worth a warning.
         Ok(None) if collector.one_run.is_some() => {
-            warn!("{peer} closed without sending a trace; still waiting for one")
+            debug!("{peer} closed without sending a trace; still waiting for one")
         }
-        Ok(None) => warn!("{peer} closed without sending a trace"),
+        Ok(None) => debug!("{peer} closed without sending a trace"),
         Ok(Some(Collected {
             run,
             path,
@@ -758,20 +759,21 @@ fn finish(
     }))
 }
 
-/// A stream's lines, numbered from 1.
-struct Lines<R> {
-    input: R,
+/// A stream's lines, numbered from 1 (`vesper view --listen-trace` reads streams with
+/// it too).
+pub(crate) struct Lines<R> {
+    pub(crate) input: R,
     /// the last line read, its newline included (if it had one)
-    line: Vec<u8>,
+    pub(crate) line: Vec<u8>,
     /// the number of the last line read
-    number: usize,
+    pub(crate) number: usize,
     /// `--stall-timeout-s`, for messages
-    stall: Option<Duration>,
+    pub(crate) stall: Option<Duration>,
 }
 
 /// What reading a line gave.
 #[derive(Debug)]
-enum Next {
+pub(crate) enum Next {
     /// a whole line
     Line,
     /// the end of the stream (with the last line's bytes, if it had no newline)
@@ -784,7 +786,7 @@ enum Next {
 
 impl<R: BufRead> Lines<R> {
     /// Reads the next line; an error is a line longer than [`MAX_LINE`].
-    fn next(&mut self) -> Result<Next, String> {
+    pub(crate) fn next(&mut self) -> Result<Next, String> {
         self.line.clear();
         let read = self
             .input
@@ -809,36 +811,36 @@ impl<R: BufRead> Lines<R> {
     }
 
     /// The last line as text, without its newline; an error if it is not UTF-8.
-    fn text(&self) -> Result<&str, String> {
+    pub(crate) fn text(&self) -> Result<&str, String> {
         let text = std::str::from_utf8(&self.line)
             .map_err(|_| format!("line {}: expected UTF-8 text, got `{}`", self.number, shown(&self.line)))?;
         Ok(text.strip_suffix('\n').unwrap_or(text))
     }
 
-    fn stall_s(&self) -> u64 {
+    pub(crate) fn stall_s(&self) -> u64 {
         self.stall.map_or(0, |s| s.as_secs())
     }
 }
 
 /// `bytes` (a line received) safe to quote: without its newline, control characters
 /// escaped, cut short.
-fn shown(bytes: &[u8]) -> String {
+pub(crate) fn shown(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     escaped(text.strip_suffix('\n').unwrap_or(&text))
 }
 
 /// What follows the final header.
 #[derive(Debug, PartialEq, Eq)]
-struct Trailer {
-    pcf: String,
-    row: String,
+pub(crate) struct Trailer {
+    pub(crate) pcf: String,
+    pub(crate) row: String,
     /// records the server handed to the stream
-    sent: u64,
+    pub(crate) sent: u64,
 }
 
 /// Why a trailer was not read whole.
 #[derive(Debug, PartialEq, Eq)]
-enum Trailed {
+pub(crate) enum Trailed {
     /// the stream ended (or stalled) before its end: what is missing
     Cut(Incomplete),
     /// the stream breaks a rule: the line and the rule
@@ -847,7 +849,7 @@ enum Trailed {
 
 /// Reads the trailer: `.pcf` and `.row`, each announced with its length, the end line
 /// with the number of records sent, and then the end of the stream.
-fn read_trailer(lines: &mut Lines<impl BufRead>) -> Result<Trailer, Trailed> {
+pub(crate) fn read_trailer(lines: &mut Lines<impl BufRead>) -> Result<Trailer, Trailed> {
     let pcf_bytes = announced(lines, STREAM_PCF)?;
     let pcf = read_text(lines, pcf_bytes, ".pcf")?;
     let row_bytes = announced(lines, STREAM_ROW)?;

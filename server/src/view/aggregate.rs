@@ -601,10 +601,22 @@ impl Aggregate {
         Ok(())
     }
 
+    /// The trace's end is `end_ns` (a stream's final header): the bins widen to hold
+    /// it, as a file's bins with that header would be from the start.
+    pub fn end_at(&mut self, end_ns: u64) {
+        self.header_end_ns = end_ns;
+        self.widen(end_ns.saturating_sub(1));
+    }
+
     /// Widens the bins until they hold the nanosecond `t_ns`, the last a record holds
     /// something in.
     fn reach(&mut self, t_ns: u64) {
         self.latest_ns = self.latest_ns.max(t_ns);
+        self.widen(t_ns);
+    }
+
+    /// Widens the bins until they hold the nanosecond `t_ns`.
+    fn widen(&mut self, t_ns: u64) {
         while !self.axis.holds(t_ns) {
             self.axis.shift += 1;
             let axis = self.axis;

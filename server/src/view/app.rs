@@ -478,6 +478,7 @@ mod tests {
             AppQuery {
                 from_ns: Some(0),
                 to_ns: Some(400),
+                run: None,
             },
         );
         assert_eq!(json.threads[1].time_ns, [100, 300, 0]);

@@ -12,7 +12,7 @@
 //! Windows are snapped to whole bins as `/api/window`'s are; every answer is bounded
 //! by the bins and [`LIST_LIMIT`], never by the trace's length.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError};
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -22,7 +22,8 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{EVENTS_PER_GROUP, GROUP_BINS, MESSAGES_PER_GROUP, Mark, Message, TimedEvent};
-use super::{Shared, app, read_lock};
+use super::http::{RunQuery, run_of};
+use super::{Run, Runs, Shared, app, read_lock};
 
 const DETAIL_JS: &str = include_str!("page/detail.js");
 
@@ -30,7 +31,7 @@ const DETAIL_JS: &str = include_str!("page/detail.js");
 pub const LIST_LIMIT: usize = 500;
 
 /// The routes of the panels, to merge into the page's router.
-pub fn routes() -> Router<Arc<RwLock<Shared>>> {
+pub fn routes() -> Router<Arc<Runs>> {
     Router::new()
         .route(
             "/detail.js",
@@ -50,6 +51,8 @@ pub struct LinkQuery {
     pub from_ns: Option<u64>,
     /// to \[ns\] (the trace's end when left out)
     pub to_ns: Option<u64>,
+    /// the run (`/api/runs`; the newest when left out)
+    pub run: Option<u64>,
 }
 
 /// `/api/link`: the messages that crossed a link in a window.
@@ -105,8 +108,16 @@ pub fn link_json(state: &Shared, query: LinkQuery) -> Result<LinkMessagesJson, S
     })
 }
 
-async fn link(State(shared): State<Arc<RwLock<Shared>>>, Query(query): Query<LinkQuery>) -> Response {
-    blocking(move || answer(link_json(&read_lock(&shared), query))).await
+async fn link(State(runs): State<Arc<Runs>>, Query(query): Query<LinkQuery>) -> Response {
+    match the_run(&runs, query.run) {
+        Ok(run) => blocking(move || answer(link_json(&read_lock(&run.shared), query))).await,
+        Err(why) => why,
+    }
+}
+
+/// Run `run` (the newest when `None`), or the 404 that says which runs there are.
+fn the_run(runs: &Runs, run: Option<u64>) -> Result<Arc<Run>, Response> {
+    run_of(runs, RunQuery { run }).map_err(|why| (StatusCode::NOT_FOUND, why).into_response())
 }
 
 /// `/api/port`'s query.
@@ -118,6 +129,8 @@ pub struct PortQuery {
     pub from_ns: Option<u64>,
     /// to \[ns\] (the trace's end when left out)
     pub to_ns: Option<u64>,
+    /// the run (`/api/runs`; the newest when left out)
+    pub run: Option<u64>,
 }
 
 /// Counts by kind of mark: STOP (sent or received), GO (sent or received),
@@ -210,8 +223,11 @@ pub fn port_json(state: &Shared, query: &PortQuery) -> Result<PortJson, String> 
     })
 }
 
-async fn port(State(shared): State<Arc<RwLock<Shared>>>, Query(query): Query<PortQuery>) -> Response {
-    blocking(move || answer(port_json(&read_lock(&shared), &query))).await
+async fn port(State(runs): State<Arc<Runs>>, Query(query): Query<PortQuery>) -> Response {
+    match the_run(&runs, query.run) {
+        Ok(run) => blocking(move || answer(port_json(&read_lock(&run.shared), &query))).await,
+        Err(why) => why,
+    }
 }
 
 /// `/api/app`'s query.
@@ -221,11 +237,17 @@ pub struct AppQuery {
     pub from_ns: Option<u64>,
     /// to \[ns\] (the application trace's end when left out)
     pub to_ns: Option<u64>,
+    /// the run (`/api/runs`; the newest when left out)
+    pub run: Option<u64>,
 }
 
-async fn app_states(State(shared): State<Arc<RwLock<Shared>>>, Query(query): Query<AppQuery>) -> Response {
+async fn app_states(State(runs): State<Arc<Runs>>, Query(query): Query<AppQuery>) -> Response {
+    let run = match the_run(&runs, query.run) {
+        Ok(run) => run,
+        Err(why) => return why,
+    };
     blocking(move || {
-        let state = read_lock(&shared);
+        let state = read_lock(&run.shared);
         match &state.app {
             Some(app) => Json(app::app_json(
                 &app.read().unwrap_or_else(PoisonError::into_inner),

@@ -4,18 +4,21 @@
 //! (a window over every link of a large network is milliseconds of work); the page's
 //! assets are compiled in (`include_str!`).
 
+use std::convert::Infallible;
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Json, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::Counts;
-use super::{Shared, layout, read_lock};
+use super::{Run, Runs, Shared, layout, read_lock};
 
 const INDEX_HTML: &str = include_str!("page/index.html");
 const VIEW_JS: &str = include_str!("page/view.js");
@@ -23,16 +26,16 @@ const VIEW_JS: &str = include_str!("page/view.js");
 /// Serves the page on `listener` until `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    shared: Arc<RwLock<Shared>>,
+    runs: Arc<Runs>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(shared))
+    axum::serve(listener, router(runs))
         .with_graceful_shutdown(shutdown)
         .await
 }
 
 /// The routes.
-pub fn router(shared: Arc<RwLock<Shared>>) -> Router {
+pub fn router(runs: Arc<Runs>) -> Router {
     Router::new()
         .route("/", get(|| async { Html(INDEX_HTML) }))
         .route(
@@ -42,7 +45,143 @@ pub fn router(shared: Arc<RwLock<Shared>>) -> Router {
         .route("/api/trace", get(trace))
         .route("/api/window", get(window))
         .merge(super::detail::routes())
-        .with_state(shared)
+        .route("/api/runs", get(runs_answer))
+        .route("/api/events", get(events))
+        .with_state(runs)
+}
+
+/// The run a route's `run=N` names (the newest when left out).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct RunQuery {
+    /// the run's number
+    pub run: Option<u64>,
+}
+
+/// Run `query.run`, or the text of a 404 that says which runs there are.
+pub(super) fn run_of(runs: &Runs, query: RunQuery) -> Result<Arc<Run>, String> {
+    runs.get(query.run).ok_or_else(|| {
+        let (kept, dropped) = runs.all();
+        let numbers: Vec<String> = kept.iter().map(|r| r.number.to_string()).collect();
+        let what = match query.run {
+            Some(n) => format!("no run {n}"),
+            None => "no run yet".to_string(),
+        };
+        format!(
+            "{what}: the runs kept are [{}], {dropped} dropped (--keep-runs {}){}",
+            numbers.join(", "),
+            runs.keep(),
+            runs.listening
+                .as_ref()
+                .map_or(String::new(), |at| format!("; streams are awaited on {at}"))
+        )
+    })
+}
+
+/// `/api/runs`: the runs kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunsJson {
+    /// where streams are awaited (`--listen-trace`), or `None` for a file
+    pub listening: Option<String>,
+    /// runs kept at most (`--keep-runs`)
+    pub keep_runs: usize,
+    /// runs dropped, the oldest first, to keep that many
+    pub dropped_runs: u64,
+    /// the runs kept, oldest first
+    pub runs: Vec<RunJson>,
+}
+
+/// A run in `/api/runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunJson {
+    /// its number (`run=N` in the other routes)
+    pub run: u64,
+    /// what it is: the file, or `run N from PEER`
+    pub source: String,
+    /// `live` (being read), `finished`, or `problem` (see `problem`)
+    pub state: &'static str,
+    /// what stopped or troubles it
+    pub problem: Option<String>,
+    /// records read
+    pub records: u64,
+    /// records the server dropped (its end line's count less those that arrived);
+    /// `None` until a stream's end
+    pub dropped_records: Option<u64>,
+    /// the end so far \[ns\]
+    pub end_ns: u64,
+    /// bins used, and their width \[ns\]
+    pub bins: usize,
+    /// a bin's width \[ns\]
+    pub bin_ns: u64,
+    /// links seen
+    pub links: usize,
+    /// whether the ports have their names (a stream's `.row` comes at its end)
+    pub named: bool,
+    /// when it started \[ms since the Unix epoch\]
+    pub started_ms: u64,
+}
+
+/// What `/api/runs` answers.
+pub fn runs_json(runs: &Runs) -> RunsJson {
+    let (kept, dropped_runs) = runs.all();
+    let runs_kept = kept
+        .iter()
+        .map(|run| {
+            let state = read_lock(&run.shared);
+            let a = &state.aggregate;
+            let c = a.counts();
+            RunJson {
+                run: run.number,
+                source: state.file.clone(),
+                state: match (state.loading, &state.problem) {
+                    (true, _) => "live",
+                    (false, None) => "finished",
+                    (false, Some(_)) => "problem",
+                },
+                problem: state.problem.clone(),
+                records: c.link_communications + c.end_to_end_communications + c.states + c.events,
+                dropped_records: state.dropped_records,
+                end_ns: a.end_ns(),
+                bins: a.used_bins(),
+                bin_ns: a.axis().bin_ns(),
+                links: a.links().len(),
+                named: !state.numbered,
+                started_ms: run.started_ms,
+            }
+        })
+        .collect();
+    RunsJson {
+        listening: runs.listening.clone(),
+        keep_runs: runs.keep(),
+        dropped_runs,
+        runs: runs_kept,
+    }
+}
+
+async fn runs_answer(State(runs): State<Arc<Runs>>) -> Response {
+    blocking(move || Json(runs_json(&runs)).into_response()).await
+}
+
+/// Ticks sent at most this often: the page redraws at most ten times a second.
+pub const TICK_EVERY: Duration = Duration::from_millis(100);
+
+/// `/api/events`: server-sent events, a `tick` (its data a counter) whenever a run
+/// starts or ends or its records reach further, at most one per [`TICK_EVERY`]; the
+/// page then asks for what it shows. Nothing is sent while nothing moves (but a
+/// comment every 15 s keeps the connection open).
+async fn events(State(runs): State<Arc<Runs>>) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+    let ticks = runs.ticks();
+    let stream = futures_util::stream::unfold((ticks, true), |(mut ticks, first)| async move {
+        if !first {
+            tokio::time::sleep(TICK_EVERY).await;
+            ticks.changed().await.ok()?;
+        }
+        let tick = *ticks.borrow_and_update();
+        Some((
+            Ok(Event::default().event("tick").data(tick.to_string())),
+            (ticks, false),
+        ))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
 /// `/api/trace`: what the trace is.
@@ -141,8 +280,12 @@ impl Shared {
     }
 }
 
-async fn trace(State(shared): State<Arc<RwLock<Shared>>>) -> Response {
-    blocking(move || Json(trace_json(&read_lock(&shared))).into_response()).await
+async fn trace(State(runs): State<Arc<Runs>>, Query(query): Query<RunQuery>) -> Response {
+    let run = match run_of(&runs, query) {
+        Ok(run) => run,
+        Err(text) => return (StatusCode::NOT_FOUND, text).into_response(),
+    };
+    blocking(move || Json(trace_json(&read_lock(&run.shared))).into_response()).await
 }
 
 /// What `/api/trace` answers for `state`.
@@ -210,6 +353,10 @@ pub struct WindowQuery {
     pub from_ns: Option<u64>,
     /// to \[ns\] (the trace's end when left out)
     pub to_ns: Option<u64>,
+    /// instead of `from_ns` and `to_ns`: the last `last` bins (follow mode: the live edge)
+    pub last: Option<usize>,
+    /// the run (the newest when left out)
+    pub run: Option<u64>,
     /// every link's bins too
     #[serde(default)]
     pub bins: bool,
@@ -222,8 +369,12 @@ pub struct WindowJson {
     pub from_ns: u64,
     /// its end: a bin's end, or the trace's \[ns\]
     pub to_ns: u64,
+    /// the trace's end so far \[ns\]
+    pub end_ns: u64,
     /// a bin's width \[ns\]
     pub bin_ns: u64,
+    /// bins up to the trace's end so far
+    pub trace_bins: usize,
     /// what a link of `link_bandwidth_mbs` can carry in the window \[bytes\] (a link
     /// of rate `mbs` carries `mbs / link_bandwidth_mbs` times that)
     pub capacity_bytes: f64,
@@ -270,14 +421,25 @@ pub struct BacklogJson {
     pub mean_level: f64,
 }
 
-async fn window(State(shared): State<Arc<RwLock<Shared>>>, Query(query): Query<WindowQuery>) -> Response {
-    blocking(move || Json(window_json(&read_lock(&shared), query)).into_response()).await
+async fn window(State(runs): State<Arc<Runs>>, Query(query): Query<WindowQuery>) -> Response {
+    let run = match run_of(&runs, RunQuery { run: query.run }) {
+        Ok(run) => run,
+        Err(text) => return (StatusCode::NOT_FOUND, text).into_response(),
+    };
+    blocking(move || Json(window_json(&read_lock(&run.shared), query)).into_response()).await
 }
 
 /// What `/api/window` answers for `state`.
 pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
     let a = &state.aggregate;
-    let w = a.window(query.from_ns.unwrap_or(0), query.to_ns.unwrap_or(u64::MAX), query.bins);
+    let (from_ns, to_ns) = match query.last {
+        Some(last) => {
+            let bins = a.used_bins() as u64;
+            (bins.saturating_sub(last as u64) * a.axis().bin_ns(), u64::MAX)
+        }
+        None => (query.from_ns.unwrap_or(0), query.to_ns.unwrap_or(u64::MAX)),
+    };
+    let w = a.window(from_ns, to_ns, query.bins);
     // MB/s = bytes per µs; the window in ns.
     let capacity_bytes = state.link_mbs * (w.to_ns - w.from_ns) as f64 / 1000.0;
     let name = |thread: u32| state.names.threads.get(thread as usize).cloned().unwrap_or_default();
@@ -311,7 +473,9 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
     WindowJson {
         from_ns: w.from_ns,
         to_ns: w.to_ns,
+        end_ns: a.end_ns(),
         bin_ns: a.axis().bin_ns(),
+        trace_bins: a.used_bins(),
         capacity_bytes,
         bins: query.bins.then(|| w.links.into_iter().map(|l| l.bins).collect()),
         bytes,

@@ -1,15 +1,16 @@
 //! `vesper view`: a web page, served by vesper itself, that shows where a network
 //! congests: the topology drawn as it is recognised (levels, grids), every link
-//! coloured by its utilisation in a time window chosen with a slider (issue 44; see
-//! `docs/view.md`).
+//! coloured by its utilisation in a time window chosen with a slider, or following the
+//! live edge of runs as they stream (issue 44; see `docs/view.md`).
 //!
 //! ```text
-//!   FILE.prv[.gz], .row, .pcf, ─▶ reader (thread) ─records─▶ Aggregate ◀─read lock─ http (tokio, axum)
-//!   .topology
-//!   (later: the stream of                                    per-link bins          GET /, /view.js,
-//!    `serve --trace-stream`)                                 per-port bins          /api/trace, /api/window
-//!                                                                                     ▲ JSON: only what the page draws
-//!                                                                                  browser (canvas, no build step)
+//!   FILE.prv[.gz], .row, .pcf, ─▶ reader (thread) ──records─▶ Aggregate ◀─read lock─ http (tokio, axum)
+//!   .topology                                                per-link bins          GET /, /view.js, /api/runs,
+//!   vesper serve|run           ─▶ listen: a thread ─records─▶ per-port bins          /api/trace, /api/window
+//!   --trace-stream ADDR           a stream, each              (a Shared a run;       (?run=N), /api/events (SSE)
+//!   (one connection a run)        one run                      Runs: the last              │ JSON: only what the
+//!                                 └─▶ --forward-trace: the       --keep-runs)              ▼ page draws; ticks
+//!                                     same bytes to a collector                   browser (canvas, no build step)
 //! ```
 //!
 //! # Where it lives
@@ -17,8 +18,9 @@
 //! A verb of the `server` crate (the architecture guide: the crate that owns the
 //! command line, the sockets and tokio): [`reader`] turns trace text into typed
 //! records, [`aggregate`] folds them into bins and knows nothing of files or HTTP,
-//! [`topology`] reads the trace's `.topology`, [`layout`] places the devices, [`http`]
-//! serves the page and its JSON. It depends
+//! [`topology`] reads the trace's `.topology` (or a stream's topology block),
+//! [`layout`] places the devices, [`listen`] reads live streams (`--listen-trace`),
+//! [`detail`] answers the panels, [`http`] serves the page and its JSON. It depends
 //! on no other crate of the workspace: the trace's text is the interface, as it is
 //! for Paraver and `vesper collect`. The CPU work (reading, folding, answering a
 //! window) runs on a thread of its own or in `spawn_blocking`, never on the runtime's
@@ -122,33 +124,57 @@
 //! # HTTP API
 //!
 //! Served on `--http ADDR` (`127.0.0.1:8080` by default: loopback only unless told,
-//! and a warning in the log when not); nothing but these routes, all `GET`:
+//! and a warning in the log when not); nothing but these routes, all `GET`. A file is
+//! run 1; with `--listen-trace` each stream is a run, numbered as `vesper collect`
+//! numbers them; `run=N` picks one (the newest when left out; a run not kept is a 404
+//! that says which are):
 //!
 //! | route | answer |
 //! |---|---|
 //! | `/` | the page (HTML, embedded in the binary) |
 //! | `/view.js` | its script (plain JavaScript, embedded; no build step, nothing fetched from elsewhere) |
-//! | `/api/trace` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the default link rate, the topology described and the problem with its file if any, the layout (levels or grid, rows, slices, aspect), the backlog quantum, record counts, the devices (name, host or not, level, x, y, slice) and the links (from and to port and device, bytes, messages, rate, wraparound) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
-//! | `/api/window?from_ns=A&to_ns=B[&bins=true]` | the window `[A, B)` snapped to whole bins: its bounds, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
-//! | `/detail.js`, `/api/link`, `/api/port`, `/api/app` | the panels: a link's messages, a port's backlog and events, the application's task states (see [`detail`]) |
+//! | `/api/runs` | where streams are awaited (`null` for a file), the runs kept at most and dropped, and per run: number, source, state (`live`, `finished`, `problem`), problem, records, the server's dropped records (from a stream's end line), end, bins and their width, links, whether the ports are named yet, start time |
+//! | `/api/events` | server-sent events: a `tick` when a run starts or ends or its records reach further, at most ten a second |
+//! | `/api/trace[?run=N]` | what the trace is: file, whether it is still being read, the problem met if any, end time, the bins' width and count, the default link rate, the topology described and the problem with its file if any, the layout (levels or grid, rows, slices, aspect), the backlog quantum, record counts, the devices (name, host or not, level, x, y, slice) and the links (from and to port and device, bytes, messages, rate, wraparound) in a fixed order, and the bytes per bin over all links (the slider's histogram) |
+//! | `/api/window?from_ns=A&to_ns=B[&bins=true][&run=N]` | the window `[A, B)` snapped to whole bins (or `last=K`: the last K bins, the live edge): its bounds, the trace's end and bins so far, what a link can carry in it, every link's bytes in it (in `/api/trace`'s order), with `bins=true` every link's bins in it, the ten busiest links and the highest backlog |
+//! | `/detail.js`, `/api/link`, `/api/port`, `/api/app` | the panels: a link's messages, a port's backlog and events, the application's task states (see [`detail`]; each takes `run=N` too) |
 //!
-//! The page asks for `/api/trace` once (and again while the trace is being read, or
-//! when a window shows more links than it knows), then one `/api/window` per slider
-//! move: a few bytes a link, never a record. Later steps add `GET /api/events`
-//! (server-sent events: the live edge moved, a run started) for `--listen-trace` and
-//! follow mode. A selected link or port asks its route once per window.
+//! The page asks for `/api/runs` once, then for a file `/api/trace` once (and again
+//! while the trace is being read, or when a window shows more links than it knows),
+//! then one `/api/window` per slider move: a few bytes a link, never a record. Live,
+//! it listens to `/api/events`: each tick costs one `/api/runs` and one
+//! `/api/window` (`last=K` in follow mode), and `/api/trace` only when the run's
+//! links, names or state changed (at most once a second while it is live). A
+//! selected link or port asks its route once per window.
+//!
+//! # Live runs: lag and memory
+//!
+//! Each stream is read on a thread of its own and folded a batch at a time, when
+//! [`listen::BATCH`] records are read or nothing more has arrived: the page is at most
+//! a batch behind what the socket delivered. The reader never waits for the page;
+//! when folding is slower than the server, the socket's buffers fill and TCP slows the
+//! server, whose stream queue then drops records after `--trace-stream-wait-ms` (the
+//! simulation is never held longer); the count arrives in the stream's end line and is
+//! shown with the run. Measured (2-core development machine, release build): about
+//! 2 million records (117 MB) a second checked and folded on one core, a hundred times
+//! what a simulation of the fat-tree preset produces. Memory: the last `--keep-runs` runs (default
+//! [`DEFAULT_KEEP_RUNS`]), each bounded as above (124 MB of bins for a 4,096-host
+//! fat tree), at most 16 streams read at once.
 
 pub mod aggregate;
 pub mod app;
 pub mod detail;
 pub mod http;
 pub mod layout;
+pub mod listen;
 pub mod reader;
 pub mod topology;
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, SystemTime};
 
 pub use aggregate::{Aggregate, BINS};
 pub use reader::{Names, OpenError, TraceFiles};
@@ -156,13 +182,37 @@ pub use reader::{Names, OpenError, TraceFiles};
 /// The models' default link rate \[MB/s\] (2 Gb/s, Myrinet-2000 class).
 pub const DEFAULT_LINK_MBS: f64 = 250.0;
 
+/// Runs kept by default with `--listen-trace`.
+pub const DEFAULT_KEEP_RUNS: usize = 8;
+
 /// `vesper view`'s options.
 #[derive(Debug, Clone, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["trace", "listen_trace"])))]
+// Its doc comments are `--help` text: units stay in plain brackets ([s]).
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct ViewArgs {
     /// The network trace to show: FILE.prv or FILE.prv.gz, with FILE.row beside it (and
     /// FILE.pcf, for the backlog's unit), as `--trace` or `vesper collect` writes them.
     #[arg(value_name = "FILE.prv[.gz]")]
-    pub trace: PathBuf,
+    pub trace: Option<PathBuf>,
+    /// Instead of a file, show live runs: listen here (HOST:PORT; port 0 picks a free
+    /// port, logged) for the trace streams of `vesper serve|run --trace-stream ADDR`,
+    /// each connection a run.
+    #[arg(long, value_name = "ADDR")]
+    pub listen_trace: Option<String>,
+    /// With --listen-trace: the runs kept, the newest; older ones are dropped (the page
+    /// says how many).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RUNS, value_parser = keep_runs)]
+    pub keep_runs: usize,
+    /// With --listen-trace: give up on a stream that has started and then sends nothing
+    /// for this long [s] (what it sent stays shown, with a message); 0: never.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub stall_timeout_s: u64,
+    /// With --listen-trace: copy every run's stream, byte for byte, to this address
+    /// (HOST:PORT), for a `vesper collect` behind the view (a server streams to one
+    /// address). A collector out of reach leaves runs unforwarded, with a warning.
+    #[arg(long, value_name = "ADDR", requires = "listen_trace")]
+    pub forward_trace: Option<String>,
     /// Serve the page here (HOST:PORT; port 0 picks a free port, logged). Loopback by
     /// default: give an outside address only on a network you trust.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
@@ -175,8 +225,15 @@ pub struct ViewArgs {
     /// --output` writes it beside network.prv, its .pcf beside it for the states' names):
     /// the tasks' states drawn under the network on the same time axis. A file that
     /// cannot be read is a message on the page.
-    #[arg(long, value_name = "FILE.prv[.gz]")]
+    #[arg(long, value_name = "FILE.prv[.gz]", requires = "trace")]
     pub app: Option<PathBuf>,
+}
+
+fn keep_runs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of runs from 1 to 1024, got {text:?}")),
+    }
 }
 
 fn positive_mbs(text: &str) -> Result<f64, String> {
@@ -192,10 +249,12 @@ pub enum ViewError {
     /// the trace's files cannot be read
     #[error(transparent)]
     Open(#[from] OpenError),
-    /// the page's address
-    #[error("--http {addr}: cannot listen there: {source}")]
+    /// the page's address, or the streams'
+    #[error("{flag} {addr}: cannot listen there: {source}")]
     Listen {
-        /// the `--http` given
+        /// `--http` or `--listen-trace`
+        flag: &'static str,
+        /// the address given
         addr: String,
         /// why
         source: std::io::Error,
@@ -231,6 +290,15 @@ pub struct Shared {
     pub topology_problem: Option<String>,
     /// the application trace (`--app`), if given
     pub app: Option<Arc<RwLock<app::App>>>,
+    /// a stream's topology block (`#vesper-topology`), as sent: JSON text
+    pub topology_text: Option<String>,
+    /// records the server dropped from a stream (its end line's count less those that
+    /// arrived); `None` until the end line, and for files
+    pub dropped_records: Option<u64>,
+    /// the run was dropped from the page (`--keep-runs`): its reader stops
+    pub abandoned: bool,
+    /// the ports are named by number (a stream whose `.row` has not come)
+    pub numbered: bool,
 }
 
 impl Shared {
@@ -248,7 +316,111 @@ impl Shared {
             topology: None,
             topology_problem: None,
             app: None,
+            topology_text: None,
+            dropped_records: None,
+            abandoned: false,
+            numbered: false,
         }
+    }
+}
+
+/// A run on the page: a trace file's, or a stream's.
+#[derive(Debug)]
+pub struct Run {
+    /// its number: 1 for a file; a stream's in the order the connections came, as
+    /// `vesper collect` numbers them
+    pub number: u64,
+    /// when it started \[ms since the Unix epoch\]
+    pub started_ms: u64,
+    /// what has been read of it
+    pub shared: Arc<RwLock<Shared>>,
+}
+
+/// The runs the page shows (the newest `keep`), and the ticks that tell the page
+/// something moved.
+#[derive(Debug)]
+pub struct Runs {
+    list: Mutex<RunList>,
+    keep: usize,
+    /// where the streams come (`--listen-trace`'s address), or `None` for a file
+    pub listening: Option<String>,
+    ticks: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct RunList {
+    runs: VecDeque<Arc<Run>>,
+    dropped: u64,
+}
+
+impl Runs {
+    /// No run yet; `keep` runs kept at most (at least 1).
+    pub fn new(keep: usize, listening: Option<String>) -> Runs {
+        Runs {
+            list: Mutex::default(),
+            keep: keep.max(1),
+            listening,
+            ticks: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunList> {
+        self.list.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds run `number`; the oldest beyond `keep` is dropped (and its reader told).
+    pub fn add(&self, number: u64, shared: Arc<RwLock<Shared>>) -> Arc<Run> {
+        let started_ms = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let run = Arc::new(Run {
+            number,
+            started_ms,
+            shared,
+        });
+        let mut list = self.lock();
+        // In number order (streams may start in another order than their numbers).
+        let at = list.runs.partition_point(|r| r.number < number);
+        list.runs.insert(at, Arc::clone(&run));
+        while list.runs.len() > self.keep {
+            if let Some(old) = list.runs.pop_front() {
+                write_lock(&old.shared).abandoned = true;
+                list.dropped += 1;
+            }
+        }
+        drop(list);
+        self.tick();
+        run
+    }
+
+    /// Run `number`, or the newest when `None`.
+    pub fn get(&self, number: Option<u64>) -> Option<Arc<Run>> {
+        let list = self.lock();
+        match number {
+            None => list.runs.back().cloned(),
+            Some(n) => list.runs.iter().find(|r| r.number == n).cloned(),
+        }
+    }
+
+    /// The runs kept, oldest first, and how many were dropped.
+    pub fn all(&self) -> (Vec<Arc<Run>>, u64) {
+        let list = self.lock();
+        (list.runs.iter().cloned().collect(), list.dropped)
+    }
+
+    /// The runs kept at most.
+    pub fn keep(&self) -> usize {
+        self.keep
+    }
+
+    /// Something moved: a run started or ended, or its records reached further.
+    pub fn tick(&self) {
+        self.ticks.send_modify(|t| *t = t.wrapping_add(1));
+    }
+
+    /// The ticks, for the page's events.
+    pub fn ticks(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ticks.subscribe()
     }
 }
 
@@ -263,17 +435,18 @@ pub fn write_lock(shared: &RwLock<Shared>) -> RwLockWriteGuard<'_, Shared> {
     shared.write().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Runs `vesper view`: opens the trace, starts reading it on a thread, and serves the
-/// page until the process is stopped (Ctrl-C, SIGTERM).
+/// Runs `vesper view`: opens the trace and starts reading it on a thread, or listens
+/// for streams (`--listen-trace`), and serves the page until the process is stopped
+/// (Ctrl-C, SIGTERM).
 pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
-    let files = TraceFiles::open(&args.trace)?;
-    let shared = Arc::new(RwLock::new(Shared::new(
-        args.trace.display().to_string(),
-        args.link_bandwidth,
-    )));
-    if let Some(path) = &args.app {
-        write_lock(&shared).app = Some(app::spawn(path).map_err(ViewError::Serve)?);
-    }
+    let files = match (&args.trace, &args.listen_trace) {
+        (Some(trace), None) => Some(TraceFiles::open(trace)?),
+        _ => None,
+    };
+    let app = match &args.app {
+        Some(path) => Some(app::spawn(path).map_err(ViewError::Serve)?),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("vesper-view")
@@ -283,27 +456,61 @@ pub fn view(args: &ViewArgs) -> Result<(), ViewError> {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(&args.http))
         .map_err(|source| ViewError::Listen {
+            flag: "--http",
             addr: args.http.clone(),
             source,
         })?;
     let local: SocketAddr = listener.local_addr().map_err(ViewError::Serve)?;
-    tracing::info!(
-        "listening on {local}; open http://{local}/ to see {}",
-        args.trace.display()
-    );
     if !local.ip().is_loopback() {
         tracing::warn!("--http {local}: the page can be reached from other machines");
     }
-    let reader = Arc::clone(&shared);
-    std::thread::Builder::new()
-        .name("vesper-view-reader".into())
-        .spawn(move || {
-            reader::load(files, &reader);
-            log_loaded(&read_lock(&reader));
-        })
-        .map_err(ViewError::Serve)?;
+    let runs = match files {
+        Some(files) => {
+            let path = files.prv_path.display().to_string();
+            tracing::info!("listening on {local}; open http://{local}/ to see {path}");
+            let runs = Arc::new(Runs::new(1, None));
+            let shared = Arc::new(RwLock::new(Shared::new(path, args.link_bandwidth)));
+            write_lock(&shared).app = app;
+            runs.add(1, Arc::clone(&shared));
+            let ticks = Arc::clone(&runs);
+            std::thread::Builder::new()
+                .name("vesper-view-reader".into())
+                .spawn(move || {
+                    reader::load(files, &shared);
+                    ticks.tick();
+                    log_loaded(&read_lock(&shared));
+                })
+                .map_err(ViewError::Serve)?;
+            runs
+        }
+        None => {
+            let addr = args.listen_trace.clone().unwrap_or_default();
+            let streams = std::net::TcpListener::bind(&addr).map_err(|source| ViewError::Listen {
+                flag: "--listen-trace",
+                addr: addr.clone(),
+                source,
+            })?;
+            let streams_at = streams.local_addr().map_or(addr, |a| a.to_string());
+            tracing::info!(
+                "listening on {local}; open http://{local}/ to watch the runs streamed to {streams_at} \
+                 (vesper serve|run --trace-stream {streams_at})"
+            );
+            let runs = Arc::new(Runs::new(args.keep_runs, Some(streams_at.clone())));
+            let accepting = Arc::clone(&runs);
+            let options = listen::StreamOptions {
+                stall: (args.stall_timeout_s > 0).then(|| Duration::from_secs(args.stall_timeout_s)),
+                link_mbs: args.link_bandwidth,
+                forward: args.forward_trace.clone(),
+            };
+            std::thread::Builder::new()
+                .name("vesper-view-accept".into())
+                .spawn(move || listen::accept(&streams, &streams_at, &accepting, &options))
+                .map_err(ViewError::Serve)?;
+            runs
+        }
+    };
     runtime
-        .block_on(http::serve(listener, shared, shutdown()))
+        .block_on(http::serve(listener, runs, shutdown()))
         .map_err(ViewError::Serve)
 }
 

@@ -226,6 +226,9 @@ pub struct Names {
     pub task_of: Vec<u32>,
     /// per task: its first thread
     pub first_thread: Vec<Thread>,
+    /// per task: whether it is a host's adapter (from its name, see [`Names::is_host`];
+    /// a live stream's guess until its `.row` comes, see [`Names::numbered`])
+    pub host: Vec<bool>,
 }
 
 impl Names {
@@ -240,34 +243,58 @@ impl Names {
             first_thread.push(task_of.len() as Thread);
             task_of.extend(std::iter::repeat_n(task as u32, n as usize));
         }
+        let host = tasks.iter().map(|name| host_name(name)).collect();
         Ok(Names {
             tasks,
             threads,
             task_of,
             first_thread,
+            host,
         })
+    }
+
+    /// Names by number for a stream whose `.row` has not come yet (it comes at the
+    /// stream's end): task `i` (1-based, as in the records) is `task<i>`, its thread
+    /// `j` `task<i>.t<j>`. The hosts are guessed: a task of one thread (vesper's
+    /// adapters have one port a rail, its switches several); the `.row` says.
+    pub fn numbered(header: &Header) -> Names {
+        let mut names = Names::default();
+        for (task, &n) in header.threads_of.iter().enumerate() {
+            names.first_thread.push(names.threads.len() as Thread);
+            names.tasks.push(format!("task{}", task + 1));
+            names.host.push(n == 1);
+            for thread in 1..=n {
+                names.threads.push(format!("task{}.t{thread}", task + 1));
+                names.task_of.push(task as u32);
+            }
+        }
+        names
     }
 
     /// Whether task `task` is a host's adapter (`host5`, `r1.host5`).
     pub fn is_host(&self, task: usize) -> bool {
-        let name = &self.tasks[task];
-        let plain = match name.split_once('.') {
-            Some((rail, rest))
-                if rail.len() > 1 && rail.starts_with('r') && rail[1..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                rest
-            }
-            _ => name,
-        };
-        plain
-            .strip_prefix("host")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        self.host.get(task).copied().unwrap_or(false)
     }
 
     /// Per thread: whether it is a host's port.
     pub fn host_ports(&self) -> Vec<bool> {
         self.task_of.iter().map(|&t| self.is_host(t as usize)).collect()
     }
+}
+
+/// Whether a device's name is a host adapter's (`host5`, `r1.host5`).
+fn host_name(name: &str) -> bool {
+    let plain = match name.split_once('.') {
+        Some((rail, rest))
+            if rail.len() > 1 && rail.starts_with('r') && rail[1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            rest
+        }
+        _ => name,
+    };
+    plain
+        .strip_prefix("host")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The `count` names of `LEVEL <level> SIZE <count>` in a `.row`.
@@ -545,7 +572,7 @@ pub fn with_topology(
 
 /// Folds `batch` (records and their line numbers) into the shared aggregate; `lines`
 /// read so far.
-fn fold(
+pub(super) fn fold(
     batch: &mut Vec<(u64, Record)>,
     prv_name: &str,
     shared: &Arc<RwLock<Shared>>,

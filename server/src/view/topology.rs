@@ -276,6 +276,7 @@ impl Topology {
         struct Named {
             name: String,
             threads: [u32; 2],
+            host: bool,
         }
         #[derive(Deserialize)]
         struct Devices {
@@ -309,6 +310,7 @@ impl Topology {
                 names.task_of.push(i as u32);
             }
             names.tasks.push(d.name);
+            names.host.push(d.host);
         }
         Ok(names)
     }

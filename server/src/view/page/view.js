@@ -18,6 +18,9 @@ const view = {
   inFlight: false,  // a window request is out
   again: false,     // the slider moved meanwhile
   marked: null,     // the link marked from the table, or null
+  live: null,       // with --listen-trace: the runs (see live functions below), else null
+  run: null,        // the run shown (its number), null: the newest
+  follow: true,     // the window tracks the live edge
 };
 const $ = (id) => document.getElementById(id);
 
@@ -66,7 +69,7 @@ function colour(u) {
 
 async function loadTrace() {
   try {
-    view.trace = await getJson("/api/trace");
+    view.trace = await getJson(`/api/trace?${runParam()}`);
   } catch (e) {
     showProblem(`cannot reach vesper view: ${e.message}`);
     setTimeout(loadTrace, 2000);
@@ -84,7 +87,8 @@ async function loadTrace() {
   drawLegend();
   place();
   requestWindow();
-  if (t.loading) setTimeout(loadTrace, 500);
+  if (t.loading && !view.live) setTimeout(loadTrace, 500);
+  showRuns();
 }
 
 // Device positions, from the server's x and y (0 to 1, y down). Levels: a row per
@@ -134,6 +138,7 @@ function place() {
 
 function windowRange() {
   const t = view.trace;
+  if (following() && view.window) return [view.window.from_ns, view.window.to_ns];
   if (view.width === "all") return [0, t.end_ns];
   return [view.start * t.bin_ns, (view.start + view.width) * t.bin_ns];
 }
@@ -147,7 +152,9 @@ async function requestWindow() {
   view.inFlight = true;
   const [from, to] = windowRange();
   try {
-    view.window = await getJson(`/api/window?from_ns=${from}&to_ns=${to}`);
+    view.window = await getJson(following() ? `/api/window?last=${view.width}&${runParam()}`
+      : `/api/window?from_ns=${from}&to_ns=${to}&${runParam()}`);
+    if (following()) followEdge();
     if (view.window.bytes.length > view.trace.links.length && !view.trace.loading) loadTrace();
     draw();
   } catch (e) {
@@ -343,7 +350,7 @@ $("slider").addEventListener("input", (e) => {
 });
 $("width").addEventListener("change", (e) => {
   view.width = e.target.value === "all" ? "all" : Number(e.target.value);
-  $("slider").disabled = view.width === "all";
+  $("slider").disabled = view.width === "all" || following();
   requestWindow();
 });
 window.addEventListener("resize", () => {
@@ -352,4 +359,150 @@ window.addEventListener("resize", () => {
     if (view.window) draw();
   }
 });
-loadTrace();
+boot();
+
+// Live runs (vesper view --listen-trace): a run selector, follow mode and the server's
+// events. The server sends a tick when a run starts or ends or its records reach
+// further (at most ten a second); each tick costs one /api/runs and one /api/window,
+// and /api/trace only when the run's links, names or state changed.
+
+// `run=N` for the run shown, or nothing for the newest.
+function runParam() {
+  return view.run === null ? "" : `run=${view.run}`;
+}
+
+// The window tracks the live edge: follow is on, the run is live, and the window is
+// some bins (not the whole run).
+function following() {
+  return view.live !== null && view.follow && view.width !== "all";
+}
+
+// After a followed window came: the slider at the live edge.
+function followEdge() {
+  const w = view.window;
+  const slider = $("slider");
+  slider.max = Math.max(0, w.trace_bins - 1);
+  view.start = Math.round(w.from_ns / w.bin_ns);
+  slider.value = view.start;
+  if (view.trace && w.trace_bins !== view.trace.bins) {
+    view.trace.bins = w.trace_bins;
+    view.trace.bin_ns = w.bin_ns;
+    view.trace.end_ns = w.end_ns;
+  }
+}
+
+async function boot() {
+  let runs;
+  try {
+    runs = await getJson("/api/runs");
+  } catch (e) {
+    showProblem(`cannot reach vesper view: ${e.message}`);
+    setTimeout(boot, 2000);
+    return;
+  }
+  if (runs.listening === null) {
+    loadTrace();
+    return;
+  }
+  view.live = { runs, shown: null, inFlight: false, again: false, traced: 0 };
+  $("live").style.display = "flex";
+  $("run").addEventListener("change", (e) => {
+    view.run = e.target.value === "newest" ? null : Number(e.target.value);
+    view.live.shown = null;
+    view.window = null;
+    loadTrace();
+  });
+  $("follow").addEventListener("change", (e) => {
+    view.follow = e.target.checked;
+    $("slider").disabled = view.follow || view.width === "all";
+    requestWindow();
+  });
+  $("slider").disabled = view.follow;
+  const events = new EventSource("/api/events");
+  events.addEventListener("tick", onTick);
+  events.onerror = () => showRuns("the connection to vesper view broke; retrying…");
+  onTick();
+}
+
+// A tick: what moved.
+async function onTick() {
+  const live = view.live;
+  if (live.inFlight) {
+    live.again = true;
+    return;
+  }
+  live.inFlight = true;
+  try {
+    live.runs = await getJson("/api/runs");
+    fillRuns();
+    const run = shownRun();
+    const t = view.trace;
+    const changed = run && (!t || !live.shown || live.shown.links !== run.links || live.shown.named !== run.named ||
+      live.shown.state !== run.state || live.shown.run !== run.run ||
+      (run.state === "live" && Date.now() - live.traced > 1000));
+    if (changed) {
+      live.shown = run;
+      live.traced = Date.now();
+      await loadTrace();
+    } else if (run) {
+      live.shown = run;
+      requestWindow();
+    }
+    showRuns();
+  } catch (e) {
+    showRuns(e.message);
+  }
+  live.inFlight = false;
+  if (live.again) {
+    live.again = false;
+    onTick();
+  }
+}
+
+// The run shown, from /api/runs.
+function shownRun() {
+  const runs = view.live.runs.runs;
+  if (view.run === null) return runs[runs.length - 1] || null;
+  return runs.find((r) => r.run === view.run) || null;
+}
+
+// The run selector: "newest" (follows new runs), then every run kept.
+function fillRuns() {
+  const select = $("run");
+  const want = ["newest", ...view.live.runs.runs.map((r) => String(r.run))];
+  const have = [...select.options].map((o) => o.value);
+  if (want.join() !== have.join()) {
+    const options = want.map((v) => {
+      const o = document.createElement("option");
+      o.value = v;
+      o.textContent = v === "newest" ? "newest" : `run ${v}`;
+      return o;
+    });
+    select.replaceChildren(...options);
+    select.value = view.run === null ? "newest" : String(view.run);
+  }
+  for (const o of select.options) {
+    const r = view.live.runs.runs.find((x) => String(x.run) === o.value);
+    if (r) o.textContent = `run ${r.run} (${r.state})`;
+  }
+}
+
+// The runs line: the run shown, the runs kept and dropped, the lag and drops.
+function showRuns(trouble) {
+  if (!view.live) return;
+  const all = view.live.runs;
+  const run = shownRun();
+  let text;
+  if (!run) {
+    text = `waiting for a trace stream on ${all.listening} (vesper serve|run --trace-stream ${all.listening})`;
+  } else {
+    text = `run ${run.run}: ${run.state}, ${run.records.toLocaleString()} records` +
+      (run.state === "live" ? "; the page is at most one batch (4,096 records) behind the stream" : "") +
+      (run.dropped_records ? `; the server dropped ${run.dropped_records.toLocaleString()} records (its stream's queue was full)` : "") +
+      (run.named ? "" : "; ports named by number until the stream's end brings their names");
+  }
+  text += ` · ${all.runs.length} runs kept of at most ${all.keep_runs}` +
+    (all.dropped_runs ? `, ${all.dropped_runs} older dropped` : "");
+  if (trouble) text += ` · ${trouble}`;
+  $("runs").textContent = text;
+}
