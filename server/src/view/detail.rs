@@ -111,13 +111,14 @@ pub fn link_json(state: &Shared, query: LinkQuery) -> Result<LinkMessagesJson, S
 async fn link(State(runs): State<Arc<Runs>>, Query(query): Query<LinkQuery>) -> Response {
     match the_run(&runs, query.run) {
         Ok(run) => blocking(move || answer(link_json(&read_lock(&run.shared), query))).await,
-        Err(why) => why,
+        Err(why) => (StatusCode::NOT_FOUND, why).into_response(),
     }
 }
 
-/// Run `run` (the newest when `None`), or the 404 that says which runs there are.
-fn the_run(runs: &Runs, run: Option<u64>) -> Result<Arc<Run>, Response> {
-    run_of(runs, RunQuery { run }).map_err(|why| (StatusCode::NOT_FOUND, why).into_response())
+/// Run `run` (the newest when `None`), or the text of the 404 that says which runs
+/// there are.
+fn the_run(runs: &Runs, run: Option<u64>) -> Result<Arc<Run>, String> {
+    run_of(runs, RunQuery { run })
 }
 
 /// `/api/port`'s query.
@@ -226,7 +227,7 @@ pub fn port_json(state: &Shared, query: &PortQuery) -> Result<PortJson, String> 
 async fn port(State(runs): State<Arc<Runs>>, Query(query): Query<PortQuery>) -> Response {
     match the_run(&runs, query.run) {
         Ok(run) => blocking(move || answer(port_json(&read_lock(&run.shared), &query))).await,
-        Err(why) => why,
+        Err(why) => (StatusCode::NOT_FOUND, why).into_response(),
     }
 }
 
@@ -244,7 +245,7 @@ pub struct AppQuery {
 async fn app_states(State(runs): State<Arc<Runs>>, Query(query): Query<AppQuery>) -> Response {
     let run = match the_run(&runs, query.run) {
         Ok(run) => run,
-        Err(why) => return why,
+        Err(why) => return (StatusCode::NOT_FOUND, why).into_response(),
     };
     blocking(move || {
         let state = read_lock(&run.shared);

@@ -447,7 +447,8 @@ pub fn window_json(state: &Shared, query: WindowQuery) -> WindowJson {
     let rates = state.link_rates();
     let span_us = (w.to_ns - w.from_ns) as f64 / 1000.0;
     let mut top: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] > 0).collect();
-    top.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), i));
+    // Ties: the sending port first in the `.row` (as the trace summary's busiest link).
+    top.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), a.links()[i].from));
     top.truncate(TOP_LINKS);
     let top = top
         .into_iter()

@@ -158,7 +158,7 @@
 //! shown with the run. Measured (2-core development machine, release build): about
 //! 2 million records (117 MB) a second checked and folded on one core, a hundred times
 //! what a simulation of the fat-tree preset produces. Memory: the last `--keep-runs` runs (default
-//! [`DEFAULT_KEEP_RUNS`]), each bounded as above (124 MB of bins for a 4,096-host
+//! [`DEFAULT_KEEP_RUNS`]), each bounded as above (325 MB of bins for a 4,096-host
 //! fat tree), at most 16 streams read at once.
 
 pub mod aggregate;

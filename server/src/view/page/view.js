@@ -220,9 +220,15 @@ function draw() {
     return row;
   });
   $("top").tBodies[0].replaceChildren(...rows);
+  const busiest = w.top[0];
+  const top = $("top").dataset;
+  top.busiestFrom = busiest ? busiest.from : "";
+  top.busiestTo = busiest ? busiest.to : "";
+  top.busiestBytes = busiest ? busiest.bytes : 0;
 }
 
 function drawNetwork() {
+  const began = performance.now();
   const t = view.trace;
   const w = view.window;
   const canvas = $("network");
@@ -235,9 +241,11 @@ function drawNetwork() {
   g.lineWidth = t.links.length > 4000 ? 1 : 2;
   // Idle links first, the busiest last (on top).
   const order = t.links.map((_, i) => i).sort((a, b) => (w.bytes[a] || 0) - (w.bytes[b] || 0));
+  let drawn = 0;
   for (const i of order) {
     const ends = linkEnds(t.links[i], i);
     if (!ends) continue;
+    drawn += 1;
     const [x0, y0, x1, y1] = ends;
     g.strokeStyle = colour((w.bytes[i] || 0) / linkCapacity(i));
     g.beginPath();
@@ -267,6 +275,20 @@ function drawNetwork() {
     g.lineTo(x1, y1);
     g.stroke();
   }
+  // What the picture shows, for tests and tools that read the page: the links drawn
+  // (of this slice), the run's state, and how long the drawing took.
+  canvas.dataset.linksDrawn = drawn;
+  canvas.dataset.links = t.links.length;
+  canvas.dataset.state = shownState();
+  canvas.dataset.drawMs = (performance.now() - began).toFixed(2);
+}
+
+// `live`, `finished` or `problem` for the run shown (`loading` while a file is read).
+function shownState() {
+  const t = view.trace;
+  const run = view.live ? shownRun() : null;
+  if (run) return run.state;
+  return t.loading ? "loading" : t.problem ? "problem" : "finished";
 }
 
 function drawActivity() {
@@ -391,7 +413,24 @@ function followEdge() {
   }
 }
 
+// The page's address may set the window (`?width=all`, or 1, 4, 16, 64 bins), the run
+// (`?run=N`) and follow mode (`?follow=0`).
+function fromAddress() {
+  const q = new URLSearchParams(location.search);
+  const width = q.get("width");
+  if (width !== null && [...$("width").options].some((o) => o.value === width)) {
+    view.width = width === "all" ? "all" : Number(width);
+    $("width").value = width;
+  }
+  if (q.get("run") !== null && Number.isInteger(Number(q.get("run")))) view.run = Number(q.get("run"));
+  if (q.get("follow") === "0") {
+    view.follow = false;
+    $("follow").checked = false;
+  }
+}
+
 async function boot() {
+  fromAddress();
   let runs;
   try {
     runs = await getJson("/api/runs");
