@@ -9,6 +9,8 @@
 //! browser is `chromium` on the PATH, or `VESPER_CHROMIUM`.
 #![cfg(feature = "browser")]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -274,46 +276,6 @@ fn vesper(args: &[&str], extra: &[&std::ffi::OsStr]) -> Command {
     command
 }
 
-/// The links of a trace file, as (sending port, receiving port), from its text.
-fn trace_links(prv: &Path) -> BTreeSet<(String, String)> {
-    let mut text = String::new();
-    std::fs::File::open(prv)
-        .and_then(|mut f| f.read_to_string(&mut text))
-        .expect("the trace");
-    let row = std::fs::read_to_string(prv.with_extension("row")).expect("the .row");
-    let threads: Vec<&str> = row
-        .split("LEVEL THREAD SIZE ")
-        .nth(1)
-        .expect("threads")
-        .lines()
-        .skip(1)
-        .collect();
-    let tasks = text
-        .lines()
-        .next()
-        .expect("a header")
-        .rsplit_once('(')
-        .expect("tasks")
-        .1;
-    let mut first = vec![0usize];
-    for task in tasks.trim_end_matches(')').split(',') {
-        let n: usize = task.split(':').next().and_then(|n| n.parse().ok()).expect("threads");
-        first.push(first.last().expect("a first") + n);
-    }
-    let name = |task: &str, thread: &str| {
-        let (task, thread): (usize, usize) = (task.parse().expect("a task"), thread.parse().expect("a thread"));
-        threads[first[task - 1] + thread - 1].to_string()
-    };
-    text.lines()
-        .filter(|l| l.starts_with("3:"))
-        .map(|record| {
-            let f: Vec<&str> = record.split(':').collect();
-            (name(f[3], f[4]), name(f[9], f[10]))
-        })
-        .filter(|(from, to)| !(from.starts_with("host") && to.starts_with("host")))
-        .collect()
-}
-
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vesper-browser-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -334,7 +296,7 @@ fn the_page_draws_every_link_of_a_streamed_run_and_its_busiest_is_the_reports() 
         .output()
         .expect("vesper runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let links = trace_links(&file);
+    let links: BTreeSet<(String, String)> = common::trace_link_bytes(&file).into_keys().collect();
     assert!(links.len() > 50, "{links:?}");
     // Every cable's two directions, idle ones included: the topology beside the trace.
     let topology: Value =

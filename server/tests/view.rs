@@ -152,9 +152,9 @@ impl Drop for Viewer {
 }
 
 /// `vesper run` of a 16-task all-to-all of 20,000-byte messages on the kary-ntree
-/// preset (a 4-ary 3-tree of 64 hosts), its network trace (with end-to-end records) in
-/// `dir/net.prv.gz`.
-fn run_traced(dir: &Path) -> PathBuf {
+/// preset (a 4-ary 3-tree of 64 hosts) with `extra` arguments, its network trace (with
+/// end-to-end records) in `dir/net.prv.gz`.
+fn run_traced(dir: &Path, extra: &[&str]) -> PathBuf {
     let prv = dir.join("net.prv.gz");
     let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
         .args([
@@ -167,6 +167,7 @@ fn run_traced(dir: &Path) -> PathBuf {
             "20000",
             "--trace-end-to-end",
         ])
+        .args(extra)
         .arg("--trace")
         .arg(&prv)
         .output()
@@ -175,50 +176,11 @@ fn run_traced(dir: &Path) -> PathBuf {
     prv
 }
 
-/// The trace's own count of what crossed each link, from its text: per (sending
-/// port, receiving port) of its communication records, the sum of their sizes; a
-/// record between two hosts' ports is end to end, not a link.
-fn trace_link_bytes(prv: &Path) -> BTreeMap<(String, String), u64> {
-    let mut text = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(prv).expect("the trace"))
-        .read_to_string(&mut text)
-        .expect("gzip text");
-    let row = std::fs::read_to_string(prv.with_extension("").with_extension("row")).expect("the .row");
-    let threads: Vec<&str> = row
-        .split("LEVEL THREAD SIZE ")
-        .nth(1)
-        .expect("threads")
-        .lines()
-        .skip(1)
-        .collect();
-    let header = text.lines().next().expect("a header");
-    let tasks = header.rsplit_once('(').expect("tasks").1.trim_end_matches(')');
-    let mut first = vec![0usize];
-    for task in tasks.split(',') {
-        let n: usize = task.split(':').next().and_then(|n| n.parse().ok()).expect("threads");
-        first.push(first.last().expect("a first") + n);
-    }
-    let name = |task: &str, thread: &str| {
-        let (task, thread): (usize, usize) = (task.parse().expect("a task"), thread.parse().expect("a thread"));
-        threads[first[task - 1] + thread - 1].to_string()
-    };
-    let mut bytes = BTreeMap::new();
-    for record in text.lines().filter(|l| l.starts_with("3:")) {
-        let f: Vec<&str> = record.split(':').collect();
-        let (from, to) = (name(f[3], f[4]), name(f[9], f[10]));
-        if from.starts_with("host") && to.starts_with("host") {
-            continue;
-        }
-        *bytes.entry((from, to)).or_insert(0) += f[13].parse::<u64>().expect("a size");
-    }
-    bytes
-}
-
 #[test]
 fn the_page_holds_every_link_of_the_trace_and_its_busiest() {
     let dir = scratch("links");
-    let prv = run_traced(&dir);
-    let expected = trace_link_bytes(&prv);
+    let prv = run_traced(&dir, &[]);
+    let expected = common::trace_link_bytes(&prv);
     assert!(expected.len() > 20, "{expected:?}");
     let viewer = Viewer::start(&[prv.to_str().expect("a UTF-8 path")]);
     let trace = viewer.trace();
@@ -308,7 +270,7 @@ fn the_page_holds_every_link_of_the_trace_and_its_busiest() {
 #[test]
 fn the_page_and_its_script_are_served_and_nothing_else() {
     let dir = scratch("page");
-    let prv = run_traced(&dir);
+    let prv = run_traced(&dir, &[]);
     let viewer = Viewer::start(&[prv.to_str().expect("a UTF-8 path")]);
     let (status, content_type, page) = viewer.get("/");
     assert_eq!((status, content_type.as_str()), (200, "text/html; charset=utf-8"));
@@ -632,7 +594,7 @@ fn the_panels_hold_a_links_messages_a_ports_events_and_the_tasks_states() {
 #[test]
 fn a_broken_or_missing_application_trace_is_a_message_on_the_page() {
     let dir = scratch("app-broken");
-    let prv = run_traced(&dir);
+    let prv = run_traced(&dir, &[]);
     let prv = prv.to_str().expect("a UTF-8 path");
     let junk = dir.join("app.prv");
     std::fs::write(
@@ -698,27 +660,10 @@ fn without_source(mut trace: Value) -> Value {
 fn a_streamed_run_is_the_run_of_its_file() {
     let dir = scratch("live");
     let live = Live::start(&[]);
-    let prv = dir.join("net.prv.gz");
-    let out = Command::new(env!("CARGO_BIN_EXE_vesper"))
-        .args([
-            "run",
-            "--preset",
-            "kary-ntree",
-            "--tasks",
-            "16",
-            "--size",
-            "20000",
-            "--trace-end-to-end",
-        ])
-        .args(["--trace-stream", &live.streams.to_string()])
-        .arg("--trace")
-        .arg(&prv)
-        .output()
-        .expect("vesper runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let prv = run_traced(&dir, &["--trace-stream", &live.streams.to_string()]);
     let runs = live.runs_until(|r| states(r) == [(1, "finished".to_string())]);
     let run = &runs["runs"][0];
-    let expected = trace_link_bytes(&prv);
+    let expected = common::trace_link_bytes(&prv);
     // Every link of the topology (the stream carries it), idle ones too.
     let topology: Value = serde_json::from_str(
         &std::fs::read_to_string(prv.with_extension("").with_extension("topology")).expect("the topology"),

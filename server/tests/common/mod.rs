@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Lines};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Lines, Read};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -127,7 +129,7 @@ pub fn signal(child: &Child, signal: &str) {
 }
 
 /// The network trace `STEM.prv` in `dir` and its `.pcf` and `.row`.
-pub fn trace_files(dir: &std::path::Path, stem: &str) -> [String; 3] {
+pub fn trace_files(dir: &Path, stem: &str) -> [String; 3] {
     ["prv", "pcf", "row"].map(|ext| {
         let file = dir.join(format!("{stem}.{ext}"));
         std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
@@ -144,7 +146,7 @@ pub fn assert_same_trace(got: &[String; 3], expected: &[String; 3], what: &str) 
 /// Writes the kary-ntree preset in `dir` as a map with a route file of two paths a pair
 /// (its d-mod-k and its s-mod-k routes, one file after the other); returns the map's
 /// path and the routes' path.
-pub fn map_with_two_paths_a_pair(dir: &std::path::Path) -> (String, String) {
+pub fn map_with_two_paths_a_pair(dir: &Path) -> (String, String) {
     let path = |name: &str| dir.join(name).to_str().expect("UTF-8 path").to_string();
     let (map, routes) = (path("tree.map"), path("both.routes"));
     let mut both = String::new();
@@ -247,4 +249,54 @@ pub fn reports(server: &mut Child) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// A trace's own count of what crossed each link (`FILE.prv` or `FILE.prv.gz`, its
+/// `.row` beside it), from its text: per (sending
+/// port, receiving port) of its communication records, the sum of their sizes; a
+/// record between two hosts' ports is end to end, not a link.
+pub fn trace_link_bytes(prv: &Path) -> BTreeMap<(String, String), u64> {
+    let file = std::fs::File::open(prv).expect("the trace");
+    let mut text = String::new();
+    let gzip = prv.extension().is_some_and(|e| e == "gz");
+    if gzip {
+        flate2::read::MultiGzDecoder::new(file).read_to_string(&mut text)
+    } else {
+        BufReader::new(file).read_to_string(&mut text)
+    }
+    .expect("the trace's text");
+    let base = if gzip {
+        prv.with_extension("")
+    } else {
+        prv.to_path_buf()
+    };
+    let row = std::fs::read_to_string(base.with_extension("row")).expect("the .row");
+    let threads: Vec<&str> = row
+        .split("LEVEL THREAD SIZE ")
+        .nth(1)
+        .expect("threads")
+        .lines()
+        .skip(1)
+        .collect();
+    let header = text.lines().next().expect("a header");
+    let tasks = header.rsplit_once('(').expect("tasks").1.trim_end_matches(')');
+    let mut first = vec![0usize];
+    for task in tasks.split(',') {
+        let n: usize = task.split(':').next().and_then(|n| n.parse().ok()).expect("threads");
+        first.push(first.last().expect("a first") + n);
+    }
+    let name = |task: &str, thread: &str| {
+        let (task, thread): (usize, usize) = (task.parse().expect("a task"), thread.parse().expect("a thread"));
+        threads[first[task - 1] + thread - 1].to_string()
+    };
+    let mut bytes = BTreeMap::new();
+    for record in text.lines().filter(|l| l.starts_with("3:")) {
+        let f: Vec<&str> = record.split(':').collect();
+        let (from, to) = (name(f[3], f[4]), name(f[9], f[10]));
+        if from.starts_with("host") && to.starts_with("host") {
+            continue;
+        }
+        *bytes.entry((from, to)).or_insert(0) += f[13].parse::<u64>().expect("a size");
+    }
+    bytes
 }

@@ -2,7 +2,8 @@
 // backlog and events (/api/port), and the application's task states (/api/app) under
 // the histogram, on the slider's time axis. Reads view.js's `view` (the trace, the
 // window, the devices' places) and never changes it; follows its window by watching
-// `view.window`. Plain JavaScript, nothing fetched from elsewhere.
+// `view.window`; asks with view.js's `getJson` and writes figures with its `bytesText`
+// and `timeText`. Plain JavaScript, nothing fetched from elsewhere.
 "use strict";
 
 (() => {
@@ -28,26 +29,6 @@
     for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, v);
     if (text) e.textContent = text;
     return e;
-  }
-
-  async function json(url) {
-    const answer = await fetch(url);
-    if (!answer.ok) throw new Error(`${url}: ${answer.status} ${await answer.text()}`);
-    return answer.json();
-  }
-
-  function bytes(b) {
-    for (const [unit, size] of [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]]) {
-      if (b >= size) return `${(b / size).toFixed(b >= 10 * size ? 1 : 2)} ${unit}`;
-    }
-    return `${b} B`;
-  }
-
-  function time(ns) {
-    for (const [unit, size] of [["s", 1e9], ["ms", 1e6], ["µs", 1e3]]) {
-      if (ns >= size) return `${(ns / size).toFixed(ns >= 100 * size ? 0 : 2)} ${unit}`;
-    }
-    return `${ns} ns`;
   }
 
   // The panels' places on the page: the application's strips under the histogram (in
@@ -97,14 +78,14 @@
     const [from, to] = currentWindow();
     let m;
     try {
-      m = await json(`/api/link?link=${panel.link}&from_ns=${from}&to_ns=${to}`);
+      m = await getJson(`/api/link?link=${panel.link}&from_ns=${from}&to_ns=${to}`);
     } catch (e) {
       linkBox.replaceChildren(element("p", { class: "problem" }, e.message));
       return;
     }
     const head = element("h2", {}, `${m.from} → ${m.to}`);
     const summary = element("p", {},
-      `${m.messages} messages on it in ${time(m.from_ns)} – ${time(m.to_ns)} (${bytes(m.bytes)}); ` +
+      `${m.messages} messages on it in ${timeText(m.from_ns)} – ${timeText(m.to_ns)} (${bytesText(m.bytes)}); ` +
       `${m.kept} kept (the first ${m.kept_per_group} to start in each ${m.group_bins} bins)` +
       (m.listed.length < m.kept ? `, the first ${m.listed.length} listed` : "") +
       (m.kept > LISTED ? `, ${LISTED} shown` : ""));
@@ -122,8 +103,8 @@
     table.appendChild(header);
     for (const msg of m.listed.slice(0, LISTED)) {
       const row = element("tr");
-      for (const text of [msg.tag, time(msg.send_ns), time(msg.send_ns - msg.logical_send_ns),
-        time(msg.receive_ns - msg.send_ns), bytes(msg.size_bytes)]) {
+      for (const text of [msg.tag, timeText(msg.send_ns), timeText(msg.send_ns - msg.logical_send_ns),
+        timeText(msg.receive_ns - msg.send_ns), bytesText(msg.size_bytes)]) {
         row.appendChild(element("td", {}, String(text)));
       }
       table.appendChild(row);
@@ -155,7 +136,7 @@
     const [from, to] = currentWindow();
     let p;
     try {
-      p = await json(`/api/port?port=${encodeURIComponent(panel.port)}&from_ns=${from}&to_ns=${to}`);
+      p = await getJson(`/api/port?port=${encodeURIComponent(panel.port)}&from_ns=${from}&to_ns=${to}`);
     } catch (e) {
       portBox.replaceChildren(element("p", { class: "problem" }, e.message));
       portBox.hidden = false;
@@ -164,8 +145,8 @@
     const highest = p.max_level.reduce((a, b) => Math.max(a, b), 0);
     const head = element("h2", {}, `port ${p.port}`);
     const summary = element("p", {},
-      `backlog in ${time(p.from_ns)} – ${time(p.to_ns)}: highest level ${highest}` +
-      (p.quantum_bytes !== null && highest > 0 ? ` (≤ ${bytes(highest * p.quantum_bytes)})` : "") +
+      `backlog in ${timeText(p.from_ns)} – ${timeText(p.to_ns)}: highest level ${highest}` +
+      (p.quantum_bytes !== null && highest > 0 ? ` (≤ ${bytesText(highest * p.quantum_bytes)})` : "") +
       `; ${Object.keys(MARK_NAMES).map((k) => `${p.totals[k]} ${MARK_NAMES[k]}`).join(", ")}`);
     const chart = element("canvas", { id: "port-chart", "aria-label": "the port's backlog over time, its events marked" });
     const legend = element("p");
@@ -181,7 +162,7 @@
     list.appendChild(header);
     for (const e of p.events.slice(0, LISTED)) {
       const row = element("tr");
-      row.append(element("td", {}, time(e.at_ns)), element("td", {}, EVENT_NAMES[e.event] || e.event));
+      row.append(element("td", {}, timeText(e.at_ns)), element("td", {}, EVENT_NAMES[e.event] || e.event));
       list.appendChild(row);
     }
     const listed = element("p", {}, p.kept_events === 0 ? "no events in the window" :
@@ -239,8 +220,8 @@
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "bottom";
     g.fillText(`level ${most}`, 2, 12);
-    g.fillText(time(p.from_ns), 2, ch);
-    const end = time(p.to_ns);
+    g.fillText(timeText(p.from_ns), 2, ch);
+    const end = timeText(p.to_ns);
     g.fillText(end, cw - g.measureText(end).width - 2, ch);
   }
 
@@ -270,7 +251,7 @@
   async function loadApp() {
     let app;
     try {
-      app = await json("/api/app");
+      app = await getJson("/api/app");
     } catch (e) {
       if (!e.message.includes(": 404 ")) {
         showAppInfo(`the application trace: ${e.message}`, true);
