@@ -78,7 +78,7 @@
     const [from, to] = currentWindow();
     let m;
     try {
-      m = await getJson(`/api/link?link=${panel.link}&from_ns=${from}&to_ns=${to}`);
+      m = await getJson(`/api/link?link=${panel.link}&from_ns=${from}&to_ns=${to}&${runParam()}`);
     } catch (e) {
       linkBox.replaceChildren(element("p", { class: "problem" }, e.message));
       return;
@@ -136,7 +136,7 @@
     const [from, to] = currentWindow();
     let p;
     try {
-      p = await getJson(`/api/port?port=${encodeURIComponent(panel.port)}&from_ns=${from}&to_ns=${to}`);
+      p = await getJson(`/api/port?port=${encodeURIComponent(panel.port)}&from_ns=${from}&to_ns=${to}&${runParam()}`);
     } catch (e) {
       portBox.replaceChildren(element("p", { class: "problem" }, e.message));
       portBox.hidden = false;
