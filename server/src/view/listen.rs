@@ -43,15 +43,13 @@ use vesper_netmodels::trace::check::RecordCheck;
 use super::reader::{Header, Names, Record, fold, parse_header, parse_record, quantum_of_pcf, with_topology};
 use super::topology::Topology;
 use super::{Aggregate, Runs, Shared, read_lock, write_lock};
+use crate::network_trace::STREAM_TOPOLOGY;
 use crate::network_trace::collect::{
     Lines, MAX_CONNECTIONS, MAX_SIDECAR, Next, RunNumbers, Trailed, Trailer, read_trailer, shown,
 };
 
 /// Records folded at once at most (one write lock).
 pub const BATCH: usize = 4096;
-
-/// The line that announces the topology's JSON, right after the first header.
-pub const STREAM_TOPOLOGY: &str = "#vesper-topology";
 
 /// How streams are read.
 #[derive(Debug, Clone)]
