@@ -21,8 +21,8 @@
 
 use crate::adapter::{AdapterParams, Sender};
 use crate::link::LinkParams;
-use crate::switch::cioq::{Crossbar, InputQueues};
-use crate::switch::output_queued::OutPort;
+use crate::switch::packet::cioq::{Crossbar, InputQueues};
+use crate::switch::packet::output_queued::OutPort;
 use crate::topology::{Cable, Endpoint};
 
 /// What one switched network (a rail) is made of, counted from its description.

@@ -20,12 +20,20 @@
 //! same inputs always give the same outputs.
 
 pub mod adapter;
-pub mod engine;
+pub mod build_error;
+pub mod builder;
+pub(crate) mod crossing;
+pub(crate) mod event;
 pub mod footprint;
+pub mod ideal;
 pub mod ids;
 pub mod link;
+pub mod message;
 pub mod network;
+pub mod parameter;
 pub mod partition;
+pub mod queue;
+pub mod rails;
 pub mod rng;
 pub mod simulation;
 pub mod slab;
@@ -37,16 +45,20 @@ pub mod trace;
 pub mod traffic;
 
 pub use adapter::{AdapterParams, Interleave};
+pub use build_error::{BuildError, Timed};
+pub use builder::NetworkBuilder;
+pub use ideal::IdealParams;
 pub use ids::{Device, HostId, MessageId, PortId, SwitchId};
 pub use link::LinkParams;
+pub use message::{Delivery, InjectError, MessageSpec};
 pub use network::Network;
-pub use simulation::{
-    BuildError, Delivery, IdealParams, InjectError, MessageSpec, NetworkBuilder, Parameter, Simulation, Timed,
-};
+pub use parameter::Parameter;
+pub use rails::MultiRail;
+pub use simulation::Simulation;
 pub use switch::wormhole::WormholeError;
 pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKind, SwitchParams, WormholeParams};
 pub use time::{Bandwidth, SimTime, WireTimeError};
-pub use topology::multirail::{MultiRail, RailPolicy, RailsError};
+pub use topology::multirail::{RailPolicy, RailsError};
 pub use topology::{
     Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList, PatternRoutes, PhaseLoad, Routing,
     Topology, TopologyError, Torus, TorusError, Xgft, XgftError,

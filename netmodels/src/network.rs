@@ -11,13 +11,11 @@
 
 use std::io;
 
-use crate::simulation::{Delivery, InjectError, MessageSpec};
+use crate::message::{Delivery, InjectError, MessageSpec};
 use crate::time::SimTime;
-use crate::topology::multirail::MultiRail;
-use crate::trace::TraceSink;
 use crate::trace::paraver::TraceSummary;
 
-/// A network a coordinator drives (see [`MultiRail`] for the meaning of each call).
+/// A network a coordinator drives (see [`MultiRail`](crate::rails::MultiRail) for the meaning of each call).
 pub trait Network: std::fmt::Debug {
     /// Number of hosts.
     fn hosts(&self) -> u32;
@@ -57,47 +55,5 @@ pub trait Network: std::fmt::Debug {
     /// other files. Later calls do nothing and return `Ok(None)`.
     fn finish_trace(&mut self) -> io::Result<Option<TraceSummary>> {
         Ok(None)
-    }
-}
-
-impl<S: TraceSink + Send + std::fmt::Debug> Network for MultiRail<S> {
-    fn hosts(&self) -> u32 {
-        MultiRail::hosts(self)
-    }
-
-    fn now(&self) -> SimTime {
-        MultiRail::now(self)
-    }
-
-    fn next_event_time(&self) -> Option<SimTime> {
-        MultiRail::next_event_time(self)
-    }
-
-    fn safe_horizon(&self, t: SimTime) -> SimTime {
-        MultiRail::safe_horizon(self, t)
-    }
-
-    fn final_deliveries(&mut self, since: SimTime, out: &mut Vec<Delivery>) {
-        MultiRail::final_deliveries(self, since, out);
-    }
-
-    fn events_processed(&self) -> u64 {
-        MultiRail::events_processed(self)
-    }
-
-    fn in_flight(&self) -> usize {
-        MultiRail::in_flight(self)
-    }
-
-    fn inject(&mut self, at: SimTime, spec: MessageSpec) -> Result<(), InjectError> {
-        MultiRail::inject(self, at, spec)
-    }
-
-    fn advance_clock(&mut self, time: SimTime) {
-        MultiRail::advance_clock(self, time);
-    }
-
-    fn run_until(&mut self, limit: SimTime, deliveries: &mut Vec<Delivery>) {
-        MultiRail::run_until(self, limit, deliveries);
     }
 }

@@ -2,9 +2,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::*;
+use crate::builder::NetworkBuilder;
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
-use crate::simulation::NetworkBuilder;
 use crate::switch::{CioqParams, SwitchKind, SwitchParams, WormholeParams};
 use crate::topology::{ExplicitRoutes, MultipathPolicy, Routing, Topology, Torus, Xgft};
 

@@ -87,18 +87,18 @@
 //! network without switches (two hosts on one cable) runs as one part.
 
 mod barrier;
-pub mod engine;
 mod graph;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod ranks;
 mod slabs;
 mod subtrees;
+pub mod windows;
 
-pub use engine::{Followed, Lead, Partitioned, SplitError, Told, TraceStep};
 #[cfg(feature = "mpi")]
 pub use mpi::{MpiError, MpiRanks};
 pub use ranks::{Ranks, Reduce, ThreadRanks};
+pub use windows::{Followed, Lead, Partitioned, SplitError, Told, TraceStep};
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::time::SimTime;

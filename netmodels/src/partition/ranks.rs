@@ -25,8 +25,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::barrier::SpinBarrier;
+use crate::crossing::{Crossing, CrossingEvent};
 use crate::ids::{HostId, MessageId, PortId};
-use crate::simulation::{Crossing, CrossingEvent, Delivery, Message, MessageSpec, Packet};
+use crate::message::{Delivery, Message, MessageSpec, Packet};
 use crate::switch::wormhole::Signal;
 use crate::time::SimTime;
 use crate::topology::Route;

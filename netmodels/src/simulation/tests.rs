@@ -1,7 +1,11 @@
 use super::*;
 use crate::adapter::{AdapterParams, Interleave};
-use crate::ids::SwitchId;
+use crate::build_error::{BuildError, room_for};
+use crate::builder::NetworkBuilder;
+use crate::ids::{Device, SwitchId};
+use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::Bandwidth;
+use crate::topology::{Topology, TopologyError};
 use crate::trace::{BufferSide, PortRef, RecordingSink, TraceSink};
 
 const KIB: u32 = 1024;
@@ -635,7 +639,7 @@ fn an_incast_waits_as_a_run_per_message_not_a_record_per_packet() {
         assert_eq!(d.len(), 8, "{kind:?}");
         let last = d.iter().map(|d| d.arrived).max().expect("deliveries");
         assert_eq!(last, zero_load_latency(size) + wire(size) * 7, "{kind:?}");
-        let Fabric::Switched(net) = &sim.fabric else {
+        let Fabric::Packet(net) = &sim.fabric else {
             panic!("a packet network");
         };
         // At most `PLAIN` records a queue (the destination's output, and each CIOQ

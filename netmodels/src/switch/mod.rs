@@ -34,8 +34,7 @@
 
 use crate::time::SimTime;
 
-pub mod cioq;
-pub mod output_queued;
+pub mod packet;
 pub(crate) mod waiting;
 pub mod wormhole;
 

@@ -35,7 +35,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 
-use crate::simulation::{NumberHasher, Packet, PacketId};
+use crate::ids::NumberHasher;
+use crate::message::{Packet, PacketId};
 use crate::slab::Slab;
 use crate::time::SimTime;
 

@@ -319,7 +319,8 @@ mod network_tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::simulation::{MessageSpec, NetworkBuilder};
+    use crate::builder::NetworkBuilder;
+    use crate::message::MessageSpec;
     use crate::topology::{Routing, Xgft};
     use crate::trace::RecordingSink;
     use crate::{Device, LinkParams, SimTime, SwitchId};

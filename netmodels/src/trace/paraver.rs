@@ -56,14 +56,17 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use crate::build_error::BuildError;
+use crate::builder::NetworkBuilder;
 use crate::ids::Device;
+use crate::message::{Delivery, InjectError, MessageSpec};
 use crate::network::Network;
 use crate::partition::ranks::{self, Ranks, Reduce, Words};
 use crate::partition::{Followed, Lead, Partitioned, SplitError, TraceStep};
-use crate::simulation::{BuildError, Delivery, InjectError, MessageSpec, NetworkBuilder};
+use crate::rails::MultiRail;
 use crate::time::SimTime;
 use crate::topology::Topology;
-use crate::topology::multirail::{MultiRail, RailPolicy};
+use crate::topology::multirail::RailPolicy;
 use crate::trace::select::{DeviceSelection, TimeWindow};
 use crate::trace::{BufferSide, FlowSignal, LinkTraversal, PortRef, Source, TraceSink};
 

@@ -34,13 +34,14 @@ use std::collections::BinaryHeap;
 
 use crate::adapter::AdapterParams;
 use crate::ids::HostId;
-use crate::partition::engine::Arrivals;
+use crate::message::{Delivery, InjectError, MessageSpec};
 use crate::partition::ranks::{Words, put_u32, put_u64, put_u128};
+use crate::partition::windows::Arrivals;
+use crate::rails::MultiRail;
 use crate::rng::Rng;
-use crate::simulation::{Delivery, InjectError, MessageSpec, Simulation};
+use crate::simulation::Simulation;
 use crate::stats::{Histogram, Summary};
 use crate::time::{Bandwidth, SimTime};
-use crate::topology::multirail::MultiRail;
 
 pub use pattern::{Destinations, PATTERN_SYNTAX, Pattern, PatternError, PatternParam};
 

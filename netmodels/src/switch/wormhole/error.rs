@@ -1,6 +1,6 @@
 //! Why wormhole switches cannot be built with their parameters.
 
-use crate::simulation::Parameter;
+use crate::parameter::Parameter;
 use crate::time::SimTime;
 
 /// Why wormhole switches cannot be built with their parameters; each names the field at

@@ -71,7 +71,7 @@
 //! This is the fine path: one event per flit per hop. It is the reference semantics;
 //! a coarse path that computes unobstructed flit runs in closed form must give the
 //! same times. Only the fine path splits into partitions (see
-//! [`crate::partition::engine`]): flits and STOP/GO signals cross the cut cables
+//! [`crate::partition::windows`]): flits and STOP/GO signals cross the cut cables
 //! (`WormShare`).
 
 use std::collections::{BTreeMap, HashMap};
@@ -81,14 +81,19 @@ mod entries;
 mod runs;
 
 use crate::adapter::{AdapterParams, Sender};
-use crate::engine::EventQueue;
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
+use crate::queue::EventQueue;
 use crate::rng::Rng;
-mod error;
+pub mod error;
+pub(crate) mod events;
 pub use error::WormholeError;
+pub(crate) use events::{Signal, WormEvent};
 
-use crate::simulation::{BuildError, Crossing, CrossingEvent, Cut, Event, Message, PathRest, Split, path_returns};
+use crate::build_error::{BuildError, room_for};
+use crate::crossing::{Crossing, CrossingEvent, PathRest, Split, path_returns};
+use crate::event::Event;
+use crate::message::{Cut, Message};
 use crate::slab::Slab;
 use crate::switch::{Arbitration, Granularity, InitialPointer, WormholeParams, rotated};
 use crate::time::SimTime;
@@ -134,91 +139,6 @@ impl Thresholds {
         })
     }
 }
-
-/// Events of the wormhole fabric; global port indices (output and input sides of a
-/// port share the index).
-///
-/// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
-/// signals and bubble credits arriving, flits arriving, outputs released (freeing the
-/// bubble slots their packets held: at once upstream on a cable of no delay), heads
-/// routed, arbitration, sends.
-/// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
-/// send at `t`, and an output freed at `t` is arbitrated among every request of `t`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum WormEvent {
-    /// an output may send its next flit
-    Tick { port: u32 },
-    /// a flit is wholly in the input buffer `input`
-    FlitArrives { input: u32, packet: u32, hop: u16 },
-    /// the head at the front of `input` has been routed
-    Routed { input: u32 },
-    /// an idle output chooses among the inputs that want it
-    Arbitrate { port: u32 },
-    /// an output finished sending a packet's tail
-    Released { port: u32 },
-    /// a STOP reaches the sender `port` (fine path: the coarse path plans for a signal's
-    /// arrival when it is sent)
-    StopArrives { port: u32 },
-    /// a GO reaches the sender `port` (fine path)
-    GoArrives { port: u32 },
-    /// bubble flow control: a packet slot of the buffer at the far end of `port` freed
-    /// one cable delay ago (its packet's tail left it), and `port` now knows
-    CreditArrives { port: u32 },
-    /// coarse path: `port`'s planned run ended before the packet's tail
-    RunEnd { port: u32, version: u32 },
-    /// coarse path: `port` sends the packet's tail flit now
-    TailLeaves { port: u32, version: u32 },
-    /// coarse path: `port`'s tail has left (one flit time after it started): the
-    /// packet is out of its input and the output free, in one event (used when the
-    /// routing latency is at least a flit time, so nothing is scheduled in the past)
-    TailDone { port: u32, version: u32 },
-    /// coarse path: `input` reaches its high-water mark with a flit arriving now
-    StopDue { input: u32, version: u32 },
-    /// coarse path: `input` drains to its low-water mark with a flit leaving now
-    GoDue { input: u32, version: u32 },
-    /// coarse path: a packet's tail arrives at its destination adapter now
-    TailArrives { packet: u32, version: u32 },
-}
-
-impl WormEvent {
-    /// The order of events at one instant (lower first).
-    pub(crate) fn rank(self) -> u8 {
-        match self {
-            WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } | WormEvent::CreditArrives { .. } => 1,
-            WormEvent::FlitArrives { .. } | WormEvent::StopDue { .. } | WormEvent::TailArrives { .. } => 2,
-            WormEvent::Released { .. } | WormEvent::TailDone { .. } => 3,
-            WormEvent::Routed { .. } => 4,
-            WormEvent::Arbitrate { .. } => 5,
-            WormEvent::Tick { .. }
-            | WormEvent::RunEnd { .. }
-            | WormEvent::TailLeaves { .. }
-            | WormEvent::GoDue { .. } => 6,
-        }
-    }
-}
-
-/// What an input sends up its cable to the output feeding it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Signal {
-    /// hold your flits
-    Stop,
-    /// send again
-    Go,
-    /// bubble flow control: a packet slot freed
-    Credit,
-}
-
-impl Signal {
-    /// Its arrival at the output `port`.
-    fn arrives(self, port: u32) -> WormEvent {
-        match self {
-            Signal::Stop => WormEvent::StopArrives { port },
-            Signal::Go => WormEvent::GoArrives { port },
-            Signal::Credit => WormEvent::CreditArrives { port },
-        }
-    }
-}
-
 /// A packet of the wormhole fabric.
 #[derive(Debug, Clone, Copy)]
 struct Packet {
@@ -399,7 +319,7 @@ pub(crate) struct WormholeFabric {
 }
 
 /// What a partition of a split wormhole fabric keeps about the others (see
-/// [`crate::partition::engine`]). Flits and STOP/GO signals cross cut cables, each
+/// [`crate::partition::windows`]). Flits and STOP/GO signals cross cut cables, each
 /// after its cable's delay. A worm may span several partitions: a packet has a record
 /// in each partition holding one of its flits, found by (message number, index), and
 /// a message one in each its packets cross, by number. A partition lets both go once
@@ -479,7 +399,7 @@ impl WormholeFabric {
         {
             let switches = (wiring.port_base.len() as u32).saturating_sub(wiring.hosts);
             let ports = (0..switches)
-                .map(|s| wiring.switch_ports(crate::SwitchId(s)))
+                .map(|s| wiring.switch_ports(crate::ids::SwitchId(s)))
                 .max()
                 .unwrap_or(1);
             if port >= ports.max(1) {
@@ -490,8 +410,8 @@ impl WormholeFabric {
                 .into());
             }
         }
-        let mut outs = crate::simulation::room_for(wiring.owner.len(), "output ports")?;
-        let mut ins = crate::simulation::room_for(wiring.owner.len(), "input ports")?;
+        let mut outs = room_for(wiring.owner.len(), "output ports")?;
+        let mut ins = room_for(wiring.owner.len(), "input ports")?;
         for (&owner, peer) in wiring.owner.iter().zip(&wiring.peer) {
             let link = peer.map(|(_, link)| link).unwrap_or_default();
             let flit_time = link.bandwidth.serialization_time(u64::from(params.flit_bytes));

@@ -1,7 +1,8 @@
 use super::*;
+use crate::builder::NetworkBuilder;
 use crate::ids::SwitchId;
+use crate::simulation::Simulation;
 use crate::simulation::tests::{run, send};
-use crate::simulation::{NetworkBuilder, Simulation};
 use crate::switch::{Granularity, SwitchKind, SwitchParams};
 use crate::time::Bandwidth;
 use crate::topology::{Cable, Routing, Topology, Torus};

@@ -34,8 +34,8 @@
 use std::fmt::Write as _;
 
 use super::{Layout, switch_levels};
+use crate::builder::NetworkBuilder;
 use crate::ids::Device;
-use crate::simulation::NetworkBuilder;
 use crate::topology::{Routing, Topology, Torus, Xgft};
 use crate::trace::PortRef;
 

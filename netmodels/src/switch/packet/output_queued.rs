@@ -1,6 +1,6 @@
 //! The output-queued switch (ideal, speedup N) and the output ports every packet-level
 //! device sends through: an adapter's port, an output-queued switch's, and the output
-//! side of a CIOQ switch ([`crate::switch::cioq`]).
+//! side of a CIOQ switch ([`crate::switch::packet::cioq`]).
 //!
 //! ```text
 //!   in p0 ──▶ route (latency) ──▶ [queue] out p0 ──▶ link ──▶
@@ -9,22 +9,25 @@
 //! ```
 //!
 //! A packet's head is routed after the routing latency and asks for its output port
-//! (`Switched::enter_output`): it is sent at once if the port is idle, else it joins
+//! (`PacketFabric::enter_output`): it is sent at once if the port is idle, else it joins
 //! the port's FIFO queue, which is unbounded, so the output is never blocked by other
 //! inputs and the only contention is for the output link itself. Unbounded in packets,
 //! not in memory: the waiting packets are kept as runs, one per message in a steady
 //! stream (module `switch::waiting`), so an incast of gigabyte messages holds a few
 //! records, not a record per packet. When the packet being
-//! sent has left, the port sends the oldest waiting one (`Switched::send_queued`).
-//! Transmission is cut-through at packet level (`Switched::transmit`): the output may
+//! sent has left, the port sends the oldest waiting one (`PacketFabric::send_queued`).
+//! Transmission is cut-through at packet level (`PacketFabric::transmit`): the output may
 //! start before the tail has arrived, but never finishes before it.
 //!
-//! These are `impl` blocks of the packet engine (`Switched`, in
+//! These are `impl` blocks of the packet engine (`PacketFabric`, in
 //! [`crate::simulation`]), which owns the ports, the packets and the event loop.
 
+use super::{PacketFabric, Step};
+use crate::crossing::CrossingEvent;
+use crate::event::Event;
 use crate::ids::{Device, PortId};
 use crate::link::LinkParams;
-use crate::simulation::{CrossingEvent, Event, PacketId, Step, Switched, port_ref};
+use crate::message::{PacketId, port_ref};
 use crate::switch::waiting::{Queue, Side};
 use crate::time::SimTime;
 use crate::topology::Endpoint;
@@ -108,11 +111,11 @@ pub(crate) struct OutPort {
     pub(crate) current: Option<PacketId>,
     /// when the packet being transmitted has left
     pub(crate) free_at: SimTime,
-    /// a `PortFree` event is scheduled at `free_at` (see `Switched::claim`)
+    /// a `PortFree` event is scheduled at `free_at` (see `PacketFabric::claim`)
     pub(crate) release_scheduled: bool,
     /// the place reserved for that event among those of its instant
     pub(crate) release_sequence: u64,
-    /// packets waiting for this output, oldest first (as runs: `Switched::waiting`)
+    /// packets waiting for this output, oldest first (as runs: `PacketFabric::waiting`)
     pub(crate) queue: Queue,
     /// bytes of the waiting packets
     pub(crate) queued_bytes: u64,
@@ -135,7 +138,7 @@ impl OutPort {
     }
 }
 
-impl Switched {
+impl PacketFabric {
     /// Whether `port` is idle now, for a packet that wants it; if not, it is released
     /// by a `PortFree` event when its packet has left (scheduled now if it was not).
     ///

@@ -13,7 +13,7 @@
 //!
 //! - **Order keys do not depend on the partition.** An event's key is (time, rank,
 //!   origin, the origin's own sequence), the origin being the device whose event
-//!   scheduled it (see [`crate::engine`]). A device's events are handled in the same
+//!   scheduled it (see [`crate::queue`]). A device's events are handled in the same
 //!   order whatever partition it is in, so it schedules the same events with the same
 //!   keys. A packet that crosses a cut cable takes its next event's key with it.
 //! - **Nothing arrives late.** Only packets (wormhole switches: flits, and STOP and GO
@@ -38,7 +38,7 @@
 //!
 //! Every device state lives in one partition: a host's adapter, a switch's ports,
 //! queues and crossbar. A partition allocates only its own devices' port state and
-//! crossbars (`NetworkBuilder::build_part`, `switch::output_queued::Ports`); the
+//! crossbars (`NetworkBuilder::build_part`, `switch::packet::output_queued::Ports`); the
 //! description every partition reads (wiring, routes) it holds whole. Messages have a
 //! record in each partition their packets cross (by message number), released when
 //! their last packet has left (see `simulation::Share`).
@@ -85,11 +85,13 @@ use std::sync::{Arc, Mutex};
 use super::barrier::SpinBarrier;
 use super::ranks::{self, Ranks, Reduce, Words};
 use super::{PartitionError, Partitioning, lookahead, partition};
+use crate::build_error::BuildError;
+use crate::builder::NetworkBuilder;
+use crate::crossing::Crossing;
 use crate::ids::HostId;
 use crate::link::LinkParams;
-use crate::simulation::{
-    BuildError, Crossing, Delivery, InjectError, MessageSpec, NetworkBuilder, Simulation, check_injection,
-};
+use crate::message::{Delivery, InjectError, MessageSpec, check_injection};
+use crate::simulation::Simulation;
 use crate::time::SimTime;
 use crate::topology::Endpoint;
 use crate::trace::{NullSink, TraceSink};

@@ -14,8 +14,10 @@
 //! crossbar is cut-through too). The packet joins the output queue when its transfer
 //! starts; the output link cannot finish sending it before the transfer ends.
 
+use super::{PacketFabric, Step};
+use crate::event::Event;
 use crate::ids::{Device, PortId, SwitchId};
-use crate::simulation::{Event, Packet, PacketId, Step, Switched};
+use crate::message::{Packet, PacketId};
 use crate::slab::Slab;
 use crate::switch::waiting::{Queue, Side, Waiting};
 use crate::switch::{CioqParams, rotated};
@@ -50,7 +52,7 @@ pub(crate) struct Crossbar {
     params: CioqParams,
     inputs: Vec<InputQueues>,
     /// FIFO inputs: each input's queue (virtual output queues are the inputs' own)
-    /// (each packet's tag is its output; the packets wait as runs, in `Switched::waiting`)
+    /// (each packet's tag is its output; the packets wait as runs, in `PacketFabric::waiting`)
     queues: Vec<Queue>,
     /// virtual output queues emptied, kept for reuse (with their memory)
     spare: Vec<Queue>,
@@ -283,8 +285,8 @@ fn mark(output_busy: &[bool], is_dirty: &mut [bool], dirty: &mut Vec<u32>, outpu
 
 /// The packet engine's side of a CIOQ switch: routed packets join the input queues,
 /// matchings start crossbar transfers, and a transferred packet joins its output
-/// queue (`Switched::enter_output`, in [`crate::switch::output_queued`]).
-impl Switched {
+/// queue (`PacketFabric::enter_output`, in [`crate::switch::packet::output_queued`]).
+impl PacketFabric {
     /// A routed packet joins its CIOQ input queue.
     pub(crate) fn cioq_arrive<S: TraceSink>(
         &mut self,
