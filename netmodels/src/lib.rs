@@ -8,12 +8,30 @@
 //!   Simulation ── inject(at, MessageSpec) ──▶ event loop ──▶ Delivery (arrival, first byte sent)
 //! ```
 //!
-//! Where things are: [`simulation`] (the builder, the event loop, the packet engine),
-//! [`partition`] (which partition of the parallel engine simulates each device),
-//! [`switch`] (every switch model: `output_queued`, `cioq`, `wormhole`), [`topology`]
-//! (topologies and routing), [`adapter`], [`link`], [`trace`] (trace sinks, the
-//! Paraver writer), [`traffic`] (open-loop traffic), [`stats`], [`footprint`] (the memory
-//! a network takes, counted from its description).
+//! The crate is built in layers, each file using only its own layer and those below it
+//! (`docs/layers.txt` declares them and a test holds the code to them; `docs/layout.md`
+//! says where to add a switch kind or a topology):
+//!
+//! ```text
+//!   beside:   trace/paraver (the Paraver writer), traffic (open-loop generators),
+//!             stats, footprint (the memory a network takes, from its description)
+//!   parallel: partition (partitioners; windows: partitions run on threads or MPI
+//!             ranks), rails (multi-rail networks, each rail a network of its own)
+//!   network:  builder (NetworkBuilder: validate and freeze), simulation (the event
+//!             loop over the fabrics), network (the `dyn Network` a coordinator drives)
+//!   parts:    adapter, ideal, message (messages and packets), event (what the queue
+//!             holds), crossing (what partitions send each other), build_error,
+//!             parameter, switch: packet (the output-queued and CIOQ switches' engine,
+//!             with output_queued and cioq), wormhole (the flit-level fabric: build,
+//!             fine, coarse, arbiter, deliver, split)
+//!   topology: which devices exist, how cables join them, routes (xgft, torus,
+//!             explicit, the rail policy of multi-rail networks)
+//!   hooks:    trace (the sink trait the parts report through, device selection, the
+//!             trace checker, what a trace counted)
+//!   ground:   ids, time, rng, slab, queue (the event queue), link
+//! ```
+//!
+//! The parts read the topology's routes, so the topology lies below them.
 //!
 //! Nothing here knows about sockets, the wire protocol or wall-clock time: time is
 //! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the

@@ -1,12 +1,13 @@
 use super::*;
 use crate::builder::NetworkBuilder;
 use crate::ids::SwitchId;
+use crate::rng::Rng;
 use crate::simulation::Simulation;
 use crate::simulation::tests::{run, send};
-use crate::switch::{Granularity, SwitchKind, SwitchParams};
+use crate::switch::{Arbitration, Granularity, InitialPointer, SwitchKind, SwitchParams};
 use crate::time::Bandwidth;
 use crate::topology::{Cable, Routing, Topology, Torus};
-use crate::trace::RecordingSink;
+use crate::trace::{BufferSide, RecordingSink};
 
 thread_local! {
     /// Tests: the coarse path even where routing of no delay sends networks to the fine one.

@@ -1,0 +1,208 @@
+//! The fabric as one partition of a split network: what it keeps of the others
+//! (`WormShare`), and the flits and STOP/GO signals that cross its cut cables.
+
+use std::collections::HashMap;
+
+use crate::crossing::{Crossing, CrossingEvent, PathRest, Split, path_returns};
+use crate::event::Event;
+use crate::ids::Device;
+use crate::message::Message;
+use crate::queue::EventQueue;
+use crate::slab::Slab;
+use crate::time::SimTime;
+use crate::trace::TraceSink;
+
+use super::events::{Signal, WormEvent};
+use super::{Ctx, Packet, WormholeFabric};
+
+/// What a partition of a split wormhole fabric keeps about the others (see
+/// [`crate::partition::windows`]). Flits and STOP/GO signals cross cut cables, each
+/// after its cable's delay. A worm may span several partitions: a packet has a record
+/// in each partition holding one of its flits, found by (message number, index), and
+/// a message one in each its packets cross, by number. A partition lets both go once
+/// the tail of the packet (of the message's last packet) has left it for good: it
+/// crossed a cut cable and the rest of its path does not come back. The flits ahead
+/// of a tail are on the same path, so they have left for good too. The destination's
+/// partition lets them go when they are delivered.
+#[derive(Debug)]
+pub(super) struct WormShare {
+    pub(super) split: Split,
+    /// the packets this partition holds a record of, by message number and index
+    pub(super) by_packet: HashMap<(u64, u32), u32>,
+    /// outputs whose packet's tail left for good: (output, packet, its message's last);
+    /// let go once the output is released (the worm holds the packet until then)
+    pub(super) leaving: Vec<(u32, u32, bool)>,
+}
+
+impl WormholeFabric {
+    /// Whether this fabric can be one partition of a split network: the fine path
+    /// only.
+    pub(crate) fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+        if self.coarse_now::<S>() {
+            return Err(
+                "its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine (flit by flit, the same results) to split it, or run it whole (1 partition)",
+            );
+        }
+        Ok(())
+    }
+
+    /// Makes this fabric partition `part` of a network split as `of_device` says.
+    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
+        self.share = Some(Box::new(WormShare {
+            split: Split::new(part, of_device),
+            by_packet: HashMap::new(),
+            leaving: Vec::new(),
+        }));
+    }
+
+    /// What this partition keeps of the split (`None`: whole). A message's record
+    /// comes by number (`by_number`) when it enters an adapter here or its first flit
+    /// crosses here, and goes when it is delivered here or its last tail has left.
+    pub(crate) fn split(&mut self) -> Option<&mut Split> {
+        self.share.as_mut().map(|s| &mut s.split)
+    }
+
+    /// The partition `port`'s device is in, if it is another than this one's.
+    #[inline(always)]
+    pub(super) fn elsewhere(&self, port: u32) -> Option<u32> {
+        self.share
+            .as_ref()?
+            .split
+            .elsewhere(self.port_device[port as usize] as usize)
+    }
+
+    /// Takes in a flit or a signal another partition sent, in the place among its
+    /// instant's events the sender gave it.
+    pub(crate) fn receive<S: TraceSink>(
+        &mut self,
+        crossing: &Crossing,
+        messages: &mut Slab<Message>,
+        queue: &mut EventQueue<Event>,
+        sink: &mut S,
+    ) {
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let event = match crossing.event {
+            CrossingEvent::Signal { port, signal } => signal.arrives(port),
+            CrossingEvent::Flit { input, hop, flits } => {
+                let number = crossing.message.number;
+                let message = share.split.record_of(crossing, messages, &mut self.routes);
+                let index = crossing.packet.index;
+                let packet = match share.by_packet.get(&(number, index)) {
+                    Some(&packet) => packet,
+                    None => {
+                        // Its head: a record of the packet here.
+                        let m = &messages[message.index()];
+                        if S::ENABLED {
+                            sink.arrived(number, crossing.packet.head_in, m.source());
+                        }
+                        let packet = self.packets.insert(Packet {
+                            message,
+                            index,
+                            flits,
+                            last: crossing.packet.last,
+                            delivered: 0,
+                            version: 0,
+                            route: m.route,
+                            dst: m.spec.dst,
+                        });
+                        share.by_packet.insert((number, index), packet);
+                        packet
+                    }
+                };
+                WormEvent::FlitArrives { input, packet, hop }
+            }
+            CrossingEvent::Routed { .. } | CrossingEvent::TailArrives => return,
+        };
+        queue.schedule_keyed(crossing.key, Event::Worm(event));
+    }
+
+    /// Sends `signal` from the input fed by `upstream`, to arrive at `at`.
+    pub(super) fn signal<S>(&mut self, upstream: u32, at: SimTime, signal: Signal, ctx: &mut Ctx<'_, S>) {
+        let event = signal.arrives(upstream);
+        match self.elsewhere(upstream) {
+            None => ctx.schedule(at, event),
+            Some(to) => {
+                let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
+                if let Some(share) = &mut self.share {
+                    let signal = CrossingEvent::Signal { port: upstream, signal };
+                    share.split.crossings.push(Crossing::bare(to, key, signal));
+                }
+            }
+        }
+    }
+
+    /// Sends flit `arrival.0` of `packet`'s worm to input `input` of another partition,
+    /// `to`, where it arrives at `arrival.1`, at the switch of position `hop` on its
+    /// path. A tail that leaves for good lets the packet (and, with the message's last,
+    /// the message) go once `port` is released.
+    #[cold]
+    pub(super) fn cross_flit<S: TraceSink>(
+        &mut self,
+        (port, input, hop, to): (u32, u32, u16, u32),
+        packet: u32,
+        arrival: (u32, SimTime),
+        ctx: &mut Ctx<'_, S>,
+    ) {
+        let (flit, at) = arrival;
+        let p = self.packets[packet as usize];
+        let event = WormEvent::FlitArrives { input, packet, hop };
+        let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
+        let message = ctx.messages[p.message.index()];
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let flits = p.flits;
+        let mut crossing = Crossing::bare(to, key, CrossingEvent::Flit { input, hop, flits });
+        crossing.packet.index = p.index;
+        crossing.packet.last = p.last;
+        crossing.packet.head_in = at;
+        crossing.message = message;
+        share.split.crossings.push(crossing);
+        if flit + 1 < p.flits {
+            return;
+        }
+        let Device::Switch(switch) = self.wiring.owner[input as usize].device else {
+            return;
+        };
+        let path = PathRest {
+            route: p.route,
+            switch,
+            hop: usize::from(hop),
+            dst: p.dst,
+        };
+        if !path_returns(
+            &self.wiring,
+            &self.routes,
+            &share.split.of_device,
+            path,
+            share.split.part,
+        ) {
+            share.leaving.push((port, packet, p.last));
+        }
+    }
+
+    /// `port` was released: a packet whose tail it sent away for good goes from this
+    /// partition, with its message if that was the message's last packet.
+    #[cold]
+    pub(super) fn let_go<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let Some(i) = share.leaving.iter().position(|&(p, ..)| p == port) else {
+            return;
+        };
+        let (_, packet, last) = share.leaving.swap_remove(i);
+        let p = self.packets[packet as usize];
+        let number = ctx.messages[p.message.index()].number;
+        share.by_packet.remove(&(number, p.index));
+        self.packets.release(packet);
+        if last {
+            if S::ENABLED {
+                ctx.sink.left(number);
+            }
+            share.split.let_go(p.message, number);
+        }
+    }
+}
