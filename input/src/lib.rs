@@ -11,6 +11,12 @@
 //!   held at most that much of it.
 //!
 //! Errors carry no path: each reader names its file in its own error type.
+//!
+//! A number read from an input is taken exactly as written by [`decimal`].
+
+mod number;
+
+pub use number::decimal;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
