@@ -1007,7 +1007,7 @@ mod tests {
 
     #[test]
     fn written_workloads_read_back_and_replay_alike() {
-        let mut workloads = crate::replay::workload::every_kind();
+        let mut workloads = crate::replay::kernels::every_kind();
         workloads.extend([
             Workload::all_to_one(5, 1).with_start_delays(&[3, 1_000_000_000_007]),
             waits_a_trace_cannot_say(),

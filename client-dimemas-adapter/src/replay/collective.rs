@@ -277,7 +277,7 @@ pub fn operations(
                 let partner = relative ^ (1 << t);
                 if partner < n {
                     let peer = [task(partner)];
-                    ops.extend(super::kernels::exchange(&peer, &peer, size, tag, first_request));
+                    ops.extend(exchange(&peer, &peer, size, tag, first_request));
                 }
             }
             ops
@@ -286,7 +286,7 @@ pub fn operations(
             // Member me + k sends to me as its k-th message: receive in that order.
             let from: Vec<u32> = (1..n).map(|k| members[(me + n - k) % n]).collect();
             let to: Vec<u32> = (1..n).map(|k| members[(me + k) % n]).collect();
-            super::kernels::exchange(&from, &to, size, tag, first_request)
+            exchange(&from, &to, size, tag, first_request)
         }
         Algorithm::FlatReduce => flat(n, relative, false, size, tag, task),
         Algorithm::FlatBroadcast => flat(n, relative, true, size, tag, task),
@@ -302,6 +302,30 @@ pub fn operations(
             ops
         }
     }
+}
+
+/// Receives from every task of `receive_from` and sends `size` bytes to every task of
+/// `send_to`, with `tag`, all at once: receives posted, sends started, then every
+/// request (named from `first_request` on) waited for.
+pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, tag: i32, first_request: u32) -> Vec<Op> {
+    let mut ops = Vec::new();
+    let mut request = first_request;
+    for &from in receive_from {
+        ops.push(Op::IRecv { from, tag, request });
+        request += 1;
+    }
+    for &to in send_to {
+        ops.push(Op::ISend {
+            to,
+            size,
+            tag,
+            synchronous: false,
+            request,
+        });
+        request += 1;
+    }
+    ops.extend((first_request..request).map(|request| Op::Wait { request }));
+    ops
 }
 
 /// The operations of relative rank `v` when the root (rank 0) exchanges with every

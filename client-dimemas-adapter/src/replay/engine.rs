@@ -39,9 +39,9 @@ use super::Ps;
 use super::analytic::AnalyticCollectives;
 use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::machine::{DimemasModel, SMALLEST_STARTUP};
-use super::programs::{Cursor, Programs, THREAD, task_of_programs};
+use super::programs::{Cursor, Programs};
 use super::resources::{Resources, Route};
-use super::workload::{Op, UNWAITED, Workload};
+use super::workload::{Op, THREAD, UNWAITED, Workload, task_of_programs};
 
 /// Where one task's time went: `compute + communication + waiting = end`.
 ///
@@ -1331,7 +1331,7 @@ mod tests {
     #[test]
     fn compute_communication_and_waiting_add_up_to_the_end() {
         use crate::replay::analytic::{AnalyticCollectives, FanModel};
-        let mut workloads = crate::replay::workload::every_kind();
+        let mut workloads = crate::replay::kernels::every_kind();
         workloads.push(Workload::all_to_all(6, 1000).with_start_delays(&[0, 3_000_000, 500_000]));
         workloads.push(exchange(true));
         let rendezvous = ReplayOptions {
@@ -1772,8 +1772,8 @@ mod tests {
     /// nodes), `links` input and output links per node and `buses` buses between
     /// nodes, and within nodes `task_links` per task (0: unlimited).
     fn dimemas(startup: Ps, links: u32, buses: u32, task_links: u32) -> ReplayOptions {
+        use crate::replay::machine::Links;
         use crate::replay::machine::NodeModel;
-        use crate::replay::resources::Links;
         let both = |n| Links { input: n, output: n };
         let node = NodeModel {
             inter_startup: startup,

@@ -1,11 +1,14 @@
-//! The application kernels of seed 002 (INSEE, §3.2.2): collectives, virtual-mesh
-//! patterns and synchronized random traffic, for any number of tasks.
+//! Synthetic workloads, generated in memory for any number of tasks: ping-pong, ring,
+//! all-to-all and the WRF pattern, and the application kernels of seed 002 (INSEE,
+//! §3.2.2): collectives, virtual-mesh patterns and synchronized random traffic. They
+//! are built from the message patterns of [`super::collective`].
 //!
 //! Where the seed's node sends and then waits (butterfly, mesh distribution, random
 //! waves), the kernel posts its receives first and starts immediate sends, as MPI
 //! codes do, so it also runs with rendezvous sends; where it waits and then sends
 //! (the trees, the wave-front), blocking operations keep the seed's causality.
 
+use super::collective::{exchange, tree};
 use super::workload::{Op, Workload};
 
 /// An eager (unless over the eager limit) blocking send.
@@ -22,30 +25,6 @@ fn recv(from: u32) -> Op {
     Op::Recv { from, tag: 0 }
 }
 
-/// Receives from every task of `receive_from` and sends `size` bytes to every task of
-/// `send_to`, with `tag`, all at once: receives posted, sends started, then every
-/// request (named from `first_request` on) waited for.
-pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, tag: i32, first_request: u32) -> Vec<Op> {
-    let mut ops = Vec::new();
-    let mut request = first_request;
-    for &from in receive_from {
-        ops.push(Op::IRecv { from, tag, request });
-        request += 1;
-    }
-    for &to in send_to {
-        ops.push(Op::ISend {
-            to,
-            size,
-            tag,
-            synchronous: false,
-            request,
-        });
-        request += 1;
-    }
-    ops.extend((first_request..request).map(|request| Op::Wait { request }));
-    ops
-}
-
 /// Steps of a tree or butterfly over `tasks`: t with 2^t < tasks.
 fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
     (0..32).take_while(move |&t| 1u64 << t < u64::from(tasks))
@@ -54,7 +33,7 @@ fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
 /// Task `node`'s part of a binomial tree over `tasks` rooted at 0: towards the root,
 /// or (`down`) from it.
 fn tree_program(tasks: u32, node: u32, down: bool, size: u32) -> Vec<Op> {
-    super::collective::tree(tasks as usize, node as usize, down, size, 0, |peer| peer as u32)
+    tree(tasks as usize, node as usize, down, size, 0, |peer| peer as u32)
 }
 
 /// Side k of a virtual mesh of `dims` dimensions with k^dims = `tasks`.
@@ -91,6 +70,99 @@ fn neighbour(node: u32, k: u32, d: u32, up: bool) -> Option<u32> {
 }
 
 impl Workload {
+    /// Two tasks bounce a message of `size` bytes `iterations` times.
+    pub fn ping_pong(size: u32, iterations: u32) -> Workload {
+        let mut ping = Vec::new();
+        let mut pong = Vec::new();
+        for i in 0..iterations as i32 {
+            ping.push(Op::Send {
+                to: 1,
+                size,
+                tag: i,
+                synchronous: false,
+            });
+            ping.push(Op::Recv { from: 1, tag: i });
+            pong.push(Op::Recv { from: 0, tag: i });
+            pong.push(Op::Send {
+                to: 0,
+                size,
+                tag: i,
+                synchronous: false,
+            });
+        }
+        Workload {
+            name: format!("ping-pong of {size} bytes, {iterations} times"),
+            tasks: vec![ping, pong],
+        }
+    }
+
+    /// `tasks` tasks pass a message of `size` bytes to their right neighbour and
+    /// receive one from the left, `iterations` times, with `compute` between rounds.
+    /// Even tasks send first and odd tasks receive first, so the ring also runs with
+    /// rendezvous (blocking) sends.
+    pub fn ring(tasks: u32, size: u32, iterations: u32, compute: super::Ps) -> Workload {
+        let programs = (0..tasks)
+            .map(|t| {
+                let right = (t + 1) % tasks;
+                let left = (t + tasks - 1) % tasks;
+                (0..iterations as i32)
+                    .flat_map(|i| {
+                        let send = Op::Send {
+                            to: right,
+                            size,
+                            tag: i,
+                            synchronous: false,
+                        };
+                        let recv = Op::Recv { from: left, tag: i };
+                        let (first, second) = if t % 2 == 0 { (send, recv) } else { (recv, send) };
+                        [Op::Compute(compute), first, second]
+                    })
+                    .collect()
+            })
+            .collect();
+        Workload {
+            name: format!("ring of {tasks} tasks, {size} bytes, {iterations} rounds"),
+            tasks: programs,
+        }
+    }
+
+    /// Personalised all-to-all, as MPI libraries do it: every task posts a receive from
+    /// every other task, starts a send of `size` bytes to each (in the order t+1,
+    /// t+2, …), then waits for all of them. Safe with rendezvous sends.
+    pub fn all_to_all(tasks: u32, size: u32) -> Workload {
+        let programs = (0..tasks)
+            .map(|t| {
+                // Task t − j sends to t as its j-th message.
+                let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
+                let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
+                exchange(&from, &to, size, 0, 1)
+            })
+            .collect();
+        Workload {
+            name: format!("all-to-all of {tasks} tasks, {size} bytes"),
+            tasks: programs,
+        }
+    }
+
+    /// The weather-forecast (WRF) pattern of seed 004: task n posts receives from
+    /// n − `distance` and n + `distance` (where those exist), starts sends of `size`
+    /// bytes to n + `distance`, then to n − `distance`, and waits for all four.
+    pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
+        let programs = (0..tasks)
+            .map(|n| {
+                let up = n.checked_add(distance).filter(|&d| d < tasks);
+                let down = n.checked_sub(distance);
+                let from: Vec<u32> = [down, up].into_iter().flatten().collect();
+                let to: Vec<u32> = [up, down].into_iter().flatten().collect();
+                exchange(&from, &to, size, 0, 1)
+            })
+            .collect();
+        Workload {
+            name: format!("WRF pattern of {tasks} tasks, ±{distance}, {size} bytes"),
+            tasks: programs,
+        }
+    }
+
     /// Binary-tree reduction to task 0 (BT): at step t, tasks that are multiples of
     /// 2^(t+1) receive from task + 2^t, the other multiples of 2^t send to task − 2^t.
     pub fn binary_tree(tasks: u32, size: u32) -> Workload {
@@ -234,6 +306,33 @@ impl Workload {
             tasks: programs,
         })
     }
+}
+
+/// One workload of every synthetic kind (those `vesper run --workload` names), small,
+/// for tests.
+#[cfg(test)]
+pub(crate) fn every_kind() -> Vec<Workload> {
+    let mut draws = 7u32;
+    let pick = move |n: u32| {
+        draws = draws.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (draws >> 16) % n
+    };
+    vec![
+        Workload::ping_pong(1000, 3),
+        Workload::ring(5, 777, 2, 1_234_567),
+        Workload::all_to_all(6, 1000),
+        Workload::wrf(40, 16, 5000),
+        Workload::binary_tree(13, 4000),
+        Workload::inverse_binary_tree(16, 777),
+        Workload::all_to_one(9, 10_000),
+        Workload::one_to_all(9, 10_000),
+        Workload::butterfly(12, 6000),
+        Workload::wavefront(16, 2, 5000).expect("square"),
+        Workload::wavefront(27, 3, 3000).expect("cube"),
+        Workload::mesh_halo(36, 2, 8192).expect("square"),
+        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
+        Workload::synchronized_random(20, 3000, 100, 16, pick).expect("random"),
+    ]
 }
 
 #[cfg(test)]

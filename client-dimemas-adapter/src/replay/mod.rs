@@ -38,10 +38,10 @@ pub use engine::{
     ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
-pub use machine::{DimemasModel, NodeModel};
-pub use programs::{Cursor, Programs, StartDelays, THREAD, drain, task_of_programs};
-pub use resources::{Links, Resources, Route};
-pub use workload::{Op, UNWAITED, Workload};
+pub use machine::{DimemasModel, Links, NodeModel};
+pub use programs::{Cursor, Programs, StartDelays, drain};
+pub use resources::{Resources, Route};
+pub use workload::{Op, THREAD, UNWAITED, Workload, task_of_programs};
 
 /// Picoseconds of simulated time.
 pub type Ps = u64;

@@ -5,7 +5,7 @@
 //! threads, then task 1's, …), and a single-threaded workload's program `t` is task
 //! `t`. Threads of a task run on its node, each on its own; messages between tasks go
 //! from any thread to whichever thread of the destination receives first, as in
-//! Dimemas, and a thread can send to another of its own task ([`THREAD`]).
+//! Dimemas, and a thread can send to another of its own task ([`THREAD`](super::workload::THREAD)).
 //!
 //! A [`Workload`] in memory is read through a [`Cursor`]; a `.dim` trace through
 //! [`crate::dim::Stream`]. [`StartDelays`] puts a start imbalance in front of either.
@@ -13,7 +13,7 @@
 use std::borrow::Borrow;
 
 use super::Ps;
-use super::workload::{Op, Workload};
+use super::workload::{Op, Workload, task_of_programs};
 
 /// Task programs, read one operation at a time.
 pub trait Programs {
@@ -30,17 +30,6 @@ pub trait Programs {
     /// program `p`'s next operation; `None` once it has ended. An error says what could
     /// not be read, and where.
     fn next(&mut self, p: u32) -> Result<Option<Op>, String>;
-}
-
-/// A peer `THREAD | p` in a send or receive is program `p`, a thread of the same task
-/// (Dimemas's messages between threads of one task); other peers are tasks.
-pub const THREAD: u32 = 1 << 31;
-
-/// The task of each program, given the threads of each task.
-pub fn task_of_programs(threads: &[u32]) -> Vec<u32> {
-    (0..threads.len() as u32)
-        .flat_map(|t| std::iter::repeat_n(t, threads[t as usize] as usize))
-        .collect()
 }
 
 /// A workload in memory, read task by task (`W` is a `Workload` or a reference to one).

@@ -1,12 +1,23 @@
-//! Task programs, and synthetic workloads generated in memory.
-
-use super::programs::THREAD;
+//! Task programs: the operations of a task, and a workload of them, with what every
+//! layer above takes from them (the peers of a message, the channel it matches on).
+//! The synthetic workloads are generated above, in `kernels`.
 
 /// The request of an immediate send that nothing waits for (a `.dim` trace has no
 /// record of a wait for a send, only vesper's own events, [`crate::dim::LABEL_EVENT`]):
 /// the replay forgets it once started, so that traces of many such sends replay in
 /// constant memory.
 pub const UNWAITED: u32 = u32::MAX;
+
+/// A peer `THREAD | p` in a send or receive is program `p`, a thread of the same task
+/// (Dimemas's messages between threads of one task); other peers are tasks.
+pub const THREAD: u32 = 1 << 31;
+
+/// The task of each program, given the threads of each task.
+pub fn task_of_programs(threads: &[u32]) -> Vec<u32> {
+    (0..threads.len() as u32)
+        .flat_map(|t| std::iter::repeat_n(t, threads[t as usize] as usize))
+        .collect()
+}
 
 /// One operation of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,99 +120,6 @@ impl Workload {
         phases
     }
 
-    /// Two tasks bounce a message of `size` bytes `iterations` times.
-    pub fn ping_pong(size: u32, iterations: u32) -> Workload {
-        let mut ping = Vec::new();
-        let mut pong = Vec::new();
-        for i in 0..iterations as i32 {
-            ping.push(Op::Send {
-                to: 1,
-                size,
-                tag: i,
-                synchronous: false,
-            });
-            ping.push(Op::Recv { from: 1, tag: i });
-            pong.push(Op::Recv { from: 0, tag: i });
-            pong.push(Op::Send {
-                to: 0,
-                size,
-                tag: i,
-                synchronous: false,
-            });
-        }
-        Workload {
-            name: format!("ping-pong of {size} bytes, {iterations} times"),
-            tasks: vec![ping, pong],
-        }
-    }
-
-    /// `tasks` tasks pass a message of `size` bytes to their right neighbour and
-    /// receive one from the left, `iterations` times, with `compute` between rounds.
-    /// Even tasks send first and odd tasks receive first, so the ring also runs with
-    /// rendezvous (blocking) sends.
-    pub fn ring(tasks: u32, size: u32, iterations: u32, compute: super::Ps) -> Workload {
-        let programs = (0..tasks)
-            .map(|t| {
-                let right = (t + 1) % tasks;
-                let left = (t + tasks - 1) % tasks;
-                (0..iterations as i32)
-                    .flat_map(|i| {
-                        let send = Op::Send {
-                            to: right,
-                            size,
-                            tag: i,
-                            synchronous: false,
-                        };
-                        let recv = Op::Recv { from: left, tag: i };
-                        let (first, second) = if t % 2 == 0 { (send, recv) } else { (recv, send) };
-                        [Op::Compute(compute), first, second]
-                    })
-                    .collect()
-            })
-            .collect();
-        Workload {
-            name: format!("ring of {tasks} tasks, {size} bytes, {iterations} rounds"),
-            tasks: programs,
-        }
-    }
-
-    /// Personalised all-to-all, as MPI libraries do it: every task posts a receive from
-    /// every other task, starts a send of `size` bytes to each (in the order t+1,
-    /// t+2, …), then waits for all of them. Safe with rendezvous sends.
-    pub fn all_to_all(tasks: u32, size: u32) -> Workload {
-        let programs = (0..tasks)
-            .map(|t| {
-                // Task t − j sends to t as its j-th message.
-                let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
-                let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
-                super::kernels::exchange(&from, &to, size, 0, 1)
-            })
-            .collect();
-        Workload {
-            name: format!("all-to-all of {tasks} tasks, {size} bytes"),
-            tasks: programs,
-        }
-    }
-
-    /// The weather-forecast (WRF) pattern of seed 004: task n posts receives from
-    /// n − `distance` and n + `distance` (where those exist), starts sends of `size`
-    /// bytes to n + `distance`, then to n − `distance`, and waits for all four.
-    pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
-        let programs = (0..tasks)
-            .map(|n| {
-                let up = n.checked_add(distance).filter(|&d| d < tasks);
-                let down = n.checked_sub(distance);
-                let from: Vec<u32> = [down, up].into_iter().flatten().collect();
-                let to: Vec<u32> = [up, down].into_iter().flatten().collect();
-                super::kernels::exchange(&from, &to, size, 0, 1)
-            })
-            .collect();
-        Workload {
-            name: format!("WRF pattern of {tasks} tasks, ±{distance}, {size} bytes"),
-            tasks: programs,
-        }
-    }
-
     /// The same programs, task `t` starting `delays[t]` late (a compute burst first;
     /// tasks beyond the list start at once): a start imbalance, as in seed 004 §5.2.
     pub fn with_start_delays(mut self, delays: &[super::Ps]) -> Workload {
@@ -224,7 +142,7 @@ impl Workload {
     /// `threads` threads each (task by task).
     pub fn check_threads(&self, threads: &[u32]) -> Result<usize, String> {
         use std::collections::{BTreeMap, BTreeSet};
-        let task_of = super::programs::task_of_programs(threads);
+        let task_of = task_of_programs(threads);
         if task_of.len() != self.tasks.len() {
             return Err(format!(
                 "{} programs, but its tasks' threads add up to {}",
@@ -329,33 +247,6 @@ fn peer_name(peer: u32) -> String {
         0 => format!("task {peer}"),
         _ => format!("program {}", peer & !THREAD),
     }
-}
-
-/// One workload of every synthetic kind (those `vesper run --workload` names), small,
-/// for tests.
-#[cfg(test)]
-pub(crate) fn every_kind() -> Vec<Workload> {
-    let mut draws = 7u32;
-    let pick = move |n: u32| {
-        draws = draws.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        (draws >> 16) % n
-    };
-    vec![
-        Workload::ping_pong(1000, 3),
-        Workload::ring(5, 777, 2, 1_234_567),
-        Workload::all_to_all(6, 1000),
-        Workload::wrf(40, 16, 5000),
-        Workload::binary_tree(13, 4000),
-        Workload::inverse_binary_tree(16, 777),
-        Workload::all_to_one(9, 10_000),
-        Workload::one_to_all(9, 10_000),
-        Workload::butterfly(12, 6000),
-        Workload::wavefront(16, 2, 5000).expect("square"),
-        Workload::wavefront(27, 3, 3000).expect("cube"),
-        Workload::mesh_halo(36, 2, 8192).expect("square"),
-        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
-        Workload::synchronized_random(20, 3000, 100, 16, pick).expect("random"),
-    ]
 }
 
 #[cfg(test)]
