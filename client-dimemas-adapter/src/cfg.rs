@@ -917,7 +917,7 @@ pub fn parse(text: &str, file: &str) -> Result<DimConfig, CfgError> {
         let leading = chunk.len() - chunk.trim_start().len();
         let line = text[..start + leading].matches('\n').count() + 1;
         let last_line = line + record.matches('\n').count();
-        let (name, fields) = split_record(record).map_err(|message| error(line, message))?;
+        let (name, fields) = split_record(record).map_err(|e| error(line, e.to_string()))?;
         let record = Record {
             file,
             line,
@@ -1000,9 +1000,17 @@ fn without_comments(text: &str) -> Result<(String, Vec<usize>), usize> {
         false => Ok((out, skipped)),
     }
 }
+/// A record that is not `"name" {fields}`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected \"record name\" {{fields}};;, found '{found}'")]
+struct NotARecord {
+    /// the record, clipped for messages
+    found: String,
+}
+
 /// `"name" {a, b, ...}` → (name, fields), commas inside quotes or braces kept.
-fn split_record(record: &str) -> Result<(&str, Vec<&str>), String> {
-    let expected = || format!("expected \"record name\" {{fields}};;, found '{}'", clip(record));
+fn split_record(record: &str) -> Result<(&str, Vec<&str>), NotARecord> {
+    let expected = || NotARecord { found: clip(record) };
     let rest = record.strip_prefix('"').ok_or_else(expected)?;
     let (name, rest) = rest.split_once('"').ok_or_else(expected)?;
     let body = rest

@@ -71,7 +71,7 @@ use crate::input::{InputError, input_error};
 use crate::replay::analytic::REDUCE;
 use crate::replay::collective::Methods;
 use crate::replay::workload::{Channel, channel, unmatched};
-use crate::replay::{Op, Workload};
+use crate::replay::{Op, Workload, WorkloadError};
 
 use reader::{Collectives, Decoded, Global, Reader};
 use rules::Rules;
@@ -178,14 +178,14 @@ pub fn parse_with(text: &str, file: &str, methods: &Methods) -> Result<DimTrace,
             Decoded::Global(program, global) => {
                 let k = collectives
                     .call(&global, reader.line)
-                    .map_err(|(line, message)| reader.error_at(line, message))?;
+                    .map_err(|e| reader.error_at(e.line(), e.to_string()))?;
                 calls[program as usize].push((programs[program as usize].len(), global, k));
             }
         }
     }
     let plan = collectives
         .plan(&reader.groups, reader.tasks())
-        .map_err(|(line, message)| reader.error_at(line, message))?;
+        .map_err(|e| reader.error_at(e.line(), e.to_string()))?;
     reader.check_tags(plan.calls)?;
     // Every send has its receive (collectives, decomposed below, match by construction).
     let task_of = crate::replay::task_of_programs(reader.threads());
@@ -271,7 +271,7 @@ fn unmatched_at(text: &str, file: &str, methods: &Methods, key: Channel, surplus
 /// burst of 0 s first in each task whose program does not begin with one: Dimemas
 /// simulates only threads whose first record is a CPU burst. The trace keeps every
 /// rule of Dimemas's (`rules.rs`), so Dimemas reads it.
-pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), String> {
+pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), WriteError> {
     workload.check()?;
     let tasks = workload.tasks.len();
     // Analytic collective calls are written on communicator 1, of every task: each
@@ -287,11 +287,7 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     if first.iter().any(|&(_, members)| members as usize != tasks)
         || workload.tasks.iter().any(|program| calls(program) != first)
     {
-        return Err(
-            "collective calls over part of the tasks, or in different orders, cannot be written \
-                    (only communicator 1 of every task is)"
-                .to_string(),
-        );
+        return Err(WriteError::PartialCollectives);
     }
     // The size of every message, per (source, destination, tag), in send order.
     let mut sizes: BTreeMap<(u32, u32, i32), VecDeque<u32>> = BTreeMap::new();
@@ -411,8 +407,25 @@ pub fn write(workload: &Workload, out: &mut dyn std::io::Write) -> Result<(), St
     for (t, start) in starts.iter().enumerate() {
         let _ = writeln!(text, "s:{t}:{}", base + start);
     }
-    out.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write the trace: {e}"))
+    out.write_all(text.as_bytes()).map_err(WriteError::Io)
+}
+
+/// Why a workload cannot be written as a trace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// its programs do not fit together
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// its collective calls are not every task's, in one order
+    #[error(
+        "collective calls over part of the tasks, or in different orders, cannot be written (only communicator 1 \
+         of every task is)"
+    )]
+    PartialCollectives,
+    /// writing failed
+    #[error("cannot write the trace: {0}")]
+    Io(#[source] std::io::Error),
 }
 
 /// What the writer labels in one program, by index in the program: the waits a trace
@@ -681,9 +694,10 @@ mod tests {
         // Written as a trace: calls over every task are (on communicator 1); the
         // broadcast over part of them cannot be.
         let refused = write(&trace.workload, &mut Vec::new()).expect_err("refused");
-        assert!(
-            refused.starts_with("collective calls over part of the tasks"),
-            "{refused}"
+        assert_eq!(
+            refused.to_string(),
+            "collective calls over part of the tasks, or in different orders, cannot be written (only communicator 1 \
+             of every task is)"
         );
         let allreduce = parse_with(
             // without the broadcast's records (operation 1 on communicator 2)
@@ -1629,6 +1643,34 @@ mod tests {
         assert_eq!(
             read(Path::new("/nonexistent/x.dim")).expect_err("missing").to_string(),
             "/nonexistent/x.dim:0: cannot read it: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn a_workload_that_cannot_be_written_says_why() {
+        let unmatched = Workload {
+            name: "u".into(),
+            tasks: vec![vec![Op::Recv { from: 1, tag: 0 }], vec![]],
+        };
+        assert_eq!(
+            write(&unmatched, &mut Vec::new()).expect_err("unmatched").to_string(),
+            "1 message(s) from task 1 to task 0 with tag 0 have no matching send"
+        );
+        /// A writer whose disk is full.
+        struct Full;
+        impl std::io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        assert_eq!(
+            write(&Workload::ping_pong(1, 1), &mut Full)
+                .expect_err("full")
+                .to_string(),
+            "cannot write the trace: disk full"
         );
     }
 }

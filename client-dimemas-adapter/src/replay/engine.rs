@@ -41,7 +41,7 @@ use super::fabric::{Fabric, FabricError, IdealBus, Transfer};
 use super::machine::{DimemasModel, SMALLEST_STARTUP};
 use super::programs::{Cursor, Programs};
 use super::resources::{Resources, Route};
-use super::workload::{Op, THREAD, UNWAITED, Workload, task_of_programs};
+use super::workload::{Op, THREAD, UNWAITED, Workload, WorkloadError, task_of_programs};
 
 /// Where one task's time went: `compute + communication + waiting = end`.
 ///
@@ -170,7 +170,7 @@ pub enum ReplayError {
         /// the workload
         name: String,
         /// what is wrong
-        reason: String,
+        reason: WorkloadError,
     },
     /// the fabric failed
     #[error(transparent)]
@@ -487,7 +487,10 @@ pub fn replay_programs(
     if task_of.len() != tasks {
         return Err(ReplayError::Workload {
             name: programs.name().to_string(),
-            reason: format!("{} programs, but its tasks' threads add up to {}", tasks, task_of.len()),
+            reason: WorkloadError::Threads {
+                programs: tasks,
+                threads: task_of.len(),
+            },
         });
     }
     let total = programs.total();
@@ -666,9 +669,9 @@ impl Replay<'_> {
             let (op, paid) = match resumed {
                 Some(op) => op,
                 None => {
-                    let next = self.programs.next(task).map_err(|reason| ReplayError::Workload {
+                    let next = self.programs.next(task).map_err(|e| ReplayError::Workload {
                         name: self.programs.name().to_string(),
-                        reason,
+                        reason: WorkloadError::Read(e),
                     })?;
                     let Some(op) = next else {
                         self.state[t] = State::Done;

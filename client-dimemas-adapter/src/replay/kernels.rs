@@ -11,6 +11,36 @@
 use super::collective::{exchange, tree};
 use super::workload::{Op, Workload};
 
+/// Why a kernel cannot be generated for the numbers given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// a virtual mesh's tasks are not a square or cube
+    #[error(
+        "a {dims}-D virtual mesh needs a number of tasks that is a {} ({below} or {above}, not {tasks})",
+        if *dims == 2 { "square" } else { "cube" }
+    )]
+    NotAPower {
+        /// the mesh's dimensions
+        dims: u32,
+        /// the tasks asked for
+        tasks: u32,
+        /// the nearest power below (or at) `tasks`
+        below: u64,
+        /// the nearest power above it
+        above: u64,
+    },
+    /// synchronized random traffic of fewer than 2 tasks
+    #[error("synchronized random traffic needs at least 2 tasks, not {tasks}")]
+    TooFewTasks {
+        /// the tasks asked for
+        tasks: u32,
+    },
+    /// synchronized random traffic in waves of no message
+    #[error("synchronized random traffic needs waves of at least 1 message")]
+    EmptyWave,
+}
+
 /// An eager (unless over the eager limit) blocking send.
 fn send(to: u32, size: u32) -> Op {
     Op::Send {
@@ -37,7 +67,7 @@ fn tree_program(tasks: u32, node: u32, down: bool, size: u32) -> Vec<Op> {
 }
 
 /// Side k of a virtual mesh of `dims` dimensions with k^dims = `tasks`.
-fn mesh_side(tasks: u32, dims: u32) -> Result<u32, String> {
+fn mesh_side(tasks: u32, dims: u32) -> Result<u32, KernelError> {
     let power = |k: u32| u64::from(k).pow(dims);
     let mut k = f64::from(tasks).powf(1.0 / f64::from(dims)).round() as u32;
     while power(k) > u64::from(tasks) {
@@ -49,12 +79,12 @@ fn mesh_side(tasks: u32, dims: u32) -> Result<u32, String> {
     if power(k) == u64::from(tasks) {
         return Ok(k);
     }
-    Err(format!(
-        "a {dims}-D virtual mesh needs a number of tasks that is a {} ({} or {}, not {tasks})",
-        if dims == 2 { "square" } else { "cube" },
-        power(k),
-        power(k + 1)
-    ))
+    Err(KernelError::NotAPower {
+        dims,
+        tasks,
+        below: power(k),
+        above: power(k + 1),
+    })
 }
 
 /// The neighbour of `node` along dimension `d` of a mesh of side `k`, `+1` or `-1`
@@ -227,7 +257,7 @@ impl Workload {
     /// Wave-front (2W, 3W) over a virtual mesh of `dims` dimensions: each task waits
     /// for its lower neighbours, then sends to its upper ones; the sweep runs from
     /// task 0 to the last. `tasks` must be a square (2-D) or cube (3-D).
-    pub fn wavefront(tasks: u32, dims: u32, size: u32) -> Result<Workload, String> {
+    pub fn wavefront(tasks: u32, dims: u32, size: u32) -> Result<Workload, KernelError> {
         let k = mesh_side(tasks, dims)?;
         let programs = (0..tasks)
             .map(|node| {
@@ -245,7 +275,7 @@ impl Workload {
     /// Mesh distribution, the halo exchange (2M, 3M): every task sends `size` bytes
     /// to each neighbour of a virtual mesh of `dims` dimensions (+ then − per
     /// dimension) and receives from each. `tasks` must be a square or cube.
-    pub fn mesh_halo(tasks: u32, dims: u32, size: u32) -> Result<Workload, String> {
+    pub fn mesh_halo(tasks: u32, dims: u32, size: u32) -> Result<Workload, KernelError> {
         let k = mesh_side(tasks, dims)?;
         let programs = (0..tasks)
             .map(|node| {
@@ -272,14 +302,12 @@ impl Workload {
         messages: u32,
         wave: u32,
         mut pick: impl FnMut(u32) -> u32,
-    ) -> Result<Workload, String> {
+    ) -> Result<Workload, KernelError> {
         if tasks < 2 {
-            return Err(format!(
-                "synchronized random traffic needs at least 2 tasks, not {tasks}"
-            ));
+            return Err(KernelError::TooFewTasks { tasks });
         }
         if wave == 0 {
-            return Err("synchronized random traffic needs waves of at least 1 message".into());
+            return Err(KernelError::EmptyWave);
         }
         let mut programs = vec![Vec::new(); tasks as usize];
         let mut left = messages;
@@ -400,11 +428,11 @@ mod tests {
         assert_eq!(three.check(), Ok(3 * 9 * 2));
         assert_eq!(predicted(&three, false), 6 * HOP);
         assert_eq!(
-            Workload::wavefront(30, 2, 1).expect_err("not a square"),
+            Workload::wavefront(30, 2, 1).expect_err("not a square").to_string(),
             "a 2-D virtual mesh needs a number of tasks that is a square (25 or 36, not 30)"
         );
         assert_eq!(
-            Workload::mesh_halo(9, 3, 1).expect_err("not a cube"),
+            Workload::mesh_halo(9, 3, 1).expect_err("not a cube").to_string(),
             "a 3-D virtual mesh needs a number of tasks that is a cube (8 or 27, not 9)"
         );
     }
@@ -441,7 +469,17 @@ mod tests {
         // One wave of everything (GUPS): one message time.
         let gups = Workload::synchronized_random(8, 1000, 50, 50, |n| n - 1).expect("generated");
         assert_eq!(predicted(&gups, true), HOP);
-        assert!(Workload::synchronized_random(1, 1, 1, 1, |_| 0).is_err());
-        assert!(Workload::synchronized_random(4, 1, 1, 0, |_| 0).is_err());
+        assert_eq!(
+            Workload::synchronized_random(1, 1, 1, 1, |_| 0)
+                .expect_err("one task")
+                .to_string(),
+            "synchronized random traffic needs at least 2 tasks, not 1"
+        );
+        assert_eq!(
+            Workload::synchronized_random(4, 1, 1, 0, |_| 0)
+                .expect_err("empty waves")
+                .to_string(),
+            "synchronized random traffic needs waves of at least 1 message"
+        );
     }
 }

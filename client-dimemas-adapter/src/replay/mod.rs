@@ -33,15 +33,17 @@ pub mod resources;
 pub mod workload;
 
 pub use analytic::AnalyticCollectives;
+pub use collective::MethodsError;
 pub use engine::{
     Activity, Call, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError,
     ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
 };
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
+pub use kernels::KernelError;
 pub use machine::{DimemasModel, Links, NodeModel};
 pub use programs::{Cursor, Programs, StartDelays, drain};
 pub use resources::{Resources, Route};
-pub use workload::{Op, THREAD, UNWAITED, Workload, task_of_programs};
+pub use workload::{Op, THREAD, UNWAITED, Workload, WorkloadError, task_of_programs};
 
 /// Picoseconds of simulated time.
 pub type Ps = u64;

@@ -14,6 +14,7 @@ use std::borrow::Borrow;
 
 use super::Ps;
 use super::workload::{Op, Workload, task_of_programs};
+use crate::input::InputError;
 
 /// Task programs, read one operation at a time.
 pub trait Programs {
@@ -29,7 +30,7 @@ pub trait Programs {
     fn total(&self) -> u64;
     /// program `p`'s next operation; `None` once it has ended. An error says what could
     /// not be read, and where.
-    fn next(&mut self, p: u32) -> Result<Option<Op>, String>;
+    fn next(&mut self, p: u32) -> Result<Option<Op>, InputError>;
 }
 
 /// A workload in memory, read task by task (`W` is a `Workload` or a reference to one).
@@ -78,7 +79,7 @@ impl<W: Borrow<Workload>> Programs for Cursor<W> {
         self.workload.borrow().tasks.iter().map(|p| p.len() as u64).sum()
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         let t = task as usize;
         let op = self.workload.borrow().tasks[t].get(self.pc[t]).copied();
         self.pc[t] += usize::from(op.is_some());
@@ -135,7 +136,7 @@ impl<P: Programs> Programs for StartDelays<P> {
         self.inner.total() + self.delays.iter().filter(|&&d| d > 0).count() as u64
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         let t = task as usize;
         if !self.started[t] {
             self.started[t] = true;
@@ -164,16 +165,16 @@ impl<P: Programs + ?Sized> Programs for Box<P> {
         (**self).total()
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         (**self).next(task)
     }
 }
 
 /// Every program, read through `programs` to its end, as a workload in memory (its
 /// `tasks` are the programs).
-pub fn drain(programs: &mut dyn Programs) -> Result<Workload, String> {
+pub fn drain(programs: &mut dyn Programs) -> Result<Workload, InputError> {
     let tasks = (0..programs.programs())
-        .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, String>>())
+        .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, _>>())
         .collect::<Result<_, _>>()?;
     Ok(Workload {
         name: programs.name().to_string(),

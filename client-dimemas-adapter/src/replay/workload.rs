@@ -2,6 +2,8 @@
 //! layer above takes from them (the peers of a message, the channel it matches on).
 //! The synthetic workloads are generated above, in `kernels`.
 
+use crate::input::InputError;
+
 /// The request of an immediate send that nothing waits for (a `.dim` trace has no
 /// record of a wait for a send, only vesper's own events, [`crate::dim::LABEL_EVENT`]):
 /// the replay forgets it once started, so that traces of many such sends replay in
@@ -134,21 +136,20 @@ impl Workload {
     }
 
     /// Messages sent, and whether every send has a matching receive.
-    pub fn check(&self) -> Result<usize, String> {
+    pub fn check(&self) -> Result<usize, WorkloadError> {
         self.check_threads(&vec![1; self.tasks.len()])
     }
 
     /// [`Workload::check`] of a workload whose `tasks` are the programs of tasks with
     /// `threads` threads each (task by task).
-    pub fn check_threads(&self, threads: &[u32]) -> Result<usize, String> {
+    pub fn check_threads(&self, threads: &[u32]) -> Result<usize, WorkloadError> {
         use std::collections::{BTreeMap, BTreeSet};
         let task_of = task_of_programs(threads);
         if task_of.len() != self.tasks.len() {
-            return Err(format!(
-                "{} programs, but its tasks' threads add up to {}",
-                self.tasks.len(),
-                task_of.len()
-            ));
+            return Err(WorkloadError::Threads {
+                programs: self.tasks.len(),
+                threads: task_of.len(),
+            });
         }
         // Messages by (receiver, sender, tag), as the replay matches them: tasks, or
         // threads of one task (THREAD peers).
@@ -169,7 +170,7 @@ impl Workload {
                             _ => task_of.get((to & !THREAD) as usize) == Some(&task_of[t]),
                         };
                         if !exists {
-                            return Err(format!("task {t} sends to {}, which does not exist", peer_name(to)));
+                            return Err(WorkloadError::NoPeer { task: t, to });
                         }
                         sends += 1;
                     }
@@ -177,9 +178,12 @@ impl Workload {
                     Op::Global { call, members, .. } => {
                         let (expected, seen) = calls.entry(call).or_insert((members, 0));
                         if *expected != members {
-                            return Err(format!(
-                                "task {t} takes collective call {call} for one of {members} tasks, others of {expected}"
-                            ));
+                            return Err(WorkloadError::CallMembers {
+                                task: t,
+                                call,
+                                members,
+                                expected: *expected,
+                            });
                         }
                         *seen += 1;
                     }
@@ -188,27 +192,103 @@ impl Workload {
                 match *op {
                     Op::ISend { request: UNWAITED, .. } => {}
                     Op::ISend { request, .. } | Op::IRecv { request, .. } if !started.insert(request) => {
-                        return Err(format!("task {t} starts request {request} twice"));
+                        return Err(WorkloadError::StartedTwice { task: t, request });
                     }
                     Op::Wait { request } if !started.remove(&request) => {
-                        return Err(format!(
-                            "task {t} waits for request {request}, which it has not started"
-                        ));
+                        return Err(WorkloadError::NotStarted { task: t, request });
                     }
                     _ => {}
                 }
             }
         }
         if let Some((call, (members, seen))) = calls.iter().find(|(_, (m, seen))| m != seen) {
-            return Err(format!(
-                "collective call {call} has {members} members, but {seen} tasks take part in it"
-            ));
+            return Err(WorkloadError::CallTakers {
+                call: *call,
+                members: *members,
+                seen: *seen,
+            });
         }
         match balance.into_iter().find(|(_, n)| *n != 0) {
-            Some((key, n)) => Err(unmatched(key, n)),
+            Some(((to, from, tag), surplus)) => Err(WorkloadError::Unmatched { to, from, tag, surplus }),
             None => Ok(sends),
         }
     }
+}
+
+/// Why a workload cannot be replayed: its programs do not fit together, or could not
+/// be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    /// the tasks' threads are not as many as the programs
+    #[error("{programs} programs, but its tasks' threads add up to {threads}")]
+    Threads {
+        /// programs in the workload
+        programs: usize,
+        /// threads of all tasks
+        threads: usize,
+    },
+    /// a send's destination does not exist
+    #[error("task {task} sends to {}, which does not exist", peer_name(*to))]
+    NoPeer {
+        /// the sending program
+        task: usize,
+        /// its destination (a task, or a [`THREAD`] peer)
+        to: u32,
+    },
+    /// members of one collective call disagree on how many they are
+    #[error("task {task} takes collective call {call} for one of {members} tasks, others of {expected}")]
+    CallMembers {
+        /// the program taking part
+        task: usize,
+        /// the call
+        call: u64,
+        /// the members it says
+        members: u32,
+        /// the members those before it said
+        expected: u32,
+    },
+    /// an immediate operation's request is started again before its wait
+    #[error("task {task} starts request {request} twice")]
+    StartedTwice {
+        /// the program
+        task: usize,
+        /// the request
+        request: u32,
+    },
+    /// a wait for a request not started (or already waited for)
+    #[error("task {task} waits for request {request}, which it has not started")]
+    NotStarted {
+        /// the program
+        task: usize,
+        /// the request
+        request: u32,
+    },
+    /// a collective call is not taken by as many tasks as its members
+    #[error("collective call {call} has {members} members, but {seen} tasks take part in it")]
+    CallTakers {
+        /// the call
+        call: u64,
+        /// its members
+        members: u32,
+        /// the tasks that take part
+        seen: u32,
+    },
+    /// sends and receives of a channel do not pair up
+    #[error("{}", unmatched((*to, *from, *tag), *surplus))]
+    Unmatched {
+        /// the receiver
+        to: u32,
+        /// the sender
+        from: u32,
+        /// the tag
+        tag: i32,
+        /// sends more than receives (negative: fewer)
+        surplus: i64,
+    },
+    /// a program could not be read
+    #[error(transparent)]
+    Read(#[from] InputError),
 }
 
 /// A channel messages match on: (receiver, sender, tag), peers being tasks, or threads
@@ -281,8 +361,8 @@ mod tests {
             ],
         };
         assert_eq!(
-            broken.check(),
-            Err("1 message(s) from task 0 to task 1 with tag 0 have no matching receive".into())
+            broken.check().expect_err("unmatched").to_string(),
+            "1 message(s) from task 0 to task 1 with tag 0 have no matching receive"
         );
         let waits_twice = Workload {
             name: "waits twice".into(),
@@ -303,13 +383,70 @@ mod tests {
             ]],
         };
         assert_eq!(
-            waits_twice.check(),
-            Err("task 0 waits for request 7, which it has not started".into())
+            waits_twice.check().expect_err("waits twice").to_string(),
+            "task 0 waits for request 7, which it has not started"
         );
         let mut starts_twice = waits_twice.clone();
         starts_twice.tasks[0].swap(1, 2);
         starts_twice.tasks[0][1] = starts_twice.tasks[0][0];
-        assert_eq!(starts_twice.check(), Err("task 0 starts request 7 twice".into()));
+        assert_eq!(
+            starts_twice.check().expect_err("starts twice").to_string(),
+            "task 0 starts request 7 twice"
+        );
+    }
+
+    #[test]
+    fn every_fault_of_a_workload_says_what_it_is() {
+        let send = |to| Op::Send {
+            to,
+            size: 1,
+            tag: 3,
+            synchronous: false,
+        };
+        let global = |call, members| Op::Global {
+            call,
+            members,
+            id: 0,
+            is_root: false,
+            sent: 0,
+            received: 0,
+        };
+        let workload = |tasks: Vec<Vec<Op>>| Workload {
+            name: "w".into(),
+            tasks,
+        };
+        let fault = |w: Workload, threads: &[u32]| w.check_threads(threads).expect_err("a fault").to_string();
+        assert_eq!(
+            fault(workload(vec![vec![], vec![]]), &[3]),
+            "2 programs, but its tasks' threads add up to 3"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![send(2)], vec![]]), &[1, 1]),
+            "task 0 sends to task 2, which does not exist"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![send(THREAD | 1)], vec![]]), &[1, 1]),
+            "task 0 sends to program 1, which does not exist"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![global(4, 2)], vec![global(4, 3)]]), &[1, 1]),
+            "task 1 takes collective call 4 for one of 3 tasks, others of 2"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![global(4, 2)], vec![]]), &[1, 1]),
+            "collective call 4 has 2 members, but 1 tasks take part in it"
+        );
+        let receives = vec![Op::Recv { from: THREAD, tag: 3 }; 2];
+        assert_eq!(
+            fault(workload(vec![vec![send(THREAD | 1)], receives]), &[2]),
+            "1 message(s) from program 0 to program 1 with tag 3 have no matching send"
+        );
+        let read = WorkloadError::Read(InputError {
+            file: "t.dim".into(),
+            line: 7,
+            message: "bad".into(),
+        });
+        assert_eq!(read.to_string(), "t.dim:7: bad");
     }
 
     #[test]
