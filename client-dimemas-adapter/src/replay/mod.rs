@@ -22,6 +22,17 @@
 //! ([`resources`]: the startup latency tasks pay, and the links and buses messages
 //! hold), so that the ideal network reproduces Dimemas's prediction exactly. Programs come
 //! from memory or are read as the replay goes ([`programs`]).
+//!
+//! Its files in layers, each using only those beside or below it:
+//!
+//! ```text
+//!   task_loop                         the loop: tasks run their programs over a fabric
+//!   options, kernels                  what a replay is told; synthetic workloads
+//!   programs, collective, analytic,   where operations come from; collectives as
+//!   fabric, resources                 messages or as Dimemas's model; the network;
+//!                                     Dimemas's links and buses
+//!   workload, machine, outcome        a task's operations; Dimemas's machine; results
+//! ```
 
 pub mod analytic;
 pub mod collective;
