@@ -3,6 +3,9 @@
 //! ([`connection`]), a replay engine ([`replay`]) that runs task programs against a
 //! local ideal bus or a vesper server, and readers of Dimemas traces ([`dim`]) and
 //! configurations ([`cfg`](mod@cfg)).
+//!
+//! In layers: [`input`] and [`connection`] at the ground; the replay on them; the
+//! readers and writers of Dimemas's files ([`dim`], [`cfg`](mod@cfg), [`paraver`]) on top.
 
 pub mod cfg;
 pub mod connection;

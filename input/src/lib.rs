@@ -11,6 +11,12 @@
 //!   held at most that much of it.
 //!
 //! Errors carry no path: each reader names its file in its own error type.
+//!
+//! A number read from an input is taken exactly as written by [`decimal`].
+
+mod number;
+
+pub use number::decimal;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -298,18 +304,16 @@ impl<R: BufRead> Lines<R> {
 mod tests {
     use super::*;
 
-    fn lines(text: &[u8], max: usize) -> Vec<Result<String, String>> {
+    /// The lines read, and what stopped the reading early (its text), if anything.
+    fn lines(text: &[u8], max: usize) -> (Vec<String>, Option<String>) {
         let mut reader = Lines::new(text, max);
         let mut out = Vec::new();
         let mut line = String::new();
         loop {
             match reader.next_trimmed(&mut line) {
-                Ok(Some(())) => out.push(Ok(line.clone())),
-                Ok(None) => return out,
-                Err(e) => {
-                    out.push(Err(e.to_string()));
-                    return out;
-                }
+                Ok(Some(())) => out.push(line.clone()),
+                Ok(None) => return (out, None),
+                Err(e) => return (out, Some(e.to_string())),
             }
         }
     }
@@ -317,20 +321,20 @@ mod tests {
     #[test]
     fn lines_are_read_as_str_lines_does() {
         let text = "a\r\nbb\n\nccc";
-        let want: Vec<Result<String, String>> = text.lines().map(|l| Ok(l.to_string())).collect();
-        assert_eq!(lines(text.as_bytes(), 3), want);
+        let want: Vec<String> = text.lines().map(str::to_string).collect();
+        assert_eq!(lines(text.as_bytes(), 3), (want, None));
     }
 
     #[test]
     fn a_long_line_is_refused_by_number() {
-        let got = lines(b"abc\nabcd\n", 3);
-        assert_eq!(got[0], Ok("abc".into()));
+        let (read, error) = lines(b"abc\nabcd\n", 3);
+        assert_eq!(read, ["abc"]);
         assert_eq!(
-            got[1],
-            Err("line 2 is longer than 3 bytes (3 bytes), the longest such a file may hold".into())
+            error.as_deref(),
+            Some("line 2 is longer than 3 bytes (3 bytes), the longest such a file may hold")
         );
         // A line of exactly the limit, its newline not counted, is read.
-        assert_eq!(lines(b"abc", 3), vec![Ok("abc".into())]);
+        assert_eq!(lines(b"abc", 3), (vec!["abc".to_string()], None));
     }
 
     #[test]
@@ -347,7 +351,7 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_utf8_name_their_line() {
-        assert_eq!(lines(b"ok\n\xff\n", 10)[1], Err("line 2 is not UTF-8 text".into()));
+        assert_eq!(lines(b"ok\n\xff\n", 10).1.as_deref(), Some("line 2 is not UTF-8 text"));
     }
 
     #[cfg(unix)]

@@ -680,7 +680,7 @@ pub fn default_connections_per_address(clients: usize) -> usize {
 /// `value` (its shortest decimal form is taken as written); `None` if not positive or
 /// beyond what the model can represent.
 pub fn bandwidth(value: f64, unit_bytes: u64) -> Option<Bandwidth> {
-    let (digits, scale) = decimal(value)?;
+    let (digits, scale) = vesper_input::decimal(value)?;
     let bytes = u128::from(digits) * u128::from(unit_bytes);
     let seconds = 10u128.checked_pow(scale)?;
     let divisor = gcd(bytes, seconds);
@@ -704,20 +704,6 @@ pub fn number_text(value: f64) -> String {
         Some(whole) => whole.to_string(),
         None => text,
     }
-}
-
-/// A positive finite `value` as `digits / 10^scale`, from its shortest decimal form.
-fn decimal(value: f64) -> Option<(u64, u32)> {
-    if !(value.is_finite() && value > 0.0) {
-        return None;
-    }
-    // Rust prints the shortest decimal that reads back to the same double: "0.1", not
-    // 0.1000000000000000055511151231257827.
-    let text = value.to_string();
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let scale = u32::try_from(fraction.len()).ok()?;
-    let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
-    (digits > 0).then_some((digits, scale))
 }
 
 fn gcd(mut a: u128, mut b: u128) -> u128 {

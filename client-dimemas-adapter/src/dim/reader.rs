@@ -36,6 +36,65 @@ pub(super) enum Decoded {
     Global(u32, Global),
 }
 
+/// Why a trace's collective calls do not fit together, and the line that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CallError {
+    /// a task calls collectives of one communicator from two threads
+    #[error(
+        "task {task} calls collectives on communicator {comm} from threads {first} and {other}: one thread per task \
+         takes part"
+    )]
+    Threads {
+        line: usize,
+        task: u32,
+        comm: i64,
+        /// the thread of its first call, and of this one
+        first: u32,
+        other: u32,
+    },
+    /// the k-th calls of two tasks on a communicator are different operations
+    #[error(
+        "collective call {call} on communicator {comm}: task {first_task} calls operation {first_id}, task {task} operation {id}"
+    )]
+    Operation {
+        line: usize,
+        /// the call, from 1
+        call: usize,
+        comm: i64,
+        /// the first task seen making it, and its operation
+        first_task: u32,
+        first_id: u32,
+        /// this task, and its operation
+        task: u32,
+        id: u32,
+    },
+    /// a member makes another number of calls than the others
+    #[error("task {member} makes {count} collective calls on communicator {comm}, others {others}")]
+    Count {
+        line: usize,
+        member: u32,
+        count: usize,
+        comm: i64,
+        /// the calls of the first task seen
+        others: usize,
+    },
+    /// a task calls a collective of a communicator it is not a member of
+    #[error("task {task} calls a collective on communicator {comm}, which it is not a member of")]
+    NotMember { line: usize, task: u32, comm: i64 },
+}
+
+impl CallError {
+    /// The line that shows the fault.
+    pub(super) fn line(&self) -> usize {
+        match *self {
+            CallError::Threads { line, .. }
+            | CallError::Operation { line, .. }
+            | CallError::Count { line, .. }
+            | CallError::NotMember { line, .. } => line,
+        }
+    }
+}
+
 /// One task's call of a collective, before it is decomposed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Global {
@@ -667,7 +726,7 @@ struct Made {
 impl Collectives {
     /// Notes the call `global` of its task, read on `line`; returns its index among the
     /// task's calls on that communicator.
-    pub fn call(&mut self, global: &Global, line: usize) -> Result<usize, (usize, String)> {
+    pub fn call(&mut self, global: &Global, line: usize) -> Result<usize, CallError> {
         let task = global.task;
         let made = self.made.entry((global.comm, task)).or_insert(Made {
             thread: global.thread,
@@ -677,14 +736,13 @@ impl Collectives {
         });
         if made.thread != global.thread {
             // Dimemas counts a communicator's members as tasks, not threads.
-            return Err((
+            return Err(CallError::Threads {
                 line,
-                format!(
-                    "task {task} calls collectives on communicator {} from threads {} and {}: one thread per \
-                     task takes part",
-                    global.comm, made.thread, global.thread
-                ),
-            ));
+                task,
+                comm: global.comm,
+                first: made.thread,
+                other: global.thread,
+            });
         }
         let k = made.count;
         made.count += 1;
@@ -699,17 +757,15 @@ impl Collectives {
                 root: global.is_root.then_some(task),
             }),
             Some(instance) if instance.id != global.id => {
-                return Err((
+                return Err(CallError::Operation {
                     line,
-                    format!(
-                        "collective call {} on communicator {}: task {} calls operation {}, task {task} operation {}",
-                        k + 1,
-                        global.comm,
-                        instance.task,
-                        instance.id,
-                        global.id
-                    ),
-                ));
+                    call: k + 1,
+                    comm: global.comm,
+                    first_task: instance.task,
+                    first_id: instance.id,
+                    task,
+                    id: global.id,
+                });
             }
             Some(instance) => {
                 if global.is_root && instance.root.is_none() {
@@ -723,7 +779,7 @@ impl Collectives {
     /// Checks that every member of each communicator made the same calls and nobody
     /// else did, and fixes each call's tag and root. Communicators without a `d:` line
     /// hold every task.
-    pub fn plan(&self, groups: &BTreeMap<i64, Vec<u32>>, tasks: u32) -> Result<Plan, (usize, String)> {
+    pub fn plan(&self, groups: &BTreeMap<i64, Vec<u32>>, tasks: u32) -> Result<Plan, CallError> {
         let mut comms = BTreeMap::new();
         let mut base = 0u64;
         for (&comm, calls) in &self.calls {
@@ -739,21 +795,22 @@ impl Collectives {
                 let count = mine.map_or(0, |m| m.count);
                 if count != first.count {
                     let line = mine.map_or(first.last_line, |m| m.last_line);
-                    return Err((
+                    return Err(CallError::Count {
                         line,
-                        format!(
-                            "task {member} makes {count} collective calls on communicator {comm}, others {}",
-                            first.count
-                        ),
-                    ));
+                        member,
+                        count,
+                        comm,
+                        others: first.count,
+                    });
                 }
             }
             let rank: BTreeMap<u32, usize> = members.iter().enumerate().map(|(i, &t)| (t, i)).collect();
             if let Some((task, m)) = made().find(|(t, _)| !rank.contains_key(t)) {
-                return Err((
-                    m.first_line,
-                    format!("task {task} calls a collective on communicator {comm}, which it is not a member of"),
-                ));
+                return Err(CallError::NotMember {
+                    line: m.first_line,
+                    task,
+                    comm,
+                });
             }
             let roots = calls.iter().map(|c| c.root.map_or(0, |r| rank[&r])).collect();
             let ids = calls.iter().map(|c| c.id).collect();
@@ -854,5 +911,59 @@ impl Plan {
             }
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fault_of_collective_calls_says_what_it_is_and_where() {
+        let faults = [
+            (
+                CallError::Threads {
+                    line: 3,
+                    task: 0,
+                    comm: 1,
+                    first: 0,
+                    other: 1,
+                },
+                "task 0 calls collectives on communicator 1 from threads 0 and 1: one thread per task takes part",
+            ),
+            (
+                CallError::Operation {
+                    line: 4,
+                    call: 1,
+                    comm: 1,
+                    first_task: 0,
+                    first_id: 11,
+                    task: 1,
+                    id: 0,
+                },
+                "collective call 1 on communicator 1: task 0 calls operation 11, task 1 operation 0",
+            ),
+            (
+                CallError::Count {
+                    line: 5,
+                    member: 1,
+                    count: 0,
+                    comm: 1,
+                    others: 1,
+                },
+                "task 1 makes 0 collective calls on communicator 1, others 1",
+            ),
+            (
+                CallError::NotMember {
+                    line: 6,
+                    task: 3,
+                    comm: 2,
+                },
+                "task 3 calls a collective on communicator 2, which it is not a member of",
+            ),
+        ];
+        for (line, (fault, text)) in (3..).zip(faults) {
+            assert_eq!((fault.line(), fault.to_string()), (line, text.to_string()));
+        }
     }
 }

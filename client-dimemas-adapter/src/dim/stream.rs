@@ -212,7 +212,7 @@ impl Stream {
                 Decoded::Global(program, global) => {
                     collectives
                         .call(&global, reader.line)
-                        .map_err(|(line, message)| reader.error_at(line, message))?;
+                        .map_err(|e| reader.error_at(e.line(), e.to_string()))?;
                     Some(program)
                 }
             };
@@ -238,7 +238,7 @@ impl Stream {
         progress(offset, size);
         let plan = collectives
             .plan(&reader.groups, reader.tasks())
-            .map_err(|(line, message)| reader.error_at(line, message))?;
+            .map_err(|e| reader.error_at(e.line(), e.to_string()))?;
         reader.check_tags(plan.calls)?;
         if balance != 0 {
             if size > MAX_WHOLE_TRACE_BYTES {
@@ -253,7 +253,7 @@ impl Stream {
             // Read whole, the trace says which messages have no match, and where.
             let trace = super::read_with(path, methods)?;
             if let Err(reason) = trace.workload.check_threads(&trace.threads) {
-                return Err(reader.error_at(0, reason));
+                return Err(reader.error_at(0, reason.to_string()));
             }
         }
         let warnings = rules.finish(offset)?;
@@ -387,8 +387,8 @@ impl Programs for Stream {
         self.total
     }
 
-    fn next(&mut self, program: u32) -> Result<Option<Op>, String> {
-        self.take(program).map_err(|e| e.to_string())
+    fn next(&mut self, program: u32) -> Result<Option<Op>, DimError> {
+        self.take(program)
     }
 }
 

@@ -32,7 +32,7 @@
 //! With Dimemas's model ([`super::resources`]), a collective first takes every bus of
 //! the machine (waiting for those that messages hold), its time runs from when it holds
 //! them, it frees them when it ends, and its members then go on node by node (the
-//! engine's `Collective`). Left out: the wide-area network between machines (one
+//! task loop's `Collective`). Left out: the wide-area network between machines (one
 //! machine here), and the start-up that non-blocking collectives (ids 16–31) pay before
 //! going on: they are blocking here.
 

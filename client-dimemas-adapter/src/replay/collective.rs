@@ -93,6 +93,46 @@ pub enum Method {
     Analytic,
 }
 
+/// Why a choice of method ([`Methods::choose`]) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MethodsError {
+    /// the choice is not `FAMILY=METHOD`
+    #[error("{text}: expected FAMILY=METHOD, e.g. allreduce=flat")]
+    NotAChoice {
+        /// the choice as given
+        text: String,
+    },
+    /// no family has this name
+    #[error("{text}: unknown family {family} (barrier, broadcast, reduce, allreduce, alltoall, all)")]
+    UnknownFamily {
+        /// the choice as given
+        text: String,
+        /// the family named
+        family: String,
+    },
+    /// no method has this name
+    #[error(
+        "{text}: unknown method {method} (binomial, flat, recursive-doubling, reduce-broadcast, pairwise, analytic)"
+    )]
+    UnknownMethod {
+        /// the choice as given
+        text: String,
+        /// the method named
+        method: String,
+    },
+    /// the method does not carry out a family named
+    #[error("{text}: {} does not carry out {family:?} collectives", method_name(*method))]
+    Unsupported {
+        /// the choice as given
+        text: String,
+        /// the method
+        method: Method,
+        /// the family it does not carry out
+        family: Family,
+    },
+}
+
 /// How one collective call is carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Treatment {
@@ -111,10 +151,10 @@ impl Methods {
     /// `reduce`, `allreduce`, `alltoall`, or `all`; methods `binomial`, `flat`,
     /// `recursive-doubling`, `reduce-broadcast`, `pairwise`, or `analytic` (Dimemas's
     /// model: no messages, [`super::analytic`]).
-    pub fn choose(&mut self, text: &str) -> Result<(), String> {
+    pub fn choose(&mut self, text: &str) -> Result<(), MethodsError> {
         let (family, method) = text
             .split_once('=')
-            .ok_or_else(|| format!("{text}: expected FAMILY=METHOD, e.g. allreduce=flat"))?;
+            .ok_or_else(|| MethodsError::NotAChoice { text: text.to_string() })?;
         let families = match family.trim() {
             "barrier" => vec![Family::Barrier],
             "broadcast" | "bcast" | "scatter" => vec![Family::Broadcast],
@@ -123,9 +163,10 @@ impl Methods {
             "alltoall" => vec![Family::AllToAll],
             "all" => Family::ALL.to_vec(),
             other => {
-                return Err(format!(
-                    "{text}: unknown family {other} (barrier, broadcast, reduce, allreduce, alltoall, all)"
-                ));
+                return Err(MethodsError::UnknownFamily {
+                    text: text.to_string(),
+                    family: other.to_string(),
+                });
             }
         };
         let method = match method.trim() {
@@ -136,18 +177,19 @@ impl Methods {
             "pairwise" => Method::Pairwise,
             "analytic" => Method::Analytic,
             other => {
-                return Err(format!(
-                    "{text}: unknown method {other} (binomial, flat, recursive-doubling, reduce-broadcast, pairwise, \
-                     analytic)"
-                ));
+                return Err(MethodsError::UnknownMethod {
+                    text: text.to_string(),
+                    method: other.to_string(),
+                });
             }
         };
         for &family in &families {
             if method != Method::Analytic && Methods::algorithm_of(family, method).is_none() {
-                return Err(format!(
-                    "{text}: {} does not carry out {family:?} collectives",
-                    method_name(method)
-                ));
+                return Err(MethodsError::Unsupported {
+                    text: text.to_string(),
+                    method,
+                    family,
+                });
             }
         }
         for family in families {
@@ -277,7 +319,7 @@ pub fn operations(
                 let partner = relative ^ (1 << t);
                 if partner < n {
                     let peer = [task(partner)];
-                    ops.extend(super::kernels::exchange(&peer, &peer, size, tag, first_request));
+                    ops.extend(exchange(&peer, &peer, size, tag, first_request));
                 }
             }
             ops
@@ -286,7 +328,7 @@ pub fn operations(
             // Member me + k sends to me as its k-th message: receive in that order.
             let from: Vec<u32> = (1..n).map(|k| members[(me + n - k) % n]).collect();
             let to: Vec<u32> = (1..n).map(|k| members[(me + k) % n]).collect();
-            super::kernels::exchange(&from, &to, size, tag, first_request)
+            exchange(&from, &to, size, tag, first_request)
         }
         Algorithm::FlatReduce => flat(n, relative, false, size, tag, task),
         Algorithm::FlatBroadcast => flat(n, relative, true, size, tag, task),
@@ -302,6 +344,30 @@ pub fn operations(
             ops
         }
     }
+}
+
+/// Receives from every task of `receive_from` and sends `size` bytes to every task of
+/// `send_to`, with `tag`, all at once: receives posted, sends started, then every
+/// request (named from `first_request` on) waited for.
+pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, tag: i32, first_request: u32) -> Vec<Op> {
+    let mut ops = Vec::new();
+    let mut request = first_request;
+    for &from in receive_from {
+        ops.push(Op::IRecv { from, tag, request });
+        request += 1;
+    }
+    for &to in send_to {
+        ops.push(Op::ISend {
+            to,
+            size,
+            tag,
+            synchronous: false,
+            request,
+        });
+        request += 1;
+    }
+    ops.extend((first_request..request).map(|request| Op::Wait { request }));
+    ops
 }
 
 /// The operations of relative rank `v` when the root (rank 0) exchanges with every
@@ -413,11 +479,23 @@ mod tests {
         assert_eq!(methods.algorithm(11), Some(Algorithm::ReduceBroadcast));
         assert_eq!(methods.algorithm(1 + 16), Some(Algorithm::FlatBroadcast));
         assert_eq!(methods.algorithm(10), Some(Algorithm::ReduceTree));
+        let refusal = |methods: &mut Methods, text| methods.choose(text).expect_err("refused").to_string();
         assert_eq!(
-            methods.choose("alltoall=binomial"),
-            Err("alltoall=binomial: binomial does not carry out AllToAll collectives".into())
+            refusal(&mut methods, "alltoall=binomial"),
+            "alltoall=binomial: binomial does not carry out AllToAll collectives"
         );
-        assert!(methods.choose("allreduce").is_err() && methods.choose("ring=flat").is_err());
+        assert_eq!(
+            refusal(&mut methods, "allreduce"),
+            "allreduce: expected FAMILY=METHOD, e.g. allreduce=flat"
+        );
+        assert_eq!(
+            refusal(&mut methods, "ring=flat"),
+            "ring=flat: unknown family ring (barrier, broadcast, reduce, allreduce, alltoall, all)"
+        );
+        assert_eq!(
+            refusal(&mut methods, "all=ring"),
+            "all=ring: unknown method ring (binomial, flat, recursive-doubling, reduce-broadcast, pairwise, analytic)"
+        );
         assert!(!methods.any_analytic(), "no family was made analytic");
         methods.choose("barrier=analytic").expect("valid");
         assert!(methods.any_analytic());

@@ -90,15 +90,11 @@ pub struct Transfer {
     pub rendezvous: bool,
 }
 
-/// `mbps` MBps (2^20 bytes per second, a positive decimal taken as written) as an
-/// exact `(bytes, seconds)` ratio.
+/// `mbps` MBps (2^20 bytes per second, a positive decimal taken as written,
+/// [`vesper_input::decimal`]) as an exact `(bytes, seconds)` ratio.
 pub fn mbps_ratio(mbps: f64) -> Option<(u64, u64)> {
-    let text = mbps.to_string();
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let digits: u64 = format!("{whole}{fraction}").parse().ok()?;
-    let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
-    let bytes = digits.checked_mul(1 << 20)?;
-    (digits > 0).then_some((bytes, scale))
+    let (digits, scale) = vesper_input::decimal(mbps)?;
+    Some((digits.checked_mul(1 << 20)?, 10u64.checked_pow(scale)?))
 }
 
 /// Dimemas's point-to-point model without a server: every message takes
@@ -391,5 +387,16 @@ mod tests {
         odd.send(1, 0, t(0, 1, 1)).expect("sent");
         assert_eq!(odd.advance(None).expect("ok"), Some((317_892, vec![1])));
         assert!(IdealBus::from_mbps(0.0, 0).is_none());
+    }
+
+    #[test]
+    fn an_mbps_rate_is_an_exact_ratio() {
+        assert_eq!(mbps_ratio(250.0), Some((250 << 20, 1)));
+        assert_eq!(mbps_ratio(0.1), Some((1 << 20, 10)));
+        assert_eq!(mbps_ratio(312.5), Some((3125 << 20, 10)));
+        // Not positive, more bytes than 64 bits count, or a scale past 10^19.
+        for mbps in [0.0, -1.0, f64::NAN, 1e15, 1e-20] {
+            assert_eq!(mbps_ratio(mbps), None, "{mbps}");
+        }
     }
 }

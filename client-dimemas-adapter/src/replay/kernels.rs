@@ -1,12 +1,45 @@
-//! The application kernels of seed 002 (INSEE, §3.2.2): collectives, virtual-mesh
-//! patterns and synchronized random traffic, for any number of tasks.
+//! Synthetic workloads, generated in memory for any number of tasks: ping-pong, ring,
+//! all-to-all and the WRF pattern, and the application kernels of seed 002 (INSEE,
+//! §3.2.2): collectives, virtual-mesh patterns and synchronized random traffic. They
+//! are built from the message patterns of [`super::collective`].
 //!
 //! Where the seed's node sends and then waits (butterfly, mesh distribution, random
 //! waves), the kernel posts its receives first and starts immediate sends, as MPI
 //! codes do, so it also runs with rendezvous sends; where it waits and then sends
 //! (the trees, the wave-front), blocking operations keep the seed's causality.
 
+use super::collective::{exchange, tree};
 use super::workload::{Op, Workload};
+
+/// Why a kernel cannot be generated for the numbers given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// a virtual mesh's tasks are not a square or cube
+    #[error(
+        "a {dims}-D virtual mesh needs a number of tasks that is a {} ({below} or {above}, not {tasks})",
+        if *dims == 2 { "square" } else { "cube" }
+    )]
+    NotAPower {
+        /// the mesh's dimensions
+        dims: u32,
+        /// the tasks asked for
+        tasks: u32,
+        /// the nearest power below (or at) `tasks`
+        below: u64,
+        /// the nearest power above it
+        above: u64,
+    },
+    /// synchronized random traffic of fewer than 2 tasks
+    #[error("synchronized random traffic needs at least 2 tasks, not {tasks}")]
+    TooFewTasks {
+        /// the tasks asked for
+        tasks: u32,
+    },
+    /// synchronized random traffic in waves of no message
+    #[error("synchronized random traffic needs waves of at least 1 message")]
+    EmptyWave,
+}
 
 /// An eager (unless over the eager limit) blocking send.
 fn send(to: u32, size: u32) -> Op {
@@ -22,30 +55,6 @@ fn recv(from: u32) -> Op {
     Op::Recv { from, tag: 0 }
 }
 
-/// Receives from every task of `receive_from` and sends `size` bytes to every task of
-/// `send_to`, with `tag`, all at once: receives posted, sends started, then every
-/// request (named from `first_request` on) waited for.
-pub(super) fn exchange(receive_from: &[u32], send_to: &[u32], size: u32, tag: i32, first_request: u32) -> Vec<Op> {
-    let mut ops = Vec::new();
-    let mut request = first_request;
-    for &from in receive_from {
-        ops.push(Op::IRecv { from, tag, request });
-        request += 1;
-    }
-    for &to in send_to {
-        ops.push(Op::ISend {
-            to,
-            size,
-            tag,
-            synchronous: false,
-            request,
-        });
-        request += 1;
-    }
-    ops.extend((first_request..request).map(|request| Op::Wait { request }));
-    ops
-}
-
 /// Steps of a tree or butterfly over `tasks`: t with 2^t < tasks.
 fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
     (0..32).take_while(move |&t| 1u64 << t < u64::from(tasks))
@@ -54,11 +63,11 @@ fn steps(tasks: u32) -> impl Iterator<Item = u32> + Clone {
 /// Task `node`'s part of a binomial tree over `tasks` rooted at 0: towards the root,
 /// or (`down`) from it.
 fn tree_program(tasks: u32, node: u32, down: bool, size: u32) -> Vec<Op> {
-    super::collective::tree(tasks as usize, node as usize, down, size, 0, |peer| peer as u32)
+    tree(tasks as usize, node as usize, down, size, 0, |peer| peer as u32)
 }
 
 /// Side k of a virtual mesh of `dims` dimensions with k^dims = `tasks`.
-fn mesh_side(tasks: u32, dims: u32) -> Result<u32, String> {
+fn mesh_side(tasks: u32, dims: u32) -> Result<u32, KernelError> {
     let power = |k: u32| u64::from(k).pow(dims);
     let mut k = f64::from(tasks).powf(1.0 / f64::from(dims)).round() as u32;
     while power(k) > u64::from(tasks) {
@@ -70,12 +79,12 @@ fn mesh_side(tasks: u32, dims: u32) -> Result<u32, String> {
     if power(k) == u64::from(tasks) {
         return Ok(k);
     }
-    Err(format!(
-        "a {dims}-D virtual mesh needs a number of tasks that is a {} ({} or {}, not {tasks})",
-        if dims == 2 { "square" } else { "cube" },
-        power(k),
-        power(k + 1)
-    ))
+    Err(KernelError::NotAPower {
+        dims,
+        tasks,
+        below: power(k),
+        above: power(k + 1),
+    })
 }
 
 /// The neighbour of `node` along dimension `d` of a mesh of side `k`, `+1` or `-1`
@@ -91,6 +100,99 @@ fn neighbour(node: u32, k: u32, d: u32, up: bool) -> Option<u32> {
 }
 
 impl Workload {
+    /// Two tasks bounce a message of `size` bytes `iterations` times.
+    pub fn ping_pong(size: u32, iterations: u32) -> Workload {
+        let mut ping = Vec::new();
+        let mut pong = Vec::new();
+        for i in 0..iterations as i32 {
+            ping.push(Op::Send {
+                to: 1,
+                size,
+                tag: i,
+                synchronous: false,
+            });
+            ping.push(Op::Recv { from: 1, tag: i });
+            pong.push(Op::Recv { from: 0, tag: i });
+            pong.push(Op::Send {
+                to: 0,
+                size,
+                tag: i,
+                synchronous: false,
+            });
+        }
+        Workload {
+            name: format!("ping-pong of {size} bytes, {iterations} times"),
+            tasks: vec![ping, pong],
+        }
+    }
+
+    /// `tasks` tasks pass a message of `size` bytes to their right neighbour and
+    /// receive one from the left, `iterations` times, with `compute` between rounds.
+    /// Even tasks send first and odd tasks receive first, so the ring also runs with
+    /// rendezvous (blocking) sends.
+    pub fn ring(tasks: u32, size: u32, iterations: u32, compute: super::Ps) -> Workload {
+        let programs = (0..tasks)
+            .map(|t| {
+                let right = (t + 1) % tasks;
+                let left = (t + tasks - 1) % tasks;
+                (0..iterations as i32)
+                    .flat_map(|i| {
+                        let send = Op::Send {
+                            to: right,
+                            size,
+                            tag: i,
+                            synchronous: false,
+                        };
+                        let recv = Op::Recv { from: left, tag: i };
+                        let (first, second) = if t % 2 == 0 { (send, recv) } else { (recv, send) };
+                        [Op::Compute(compute), first, second]
+                    })
+                    .collect()
+            })
+            .collect();
+        Workload {
+            name: format!("ring of {tasks} tasks, {size} bytes, {iterations} rounds"),
+            tasks: programs,
+        }
+    }
+
+    /// Personalised all-to-all, as MPI libraries do it: every task posts a receive from
+    /// every other task, starts a send of `size` bytes to each (in the order t+1,
+    /// t+2, …), then waits for all of them. Safe with rendezvous sends.
+    pub fn all_to_all(tasks: u32, size: u32) -> Workload {
+        let programs = (0..tasks)
+            .map(|t| {
+                // Task t − j sends to t as its j-th message.
+                let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
+                let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
+                exchange(&from, &to, size, 0, 1)
+            })
+            .collect();
+        Workload {
+            name: format!("all-to-all of {tasks} tasks, {size} bytes"),
+            tasks: programs,
+        }
+    }
+
+    /// The weather-forecast (WRF) pattern of seed 004: task n posts receives from
+    /// n − `distance` and n + `distance` (where those exist), starts sends of `size`
+    /// bytes to n + `distance`, then to n − `distance`, and waits for all four.
+    pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
+        let programs = (0..tasks)
+            .map(|n| {
+                let up = n.checked_add(distance).filter(|&d| d < tasks);
+                let down = n.checked_sub(distance);
+                let from: Vec<u32> = [down, up].into_iter().flatten().collect();
+                let to: Vec<u32> = [up, down].into_iter().flatten().collect();
+                exchange(&from, &to, size, 0, 1)
+            })
+            .collect();
+        Workload {
+            name: format!("WRF pattern of {tasks} tasks, ±{distance}, {size} bytes"),
+            tasks: programs,
+        }
+    }
+
     /// Binary-tree reduction to task 0 (BT): at step t, tasks that are multiples of
     /// 2^(t+1) receive from task + 2^t, the other multiples of 2^t send to task − 2^t.
     pub fn binary_tree(tasks: u32, size: u32) -> Workload {
@@ -155,7 +257,7 @@ impl Workload {
     /// Wave-front (2W, 3W) over a virtual mesh of `dims` dimensions: each task waits
     /// for its lower neighbours, then sends to its upper ones; the sweep runs from
     /// task 0 to the last. `tasks` must be a square (2-D) or cube (3-D).
-    pub fn wavefront(tasks: u32, dims: u32, size: u32) -> Result<Workload, String> {
+    pub fn wavefront(tasks: u32, dims: u32, size: u32) -> Result<Workload, KernelError> {
         let k = mesh_side(tasks, dims)?;
         let programs = (0..tasks)
             .map(|node| {
@@ -173,7 +275,7 @@ impl Workload {
     /// Mesh distribution, the halo exchange (2M, 3M): every task sends `size` bytes
     /// to each neighbour of a virtual mesh of `dims` dimensions (+ then − per
     /// dimension) and receives from each. `tasks` must be a square or cube.
-    pub fn mesh_halo(tasks: u32, dims: u32, size: u32) -> Result<Workload, String> {
+    pub fn mesh_halo(tasks: u32, dims: u32, size: u32) -> Result<Workload, KernelError> {
         let k = mesh_side(tasks, dims)?;
         let programs = (0..tasks)
             .map(|node| {
@@ -200,14 +302,12 @@ impl Workload {
         messages: u32,
         wave: u32,
         mut pick: impl FnMut(u32) -> u32,
-    ) -> Result<Workload, String> {
+    ) -> Result<Workload, KernelError> {
         if tasks < 2 {
-            return Err(format!(
-                "synchronized random traffic needs at least 2 tasks, not {tasks}"
-            ));
+            return Err(KernelError::TooFewTasks { tasks });
         }
         if wave == 0 {
-            return Err("synchronized random traffic needs waves of at least 1 message".into());
+            return Err(KernelError::EmptyWave);
         }
         let mut programs = vec![Vec::new(); tasks as usize];
         let mut left = messages;
@@ -234,6 +334,33 @@ impl Workload {
             tasks: programs,
         })
     }
+}
+
+/// One workload of every synthetic kind (those `vesper run --workload` names), small,
+/// for tests.
+#[cfg(test)]
+pub(crate) fn every_kind() -> Vec<Workload> {
+    let mut draws = 7u32;
+    let pick = move |n: u32| {
+        draws = draws.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (draws >> 16) % n
+    };
+    vec![
+        Workload::ping_pong(1000, 3),
+        Workload::ring(5, 777, 2, 1_234_567),
+        Workload::all_to_all(6, 1000),
+        Workload::wrf(40, 16, 5000),
+        Workload::binary_tree(13, 4000),
+        Workload::inverse_binary_tree(16, 777),
+        Workload::all_to_one(9, 10_000),
+        Workload::one_to_all(9, 10_000),
+        Workload::butterfly(12, 6000),
+        Workload::wavefront(16, 2, 5000).expect("square"),
+        Workload::wavefront(27, 3, 3000).expect("cube"),
+        Workload::mesh_halo(36, 2, 8192).expect("square"),
+        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
+        Workload::synchronized_random(20, 3000, 100, 16, pick).expect("random"),
+    ]
 }
 
 #[cfg(test)]
@@ -301,11 +428,11 @@ mod tests {
         assert_eq!(three.check(), Ok(3 * 9 * 2));
         assert_eq!(predicted(&three, false), 6 * HOP);
         assert_eq!(
-            Workload::wavefront(30, 2, 1).expect_err("not a square"),
+            Workload::wavefront(30, 2, 1).expect_err("not a square").to_string(),
             "a 2-D virtual mesh needs a number of tasks that is a square (25 or 36, not 30)"
         );
         assert_eq!(
-            Workload::mesh_halo(9, 3, 1).expect_err("not a cube"),
+            Workload::mesh_halo(9, 3, 1).expect_err("not a cube").to_string(),
             "a 3-D virtual mesh needs a number of tasks that is a cube (8 or 27, not 9)"
         );
     }
@@ -342,7 +469,17 @@ mod tests {
         // One wave of everything (GUPS): one message time.
         let gups = Workload::synchronized_random(8, 1000, 50, 50, |n| n - 1).expect("generated");
         assert_eq!(predicted(&gups, true), HOP);
-        assert!(Workload::synchronized_random(1, 1, 1, 1, |_| 0).is_err());
-        assert!(Workload::synchronized_random(4, 1, 1, 0, |_| 0).is_err());
+        assert_eq!(
+            Workload::synchronized_random(1, 1, 1, 1, |_| 0)
+                .expect_err("one task")
+                .to_string(),
+            "synchronized random traffic needs at least 2 tasks, not 1"
+        );
+        assert_eq!(
+            Workload::synchronized_random(4, 1, 1, 0, |_| 0)
+                .expect_err("empty waves")
+                .to_string(),
+            "synchronized random traffic needs waves of at least 1 message"
+        );
     }
 }

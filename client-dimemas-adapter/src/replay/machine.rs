@@ -21,7 +21,28 @@
 use std::sync::Arc;
 
 use super::Ps;
-use super::resources::Links;
+
+/// Links per owner (a node between nodes, a task within a node); both 0: unlimited;
+/// one of them 0: half-duplex.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Links {
+    /// input links
+    pub input: u32,
+    /// output links
+    pub output: u32,
+}
+
+impl Links {
+    /// Both counts 0: links do not limit.
+    pub fn unlimited(self) -> bool {
+        self.input == 0 && self.output == 0
+    }
+
+    /// Exactly one count 0: max(in, out) links, each one direction at a time.
+    pub fn half_duplex(self) -> bool {
+        (self.input == 0) != (self.output == 0)
+    }
+}
 
 /// Below this, Dimemas takes a startup latency as none \[ps\]: 1 ns.
 pub const SMALLEST_STARTUP: Ps = 1_000;

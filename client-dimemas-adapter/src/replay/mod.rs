@@ -1,16 +1,17 @@
 //! The replay engine: MPI-like task programs replayed against a network.
 //!
 //! ```text
-//!   programs (per task: compute, send, receive) ──▶ engine ──▶ Fabric
-//!                                                    ▲  │       ├─ IdealBus: latency + size / bandwidth, local
-//!                 arrivals wake blocked receives ────┘  │       └─ ServerFabric: SEND / STOP / END over TCP,
-//!                                                       ▼                        as Dimemas's client does
+//!   programs (per task: compute, send, receive) ──▶ task loop ──▶ Fabric
+//!                                                    ▲  │          ├─ IdealBus: latency + size / bandwidth, local
+//!                 arrivals wake blocked receives ────┘  │          └─ ServerFabric: SEND / STOP / END over TCP,
+//!                                                       ▼                           as Dimemas's client does
 //!                                                 predicted time, per-task split
 //! ```
 //!
-//! Time is integer picoseconds (as in the server). The engine advances conservatively:
-//! while messages are in flight it asks the fabric to run up to its next own event
-//! (a STOP), and takes the completions the fabric reports first.
+//! Time is integer picoseconds (as in the server). The task loop ([`task_loop`])
+//! advances conservatively: while messages are in flight it asks the fabric to run up
+//! to its next own event (a STOP), and takes the completions the fabric reports first.
+//! What a replay is told is in [`options`], what it yields in [`outcome`].
 //!
 //! Covered: compute bursts, eager and rendezvous sends (by the send's synchronous flag,
 //! or by an eager limit that overrides it, or all eager), blocking and immediate sends and receives matched in order on
@@ -21,27 +22,41 @@
 //! ([`resources`]: the startup latency tasks pay, and the links and buses messages
 //! hold), so that the ideal network reproduces Dimemas's prediction exactly. Programs come
 //! from memory or are read as the replay goes ([`programs`]).
+//!
+//! Its files in layers, each using only those beside or below it:
+//!
+//! ```text
+//!   task_loop                         the loop: tasks run their programs over a fabric
+//!   options, kernels                  what a replay is told; synthetic workloads
+//!   programs, collective, analytic,   where operations come from; collectives as
+//!   fabric, resources                 messages or as Dimemas's model; the network;
+//!                                     Dimemas's links and buses
+//!   workload, machine, outcome        a task's operations; Dimemas's machine; results
+//! ```
 
 pub mod analytic;
 pub mod collective;
-pub mod engine;
 pub mod fabric;
 pub mod kernels;
 pub mod machine;
+pub mod options;
+pub mod outcome;
 pub mod programs;
 pub mod resources;
+pub mod task_loop;
 pub mod workload;
 
 pub use analytic::AnalyticCollectives;
-pub use engine::{
-    Activity, Call, Communication, CpuRatio, Mapping, MemoryCopy, Outcome, Progress, Record, ReplayError,
-    ReplayOptions, TaskTimes, replay, replay_observed, replay_programs, replay_with,
-};
+pub use collective::MethodsError;
 pub use fabric::{Fabric, FabricError, IdealBus, ServerFabric, Transfer, mbps_ratio};
-pub use machine::{DimemasModel, NodeModel};
-pub use programs::{Cursor, Programs, StartDelays, THREAD, drain, task_of_programs};
-pub use resources::{Links, Resources, Route};
-pub use workload::{Op, UNWAITED, Workload};
+pub use kernels::KernelError;
+pub use machine::{DimemasModel, Links, NodeModel};
+pub use options::{CpuRatio, Mapping, MemoryCopy, ReplayOptions};
+pub use outcome::{Activity, Call, Communication, Outcome, Progress, Record, TaskTimes};
+pub use programs::{Cursor, Programs, StartDelays, drain};
+pub use resources::{Resources, Route};
+pub use task_loop::{ReplayError, replay, replay_observed, replay_programs, replay_with};
+pub use workload::{Op, THREAD, UNWAITED, Workload, WorkloadError, task_of_programs};
 
 /// Picoseconds of simulated time.
 pub type Ps = u64;

@@ -5,7 +5,7 @@
 //! threads, then task 1's, …), and a single-threaded workload's program `t` is task
 //! `t`. Threads of a task run on its node, each on its own; messages between tasks go
 //! from any thread to whichever thread of the destination receives first, as in
-//! Dimemas, and a thread can send to another of its own task ([`THREAD`]).
+//! Dimemas, and a thread can send to another of its own task ([`THREAD`](super::workload::THREAD)).
 //!
 //! A [`Workload`] in memory is read through a [`Cursor`]; a `.dim` trace through
 //! [`crate::dim::Stream`]. [`StartDelays`] puts a start imbalance in front of either.
@@ -13,7 +13,8 @@
 use std::borrow::Borrow;
 
 use super::Ps;
-use super::workload::{Op, Workload};
+use super::workload::{Op, Workload, task_of_programs};
+use crate::input::InputError;
 
 /// Task programs, read one operation at a time.
 pub trait Programs {
@@ -29,18 +30,7 @@ pub trait Programs {
     fn total(&self) -> u64;
     /// program `p`'s next operation; `None` once it has ended. An error says what could
     /// not be read, and where.
-    fn next(&mut self, p: u32) -> Result<Option<Op>, String>;
-}
-
-/// A peer `THREAD | p` in a send or receive is program `p`, a thread of the same task
-/// (Dimemas's messages between threads of one task); other peers are tasks.
-pub const THREAD: u32 = 1 << 31;
-
-/// The task of each program, given the threads of each task.
-pub fn task_of_programs(threads: &[u32]) -> Vec<u32> {
-    (0..threads.len() as u32)
-        .flat_map(|t| std::iter::repeat_n(t, threads[t as usize] as usize))
-        .collect()
+    fn next(&mut self, p: u32) -> Result<Option<Op>, InputError>;
 }
 
 /// A workload in memory, read task by task (`W` is a `Workload` or a reference to one).
@@ -89,7 +79,7 @@ impl<W: Borrow<Workload>> Programs for Cursor<W> {
         self.workload.borrow().tasks.iter().map(|p| p.len() as u64).sum()
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         let t = task as usize;
         let op = self.workload.borrow().tasks[t].get(self.pc[t]).copied();
         self.pc[t] += usize::from(op.is_some());
@@ -146,7 +136,7 @@ impl<P: Programs> Programs for StartDelays<P> {
         self.inner.total() + self.delays.iter().filter(|&&d| d > 0).count() as u64
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         let t = task as usize;
         if !self.started[t] {
             self.started[t] = true;
@@ -175,16 +165,16 @@ impl<P: Programs + ?Sized> Programs for Box<P> {
         (**self).total()
     }
 
-    fn next(&mut self, task: u32) -> Result<Option<Op>, String> {
+    fn next(&mut self, task: u32) -> Result<Option<Op>, InputError> {
         (**self).next(task)
     }
 }
 
 /// Every program, read through `programs` to its end, as a workload in memory (its
 /// `tasks` are the programs).
-pub fn drain(programs: &mut dyn Programs) -> Result<Workload, String> {
+pub fn drain(programs: &mut dyn Programs) -> Result<Workload, InputError> {
     let tasks = (0..programs.programs())
-        .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, String>>())
+        .map(|t| std::iter::from_fn(|| programs.next(t).transpose()).collect::<Result<Vec<Op>, _>>())
         .collect::<Result<_, _>>()?;
     Ok(Workload {
         name: programs.name().to_string(),

@@ -71,38 +71,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::machine::DimemasModel;
+use super::machine::{DimemasModel, Links};
 
-/// Links per owner (a node between nodes, a task within a node); both 0: unlimited;
-/// one of them 0: half-duplex.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Links {
-    /// input links
-    pub input: u32,
-    /// output links
-    pub output: u32,
-}
-
-impl Links {
-    /// Both counts 0: links do not limit.
-    pub fn unlimited(self) -> bool {
-        self.input == 0 && self.output == 0
-    }
-
-    /// Exactly one count 0: max(in, out) links, each one direction at a time.
-    pub fn half_duplex(self) -> bool {
-        (self.input == 0) != (self.output == 0)
-    }
-
-    /// The free (output, input) links of a new owner.
-    fn initial(self) -> (u32, u32) {
-        match self.half_duplex() {
-            true => {
-                let ports = self.input.max(self.output);
-                (ports, ports)
-            }
-            false => (self.output, self.input),
+/// The free (output, input) links of a new owner of `links`.
+fn free_links(links: Links) -> (u32, u32) {
+    match links.half_duplex() {
+        true => {
+            let ports = links.input.max(links.output);
+            (ports, ports)
         }
+        false => (links.output, links.input),
     }
 }
 
@@ -123,7 +101,7 @@ struct Owner {
 
 impl Owner {
     fn new(links: Links) -> Owner {
-        let (free_out, free_in) = links.initial();
+        let (free_out, free_in) = free_links(links);
         Owner {
             half_duplex: links.half_duplex(),
             free_out,

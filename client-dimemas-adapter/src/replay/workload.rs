@@ -1,12 +1,25 @@
-//! Task programs, and synthetic workloads generated in memory.
+//! Task programs: the operations of a task, and a workload of them, with what every
+//! layer above takes from them (the peers of a message, the channel it matches on).
+//! The synthetic workloads are generated above, in `kernels`.
 
-use super::programs::THREAD;
+use crate::input::InputError;
 
 /// The request of an immediate send that nothing waits for (a `.dim` trace has no
 /// record of a wait for a send, only vesper's own events, [`crate::dim::LABEL_EVENT`]):
 /// the replay forgets it once started, so that traces of many such sends replay in
 /// constant memory.
 pub const UNWAITED: u32 = u32::MAX;
+
+/// A peer `THREAD | p` in a send or receive is program `p`, a thread of the same task
+/// (Dimemas's messages between threads of one task); other peers are tasks.
+pub const THREAD: u32 = 1 << 31;
+
+/// The task of each program, given the threads of each task.
+pub fn task_of_programs(threads: &[u32]) -> Vec<u32> {
+    (0..threads.len() as u32)
+        .flat_map(|t| std::iter::repeat_n(t, threads[t as usize] as usize))
+        .collect()
+}
 
 /// One operation of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,99 +122,6 @@ impl Workload {
         phases
     }
 
-    /// Two tasks bounce a message of `size` bytes `iterations` times.
-    pub fn ping_pong(size: u32, iterations: u32) -> Workload {
-        let mut ping = Vec::new();
-        let mut pong = Vec::new();
-        for i in 0..iterations as i32 {
-            ping.push(Op::Send {
-                to: 1,
-                size,
-                tag: i,
-                synchronous: false,
-            });
-            ping.push(Op::Recv { from: 1, tag: i });
-            pong.push(Op::Recv { from: 0, tag: i });
-            pong.push(Op::Send {
-                to: 0,
-                size,
-                tag: i,
-                synchronous: false,
-            });
-        }
-        Workload {
-            name: format!("ping-pong of {size} bytes, {iterations} times"),
-            tasks: vec![ping, pong],
-        }
-    }
-
-    /// `tasks` tasks pass a message of `size` bytes to their right neighbour and
-    /// receive one from the left, `iterations` times, with `compute` between rounds.
-    /// Even tasks send first and odd tasks receive first, so the ring also runs with
-    /// rendezvous (blocking) sends.
-    pub fn ring(tasks: u32, size: u32, iterations: u32, compute: super::Ps) -> Workload {
-        let programs = (0..tasks)
-            .map(|t| {
-                let right = (t + 1) % tasks;
-                let left = (t + tasks - 1) % tasks;
-                (0..iterations as i32)
-                    .flat_map(|i| {
-                        let send = Op::Send {
-                            to: right,
-                            size,
-                            tag: i,
-                            synchronous: false,
-                        };
-                        let recv = Op::Recv { from: left, tag: i };
-                        let (first, second) = if t % 2 == 0 { (send, recv) } else { (recv, send) };
-                        [Op::Compute(compute), first, second]
-                    })
-                    .collect()
-            })
-            .collect();
-        Workload {
-            name: format!("ring of {tasks} tasks, {size} bytes, {iterations} rounds"),
-            tasks: programs,
-        }
-    }
-
-    /// Personalised all-to-all, as MPI libraries do it: every task posts a receive from
-    /// every other task, starts a send of `size` bytes to each (in the order t+1,
-    /// t+2, …), then waits for all of them. Safe with rendezvous sends.
-    pub fn all_to_all(tasks: u32, size: u32) -> Workload {
-        let programs = (0..tasks)
-            .map(|t| {
-                // Task t − j sends to t as its j-th message.
-                let from: Vec<u32> = (1..tasks).map(|j| (t + tasks - j) % tasks).collect();
-                let to: Vec<u32> = (1..tasks).map(|k| (t + k) % tasks).collect();
-                super::kernels::exchange(&from, &to, size, 0, 1)
-            })
-            .collect();
-        Workload {
-            name: format!("all-to-all of {tasks} tasks, {size} bytes"),
-            tasks: programs,
-        }
-    }
-
-    /// The weather-forecast (WRF) pattern of seed 004: task n posts receives from
-    /// n − `distance` and n + `distance` (where those exist), starts sends of `size`
-    /// bytes to n + `distance`, then to n − `distance`, and waits for all four.
-    pub fn wrf(tasks: u32, distance: u32, size: u32) -> Workload {
-        let programs = (0..tasks)
-            .map(|n| {
-                let up = n.checked_add(distance).filter(|&d| d < tasks);
-                let down = n.checked_sub(distance);
-                let from: Vec<u32> = [down, up].into_iter().flatten().collect();
-                let to: Vec<u32> = [up, down].into_iter().flatten().collect();
-                super::kernels::exchange(&from, &to, size, 0, 1)
-            })
-            .collect();
-        Workload {
-            name: format!("WRF pattern of {tasks} tasks, ±{distance}, {size} bytes"),
-            tasks: programs,
-        }
-    }
-
     /// The same programs, task `t` starting `delays[t]` late (a compute burst first;
     /// tasks beyond the list start at once): a start imbalance, as in seed 004 §5.2.
     pub fn with_start_delays(mut self, delays: &[super::Ps]) -> Workload {
@@ -216,21 +136,20 @@ impl Workload {
     }
 
     /// Messages sent, and whether every send has a matching receive.
-    pub fn check(&self) -> Result<usize, String> {
+    pub fn check(&self) -> Result<usize, WorkloadError> {
         self.check_threads(&vec![1; self.tasks.len()])
     }
 
     /// [`Workload::check`] of a workload whose `tasks` are the programs of tasks with
     /// `threads` threads each (task by task).
-    pub fn check_threads(&self, threads: &[u32]) -> Result<usize, String> {
+    pub fn check_threads(&self, threads: &[u32]) -> Result<usize, WorkloadError> {
         use std::collections::{BTreeMap, BTreeSet};
-        let task_of = super::programs::task_of_programs(threads);
+        let task_of = task_of_programs(threads);
         if task_of.len() != self.tasks.len() {
-            return Err(format!(
-                "{} programs, but its tasks' threads add up to {}",
-                self.tasks.len(),
-                task_of.len()
-            ));
+            return Err(WorkloadError::Threads {
+                programs: self.tasks.len(),
+                threads: task_of.len(),
+            });
         }
         // Messages by (receiver, sender, tag), as the replay matches them: tasks, or
         // threads of one task (THREAD peers).
@@ -251,7 +170,7 @@ impl Workload {
                             _ => task_of.get((to & !THREAD) as usize) == Some(&task_of[t]),
                         };
                         if !exists {
-                            return Err(format!("task {t} sends to {}, which does not exist", peer_name(to)));
+                            return Err(WorkloadError::NoPeer { task: t, to });
                         }
                         sends += 1;
                     }
@@ -259,9 +178,12 @@ impl Workload {
                     Op::Global { call, members, .. } => {
                         let (expected, seen) = calls.entry(call).or_insert((members, 0));
                         if *expected != members {
-                            return Err(format!(
-                                "task {t} takes collective call {call} for one of {members} tasks, others of {expected}"
-                            ));
+                            return Err(WorkloadError::CallMembers {
+                                task: t,
+                                call,
+                                members,
+                                expected: *expected,
+                            });
                         }
                         *seen += 1;
                     }
@@ -270,27 +192,103 @@ impl Workload {
                 match *op {
                     Op::ISend { request: UNWAITED, .. } => {}
                     Op::ISend { request, .. } | Op::IRecv { request, .. } if !started.insert(request) => {
-                        return Err(format!("task {t} starts request {request} twice"));
+                        return Err(WorkloadError::StartedTwice { task: t, request });
                     }
                     Op::Wait { request } if !started.remove(&request) => {
-                        return Err(format!(
-                            "task {t} waits for request {request}, which it has not started"
-                        ));
+                        return Err(WorkloadError::NotStarted { task: t, request });
                     }
                     _ => {}
                 }
             }
         }
         if let Some((call, (members, seen))) = calls.iter().find(|(_, (m, seen))| m != seen) {
-            return Err(format!(
-                "collective call {call} has {members} members, but {seen} tasks take part in it"
-            ));
+            return Err(WorkloadError::CallTakers {
+                call: *call,
+                members: *members,
+                seen: *seen,
+            });
         }
         match balance.into_iter().find(|(_, n)| *n != 0) {
-            Some((key, n)) => Err(unmatched(key, n)),
+            Some(((to, from, tag), surplus)) => Err(WorkloadError::Unmatched { to, from, tag, surplus }),
             None => Ok(sends),
         }
     }
+}
+
+/// Why a workload cannot be replayed: its programs do not fit together, or could not
+/// be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    /// the tasks' threads are not as many as the programs
+    #[error("{programs} programs, but its tasks' threads add up to {threads}")]
+    Threads {
+        /// programs in the workload
+        programs: usize,
+        /// threads of all tasks
+        threads: usize,
+    },
+    /// a send's destination does not exist
+    #[error("task {task} sends to {}, which does not exist", peer_name(*to))]
+    NoPeer {
+        /// the sending program
+        task: usize,
+        /// its destination (a task, or a [`THREAD`] peer)
+        to: u32,
+    },
+    /// members of one collective call disagree on how many they are
+    #[error("task {task} takes collective call {call} for one of {members} tasks, others of {expected}")]
+    CallMembers {
+        /// the program taking part
+        task: usize,
+        /// the call
+        call: u64,
+        /// the members it says
+        members: u32,
+        /// the members those before it said
+        expected: u32,
+    },
+    /// an immediate operation's request is started again before its wait
+    #[error("task {task} starts request {request} twice")]
+    StartedTwice {
+        /// the program
+        task: usize,
+        /// the request
+        request: u32,
+    },
+    /// a wait for a request not started (or already waited for)
+    #[error("task {task} waits for request {request}, which it has not started")]
+    NotStarted {
+        /// the program
+        task: usize,
+        /// the request
+        request: u32,
+    },
+    /// a collective call is not taken by as many tasks as its members
+    #[error("collective call {call} has {members} members, but {seen} tasks take part in it")]
+    CallTakers {
+        /// the call
+        call: u64,
+        /// its members
+        members: u32,
+        /// the tasks that take part
+        seen: u32,
+    },
+    /// sends and receives of a channel do not pair up
+    #[error("{}", unmatched((*to, *from, *tag), *surplus))]
+    Unmatched {
+        /// the receiver
+        to: u32,
+        /// the sender
+        from: u32,
+        /// the tag
+        tag: i32,
+        /// sends more than receives (negative: fewer)
+        surplus: i64,
+    },
+    /// a program could not be read
+    #[error(transparent)]
+    Read(#[from] InputError),
 }
 
 /// A channel messages match on: (receiver, sender, tag), peers being tasks, or threads
@@ -331,33 +329,6 @@ fn peer_name(peer: u32) -> String {
     }
 }
 
-/// One workload of every synthetic kind (those `vesper run --workload` names), small,
-/// for tests.
-#[cfg(test)]
-pub(crate) fn every_kind() -> Vec<Workload> {
-    let mut draws = 7u32;
-    let pick = move |n: u32| {
-        draws = draws.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        (draws >> 16) % n
-    };
-    vec![
-        Workload::ping_pong(1000, 3),
-        Workload::ring(5, 777, 2, 1_234_567),
-        Workload::all_to_all(6, 1000),
-        Workload::wrf(40, 16, 5000),
-        Workload::binary_tree(13, 4000),
-        Workload::inverse_binary_tree(16, 777),
-        Workload::all_to_one(9, 10_000),
-        Workload::one_to_all(9, 10_000),
-        Workload::butterfly(12, 6000),
-        Workload::wavefront(16, 2, 5000).expect("square"),
-        Workload::wavefront(27, 3, 3000).expect("cube"),
-        Workload::mesh_halo(36, 2, 8192).expect("square"),
-        Workload::mesh_halo(8, 3, 100_000).expect("cube"),
-        Workload::synchronized_random(20, 3000, 100, 16, pick).expect("random"),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,8 +361,8 @@ mod tests {
             ],
         };
         assert_eq!(
-            broken.check(),
-            Err("1 message(s) from task 0 to task 1 with tag 0 have no matching receive".into())
+            broken.check().expect_err("unmatched").to_string(),
+            "1 message(s) from task 0 to task 1 with tag 0 have no matching receive"
         );
         let waits_twice = Workload {
             name: "waits twice".into(),
@@ -412,13 +383,70 @@ mod tests {
             ]],
         };
         assert_eq!(
-            waits_twice.check(),
-            Err("task 0 waits for request 7, which it has not started".into())
+            waits_twice.check().expect_err("waits twice").to_string(),
+            "task 0 waits for request 7, which it has not started"
         );
         let mut starts_twice = waits_twice.clone();
         starts_twice.tasks[0].swap(1, 2);
         starts_twice.tasks[0][1] = starts_twice.tasks[0][0];
-        assert_eq!(starts_twice.check(), Err("task 0 starts request 7 twice".into()));
+        assert_eq!(
+            starts_twice.check().expect_err("starts twice").to_string(),
+            "task 0 starts request 7 twice"
+        );
+    }
+
+    #[test]
+    fn every_fault_of_a_workload_says_what_it_is() {
+        let send = |to| Op::Send {
+            to,
+            size: 1,
+            tag: 3,
+            synchronous: false,
+        };
+        let global = |call, members| Op::Global {
+            call,
+            members,
+            id: 0,
+            is_root: false,
+            sent: 0,
+            received: 0,
+        };
+        let workload = |tasks: Vec<Vec<Op>>| Workload {
+            name: "w".into(),
+            tasks,
+        };
+        let fault = |w: Workload, threads: &[u32]| w.check_threads(threads).expect_err("a fault").to_string();
+        assert_eq!(
+            fault(workload(vec![vec![], vec![]]), &[3]),
+            "2 programs, but its tasks' threads add up to 3"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![send(2)], vec![]]), &[1, 1]),
+            "task 0 sends to task 2, which does not exist"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![send(THREAD | 1)], vec![]]), &[1, 1]),
+            "task 0 sends to program 1, which does not exist"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![global(4, 2)], vec![global(4, 3)]]), &[1, 1]),
+            "task 1 takes collective call 4 for one of 3 tasks, others of 2"
+        );
+        assert_eq!(
+            fault(workload(vec![vec![global(4, 2)], vec![]]), &[1, 1]),
+            "collective call 4 has 2 members, but 1 tasks take part in it"
+        );
+        let receives = vec![Op::Recv { from: THREAD, tag: 3 }; 2];
+        assert_eq!(
+            fault(workload(vec![vec![send(THREAD | 1)], receives]), &[2]),
+            "1 message(s) from program 0 to program 1 with tag 3 have no matching send"
+        );
+        let read = WorkloadError::Read(InputError {
+            file: "t.dim".into(),
+            line: 7,
+            message: "bad".into(),
+        });
+        assert_eq!(read.to_string(), "t.dim:7: bad");
     }
 
     #[test]
