@@ -10,6 +10,9 @@
 //! - a circle of imports between files. A folder's module file (`mod.rs`, or `a.rs`
 //!   beside `a/`) and its direct children may use each other: they are one place.
 //!
+//! An entry `a/b` of a layer names `a/b.rs` (or `a/b/mod.rs`) and every file under
+//! `a/b/` that no longer entry names; `a/b/mod` names the folder's module file alone.
+//!
 //! Test code is left out: `tests.rs` files, files under a `tests/` folder, and a
 //! file's inline `#[cfg(test)] mod … { … }` block.
 
@@ -227,18 +230,25 @@ fn parent_and_child(a: &File, b: &File) -> bool {
     is_parent(a, b) || is_parent(b, a)
 }
 
+/// Whether a layer's entry names a file: `a/b` names `a/b.rs`, `a/b/mod.rs` and every
+/// file under `a/b/`; `a/mod` names the folder's module file alone.
+fn names(entry: &str, file: &File) -> bool {
+    let stem = file.relative.trim_end_matches(".rs").trim_end_matches("/mod");
+    match entry.strip_suffix("/mod") {
+        Some(folder) => stem == folder,
+        None => stem == entry || stem.starts_with(&format!("{entry}/")),
+    }
+}
+
 /// The layer that names a file: its longest matching entry.
 fn layer_of(file: &File, krate: &Crate) -> Option<(usize, String)> {
     if file.module.is_empty() {
         return Some((usize::MAX, "the crate root".to_string()));
     }
-    let stem = file.relative.trim_end_matches(".rs").trim_end_matches("/mod");
     let mut best: Option<(usize, usize, String)> = None;
     for (index, (name, entries)) in krate.layers.iter().enumerate() {
         for entry in entries {
-            if (stem == entry || stem.starts_with(&format!("{entry}/")))
-                && best.as_ref().is_none_or(|(length, _, _)| entry.len() > *length)
-            {
+            if names(entry, file) && best.as_ref().is_none_or(|(length, _, _)| entry.len() > *length) {
                 best = Some((entry.len(), index, name.clone()));
             }
         }
@@ -314,11 +324,7 @@ fn problems(krate: &Crate) -> Vec<String> {
     let mut problems = Vec::new();
     for (name, entries) in &krate.layers {
         for entry in entries {
-            let stem_matches = |f: &File| {
-                let stem = f.relative.trim_end_matches(".rs").trim_end_matches("/mod");
-                stem == entry || stem.starts_with(&format!("{entry}/"))
-            };
-            if !files.iter().any(stem_matches) {
+            if !files.iter().any(|f| names(entry, f)) {
                 problems.push(format!("{}: layer `{name}` names `{entry}`, which is no file", krate.src));
             }
         }
