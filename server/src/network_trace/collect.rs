@@ -684,7 +684,9 @@ pub fn collect_run(
                 shown(&lines.line)
             )));
         }
-        check.record(lines.text().map_err(bad)?).map_err(bad)?;
+        check
+            .record(lines.text().map_err(bad)?)
+            .map_err(|e| bad(e.to_string()))?;
         target.write_all(&lines.line).map_err(write_error)?;
     };
     // Cut short: the provisional header with the time of the last record.
@@ -720,6 +722,7 @@ fn finish(
     let at = lines.number;
     let header = lines.text().map_err(Finish::Bad)?.to_string();
     check.final_header(&header).map_err(|e| {
+        let e = e.to_string();
         Finish::Bad(match e.strip_prefix("header: ") {
             Some(why) => format!("line {at}: the final header: {why}"),
             None => e,
@@ -735,7 +738,9 @@ fn finish(
     let received = check.records();
     let incomplete = match read_trailer(&mut lines) {
         Ok(Trailer { pcf, row, sent }) => {
-            check.finish(&header, &pcf, &row).map_err(Finish::Bad)?;
+            check
+                .finish(&header, &pcf, &row)
+                .map_err(|e| Finish::Bad(e.to_string()))?;
             if sent < received {
                 return Err(Finish::Bad(format!(
                     "line {}: {received} records arrived, but the end line says the server sent {sent}",

@@ -305,7 +305,7 @@ pub(crate) fn read_stream<R: Read>(
             ));
         }
         let text = lines.text()?;
-        check.record(text)?;
+        check.record(text).map_err(|e| e.to_string())?;
         let record =
             parse_record(text, &header, &guess.first_thread).map_err(|e| format!("line {}: {e}", lines.number))?;
         batch.push((lines.number as u64, record));
@@ -387,12 +387,13 @@ fn finish<R: Read>(
 ) -> Result<(), String> {
     let at = lines.number;
     let text = lines.text()?.to_string();
-    let end_ns = check
-        .final_header(&text)
-        .map_err(|e| match e.strip_prefix("header: ") {
+    let end_ns = check.final_header(&text).map_err(|e| {
+        let e = e.to_string();
+        match e.strip_prefix("header: ") {
             Some(why) => format!("line {at}: the final header: {why}"),
             None => e,
-        })?;
+        }
+    })?;
     write_lock(shared).aggregate.end_at(end_ns);
     let received = check.records();
     let Trailer { pcf, row, sent } = match read_trailer(lines) {
@@ -400,7 +401,7 @@ fn finish<R: Read>(
         Err(Trailed::Bad(problem)) => return Err(problem),
         Err(Trailed::Cut(cut)) => return Err(format!("{cut}; the ports stay named by number")),
     };
-    check.finish(&text, &pcf, &row)?;
+    check.finish(&text, &pcf, &row).map_err(|e| e.to_string())?;
     if sent < received {
         return Err(format!(
             "{received} records arrived, but the end line says the server sent {sent}"
