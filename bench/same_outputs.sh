@@ -326,6 +326,19 @@ done
 for p in "${PRESETS[@]}"; do
   check ok "run.preset.$p" run_traced --preset "$p" "${SMALL[@]}"
 done
+# Split: every preset on two partitions (threads), traced and not, and a CIOQ network
+# file; wormhole presets step flit by flit, the path that splits.
+run_split() {
+  vesper run --partitions 2 "$@" --json >untraced.json
+  vesper run --partitions 2 "$@" --trace net.prv --json >traced.json
+}
+for p in "${PRESETS[@]}"; do
+  fine=()
+  if "${BINS[old]}/vesper" topo --preset "$p" | grep -q wormhole; then fine=(--granularity fine); fi
+  check ok "run.split.$p" run_split --preset "$p" "${fine[@]}" "${SMALL[@]}"
+done
+check ok run.split.file.torus-cioq run_split --network ../in/torus-cioq.toml "${SMALL[@]}"
+check ok traffic.split vesper traffic --preset fat-tree --granularity fine --partitions 2 --load 0.3 --json
 # `vesper run` with no arguments: the fat-tree preset and seed 004's all-to-all.
 check ok run.default vesper run
 check ok run.default.json vesper run --json
