@@ -15,7 +15,7 @@ use crate::simulation::{Delivery, InjectError, MessageSpec};
 use crate::time::SimTime;
 use crate::topology::multirail::MultiRail;
 use crate::trace::TraceSink;
-use crate::trace::paraver::TraceSummary;
+use crate::trace::summary::TraceSummary;
 
 /// A network a coordinator drives (see [`MultiRail`] for the meaning of each call).
 pub trait Network: std::fmt::Debug {

@@ -1,11 +1,19 @@
+use std::sync::Arc;
+
+use super::record::Body;
 use super::*;
 use crate::adapter::AdapterParams;
-use crate::ids::{HostId, SwitchId};
+use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
+use crate::network::Network;
+use crate::simulation::{Delivery, MessageSpec, NetworkBuilder};
 use crate::switch::{SwitchKind, SwitchParams, WormholeParams};
-use crate::time::Bandwidth;
-use crate::topology::{Cable, Endpoint};
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::multirail::RailPolicy;
+use crate::topology::{Cable, Endpoint, Topology};
 use crate::trace::check::{CheckedTrace, check};
+use crate::trace::select::{DeviceSelection, TimeWindow};
+use crate::trace::{BufferSide, PortRef, TraceSink};
 
 /// Two hosts on one switch; host 0's cable twice as fast as host 1's, so that what
 /// host 0 sends queues at the switch.

@@ -33,7 +33,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Layout, switch_levels};
+use super::layout::{Layout, switch_levels};
 use crate::ids::Device;
 use crate::simulation::NetworkBuilder;
 use crate::topology::{Routing, Topology, Torus, Xgft};
