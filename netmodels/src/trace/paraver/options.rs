@@ -1,10 +1,13 @@
-//! How a trace is written: [`ParaverOptions`].
+//! How a trace is written: [`ParaverOptions`], and the header's date unless told
+//! otherwise ([`DEFAULT_DATE`]).
 
-use super::DEFAULT_DATE;
 use super::topology::TraceShape;
 use crate::time::SimTime;
 use crate::trace::select::{DeviceSelection, TimeWindow};
 use crate::trace::summary::BacklogCount;
+
+/// The header's date unless told otherwise: fixed, so that traces are reproducible.
+pub const DEFAULT_DATE: &str = "01/01/2026 at 00:00";
 
 /// How the trace is written.
 #[derive(Debug, Clone, PartialEq, Eq)]

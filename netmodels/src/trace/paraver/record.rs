@@ -1,7 +1,27 @@
-//! One record of the trace as the sinks hold it before it is written ([`Record`]), its
-//! order, and how it travels between ranks.
+//! The records' codes (event types, the highest backlog level), one record of the trace
+//! as the sinks hold it before it is written ([`Record`]), its order, and how it travels
+//! between ranks.
 
 use crate::partition::ranks::{self, Words};
+
+/// Event type: a port sent a flow-control signal (values 1 = STOP, 2 = GO).
+pub const FLOW_CONTROL_SENT: u32 = 70_000_001;
+/// Event type: a port received a flow-control signal (values 1 = STOP, 2 = GO).
+pub const FLOW_CONTROL_RECEIVED: u32 = 70_000_002;
+/// Event type: head-of-line blocking at an input port (1 = start, 0 = end).
+pub const HOL_BLOCKING: u32 = 70_000_003;
+/// Event type: bubble flow control, an output port with a packet that wants it started
+/// (1) or stopped (0) waiting for a packet slot in the buffer beyond its cable.
+pub const ROOM_WAIT: u32 = 70_000_007;
+/// Event type: a port started (1) or finished (0) sending a segment (packet).
+pub const SEGMENT: u32 = 70_000_004;
+/// Event type, with [`SEGMENT`]: the segment's message (its communication tag).
+pub const SEGMENT_MESSAGE: u32 = 70_000_005;
+/// Event type, with [`SEGMENT`]: the segment's number within its message (1-based).
+pub const SEGMENT_NUMBER: u32 = 70_000_006;
+
+/// The highest backlog level written (Paraver colours 1000 states).
+pub const MAX_LEVEL: u32 = 999;
 
 /// Kinds, in their order at equal times.
 pub(super) const EVENT: u8 = 0;

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use super::layout::Layout;
 use super::options::ParaverOptions;
-use super::record::{Body, COMMUNICATION, EVENT, Record, STATE};
-use super::{FLOW_CONTROL_RECEIVED, FLOW_CONTROL_SENT, HOL_BLOCKING, MAX_LEVEL, ROOM_WAIT};
+use super::record::{
+    Body, COMMUNICATION, EVENT, FLOW_CONTROL_RECEIVED, FLOW_CONTROL_SENT, HOL_BLOCKING, MAX_LEVEL, ROOM_WAIT, Record,
+    STATE,
+};
 use crate::ids::Device;
 use crate::time::SimTime;
 use crate::trace::select::TimeWindow;

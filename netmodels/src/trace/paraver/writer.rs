@@ -8,10 +8,9 @@ use std::sync::Arc;
 use super::layout::{Layout, NONE};
 use super::options::ParaverOptions;
 use super::output::TraceOutput;
-use super::record::{Body, Record};
-use super::{
-    FLOW_CONTROL_RECEIVED, FLOW_CONTROL_SENT, HOL_BLOCKING, MAX_LEVEL, ROOM_WAIT, SEGMENT, SEGMENT_MESSAGE,
-    SEGMENT_NUMBER,
+use super::record::{
+    Body, FLOW_CONTROL_RECEIVED, FLOW_CONTROL_SENT, HOL_BLOCKING, MAX_LEVEL, ROOM_WAIT, Record, SEGMENT,
+    SEGMENT_MESSAGE, SEGMENT_NUMBER,
 };
 use crate::trace::summary::{LinkBytes, TraceSummary};
 
