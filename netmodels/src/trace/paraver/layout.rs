@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::error::TraceError;
-use crate::ids::Device;
+use crate::ids::{Device, HostId, SwitchId};
 use crate::simulation::NetworkBuilder;
 use crate::topology::Topology;
 use crate::trace::PortRef;
@@ -44,11 +44,11 @@ impl Layout {
             let switch_ports: &[u32] = rail.topology().map_or(&[], |t| &t.switch_ports);
             let switch_levels = rail.topology().map(switch_levels).unwrap_or_default();
             let mut devices: Vec<(Device, u32, Option<u32>)> = (0..rail.hosts())
-                .map(|h| (Device::Host(crate::HostId(h)), 1, Some(0)))
+                .map(|h| (Device::Host(HostId(h)), 1, Some(0)))
                 .collect();
             devices.extend(switch_ports.iter().enumerate().map(|(s, &ports)| {
                 let level = switch_levels.get(s).copied().flatten();
-                (Device::Switch(crate::SwitchId(s as u32)), ports, level)
+                (Device::Switch(SwitchId(s as u32)), ports, level)
             }));
             let mut hosts = vec![NONE; rail.hosts() as usize];
             let mut switches = vec![NONE; switch_ports.len()];

@@ -10,7 +10,7 @@ use crate::simulation::{Delivery, MessageSpec, NetworkBuilder};
 use crate::switch::{SwitchKind, SwitchParams, WormholeParams};
 use crate::time::{Bandwidth, SimTime};
 use crate::topology::multirail::RailPolicy;
-use crate::topology::{Cable, Endpoint, Topology};
+use crate::topology::{Cable, Endpoint, Routing, Topology};
 use crate::trace::check::{CheckedTrace, check};
 use crate::trace::select::{DeviceSelection, TimeWindow};
 use crate::trace::{BufferSide, PortRef, TraceSink};
@@ -38,7 +38,7 @@ fn tiny(kind: SwitchKind) -> NetworkBuilder {
         hosts: 2,
         switch_ports: vec![2],
         cables: vec![cable(0, fast), cable(1, slow)],
-        routing: crate::Routing::ShortestPath,
+        routing: Routing::ShortestPath,
     };
     NetworkBuilder::new(topology)
         .switch_params(SwitchParams {
