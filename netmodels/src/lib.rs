@@ -31,7 +31,8 @@
 //!   ground:   ids, time, rng, slab, queue (the event queue), link
 //! ```
 //!
-//! The parts read the topology's routes, so the topology lies below them.
+//! The parts read the topology's routes, so the topology lies below them. The trace
+//! hooks lie below everything that reports through them.
 //!
 //! Nothing here knows about sockets, the wire protocol or wall-clock time: time is
 //! [`SimTime`] (integer picoseconds), events are ordered by (time, sequence), and the

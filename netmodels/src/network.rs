@@ -13,7 +13,7 @@ use std::io;
 
 use crate::message::{Delivery, InjectError, MessageSpec};
 use crate::time::SimTime;
-use crate::trace::paraver::TraceSummary;
+use crate::trace::summary::TraceSummary;
 
 /// A network a coordinator drives (see [`MultiRail`](crate::rails::MultiRail) for the meaning of each call).
 pub trait Network: std::fmt::Debug {

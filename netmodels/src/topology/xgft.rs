@@ -1,6 +1,6 @@
 //! Extended generalized fat trees, XGFT(h; m1..mh; w1..wh), and their oblivious
 //! routings: d-mod-k (tables), s-mod-k and random (source routes); pattern-aware
-//! routing and the link loads of a communication pattern live in [`pattern`].
+//! routing and the link loads of a communication pattern live in [`pattern_routes`].
 //!
 //! ```text
 //!   level 2:      [s00]     [s01]  …        each level-i switch: m_i children (down
@@ -29,9 +29,9 @@ use crate::link::LinkParams;
 use crate::rng::Rng;
 use crate::topology::{Cable, Endpoint, Routing, Topology, TopologyError, room};
 
-pub mod pattern;
+pub mod pattern_routes;
 
-pub use pattern::{PatternRoutes, PhaseLoad};
+pub use pattern_routes::{PatternRoutes, PhaseLoad};
 
 /// The most levels of switches a tree may have: a level whose switches have two
 /// children or more at least doubles the hosts, so 25 of them already reach the 2^25

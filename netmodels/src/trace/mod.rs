@@ -13,6 +13,7 @@
 pub mod check;
 pub mod paraver;
 pub mod select;
+pub mod summary;
 
 use crate::ids::Device;
 use crate::time::SimTime;

@@ -1,11 +1,20 @@
+use std::sync::Arc;
+
+use super::record::Body;
 use super::*;
 use crate::adapter::AdapterParams;
-use crate::ids::{HostId, SwitchId};
+use crate::builder::NetworkBuilder;
+use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
+use crate::message::{Delivery, MessageSpec};
+use crate::network::Network;
 use crate::switch::{SwitchKind, SwitchParams, WormholeParams};
-use crate::time::Bandwidth;
-use crate::topology::{Cable, Endpoint};
+use crate::time::{Bandwidth, SimTime};
+use crate::topology::multirail::RailPolicy;
+use crate::topology::{Cable, Endpoint, Routing, Topology};
 use crate::trace::check::{CheckedTrace, check};
+use crate::trace::select::{DeviceSelection, TimeWindow};
+use crate::trace::{BufferSide, PortRef, TraceSink};
 
 /// Two hosts on one switch; host 0's cable twice as fast as host 1's, so that what
 /// host 0 sends queues at the switch.
@@ -30,7 +39,7 @@ fn tiny(kind: SwitchKind) -> NetworkBuilder {
         hosts: 2,
         switch_ports: vec![2],
         cables: vec![cable(0, fast), cable(1, slow)],
-        routing: crate::Routing::ShortestPath,
+        routing: Routing::ShortestPath,
     };
     NetworkBuilder::new(topology)
         .switch_params(SwitchParams {

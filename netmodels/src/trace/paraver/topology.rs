@@ -33,10 +33,10 @@
 
 use std::fmt::Write as _;
 
-use super::{Layout, switch_levels};
+use super::layout::{Layout, switch_levels};
 use crate::builder::NetworkBuilder;
-use crate::ids::Device;
-use crate::topology::{Routing, Topology, Torus, Xgft};
+use crate::ids::{Device, HostId, SwitchId};
+use crate::topology::{Endpoint, Routing, Topology, Torus, Xgft};
 use crate::trace::PortRef;
 
 /// The version of the format written (`vesper_topology`).
@@ -172,13 +172,9 @@ pub(super) fn topology_json(layout: &Layout, rails: &[NetworkBuilder], shapes: &
     let mut links = Vec::new();
     for (r, (rail, shape)) in rails.iter().zip(&shapes).enumerate() {
         let levels = rail.topology().map(switch_levels).unwrap_or_default();
-        let hosts = (0..rail.hosts()).map(|h| (Device::Host(crate::HostId(h)), Some(0)));
-        let switches = (0..layout.switch_thread[r].len()).map(|s| {
-            (
-                Device::Switch(crate::SwitchId(s as u32)),
-                levels.get(s).copied().flatten(),
-            )
-        });
+        let hosts = (0..rail.hosts()).map(|h| (Device::Host(HostId(h)), Some(0)));
+        let switches = (0..layout.switch_thread[r].len())
+            .map(|s| (Device::Switch(SwitchId(s as u32)), levels.get(s).copied().flatten()));
         for (device, level) in hosts.chain(switches) {
             let Some(first) = layout.thread(r, PortRef { device, port: 0 }) else {
                 continue;
@@ -201,7 +197,7 @@ pub(super) fn topology_json(layout: &Layout, rails: &[NetworkBuilder], shapes: &
             ));
         }
         for cable in rail.topology().map_or(&[][..], |t| &t.cables) {
-            let end = |e: crate::topology::Endpoint| {
+            let end = |e: Endpoint| {
                 layout.thread(
                     r,
                     PortRef {
