@@ -16,6 +16,7 @@
 
 use vesper_netmodels::{Device, Topology};
 
+mod error;
 pub mod generate;
 pub mod ibnet;
 pub mod map;
@@ -23,6 +24,7 @@ pub mod marenostrum;
 pub mod routes;
 mod syntax;
 
+pub use error::FileError;
 pub use ibnet::{
     Forward, IbError, IbErrorKind, IbFabric, MAX_DUMP_BYTES, MAX_TABLES_BYTES, read_forwarding_tables,
     read_ibnetdiscover,
