@@ -412,7 +412,9 @@ fn routes_the_tables_cannot_give_name_the_file_and_line() {
         fabric
             .attach_forwarding("lfts.txt", &tables)
             .unwrap_or_else(|e| panic!("{e}"));
-        crate::generate::forwarding_routes(&fabric).map(|r| r.len())
+        crate::generate::forwarding_routes(&fabric)
+            .map(|r| r.len())
+            .map_err(|e| e.to_string())
     };
     assert_eq!(routes(FABRIC, TABLES), Ok(12));
     // Leaf b (its section at line 20) without an entry for alpha's LID: the first route
