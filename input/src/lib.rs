@@ -11,6 +11,10 @@
 //!   held at most that much of it.
 //!
 //! Errors carry no path: each reader names its file in its own error type.
+//!
+//! [`syntax`] holds what the line grammars of the files and of the wire share.
+
+pub mod syntax;
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};

@@ -22,7 +22,6 @@ pub mod ibnet;
 pub mod map;
 pub mod marenostrum;
 pub mod routes;
-mod syntax;
 
 pub use error::FileError;
 pub use ibnet::{

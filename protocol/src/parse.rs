@@ -11,12 +11,12 @@
 use std::fmt;
 
 use nom::{
-    IResult,
     branch::alt,
-    bytes::complete::{tag, take_till1, take_while, take_while1},
+    bytes::complete::{tag, take_while},
     combinator::{all_consuming, map, opt, value},
     sequence::preceded,
 };
+use vesper_input::syntax::{self, Found, SyntaxError, field, is_blank, unsigned};
 
 use crate::message::{ClientMessage, Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 use crate::token::Token;
@@ -66,47 +66,20 @@ impl fmt::Display for Expected {
     }
 }
 
-/// A line that does not follow the grammar.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("column {column}: expected {expected}, found {found:?}")]
-pub struct ParseError {
-    /// 1-based column (in bytes) where the failure was found
-    pub column: usize,
-    /// what the grammar wanted there
-    pub expected: Expected,
-    /// the field found there (up to the next blank), cut to at most 40 bytes
-    pub found: String,
+impl syntax::Expectation for Expected {
+    const END_OF_LINE: Self = Expected::EndOfLine;
+    const BLANK: Self = Expected::Blank;
 }
 
-/// The error carried through nom: where it failed and what was expected.
-#[derive(Debug, PartialEq)]
-struct RuleError<'a> {
-    at: &'a str,
-    expected: Expected,
-}
+/// A line that does not follow the grammar: the column, what was expected there, and
+/// the field found there (up to the next blank).
+pub type ParseError = SyntaxError<Expected>;
 
-impl<'a> nom::error::ParseError<&'a str> for RuleError<'a> {
-    fn from_error_kind(input: &'a str, _kind: nom::error::ErrorKind) -> Self {
-        RuleError {
-            at: input,
-            expected: Expected::EndOfLine,
-        }
-    }
-
-    fn append(_input: &'a str, _kind: nom::error::ErrorKind, other: Self) -> Self {
-        other
-    }
-
-    fn or(self, other: Self) -> Self {
-        // Report the alternative that got further into the line.
-        if other.at.len() < self.at.len() { other } else { self }
-    }
-}
-
-type Res<'a, T> = IResult<&'a str, T, RuleError<'a>>;
+type Res<'a, T> = syntax::Res<'a, T, Expected>;
+type RuleError<'a> = syntax::RuleError<'a, Expected>;
 
 fn fail<T>(at: &str, expected: Expected) -> Res<'_, T> {
-    Err(nom::Err::Error(RuleError { at, expected }))
+    syntax::fail(at, expected)
 }
 
 /// Parses one line from a client (without its `\n`).
@@ -120,33 +93,7 @@ pub fn parse_server_line(line: &str) -> Result<ServerMessage, ParseError> {
 }
 
 fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, ParseError> {
-    match result {
-        Ok((_, message)) => Ok(message),
-        Err(nom::Err::Error(e) | nom::Err::Failure(e)) => {
-            let column = line.len() - e.at.len() + 1;
-            let found = if e.at.is_empty() {
-                "end of line".to_string()
-            } else {
-                // The field that failed (up to the next blank), cut to 40 bytes.
-                let field = e.at.find([' ', '\t']).filter(|&i| i > 0).unwrap_or(e.at.len());
-                let mut end = field.min(40);
-                while !e.at.is_char_boundary(end) {
-                    end -= 1;
-                }
-                e.at[..end].to_string()
-            };
-            Err(ParseError {
-                column,
-                expected: e.expected,
-                found,
-            })
-        }
-        Err(nom::Err::Incomplete(_)) => Err(ParseError {
-            column: line.len() + 1,
-            expected: Expected::EndOfLine,
-            found: "end of line".to_string(),
-        }),
-    }
+    syntax::finish(line, result, Found::Field)
 }
 
 // client_line = (send | proto | stop | end | finish) line_end
@@ -381,26 +328,6 @@ fn token(i: &str) -> Res<'_, Token> {
     }
 }
 
-// digits = ("0" … "9")+    ; as an unsigned 32-bit number
-fn unsigned(i: &str, expected: Expected) -> Res<'_, u32> {
-    let (rest, text) = field(i, expected)?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return fail(i, expected);
-    }
-    match text.parse::<u32>() {
-        Ok(value) => Ok((rest, value)),
-        Err(_) => fail(i, expected),
-    }
-}
-
-// field = (any character but blank)+
-fn field(i: &str, expected: Expected) -> Res<'_, &str> {
-    match take_till1::<_, _, RuleError<'_>>(is_blank_or_cr)(i) {
-        Ok(ok) => Ok(ok),
-        Err(_) => fail(i, expected),
-    }
-}
-
 // keyword = the word itself, followed by a blank or the end of the line
 fn keyword<'a>(word: &'static str) -> impl FnMut(&'a str) -> Res<'a, &'a str> {
     move |i: &'a str| {
@@ -412,21 +339,15 @@ fn keyword<'a>(word: &'static str) -> impl FnMut(&'a str) -> Res<'a, &'a str> {
     }
 }
 
-// blank = (" " | "\t")+
+// blank, line_end, field and unsigned (digits as an unsigned 32-bit number) are the
+// rules every line grammar shares (`vesper_input::syntax`); the first two are typed
+// here, for `?`.
 fn blank(i: &str) -> Res<'_, ()> {
-    match take_while1::<_, _, RuleError<'_>>(is_blank)(i) {
-        Ok((rest, _)) => Ok((rest, ())),
-        Err(_) => fail(i, Expected::Blank),
-    }
+    syntax::blank(i)
 }
 
-// line_end = blank* ["\r"] blank*
 fn line_end(i: &str) -> Res<'_, ()> {
-    let (i, _) = take_while(|c| is_blank(c) || c == '\r')(i)?;
-    if !i.is_empty() {
-        return fail(i, Expected::EndOfLine);
-    }
-    Ok((i, ()))
+    syntax::line_end(i)
 }
 
 /// Turns a recoverable error into a failure, so `alt` stops trying other verbs once a
@@ -436,14 +357,6 @@ fn cut<'a, T>(mut parser: impl FnMut(&'a str) -> Res<'a, T>) -> impl FnMut(&'a s
         Err(nom::Err::Error(e)) => Err(nom::Err::Failure(e)),
         other => other,
     }
-}
-
-fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
-}
-
-fn is_blank_or_cr(c: char) -> bool {
-    is_blank(c) || c == '\r'
 }
 
 #[cfg(test)]

@@ -455,7 +455,7 @@ impl Reader<'_> {
             self.in_block = false;
             return Ok(());
         }
-        if line.trim_start_matches(parse::is_blank).starts_with('#') {
+        if line.trim_start_matches(vesper_input::syntax::is_blank).starts_with('#') {
             return Ok(());
         }
         if !self.in_block {
