@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use vesper_netmodels::{Device, Endpoint, HostId, Routing, SwitchId, Topology};
 
 use crate::error::FileError;
+use crate::ibnet::IbFabric;
 use crate::routes::RouteList;
 
 /// Why routes could not be generated, listed or followed.
@@ -416,7 +417,7 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, GenerateError> {
 /// the output each switch's table names for the destination's LID, until the
 /// destination's cable. Errors name the tables' line (or the dump's, for a host without
 /// a LID).
-pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, GenerateError> {
+pub fn forwarding_routes(fabric: &IbFabric) -> Result<RouteList, GenerateError> {
     let topology = &fabric.topology.topology;
     let graph = Graph::of(topology);
     let name = |d| fabric.topology.name(d).to_string();
@@ -777,6 +778,8 @@ mod tests {
     };
 
     use super::*;
+    use crate::ibnet::read_forwarding_tables;
+    use crate::ibnet::tests::{FABRIC, TABLES, read};
 
     /// Every route of `routes` is accepted by the simulator's check (it lands on its
     /// destination), and a message per pair arrives.
@@ -998,6 +1001,73 @@ mod tests {
         assert_eq!(
             read("0 1 2\n").map_err(|e| e.to_string()),
             Err("p.txt:1: expected `SRC DST` or `phase`, got `0 1 2`".to_string())
+        );
+    }
+
+    #[test]
+    fn routes_the_tables_cannot_give_name_the_file_and_line() {
+        let routes = |fabric: &str, tables: &str| {
+            let mut fabric = read(fabric);
+            let tables = read_forwarding_tables("lfts.txt", tables).unwrap_or_else(|e| panic!("{e}"));
+            fabric
+                .attach_forwarding("lfts.txt", &tables)
+                .unwrap_or_else(|e| panic!("{e}"));
+            forwarding_routes(&fabric).map(|r| r.len()).map_err(|e| e.to_string())
+        };
+        assert_eq!(routes(FABRIC, TABLES), Ok(12));
+        // Leaf b (its section at line 20) without an entry for alpha's LID: the first route
+        // that needs it is beta's second port's.
+        let beta = "the route from H-0002c90000000300[2] to H-0002c90000000200";
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "")),
+            Err(format!(
+                "lfts.txt:20: S-0002c90000000101's table (the section here) has no entry for lid 11, which {beta} needs"
+            ))
+        );
+        // An entry that says there is no route, or that sends the message to the switch
+        // itself.
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 255\n")),
+            Err(format!(
+                "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 255 (no route), but {beta} crosses it"
+            ))
+        );
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 000\n")),
+            Err(format!(
+                "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 0 (the switch itself), but {beta} crosses it"
+            ))
+        );
+        // No section for the switch at all: the first route to cross it is alpha's.
+        let leaf_a = &TABLES[..TABLES.find("# matched by LID").expect("leaf b")];
+        assert_eq!(
+            routes(FABRIC, leaf_a),
+            Err(
+                "lfts.txt: no section for S-0002c90000000101 (guid 0x0002c90000000101, lid 2), which the route from \
+                 H-0002c90000000200 to H-0002c90000000300[2] crosses"
+                    .to_string()
+            )
+        );
+        // An entry that sends the message off the network (to a host's port).
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 001\n")),
+            Err(
+                "lfts.txt:22: the tables route H-0002c90000000300[2] to H-0002c90000000200 off the network or round in a \
+                 loop at S-0002c90000000101.p0"
+                    .to_string()
+            )
+        );
+        // A host the dump gives no LID: the dump's line of its CA.
+        let no_lid = FABRIC
+            .replace("\"alpha HCA-1\" lid 11 4xQDR", "\"alpha HCA-1\" 4xQDR")
+            .replace("# lid 11 lmc 0 \"leaf a\"", "# lmc 0 \"leaf a\"");
+        assert_eq!(
+            routes(&no_lid, TABLES),
+            Err(
+                "fabric.topo:20: H-0002c90000000200 has no LID (no `lid <n>` on its Ca's link line nor on the switch's \
+                 line that leads to it): the tables cannot route to it"
+                    .to_string()
+            )
         );
     }
 

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use vesper_input::{InputError, Lines};
 use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 
-use crate::NamedTopology;
+use crate::named::NamedTopology;
 
 /// Routes of a network: ((source, destination), output ports), pair by pair, the
 /// alternatives of a pair in order; stored flat (a route file for 8,192 hosts holds 67

@@ -65,8 +65,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use vesper_netmodels::{Cable, Device, Endpoint, HostId, LinkParams, Routing, SwitchId, Topology};
 
-use crate::NamedTopology;
 use crate::error::FileError;
+use crate::named::NamedTopology;
 
 mod parse;
 
@@ -761,4 +761,4 @@ impl IbFabric {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -51,8 +51,8 @@ use std::fmt;
 
 use vesper_netmodels::{Cable, Device, Endpoint, HostId, LinkParams, Routing, SwitchId, Topology};
 
-use crate::NamedTopology;
 use crate::error::FileError;
+use crate::named::NamedTopology;
 
 mod parse;
 
