@@ -18,7 +18,9 @@ use nom::{
 };
 use vesper_input::syntax::{self, Found, SyntaxError, field, is_blank, unsigned};
 
-use crate::message::{ClientMessage, Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
+use crate::message::{
+    ClientMessage, Completion, DataMessage, MAX_MESSAGE_BYTES, RendezvousRequest, ServerMessage, WireTime,
+};
 use crate::token::Token;
 
 /// What the parser expected where it failed.
@@ -300,7 +302,7 @@ fn app(i: &str) -> Res<'_, u32> {
 // size = digits            ; 0 ..= 2147483647 (a C int on the client)
 fn size(i: &str) -> Res<'_, u32> {
     let (rest, value) = unsigned(i, Expected::Size)?;
-    if value > crate::MAX_MESSAGE_BYTES {
+    if value > MAX_MESSAGE_BYTES {
         return fail(i, Expected::Size);
     }
     Ok((rest, value))
@@ -356,6 +358,29 @@ fn cut<'a, T>(mut parser: impl FnMut(&'a str) -> Res<'a, T>) -> impl FnMut(&'a s
     move |i| match parser(i) {
         Err(nom::Err::Error(e)) => Err(nom::Err::Failure(e)),
         other => other,
+    }
+}
+
+/// Checks the parser's invariants on arbitrary bytes; the body of the fuzz target,
+/// also run by the property tests so that ordinary `cargo test` exercises it.
+///
+/// Whatever the input, parsing must not panic, and anything that parses must print
+/// to a line that parses back to the same message.
+pub fn check_parser_invariants(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for line in text.split('\n') {
+        if let Ok(message) = parse_client_line(line) {
+            let printed = message.to_string();
+            let again = parse_client_line(&printed);
+            assert_eq!(again.as_ref(), Ok(&message), "client round trip of {printed:?}");
+        }
+        if let Ok(message) = parse_server_line(line) {
+            let printed = message.to_string();
+            let again = parse_server_line(&printed);
+            assert_eq!(again.as_ref(), Ok(&message), "server round trip of {printed:?}");
+        }
     }
 }
 
