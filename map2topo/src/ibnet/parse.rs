@@ -11,7 +11,7 @@ use nom::{
     bytes::complete::{tag, take_till, take_till1, take_while, take_while1},
     combinator::all_consuming,
 };
-use vesper_input::syntax::{self, Found, field, is_blank, unsigned};
+use vesper_input::syntax::{self, field, is_blank, unsigned};
 
 /// What the grammar expected where a line failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,7 @@ pub(crate) fn parse_lft_line(line: &str) -> Result<LftLine<'_>, SyntaxError> {
 }
 
 fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, SyntaxError> {
-    syntax::finish(line, result, Found::RestOfLine)
+    syntax::finish(line, result)
 }
 
 // topo_line = blank* (header | link | key_value)

@@ -12,7 +12,7 @@ use nom::{
     bytes::complete::{tag, take_till, take_while},
     combinator::all_consuming,
 };
-use vesper_input::syntax::{self, Found, field, is_blank, unsigned};
+use vesper_input::syntax::{self, field, is_blank, unsigned};
 
 use super::NodeKind;
 
@@ -116,7 +116,7 @@ pub(crate) fn is_blank_line(line: &str) -> bool {
 }
 
 fn finish<T>(line: &str, result: Res<'_, T>) -> Result<T, SyntaxError> {
-    syntax::finish(line, result, Found::RestOfLine)
+    syntax::finish(line, result)
 }
 
 // header = blank* kind blank [token blank] name blank count line_end
