@@ -12,9 +12,11 @@
 //!
 //! Errors carry no path: each reader names its file in its own error type.
 //!
-//! A number read from an input is taken exactly as written by [`decimal`].
+//! A number read from an input is taken exactly as written by [`decimal`]. [`syntax`]
+//! holds what the line grammars of the files and of the wire share.
 
 mod number;
+pub mod syntax;
 
 pub use number::decimal;
 

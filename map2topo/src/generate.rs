@@ -21,7 +21,157 @@ use std::collections::VecDeque;
 
 use vesper_netmodels::{Device, Endpoint, HostId, Routing, SwitchId, Topology};
 
+use crate::error::FileError;
+use crate::ibnet::IbFabric;
 use crate::routes::RouteList;
+
+/// Why routes could not be generated, listed or followed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GenerateError {
+    /// a host without a cable to a switch
+    #[error("host{} has no cable to a switch", host.0)]
+    HostWithoutCable {
+        /// the host
+        host: HostId,
+    },
+    /// two hosts in different parts of the network
+    #[error("no path from host{src} to host{dst}: the network is not connected")]
+    NotConnected {
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+    },
+    /// up*/down* routing of a network without switches
+    #[error("the network has no switch")]
+    NoSwitch,
+    /// a switch that cannot reach every other
+    #[error("sw{switch} does not reach every switch: the network is not connected")]
+    SwitchNotConnected {
+        /// the switch
+        switch: u32,
+    },
+    /// a pair without a legal up*/down* route
+    #[error("no up*/down* route from host{src} to host{dst}")]
+    NoUpDownRoute {
+        /// the source host
+        src: u32,
+        /// the destination host
+        dst: u32,
+    },
+    /// dimension-order tables that send a pair round in a loop
+    #[error("dimension-order routes loop from host{} to host{}", src.0, dst.0)]
+    DimensionOrderLoop {
+        /// the source host
+        src: HostId,
+        /// the destination host
+        dst: HostId,
+    },
+    /// a routing without paths (nor tables) to list
+    #[error("this routing has no paths to list")]
+    NoPathsToList,
+    /// a flow of a pattern between hosts the routes do not join
+    #[error("no route from host{} to host{}", src.0, dst.0)]
+    NoRoute {
+        /// the source host
+        src: HostId,
+        /// the destination host
+        dst: HostId,
+    },
+    /// a destination the dump gives no LID (at the dump's line of its CA)
+    #[error(
+        "{dump}:{line}: {host} has no LID (no `lid <n>` on its Ca's link line nor on the switch's line that leads \
+         to it): the tables cannot route to it"
+    )]
+    NoLid {
+        /// the dump's name
+        dump: String,
+        /// the line of the host's CA header
+        line: usize,
+        /// the host
+        host: String,
+    },
+    /// a switch a route crosses without a section in the tables
+    #[error("{tables}: no section for {switch} ({}), which {route} crosses", switch_ids(*guid, *lid))]
+    NoSection {
+        /// the tables' name
+        tables: String,
+        /// the switch
+        switch: String,
+        /// the switch's GUID, if the dump gives it
+        guid: Option<u64>,
+        /// the switch's LID, if the dump gives it
+        lid: Option<u32>,
+        /// the route
+        route: Pair,
+    },
+    /// a switch's section without an entry for a LID a route needs
+    #[error("{tables}:{line}: {switch}'s table (the section here) has no entry for lid {lid}, which {route} needs")]
+    NoEntry {
+        /// the tables' name
+        tables: String,
+        /// the line of the switch's section
+        line: usize,
+        /// the switch
+        switch: String,
+        /// the destination's LID
+        lid: u32,
+        /// the route
+        route: Pair,
+    },
+    /// an entry a route needs that leaves the switch by no port
+    #[error(
+        "{tables}:{line}: {switch} sends lid {lid} to port {ib_port} ({}), but {route} crosses it",
+        match ib_port { 0 => "the switch itself", _ => "no route" }
+    )]
+    NotForwarded {
+        /// the tables' name
+        tables: String,
+        /// the entry's line
+        line: usize,
+        /// the switch
+        switch: String,
+        /// the destination's LID
+        lid: u32,
+        /// the port written, IB numbering (0: the switch itself, 255: no route)
+        ib_port: u32,
+        /// the route
+        route: Pair,
+    },
+    /// tables that send a route off the network, or round in a loop
+    #[error(
+        "{tables}:{line}: the tables route {} to {} off the network or round in a loop at {switch}.p{port}",
+        route.src, route.dst
+    )]
+    OffNetwork {
+        /// the tables' name
+        tables: String,
+        /// the entry's line
+        line: usize,
+        /// the switch where the route leaves
+        switch: String,
+        /// its output port (topology numbering)
+        port: u32,
+        /// the route
+        route: Pair,
+    },
+}
+
+/// The names of a route's two hosts, written `the route from SRC to DST`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pair {
+    /// the source host
+    pub src: String,
+    /// the destination host
+    pub dst: String,
+}
+
+impl std::fmt::Display for Pair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the route from {} to {}", self.src, self.dst)
+    }
+}
 
 /// The switches, their cables and their hosts, indexed for searching.
 #[derive(Debug)]
@@ -74,14 +224,14 @@ impl Graph {
         links.binary_search_by_key(&port, |&(p, _)| p).ok().map(|i| links[i].1)
     }
 
-    fn attach(&self, h: HostId) -> Result<(u32, u32), String> {
-        self.attach[h.index()].ok_or_else(|| format!("host{} has no cable to a switch", h.0))
+    fn attach(&self, h: HostId) -> Result<(u32, u32), GenerateError> {
+        self.attach[h.index()].ok_or(GenerateError::HostWithoutCable { host: h })
     }
 }
 
 /// Minimal routes between every pair of distinct hosts, up to `k` (≥ 1) per pair, the
 /// lowest ports first.
-pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String> {
+pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, GenerateError> {
     let graph = Graph::of(topology);
     let hosts = topology.hosts;
     let mut by_switch: Vec<Option<Vec<u32>>> = vec![None; graph.links.len()];
@@ -92,9 +242,7 @@ pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String
             let (last, down) = graph.attach(HostId(dst))?;
             let distance = by_switch[last as usize].get_or_insert_with(|| graph.distances_to(last));
             if distance[first as usize] == u32::MAX {
-                return Err(format!(
-                    "no path from host{src} to host{dst}: the network is not connected"
-                ));
+                return Err(GenerateError::NotConnected { src, dst });
             }
             // Depth-first in port order: the first path takes the lowest ports.
             let mut stack = vec![(first, Vec::new())];
@@ -125,11 +273,11 @@ pub fn shortest_paths(topology: &Topology, k: usize) -> Result<RouteList, String
 }
 
 /// Up*/down* routes between every pair of distinct hosts, and the root chosen.
-pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
+pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), GenerateError> {
     let graph = Graph::of(topology);
     let switches = graph.links.len() as u32;
     if switches == 0 {
-        return Err("the network has no switch".into());
+        return Err(GenerateError::NoSwitch);
     }
     // The centre: the smallest eccentricity, ties to the lowest id.
     let mut root = (u32::MAX, 0);
@@ -137,9 +285,7 @@ pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
         let distance = graph.distances_to(s);
         let eccentricity = distance.iter().copied().max().unwrap_or(0);
         if eccentricity == u32::MAX {
-            return Err(format!(
-                "sw{s} does not reach every switch: the network is not connected"
-            ));
+            return Err(GenerateError::SwitchNotConnected { switch: s });
         }
         root = root.min((eccentricity, s));
     }
@@ -188,7 +334,7 @@ pub fn up_down(topology: &Topology) -> Result<(SwitchId, RouteList), String> {
                     .into_iter()
                     .filter(|&i| seen[i])
                     .min_by_key(|&i| path_length(&parent, i))
-                    .ok_or_else(|| format!("no up*/down* route from host{src} to host{dst}"))?;
+                    .ok_or(GenerateError::NoUpDownRoute { src, dst })?;
                 let mut path = vec![down_port];
                 let mut at = end;
                 while let Some((from, port)) = parent[at] {
@@ -231,7 +377,7 @@ pub fn diameter(topology: &Topology) -> Option<u32> {
 /// The routes of `topology` under its own routing, pair by pair, to write as a route
 /// file: the paths of tree routings and explicit routes as they are, the tables of
 /// dimension-order and shortest-path routing walked from every source.
-pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
+pub fn routes_of(topology: &Topology) -> Result<RouteList, GenerateError> {
     let hosts = topology.hosts;
     let pairs =
         || (0..hosts).flat_map(move |s| (0..hosts).filter(move |&d| d != s).map(move |d| (HostId(s), HostId(d))));
@@ -249,7 +395,7 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
                     path.push(port);
                     match graph.neighbour(at, port) {
                         Some(next) if path.len() <= graph.links.len() => at = next,
-                        Some(_) => return Err(format!("dimension-order routes loop from host{} to host{}", s.0, d.0)),
+                        Some(_) => return Err(GenerateError::DimensionOrderLoop { src: s, dst: d }),
                         None => break,
                     }
                 }
@@ -261,7 +407,7 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
             .map(|(s, d)| {
                 tree.xgft_path(s, d)
                     .map(|path| ((s, d), path))
-                    .ok_or_else(|| "this routing has no paths to list".to_string())
+                    .ok_or(GenerateError::NoPathsToList)
             })
             .collect(),
     }
@@ -271,7 +417,7 @@ pub fn routes_of(topology: &Topology) -> Result<RouteList, String> {
 /// the output each switch's table names for the destination's LID, until the
 /// destination's cable. Errors name the tables' line (or the dump's, for a host without
 /// a LID).
-pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> {
+pub fn forwarding_routes(fabric: &IbFabric) -> Result<RouteList, GenerateError> {
     let topology = &fabric.topology.topology;
     let graph = Graph::of(topology);
     let name = |d| fabric.topology.name(d).to_string();
@@ -281,21 +427,14 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
     for s in 0..hosts {
         for d in (0..hosts).filter(|&d| d != s) {
             let (src, dst) = (HostId(s), HostId(d));
-            let lid = fabric.host_lids[dst.index()].ok_or_else(|| {
-                format!(
-                    "{}:{}: {} has no LID (no `lid <n>` on its Ca's link line nor on the switch's line that leads to \
-                     it): the tables cannot route to it",
-                    fabric.dump_file,
-                    fabric.host_lines[dst.index()],
-                    name(Device::Host(dst))
-                )
+            let lid = fabric.host_lids[dst.index()].ok_or_else(|| GenerateError::NoLid {
+                dump: fabric.dump_file.clone(),
+                line: fabric.host_lines[dst.index()],
+                host: name(Device::Host(dst)),
             })?;
-            let route = || {
-                format!(
-                    "the route from {} to {}",
-                    name(Device::Host(src)),
-                    name(Device::Host(dst))
-                )
+            let route = || Pair {
+                src: name(Device::Host(src)),
+                dst: name(Device::Host(dst)),
             };
             let (mut at, _) = graph.attach(src)?;
             let (last, down) = graph.attach(dst)?;
@@ -304,29 +443,31 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
                 let switch = name(Device::Switch(SwitchId(at)));
                 let Some(entry) = fabric.forwarding[at as usize].get(&lid) else {
                     return Err(match fabric.section_lines[at as usize] {
-                        0 => format!(
-                            "{tables}: no section for {switch} ({}), which {} crosses",
-                            switch_ids(fabric, at),
-                            route()
-                        ),
-                        line => format!(
-                            "{tables}:{line}: {switch}'s table (the section here) has no entry for lid {lid}, which {} \
-                             needs",
-                            route()
-                        ),
+                        0 => GenerateError::NoSection {
+                            tables: tables.clone(),
+                            switch,
+                            guid: fabric.switch_guids[at as usize],
+                            lid: fabric.switch_lids[at as usize],
+                            route: route(),
+                        },
+                        line => GenerateError::NoEntry {
+                            tables: tables.clone(),
+                            line,
+                            switch,
+                            lid,
+                            route: route(),
+                        },
                     });
                 };
                 let Some(port) = entry.output() else {
-                    let what = match entry.ib_port {
-                        0 => "the switch itself",
-                        _ => "no route",
-                    };
-                    return Err(format!(
-                        "{tables}:{}: {switch} sends lid {lid} to port {} ({what}), but {} crosses it",
-                        entry.line,
-                        entry.ib_port,
-                        route()
-                    ));
+                    return Err(GenerateError::NotForwarded {
+                        tables: tables.clone(),
+                        line: entry.line,
+                        switch,
+                        lid,
+                        ib_port: entry.ib_port,
+                        route: route(),
+                    });
                 };
                 path.push(port);
                 if at == last && port == down {
@@ -335,13 +476,13 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
                 match graph.neighbour(at, port) {
                     Some(next) if path.len() <= graph.links.len() => at = next,
                     _ => {
-                        return Err(format!(
-                            "{tables}:{}: the tables route {} to {} off the network or round in a loop at \
-                             {switch}.p{port}",
-                            entry.line,
-                            name(Device::Host(src)),
-                            name(Device::Host(dst)),
-                        ));
+                        return Err(GenerateError::OffNetwork {
+                            tables: tables.clone(),
+                            line: entry.line,
+                            switch,
+                            port,
+                            route: route(),
+                        });
                     }
                 }
             }
@@ -351,11 +492,11 @@ pub fn forwarding_routes(fabric: &crate::IbFabric) -> Result<RouteList, String> 
     Ok(routes)
 }
 
-/// What identifies switch `s` in forwarding tables: its GUID and LID, as the dump gives
+/// What identifies a switch in forwarding tables: its GUID and LID, as the dump gives
 /// them.
-fn switch_ids(fabric: &crate::IbFabric, s: u32) -> String {
-    let guid = fabric.switch_guids[s as usize].map(|g| format!("guid {g:#018x}"));
-    let lid = fabric.switch_lids[s as usize].map(|l| format!("lid {l}"));
+fn switch_ids(guid: Option<u64>, lid: Option<u32>) -> String {
+    let guid = guid.map(|g| format!("guid {g:#018x}"));
+    let lid = lid.map(|l| format!("lid {l}"));
     let ids: Vec<String> = guid.into_iter().chain(lid).collect();
     match ids.is_empty() {
         true => "no GUID or LID in the dump".to_string(),
@@ -500,6 +641,29 @@ fn cycle(channels: &Channels, mut depends: Vec<Vec<u32>>) -> Option<Vec<(SwitchI
 /// holds millions of flows, a few hundred per host of a 32,768-host network.
 pub const MAX_PATTERN_BYTES: u64 = 64 * vesper_input::MIB;
 
+/// A pattern file that breaks a rule: the file, the line, and the rule.
+pub type PatternError = FileError<PatternRule>;
+
+/// The rule a line of a pattern file breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternRule {
+    /// a flow whose words are not two endpoints
+    #[error("expected {expected}, got `{line}`")]
+    Endpoints {
+        /// what two endpoints are
+        expected: String,
+        /// the line, trimmed
+        line: String,
+    },
+    /// a line that is neither a flow nor `phase`
+    #[error("expected `SRC DST` or `phase`, got `{line}`")]
+    Line {
+        /// the line, trimmed
+        line: String,
+    },
+}
+
 /// Reads a communication pattern: one flow per line, `SOURCE DESTINATION`, each turned
 /// into an id by `endpoint` (`expected` says what two endpoints are, for messages); a
 /// line `phase` starts the next phase; text after `#` and blank lines are ignored, and
@@ -509,7 +673,7 @@ pub fn read_phases<T>(
     text: &str,
     endpoint: impl Fn(&str) -> Option<T>,
     expected: &str,
-) -> Result<Vec<Vec<(T, T)>>, String> {
+) -> Result<Vec<Vec<(T, T)>>, PatternError> {
     let mut phases = vec![Vec::new()];
     for (number, line) in text.lines().enumerate() {
         let words: Vec<&str> = line.split('#').next().unwrap_or("").split_whitespace().collect();
@@ -519,19 +683,18 @@ pub fn read_phases<T>(
             [src, dst] => match (endpoint(src), endpoint(dst)) {
                 (Some(s), Some(d)) => phases.last_mut().map_or((), |p| p.push((s, d))),
                 _ => {
-                    return Err(format!(
-                        "{file}:{}: expected {expected}, got `{}`",
-                        number + 1,
-                        line.trim()
-                    ));
+                    let rule = PatternRule::Endpoints {
+                        expected: expected.to_string(),
+                        line: line.trim().to_string(),
+                    };
+                    return Err(PatternError::new(file, number + 1, rule));
                 }
             },
             _ => {
-                return Err(format!(
-                    "{file}:{}: expected `SRC DST` or `phase`, got `{}`",
-                    number + 1,
-                    line.trim()
-                ));
+                let rule = PatternRule::Line {
+                    line: line.trim().to_string(),
+                };
+                return Err(PatternError::new(file, number + 1, rule));
             }
         }
     }
@@ -557,7 +720,7 @@ pub fn conflicts(
     topology: &Topology,
     routes: &RouteList,
     phases: &[Vec<(HostId, HostId)>],
-) -> Result<Vec<PhaseConflicts>, String> {
+) -> Result<Vec<PhaseConflicts>, GenerateError> {
     let graph = Graph::of(topology);
     let hosts = topology.hosts as usize;
     let mut first: Vec<Option<usize>> = vec![None; hosts * hosts];
@@ -575,7 +738,7 @@ pub fn conflicts(
                 .get(s.index() * hosts + d.index())
                 .copied()
                 .flatten()
-                .ok_or_else(|| format!("no route from host{} to host{}", s.0, d.0))?;
+                .ok_or(GenerateError::NoRoute { src: s, dst: d })?;
             *load
                 .entry(Endpoint {
                     device: Device::Host(s),
@@ -615,6 +778,8 @@ mod tests {
     };
 
     use super::*;
+    use crate::ibnet::read_forwarding_tables;
+    use crate::ibnet::tests::{FABRIC, TABLES, read};
 
     /// Every route of `routes` is accepted by the simulator's check (it lands on its
     /// destination), and a message per pair arrives.
@@ -706,6 +871,203 @@ mod tests {
         assert_eq!(
             diameter(&Xgft::kary_ntree(4, 2).expect("valid").topology(LinkParams::default())),
             Some(4)
+        );
+    }
+
+    #[test]
+    fn every_error_reads_as_its_message() {
+        let route = || Pair {
+            src: "a".into(),
+            dst: "b".into(),
+        };
+        let errors = [
+            (
+                GenerateError::HostWithoutCable { host: HostId(4) },
+                "host4 has no cable to a switch",
+            ),
+            (
+                GenerateError::NotConnected { src: 1, dst: 2 },
+                "no path from host1 to host2: the network is not connected",
+            ),
+            (GenerateError::NoSwitch, "the network has no switch"),
+            (
+                GenerateError::SwitchNotConnected { switch: 3 },
+                "sw3 does not reach every switch: the network is not connected",
+            ),
+            (
+                GenerateError::NoUpDownRoute { src: 1, dst: 2 },
+                "no up*/down* route from host1 to host2",
+            ),
+            (
+                GenerateError::DimensionOrderLoop {
+                    src: HostId(1),
+                    dst: HostId(2),
+                },
+                "dimension-order routes loop from host1 to host2",
+            ),
+            (GenerateError::NoPathsToList, "this routing has no paths to list"),
+            (
+                GenerateError::NoRoute {
+                    src: HostId(1),
+                    dst: HostId(2),
+                },
+                "no route from host1 to host2",
+            ),
+            (
+                GenerateError::NoLid {
+                    dump: "f.topo".into(),
+                    line: 20,
+                    host: "H-1".into(),
+                },
+                "f.topo:20: H-1 has no LID (no `lid <n>` on its Ca's link line nor on the switch's line that leads \
+                 to it): the tables cannot route to it",
+            ),
+            (
+                GenerateError::NoSection {
+                    tables: "t".into(),
+                    switch: "S-1".into(),
+                    guid: None,
+                    lid: None,
+                    route: route(),
+                },
+                "t: no section for S-1 (no GUID or LID in the dump), which the route from a to b crosses",
+            ),
+            (
+                GenerateError::NoSection {
+                    tables: "t".into(),
+                    switch: "S-1".into(),
+                    guid: Some(0x101),
+                    lid: Some(2),
+                    route: route(),
+                },
+                "t: no section for S-1 (guid 0x0000000000000101, lid 2), which the route from a to b crosses",
+            ),
+            (
+                GenerateError::NoEntry {
+                    tables: "t".into(),
+                    line: 20,
+                    switch: "S-1".into(),
+                    lid: 11,
+                    route: route(),
+                },
+                "t:20: S-1's table (the section here) has no entry for lid 11, which the route from a to b needs",
+            ),
+            (
+                GenerateError::NotForwarded {
+                    tables: "t".into(),
+                    line: 22,
+                    switch: "S-1".into(),
+                    lid: 11,
+                    ib_port: 255,
+                    route: route(),
+                },
+                "t:22: S-1 sends lid 11 to port 255 (no route), but the route from a to b crosses it",
+            ),
+            (
+                GenerateError::NotForwarded {
+                    tables: "t".into(),
+                    line: 22,
+                    switch: "S-1".into(),
+                    lid: 11,
+                    ib_port: 0,
+                    route: route(),
+                },
+                "t:22: S-1 sends lid 11 to port 0 (the switch itself), but the route from a to b crosses it",
+            ),
+            (
+                GenerateError::OffNetwork {
+                    tables: "t".into(),
+                    line: 22,
+                    switch: "S-1".into(),
+                    port: 0,
+                    route: route(),
+                },
+                "t:22: the tables route a to b off the network or round in a loop at S-1.p0",
+            ),
+        ];
+        for (error, text) in errors {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn pattern_lines_that_are_not_flows_name_the_line() {
+        let read = |text: &str| read_phases("p.txt", text, |w| w.parse::<u32>().ok(), "two numbers");
+        assert_eq!(read("0 1\nphase\n1 0\n"), Ok(vec![vec![(0, 1)], vec![(1, 0)]]));
+        assert_eq!(
+            read("0 1\n 0 x \n").map_err(|e| e.to_string()),
+            Err("p.txt:2: expected two numbers, got `0 x`".to_string())
+        );
+        assert_eq!(
+            read("0 1 2\n").map_err(|e| e.to_string()),
+            Err("p.txt:1: expected `SRC DST` or `phase`, got `0 1 2`".to_string())
+        );
+    }
+
+    #[test]
+    fn routes_the_tables_cannot_give_name_the_file_and_line() {
+        let routes = |fabric: &str, tables: &str| {
+            let mut fabric = read(fabric);
+            let tables = read_forwarding_tables("lfts.txt", tables).unwrap_or_else(|e| panic!("{e}"));
+            fabric
+                .attach_forwarding("lfts.txt", &tables)
+                .unwrap_or_else(|e| panic!("{e}"));
+            forwarding_routes(&fabric).map(|r| r.len()).map_err(|e| e.to_string())
+        };
+        assert_eq!(routes(FABRIC, TABLES), Ok(12));
+        // Leaf b (its section at line 20) without an entry for alpha's LID: the first route
+        // that needs it is beta's second port's.
+        let beta = "the route from H-0002c90000000300[2] to H-0002c90000000200";
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "")),
+            Err(format!(
+                "lfts.txt:20: S-0002c90000000101's table (the section here) has no entry for lid 11, which {beta} needs"
+            ))
+        );
+        // An entry that says there is no route, or that sends the message to the switch
+        // itself.
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 255\n")),
+            Err(format!(
+                "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 255 (no route), but {beta} crosses it"
+            ))
+        );
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 000\n")),
+            Err(format!(
+                "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 0 (the switch itself), but {beta} crosses it"
+            ))
+        );
+        // No section for the switch at all: the first route to cross it is alpha's.
+        let leaf_a = &TABLES[..TABLES.find("# matched by LID").expect("leaf b")];
+        assert_eq!(
+            routes(FABRIC, leaf_a),
+            Err(
+                "lfts.txt: no section for S-0002c90000000101 (guid 0x0002c90000000101, lid 2), which the route from \
+                 H-0002c90000000200 to H-0002c90000000300[2] crosses"
+                    .to_string()
+            )
+        );
+        // An entry that sends the message off the network (to a host's port).
+        assert_eq!(
+            routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 001\n")),
+            Err(
+                "lfts.txt:22: the tables route H-0002c90000000300[2] to H-0002c90000000200 off the network or round in a \
+                 loop at S-0002c90000000101.p0"
+                    .to_string()
+            )
+        );
+        // A host the dump gives no LID: the dump's line of its CA.
+        let no_lid = FABRIC
+            .replace("\"alpha HCA-1\" lid 11 4xQDR", "\"alpha HCA-1\" 4xQDR")
+            .replace("# lid 11 lmc 0 \"leaf a\"", "# lmc 0 \"leaf a\"");
+        assert_eq!(
+            routes(&no_lid, TABLES),
+            Err(
+                "fabric.topo:20: H-0002c90000000200 has no LID (no `lid <n>` on its Ca's link line nor on the switch's \
+                 line that leads to it): the tables cannot route to it"
+                    .to_string()
+            )
         );
     }
 

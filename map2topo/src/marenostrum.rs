@@ -40,8 +40,8 @@
 
 use vesper_netmodels::{Cable, Device, Endpoint, HostId, LinkParams, Routing, SwitchId, Topology};
 
-use crate::NamedTopology;
 use crate::map::{WriteOptions, write_map};
+use crate::named::NamedTopology;
 
 /// Hosts of the machine.
 pub const HOSTS: u32 = 2560;

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use vesper_input::{InputError, Lines};
 use vesper_netmodels::{Device, Endpoint, HostId, PathList, Topology};
 
-use crate::NamedTopology;
+use crate::named::NamedTopology;
 
 /// Routes of a network: ((source, destination), output ports), pair by pair, the
 /// alternatives of a pair in order; stored flat (a route file for 8,192 hosts holds 67
@@ -82,11 +82,11 @@ fn for_each_line(
 /// Line `line` of `file` could not be read (the error may name another).
 fn read_error(file: &str, line: usize, e: &InputError) -> RouteFileError {
     let line = e.line().and_then(|l| usize::try_from(l).ok()).unwrap_or(line);
-    at_line(file, line)(e.to_string())
+    at_line(file, line)(RouteRule::Unreadable(e.to_string()))
 }
 
 /// The error a rule broken at `line` of `file` makes.
-fn at_line(file: &str, line: usize) -> impl Fn(String) -> RouteFileError + '_ {
+fn at_line(file: &str, line: usize) -> impl Fn(RouteRule) -> RouteFileError + '_ {
     move |rule| RouteFileError {
         file: file.to_string(),
         line,
@@ -103,12 +103,164 @@ pub struct RouteFileError {
     /// the line, from 1
     pub line: usize,
     /// the rule broken
-    pub rule: String,
+    pub rule: RouteRule,
+}
+
+/// The rule a line of a route file breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouteRule {
+    /// the line cannot be read (the reader's message: its error keeps an `io::Error`,
+    /// which can be neither compared nor copied)
+    #[error("{0}")]
+    Unreadable(String),
+    /// a quote opened and never closed
+    #[error("a quoted name is not closed")]
+    UnclosedQuote,
+    /// a name that is no host of the map
+    #[error("unknown host `{0}`")]
+    UnknownHost(String),
+    /// a canonical line with fewer than two words
+    #[error("expected SOURCE DESTINATION PORT...")]
+    CanonicalLine,
+    /// a port that is not a number
+    #[error("expected a port number, got `{0}`")]
+    Port(String),
+    /// a route that does not lead where it says
+    #[error("{0}")]
+    Walk(WalkError),
+    /// more routes than the memory holds
+    #[error("the routes do not fit in memory: {read} routes read before this one")]
+    NoRoom {
+        /// the routes read before this one
+        read: usize,
+    },
+    /// a Myrinet route before any header
+    #[error("a route before its source's header")]
+    RouteBeforeHeader,
+    /// a Myrinet turn that is neither a route byte nor a turn
+    #[error("expected a route byte or a turn, got `{0}`")]
+    Turn(String),
+    /// a Myrinet line that is neither a header nor a route
+    #[error("expected a header `\"SOURCE\"` or a route `\"DESTINATION\" LENGTH TURN...`, got {words} words")]
+    MyrinetLine {
+        /// the words of the line
+        words: usize,
+    },
+    /// a file that leaves out a pair of hosts (at its last line)
+    #[error("the file ends without a route from `{src}` to `{dst}`; every pair of hosts needs one")]
+    MissingPair {
+        /// the first pair's source left out
+        src: String,
+        /// and its destination
+        dst: String,
+    },
+}
+
+/// A step of a route, as its errors name it: a Myrinet turn, or a hop of absolute ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// the turn of this index, from 0
+    Turn(usize),
+    /// the hop of this index, from 0
+    Hop(usize),
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Turn(n) => write!(f, "turn {n}"),
+            Step::Hop(n) => write!(f, "hop {n}"),
+        }
+    }
+}
+
+/// Where a route, walked on the map, goes wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WalkError {
+    /// a route from a host without a cable
+    #[error("the source host has no cable")]
+    SourceWithoutCable,
+    /// a turn taken at a host
+    #[error("turn {turn} arrives at a host, not a switch")]
+    TurnAtHost {
+        /// the turn, from 0
+        turn: usize,
+    },
+    /// a turn beyond a switch's ports
+    #[error("turn {turn} ({delta:+}) from {}.p{} leaves its {ports} ports", from.device, from.port)]
+    TurnBeyondPorts {
+        /// the turn, from 0
+        turn: usize,
+        /// its δ
+        delta: i32,
+        /// the port the route entered by
+        from: Endpoint,
+        /// the switch's ports
+        ports: u32,
+    },
+    /// a step out of a port without a cable
+    #[error("{step}: {}.p{} has no cable", at.device, at.port)]
+    NoCable {
+        /// the step
+        step: Step,
+        /// the port left by
+        at: Endpoint,
+    },
+    /// a route that reaches a host with hops to go
+    #[error("hop {hop} arrives at host `{host}` before the route ends")]
+    HostBeforeEnd {
+        /// the hop, from 0
+        hop: usize,
+        /// the host reached
+        host: String,
+    },
+    /// a port beyond a switch's ports
+    #[error("hop {hop}: switch `{switch}` has {ports} ports, no port {port}")]
+    NoSuchPort {
+        /// the hop, from 0
+        hop: usize,
+        /// the switch
+        switch: String,
+        /// its ports
+        ports: u32,
+        /// the port named
+        port: u32,
+    },
+    /// a route that ends elsewhere than its destination
+    #[error("the route ends at `{end}`, not at `{dst}`")]
+    EndsElsewhere {
+        /// where it ends
+        end: String,
+        /// where it should
+        dst: String,
+    },
+    /// a hop whose turn a Myrinet route byte cannot hold
+    #[error("hop {hop}: a turn of {delta} does not fit a route byte")]
+    TurnTooWide {
+        /// the hop, from 0
+        hop: usize,
+        /// the turn
+        delta: i64,
+    },
+}
+
+/// A route the Myrinet format cannot hold: its hosts, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{src} to {dst}: {walk}")]
+pub struct UnwritableRoute {
+    /// the source host
+    pub src: String,
+    /// the destination host
+    pub dst: String,
+    /// what went wrong on the way
+    pub walk: WalkError,
 }
 
 /// The words of a line: bare tokens or quoted names (`"n 0"`, with `\"` and `\\`);
 /// `#` outside quotes starts a comment.
-fn words(line: &str) -> Result<Vec<std::borrow::Cow<'_, str>>, String> {
+fn words(line: &str) -> Result<Vec<std::borrow::Cow<'_, str>>, RouteRule> {
     // Most lines (every line map2topo writes for numbered hosts) quote nothing: their
     // words are slices of the line, with no allocation each.
     if !line.contains('"') {
@@ -133,7 +285,7 @@ fn words(line: &str) -> Result<Vec<std::borrow::Cow<'_, str>>, String> {
                     Some('"') => break,
                     Some('\\') => word.extend(chars.next()),
                     Some(other) => word.push(other),
-                    None => return Err("a quoted name is not closed".into()),
+                    None => return Err(RouteRule::UnclosedQuote),
                 }
             }
             out.push(word.into());
@@ -182,8 +334,11 @@ fn host_ids(net: &NamedTopology) -> HashMap<&str, HostId> {
 }
 
 /// The host called `name`, or the rule it breaks.
-fn host_named(hosts: &HashMap<&str, HostId>, name: &str) -> Result<HostId, String> {
-    hosts.get(name).copied().ok_or_else(|| format!("unknown host `{name}`"))
+fn host_named(hosts: &HashMap<&str, HostId>, name: &str) -> Result<HostId, RouteRule> {
+    hosts
+        .get(name)
+        .copied()
+        .ok_or_else(|| RouteRule::UnknownHost(name.to_string()))
 }
 
 /// Reads canonical routes of `net` from `text` (`file` names it in errors).
@@ -211,21 +366,20 @@ fn parse_canonical(
             return Ok(());
         }
         let [src, dst, words_ports @ ..] = words.as_slice() else {
-            return Err(error("expected SOURCE DESTINATION PORT...".into()));
+            return Err(error(RouteRule::CanonicalLine));
         };
         let host = |name: &str| host_named(&hosts, name).map_err(&error);
         let pair = (host(src)?, host(dst)?);
         ports.clear();
         for p in words_ports {
-            ports.push(
-                p.parse::<u32>()
-                    .map_err(|_| error(format!("expected a port number, got `{p}`")))?,
-            );
+            ports.push(p.parse::<u32>().map_err(|_| error(RouteRule::Port(p.to_string())))?);
         }
-        peers.check_route(net, pair.0, pair.1, &ports).map_err(&error)?;
+        peers
+            .check_route(net, pair.0, pair.1, &ports)
+            .map_err(|e| error(RouteRule::Walk(e)))?;
         routes
             .try_push(pair, &ports)
-            .map_err(|_| error(no_room(routes.len())))?;
+            .map_err(|_| error(RouteRule::NoRoom { read: routes.len() }))?;
         Ok(())
     })
 }
@@ -297,11 +451,10 @@ fn parse_any(file: &str, lines: &mut LineSource<'_>, net: &NamedTopology) -> Res
         .find(|&bit| bit / hosts != bit % hosts && listed[bit / 64] & (1 << (bit % 64)) == 0)
         .map(|bit| (HostId((bit / hosts) as u32), HostId((bit % hosts) as u32)));
     if let Some((s, d)) = missing {
-        return Err(at_line(file, count)(format!(
-            "the file ends without a route from `{}` to `{}`; every pair of hosts needs one",
-            net.name(Device::Host(s)),
-            net.name(Device::Host(d))
-        )));
+        return Err(at_line(file, count)(RouteRule::MissingPair {
+            src: net.name(Device::Host(s)).to_string(),
+            dst: net.name(Device::Host(d)).to_string(),
+        }));
     }
     Ok(routes)
 }
@@ -408,98 +561,95 @@ impl Peers {
     }
 
     /// The switch port host `h` is cabled to.
-    fn first(&self, h: HostId) -> Result<Endpoint, String> {
+    fn first(&self, h: HostId) -> Result<Endpoint, WalkError> {
         self.get(Endpoint {
             device: Device::Host(h),
             port: 0,
         })
-        .ok_or_else(|| "the source host has no cable".to_string())
+        .ok_or(WalkError::SourceWithoutCable)
     }
 
     /// Absolute output ports of a Myrinet route (turns) from host `src`, or why a turn
     /// leaves the switch's ports or the route runs off the network.
-    pub fn turns_to_ports(&self, topology: &Topology, src: HostId, turns: &[i32]) -> Result<Vec<u32>, String> {
+    pub fn turns_to_ports(&self, topology: &Topology, src: HostId, turns: &[i32]) -> Result<Vec<u32>, WalkError> {
         let mut at = self.first(src)?;
         let mut ports = Vec::with_capacity(turns.len());
         for (hop, &delta) in turns.iter().enumerate() {
             let Device::Switch(_) = at.device else {
-                return Err(format!("turn {hop} arrives at a host, not a switch"));
+                return Err(WalkError::TurnAtHost { turn: hop });
             };
             let out = i64::from(at.port) + i64::from(delta);
             let limit = topology.ports_of(at.device);
             if !(0..i64::from(limit)).contains(&out) {
-                return Err(format!(
-                    "turn {hop} ({delta:+}) from {}.p{} leaves its {limit} ports",
-                    at.device, at.port
-                ));
+                return Err(WalkError::TurnBeyondPorts {
+                    turn: hop,
+                    delta,
+                    from: at,
+                    ports: limit,
+                });
             }
             let out = out as u32;
             ports.push(out);
-            at = self.cross(at, out, || format!("turn {hop}"))?;
+            at = self.cross(at, out, Step::Turn(hop))?;
         }
         Ok(ports)
     }
 
     /// Where leaving `at`'s device by port `out` leads; the error names the hop.
-    fn cross(&self, at: Endpoint, out: u32, hop: impl Fn() -> String) -> Result<Endpoint, String> {
-        let here = at.device;
-        self.get(Endpoint {
-            device: here,
+    fn cross(&self, at: Endpoint, out: u32, step: Step) -> Result<Endpoint, WalkError> {
+        let leaving = Endpoint {
+            device: at.device,
             port: out,
-        })
-        .ok_or_else(|| format!("{}: {here}.p{out} has no cable", hop()))
+        };
+        self.get(leaving).ok_or(WalkError::NoCable { step, at: leaving })
     }
 
     /// Whether `ports` lead from host `src` to host `dst`, hop by hop; or where they go
     /// wrong, naming the devices as the map does.
-    pub fn check_route(&self, net: &NamedTopology, src: HostId, dst: HostId, ports: &[u32]) -> Result<(), String> {
+    pub fn check_route(&self, net: &NamedTopology, src: HostId, dst: HostId, ports: &[u32]) -> Result<(), WalkError> {
         let mut at = self.first(src)?;
         for (hop, &out) in ports.iter().enumerate() {
             let here = at.device;
             if let Device::Host(_) = here {
-                return Err(format!(
-                    "hop {hop} arrives at host `{}` before the route ends",
-                    net.name(here)
-                ));
+                return Err(WalkError::HostBeforeEnd {
+                    hop,
+                    host: net.name(here).to_string(),
+                });
             }
             let limit = net.topology.ports_of(here);
             if out >= limit {
-                return Err(format!(
-                    "hop {hop}: switch `{}` has {limit} ports, no port {out}",
-                    net.name(here)
-                ));
+                return Err(WalkError::NoSuchPort {
+                    hop,
+                    switch: net.name(here).to_string(),
+                    ports: limit,
+                    port: out,
+                });
             }
-            at = self.cross(at, out, || format!("hop {hop}"))?;
+            at = self.cross(at, out, Step::Hop(hop))?;
         }
         if at.device != Device::Host(dst) {
-            return Err(format!(
-                "the route ends at `{}`, not at `{}`",
-                net.name(at.device),
-                net.name(Device::Host(dst))
-            ));
+            return Err(WalkError::EndsElsewhere {
+                end: net.name(at.device).to_string(),
+                dst: net.name(Device::Host(dst)).to_string(),
+            });
         }
         Ok(())
     }
 
     /// Myrinet turns of a route given as absolute output ports from host `src`.
-    pub fn ports_to_turns(&self, src: HostId, ports: &[u32]) -> Result<Vec<i32>, String> {
+    pub fn ports_to_turns(&self, src: HostId, ports: &[u32]) -> Result<Vec<i32>, WalkError> {
         let mut at = self.first(src)?;
         let mut turns = Vec::with_capacity(ports.len());
         for (hop, &out) in ports.iter().enumerate() {
             let delta = i64::from(out) - i64::from(at.port);
             if !(-32..=31).contains(&delta) {
-                return Err(format!("hop {hop}: a turn of {delta} does not fit a route byte"));
+                return Err(WalkError::TurnTooWide { hop, delta });
             }
             turns.push(delta as i32);
-            at = self.cross(at, out, || format!("hop {hop}"))?;
+            at = self.cross(at, out, Step::Hop(hop))?;
         }
         Ok(turns)
     }
-}
-
-/// Why a route was not kept: the routes read before it fill the memory.
-fn no_room(read: usize) -> String {
-    format!("the routes do not fit in memory: {read} routes read before this one")
 }
 
 /// Reads a Myrinet route file of `net`, turning its turns into absolute ports.
@@ -528,24 +678,22 @@ fn parse_myrinet(
         let length = words.get(1).and_then(|w| w.parse::<usize>().ok());
         match length {
             Some(l) if l >= 1 && words.len() == l + 2 => {
-                let src = source.ok_or_else(|| error("a route before its source's header".into()))?;
+                let src = source.ok_or_else(|| error(RouteRule::RouteBeforeHeader))?;
                 let dst = host(name)?;
                 let turns = words[2..]
                     .iter()
-                    .map(|t| turn(t).ok_or_else(|| error(format!("expected a route byte or a turn, got `{t}`"))))
+                    .map(|t| turn(t).ok_or_else(|| error(RouteRule::Turn(t.to_string()))))
                     .collect::<Result<Vec<_>, _>>()?;
-                let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(&error)?;
-                peers.check_route(net, src, dst, &ports).map_err(&error)?;
+                let walk = |e| error(RouteRule::Walk(e));
+                let ports = peers.turns_to_ports(&net.topology, src, &turns).map_err(walk)?;
+                peers.check_route(net, src, dst, &ports).map_err(walk)?;
                 routes
                     .try_push((src, dst), &ports)
-                    .map_err(|_| error(no_room(routes.len())))?;
+                    .map_err(|_| error(RouteRule::NoRoom { read: routes.len() }))?;
             }
             _ if words.len() <= 2 => source = Some(host(name)?),
             _ => {
-                return Err(error(format!(
-                    "expected a header `\"SOURCE\"` or a route `\"DESTINATION\" LENGTH TURN...`, got {} words",
-                    words.len()
-                )));
+                return Err(error(RouteRule::MyrinetLine { words: words.len() }));
             }
         }
         Ok(())
@@ -553,15 +701,33 @@ fn parse_myrinet(
 }
 
 /// Writes `routes` of `net` as a Myrinet route file (turns as route bytes), a section
-/// per run of routes from one source.
-pub fn write_myrinet(routes: &RouteList, net: &NamedTopology) -> Result<String, String> {
+/// per run of routes from one source; or the first route whose turns a route byte
+/// cannot hold.
+pub fn write_myrinet(routes: &RouteList, net: &NamedTopology) -> Result<String, UnwritableRoute> {
+    let peers = Peers::of(&net.topology);
+    for ((src, dst), ports) in routes.iter() {
+        peers
+            .ports_to_turns(src, ports)
+            .map_err(|walk| unwritable(net, src, dst, walk))?;
+    }
     let mut out = Vec::new();
-    write_myrinet_to(routes, net, &mut out).map_err(|e| e.to_string())?;
+    // Writing to memory cannot fail, every route's turns fit (checked above), and every
+    // piece written is text.
+    let _ = write_myrinet_to(routes, net, &mut out);
     Ok(String::from_utf8(out).unwrap_or_default())
 }
 
+/// The route from `src` to `dst` that `walk` keeps out of a Myrinet file.
+fn unwritable(net: &NamedTopology, src: HostId, dst: HostId, walk: WalkError) -> UnwritableRoute {
+    UnwritableRoute {
+        src: net.name(Device::Host(src)).to_string(),
+        dst: net.name(Device::Host(dst)).to_string(),
+        walk,
+    }
+}
+
 /// [`write_myrinet`] to `out`, route by route; a route whose turns a route byte cannot
-/// hold is an error of kind `Other`, naming it.
+/// hold is an error of kind `Other` holding an [`UnwritableRoute`].
 pub fn write_myrinet_to(routes: &RouteList, net: &NamedTopology, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let peers = Peers::of(&net.topology);
     // Sections: runs of routes from one source.
@@ -576,13 +742,9 @@ pub fn write_myrinet_to(routes: &RouteList, net: &NamedTopology, out: &mut dyn s
         }
         writeln!(out, "{} {}", quote_always(net.name(Device::Host(src))), end - start)?;
         for ((_, dst), ports) in (start..end).map(|i| routes.get(i)) {
-            let turns = peers.ports_to_turns(src, ports).map_err(|e| {
-                std::io::Error::other(format!(
-                    "{} to {}: {e}",
-                    net.name(Device::Host(src)),
-                    net.name(Device::Host(dst))
-                ))
-            })?;
+            let turns = peers
+                .ports_to_turns(src, ports)
+                .map_err(|walk| std::io::Error::other(unwritable(net, src, dst, walk)))?;
             write!(out, "{} {}", quote_always(net.name(Device::Host(dst))), turns.len())?;
             for t in turns {
                 write!(out, " 0x{:02x}", 0x80 | (t as u8 & 0x3f))?;
@@ -730,7 +892,10 @@ mod tests {
         bytes[cut] = 0xff;
         let refused = read_any_from("r", std::io::Cursor::new(bytes), &net).expect_err("not UTF-8");
         assert_eq!(refused.line, lines + 1);
-        assert_eq!(refused.rule, format!("line {} is not UTF-8 text", lines + 1));
+        assert_eq!(
+            refused.rule.to_string(),
+            format!("line {} is not UTF-8 text", lines + 1)
+        );
     }
 
     #[test]
@@ -742,6 +907,129 @@ mod tests {
         assert_eq!(
             refused.to_string(),
             "r:3: line 3 is longer than 1048576 bytes (1 MiB), the longest such a file may hold"
+        );
+    }
+
+    #[test]
+    fn every_rule_and_walk_error_reads_as_its_message() {
+        let sw = |port| Endpoint {
+            device: Device::Switch(vesper_netmodels::SwitchId(3)),
+            port,
+        };
+        let walks = [
+            (WalkError::SourceWithoutCable, "the source host has no cable"),
+            (
+                WalkError::TurnAtHost { turn: 2 },
+                "turn 2 arrives at a host, not a switch",
+            ),
+            (
+                WalkError::TurnBeyondPorts {
+                    turn: 1,
+                    delta: -4,
+                    from: sw(2),
+                    ports: 8,
+                },
+                "turn 1 (-4) from sw3.p2 leaves its 8 ports",
+            ),
+            (
+                WalkError::NoCable {
+                    step: Step::Turn(4),
+                    at: sw(5),
+                },
+                "turn 4: sw3.p5 has no cable",
+            ),
+            (
+                WalkError::NoCable {
+                    step: Step::Hop(0),
+                    at: sw(1),
+                },
+                "hop 0: sw3.p1 has no cable",
+            ),
+            (
+                WalkError::HostBeforeEnd {
+                    hop: 1,
+                    host: "n1".into(),
+                },
+                "hop 1 arrives at host `n1` before the route ends",
+            ),
+            (
+                WalkError::NoSuchPort {
+                    hop: 0,
+                    switch: "s0".into(),
+                    ports: 4,
+                    port: 9,
+                },
+                "hop 0: switch `s0` has 4 ports, no port 9",
+            ),
+            (
+                WalkError::EndsElsewhere {
+                    end: "n0".into(),
+                    dst: "n1".into(),
+                },
+                "the route ends at `n0`, not at `n1`",
+            ),
+            (
+                WalkError::TurnTooWide { hop: 0, delta: 32 },
+                "hop 0: a turn of 32 does not fit a route byte",
+            ),
+        ];
+        for (walk, text) in walks {
+            assert_eq!(walk.to_string(), text);
+        }
+        let rules = [
+            (
+                RouteRule::Unreadable("line 3 is not UTF-8 text".into()),
+                "line 3 is not UTF-8 text",
+            ),
+            (RouteRule::UnclosedQuote, "a quoted name is not closed"),
+            (RouteRule::UnknownHost("h9".into()), "unknown host `h9`"),
+            (RouteRule::CanonicalLine, "expected SOURCE DESTINATION PORT..."),
+            (RouteRule::Port("x".into()), "expected a port number, got `x`"),
+            (
+                RouteRule::Walk(WalkError::SourceWithoutCable),
+                "the source host has no cable",
+            ),
+            (
+                RouteRule::NoRoom { read: 7 },
+                "the routes do not fit in memory: 7 routes read before this one",
+            ),
+            (RouteRule::RouteBeforeHeader, "a route before its source's header"),
+            (
+                RouteRule::Turn("0x10".into()),
+                "expected a route byte or a turn, got `0x10`",
+            ),
+            (
+                RouteRule::MyrinetLine { words: 3 },
+                "expected a header `\"SOURCE\"` or a route `\"DESTINATION\" LENGTH TURN...`, got 3 words",
+            ),
+            (
+                RouteRule::MissingPair {
+                    src: "a".into(),
+                    dst: "b".into(),
+                },
+                "the file ends without a route from `a` to `b`; every pair of hosts needs one",
+            ),
+        ];
+        for (rule, text) in rules {
+            assert_eq!(rule.to_string(), text);
+        }
+        let unwritable = UnwritableRoute {
+            src: "host0".into(),
+            dst: "host32".into(),
+            walk: WalkError::TurnTooWide { hop: 0, delta: 32 },
+        };
+        assert_eq!(
+            unwritable.to_string(),
+            "host0 to host32: hop 0: a turn of 32 does not fit a route byte"
+        );
+    }
+
+    #[test]
+    fn a_myrinet_line_of_three_words_is_neither_header_nor_route() {
+        let refused = read_myrinet("r", "\"host0\"\n\"host1\" 2 0x81\n", &tree()).expect_err("refused");
+        assert_eq!(
+            refused.to_string(),
+            "r:2: expected a header `\"SOURCE\"` or a route `\"DESTINATION\" LENGTH TURN...`, got 3 words"
         );
     }
 

@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (1, Ok(ClientMessage::Stop(crate::WireTime(5.0)))),
+                (1, Ok(ClientMessage::Stop(crate::message::WireTime(5.0)))),
                 (2, Ok(ClientMessage::End)),
                 (3, Ok(ClientMessage::Finish)),
             ]
@@ -240,7 +240,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (1, Ok(ClientMessage::Stop(crate::WireTime(1.0)))),
+                (1, Ok(ClientMessage::Stop(crate::message::WireTime(1.0)))),
                 (2, Err(LineError::TooLong { limit: 8 })),
                 (3, Ok(ClientMessage::End)),
             ]
@@ -272,7 +272,7 @@ mod tests {
         let mut buf = BytesMut::new();
         codec.encode(ServerMessage::End, &mut buf).expect("encode");
         codec
-            .encode(ClientMessage::Stop(crate::WireTime(7.5)), &mut buf)
+            .encode(ClientMessage::Stop(crate::message::WireTime(7.5)), &mut buf)
             .expect("encode");
         assert_eq!(&buf[..], b"END\nSTOP 7.5\n");
     }

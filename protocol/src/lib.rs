@@ -20,38 +20,14 @@ mod token;
 #[cfg(feature = "codec")]
 pub mod codec;
 
-pub use message::{ClientMessage, Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
-pub use parse::{Expected, ParseError, parse_client_line, parse_server_line};
+pub use message::{
+    ClientMessage, Completion, DataMessage, MAX_MESSAGE_BYTES, RendezvousRequest, ServerMessage, WireTime,
+};
+pub use parse::{Expected, ParseError, check_parser_invariants, parse_client_line, parse_server_line};
 pub use token::{Token, TokenError};
 
 /// The legacy client reads each reply with one `recv()` of at most this many bytes.
 pub const LEGACY_REPLY_LIMIT: usize = 500;
 
-/// The largest message size a line may carry \[bytes\]: a C `int` on the client.
-pub const MAX_MESSAGE_BYTES: u32 = i32::MAX as u32;
-
 /// Default maximum length of one line, in bytes, newline excluded.
 pub const DEFAULT_MAX_LINE: usize = 4096;
-
-/// Checks the parser's invariants on arbitrary bytes; the body of the fuzz target,
-/// also run by the property tests so that ordinary `cargo test` exercises it.
-///
-/// Whatever the input, parsing must not panic, and anything that parses must print
-/// to a line that parses back to the same message.
-pub fn check_parser_invariants(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    for line in text.split('\n') {
-        if let Ok(message) = parse_client_line(line) {
-            let printed = message.to_string();
-            let again = parse_client_line(&printed);
-            assert_eq!(again.as_ref(), Ok(&message), "client round trip of {printed:?}");
-        }
-        if let Ok(message) = parse_server_line(line) {
-            let printed = message.to_string();
-            let again = parse_server_line(&printed);
-            assert_eq!(again.as_ref(), Ok(&message), "server round trip of {printed:?}");
-        }
-    }
-}

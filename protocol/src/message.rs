@@ -7,6 +7,9 @@ use std::fmt;
 
 use crate::token::Token;
 
+/// The largest message size a line may carry \[bytes\]: a C `int` on the client.
+pub const MAX_MESSAGE_BYTES: u32 = i32::MAX as u32;
+
 /// A simulated time on the wire: nanoseconds as the client's C `double`.
 ///
 /// The parser accepts full-precision decimals and exponent forms and keeps the nearest

@@ -62,11 +62,11 @@
 //! become `port − 1`, as in the topology.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 
 use vesper_netmodels::{Cable, Device, Endpoint, HostId, LinkParams, Routing, SwitchId, Topology};
 
-use crate::NamedTopology;
+use crate::error::FileError;
+use crate::named::NamedTopology;
 
 mod parse;
 
@@ -147,25 +147,7 @@ pub struct ForwardingEntry {
 }
 
 /// A dump that breaks a rule: the file, the line, and the rule.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct IbError {
-    /// the file's name
-    pub file: String,
-    /// 1-based line (0: the file as a whole)
-    pub line: usize,
-    /// the rule broken (boxed: errors stay small in `Result`s)
-    pub kind: Box<IbErrorKind>,
-}
-
-impl fmt::Display for IbError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.kind)
-        } else {
-            write!(f, "{}:{}: {}", self.file, self.line, self.kind)
-        }
-    }
-}
+pub type IbError = FileError<IbErrorKind>;
 
 /// The rule a dump breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -322,11 +304,7 @@ struct Errors<'a> {
 
 impl Errors<'_> {
     fn at(&self, line: usize, kind: IbErrorKind) -> IbError {
-        IbError {
-            file: self.file.to_string(),
-            line,
-            kind: Box::new(kind),
-        }
+        IbError::new(self.file, line, kind)
     }
 
     fn syntax(&self, line: usize, e: parse::SyntaxError) -> IbError {
@@ -783,4 +761,4 @@ impl IbFabric {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -5,13 +5,13 @@
 //! dumps everything after a `#` outside quotes is a comment, scanned only for the
 //! quoted node description and `lid <n>` fields.
 
-use crate::syntax;
 use std::fmt;
 
 use nom::{
     bytes::complete::{tag, take_till, take_till1, take_while, take_while1},
     combinator::all_consuming,
 };
+use vesper_input::syntax::{self, field, is_blank, unsigned};
 
 /// What the grammar expected where a line failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +131,7 @@ type RuleError<'a> = syntax::RuleError<'a, Expected>;
 
 impl syntax::Expectation for Expected {
     const END_OF_LINE: Self = Expected::EndOfLine;
+    const BLANK: Self = Expected::Blank;
 }
 
 fn fail<T>(at: &str, expected: Expected) -> Res<'_, T> {
@@ -180,7 +181,7 @@ fn header(i: &str) -> Res<'_, TopoLine<'_>> {
         HeaderKind::Switch
     };
     let (i, ()) = blank(i)?;
-    let (i, ports) = number(i, Expected::PortCount)?;
+    let (i, ports) = unsigned(i, Expected::PortCount)?;
     let (i, ()) = blank(i)?;
     let (i, id) = quoted(i, Expected::Id)?;
     let (i, comment) = line_end(i)?;
@@ -306,7 +307,7 @@ fn comment(mut i: &str) -> Res<'_, Comment<'_>> {
         let (rest, word) = field(i, Expected::EndOfLine)?;
         i = rest;
         if word == "lid"
-            && let Ok((rest, lid)) = blank(i).and_then(|(i, ())| number(i, Expected::Number))
+            && let Ok((rest, lid)) = blank(i).and_then(|(i, ())| unsigned(i, Expected::Number))
         {
             i = rest;
             if c.description.is_none() {
@@ -348,7 +349,7 @@ fn lft_header(i: &str) -> Res<'_, LftLine<'_>> {
     let (i, _) = keyword("of")(i)?;
     let (i, _) = keyword("switch")(i)?;
     let (i, _) = keyword("Lid")(i)?;
-    let (i, lid) = number(i, Expected::Number)?;
+    let (i, lid) = unsigned(i, Expected::Number)?;
     let (i, ()) = blank(i)?;
     let (i, _) = keyword("guid")(i)?;
     let (i, guid) = hex(i, Expected::Guid)?;
@@ -370,7 +371,7 @@ fn entry(i: &str) -> Res<'_, LftLine<'_>> {
         return fail(start, Expected::HexLid);
     };
     let (i, ()) = blank(i)?;
-    let (i, port) = number(i, Expected::Number)?;
+    let (i, port) = unsigned(i, Expected::Number)?;
     let (i, _) = take_while(|c| is_blank(c) || c == '\r')(i)?;
     if !i.is_empty() && !i.starts_with(':') {
         return fail(i, Expected::Keyword(":"));
@@ -412,23 +413,7 @@ fn digits(i: &str, expected: Expected) -> Res<'_, u32> {
     }
 }
 
-// number = ("0" … "9")+, a whole field     ; 0 ..= 4294967295
-fn number(i: &str, expected: Expected) -> Res<'_, u32> {
-    let (rest, text) = field(i, expected)?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return fail(i, expected);
-    }
-    match text.parse::<u32>() {
-        Ok(value) => Ok((rest, value)),
-        Err(_) => fail(i, expected),
-    }
-}
-
-// field = (any character but blank or "\r")+
-fn field(i: &str, expected: Expected) -> Res<'_, &str> {
-    field_until(i, expected, |c| is_blank(c) || c == '\r')
-}
-
+// field_until = (any character but those `end` accepts)+
 fn field_until(i: &str, expected: Expected, end: impl Fn(char) -> bool) -> Res<'_, &str> {
     match take_till1::<_, _, RuleError<'_>>(end)(i) {
         Ok(ok) => Ok(ok),
@@ -436,16 +421,10 @@ fn field_until(i: &str, expected: Expected, end: impl Fn(char) -> bool) -> Res<'
     }
 }
 
-// blank = (" " | "\t")+
+// blank, field and unsigned (a whole field of digits) are the rules every line grammar
+// shares (`vesper_input::syntax`); blank is typed here, for `?`.
 fn blank(i: &str) -> Res<'_, ()> {
-    match take_while1::<_, _, RuleError<'_>>(is_blank)(i) {
-        Ok((rest, _)) => Ok((rest, ())),
-        Err(_) => fail(i, Expected::Blank),
-    }
-}
-
-fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
+    syntax::blank(i)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use super::*;
 
 /// A hand-written fabric: two 8-port switches, CAs alpha and gamma with one connected
 /// port, beta with two (one on each switch); gamma's link is listed by the switch only.
-const FABRIC: &str = "\
+pub(crate) const FABRIC: &str = "\
 # Topology file: hand-written test fabric
 #
 vendid=0x2c9
@@ -34,7 +34,7 @@ caguid=0x2c90000000400
 Ca\t1 \"H-0002c90000000400\"\t\t# \"gamma HCA-1\"
 ";
 
-const TABLES: &str = "\
+pub(crate) const TABLES: &str = "\
 Unicast lids [0x0-0xe] of switch Lid 1 guid 0x0002c90000000100 (leaf a):
   Lid  Out   Destination
        Port     Info
@@ -76,7 +76,7 @@ fn switch(s: u32, port: u32) -> Endpoint {
     }
 }
 
-fn read(text: &str) -> IbFabric {
+pub(crate) fn read(text: &str) -> IbFabric {
     read_ibnetdiscover("fabric.topo", text, LinkParams::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -402,71 +402,4 @@ fn large_fabrics_read_quickly() {
     assert_eq!(canonical(&fabric.topology.topology), canonical(&t));
     assert_eq!(fabric.host_lids[4095], Some(104_095));
     assert_eq!(fabric.switch_guids[767], Some(767));
-}
-
-#[test]
-fn routes_the_tables_cannot_give_name_the_file_and_line() {
-    let routes = |fabric: &str, tables: &str| {
-        let mut fabric = read(fabric);
-        let tables = read_forwarding_tables("lfts.txt", tables).unwrap_or_else(|e| panic!("{e}"));
-        fabric
-            .attach_forwarding("lfts.txt", &tables)
-            .unwrap_or_else(|e| panic!("{e}"));
-        crate::generate::forwarding_routes(&fabric).map(|r| r.len())
-    };
-    assert_eq!(routes(FABRIC, TABLES), Ok(12));
-    // Leaf b (its section at line 20) without an entry for alpha's LID: the first route
-    // that needs it is beta's second port's.
-    let beta = "the route from H-0002c90000000300[2] to H-0002c90000000200";
-    assert_eq!(
-        routes(FABRIC, &TABLES.replace("0x000b 007\n", "")),
-        Err(format!(
-            "lfts.txt:20: S-0002c90000000101's table (the section here) has no entry for lid 11, which {beta} needs"
-        ))
-    );
-    // An entry that says there is no route, or that sends the message to the switch
-    // itself.
-    assert_eq!(
-        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 255\n")),
-        Err(format!(
-            "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 255 (no route), but {beta} crosses it"
-        ))
-    );
-    assert_eq!(
-        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 000\n")),
-        Err(format!(
-            "lfts.txt:22: S-0002c90000000101 sends lid 11 to port 0 (the switch itself), but {beta} crosses it"
-        ))
-    );
-    // No section for the switch at all: the first route to cross it is alpha's.
-    let leaf_a = &TABLES[..TABLES.find("# matched by LID").expect("leaf b")];
-    assert_eq!(
-        routes(FABRIC, leaf_a),
-        Err(
-            "lfts.txt: no section for S-0002c90000000101 (guid 0x0002c90000000101, lid 2), which the route from \
-             H-0002c90000000200 to H-0002c90000000300[2] crosses"
-                .to_string()
-        )
-    );
-    // An entry that sends the message off the network (to a host's port).
-    assert_eq!(
-        routes(FABRIC, &TABLES.replace("0x000b 007\n", "0x000b 001\n")),
-        Err(
-            "lfts.txt:22: the tables route H-0002c90000000300[2] to H-0002c90000000200 off the network or round in a \
-             loop at S-0002c90000000101.p0"
-                .to_string()
-        )
-    );
-    // A host the dump gives no LID: the dump's line of its CA.
-    let no_lid = FABRIC
-        .replace("\"alpha HCA-1\" lid 11 4xQDR", "\"alpha HCA-1\" 4xQDR")
-        .replace("# lid 11 lmc 0 \"leaf a\"", "# lmc 0 \"leaf a\"");
-    assert_eq!(
-        routes(&no_lid, TABLES),
-        Err(
-            "fabric.topo:20: H-0002c90000000200 has no LID (no `lid <n>` on its Ca's link line nor on the switch's \
-             line that leads to it): the tables cannot route to it"
-                .to_string()
-        )
-    );
 }

@@ -51,7 +51,8 @@ use std::fmt;
 
 use vesper_netmodels::{Cable, Device, Endpoint, HostId, LinkParams, Routing, SwitchId, Topology};
 
-use crate::NamedTopology;
+use crate::error::FileError;
+use crate::named::NamedTopology;
 
 mod parse;
 
@@ -160,25 +161,7 @@ pub struct WriteOptions {
 }
 
 /// A map that breaks a rule: the file, the line, and the rule.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct MapError {
-    /// the file's name
-    pub file: String,
-    /// 1-based line (0: the file as a whole)
-    pub line: usize,
-    /// the rule broken (boxed: errors stay small in `Result`s)
-    pub kind: Box<MapErrorKind>,
-}
-
-impl fmt::Display for MapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.kind)
-        } else {
-            write!(f, "{}:{}: {}", self.file, self.line, self.kind)
-        }
-    }
-}
+pub type MapError = FileError<MapErrorKind>;
 
 /// The rule a map breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -441,11 +424,7 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn error(&self, line: usize, kind: MapErrorKind) -> MapError {
-        MapError {
-            file: self.file.to_string(),
-            line,
-            kind: Box::new(kind),
-        }
+        MapError::new(self.file, line, kind)
     }
 
     fn syntax(&self, line: usize, e: parse::SyntaxError) -> MapError {
@@ -476,7 +455,7 @@ impl Reader<'_> {
             self.in_block = false;
             return Ok(());
         }
-        if line.trim_start_matches(parse::is_blank).starts_with('#') {
+        if line.trim_start_matches(vesper_input::syntax::is_blank).starts_with('#') {
             return Ok(());
         }
         if !self.in_block {
@@ -575,11 +554,7 @@ impl MapFile {
     }
 
     fn error(&self, line: usize, kind: MapErrorKind) -> MapError {
-        MapError {
-            file: self.file.clone(),
-            line,
-            kind: Box::new(kind),
-        }
+        MapError::new(&self.file, line, kind)
     }
 
     /// Checks names, ports and links (see the module documentation, in that order).

@@ -6,13 +6,13 @@
 //! included). The token between the kind and the name (`-` in mapper output) may be any
 //! field that does not start with a quote, or be left out.
 
-use crate::syntax;
 use std::fmt;
 
 use nom::{
-    bytes::complete::{tag, take_till, take_till1, take_while, take_while1},
+    bytes::complete::{tag, take_till, take_while},
     combinator::all_consuming,
 };
+use vesper_input::syntax::{self, field, is_blank, unsigned};
 
 use super::NodeKind;
 
@@ -74,6 +74,7 @@ type RuleError<'a> = syntax::RuleError<'a, Expected>;
 
 impl syntax::Expectation for Expected {
     const END_OF_LINE: Self = Expected::EndOfLine;
+    const BLANK: Self = Expected::Blank;
 }
 
 fn fail<T>(at: &str, expected: Expected) -> Res<'_, T> {
@@ -128,7 +129,7 @@ fn header(i: &str) -> Res<'_, Header<'_>> {
     let (i, ()) = blank(i)?;
     let (i, name) = token_and_name(i)?;
     let (i, ()) = blank(i)?;
-    let (i, ports) = number(i, Expected::PortCount)?;
+    let (i, ports) = unsigned(i, Expected::PortCount)?;
     let (i, ()) = line_end(i)?;
     Ok((i, Header { kind, name, ports }))
 }
@@ -136,13 +137,13 @@ fn header(i: &str) -> Res<'_, Header<'_>> {
 // port_line = blank* port blank kind blank [token blank] name blank port line_end
 fn port_line(i: &str) -> Res<'_, PortLine<'_>> {
     let (i, _) = take_while(is_blank)(i)?;
-    let (i, port) = number(i, Expected::Port)?;
+    let (i, port) = unsigned(i, Expected::Port)?;
     let (i, ()) = blank(i)?;
     let (i, peer_kind) = kind(i)?;
     let (i, ()) = blank(i)?;
     let (i, peer) = token_and_name(i)?;
     let (i, ()) = blank(i)?;
-    let (i, peer_port) = number(i, Expected::Port)?;
+    let (i, peer_port) = unsigned(i, Expected::Port)?;
     let (i, ()) = line_end(i)?;
     Ok((
         i,
@@ -189,45 +190,14 @@ fn name(i: &str) -> Res<'_, &str> {
     }
 }
 
-// number = ("0" … "9")+     ; 0 ..= 4294967295
-fn number(i: &str, expected: Expected) -> Res<'_, u32> {
-    let (rest, text) = field(i, expected)?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return fail(i, expected);
-    }
-    match text.parse::<u32>() {
-        Ok(value) => Ok((rest, value)),
-        Err(_) => fail(i, expected),
-    }
-}
-
-// field = (any character but blank or "\r")+
-fn field(i: &str, expected: Expected) -> Res<'_, &str> {
-    match take_till1::<_, _, RuleError<'_>>(|c| is_blank(c) || c == '\r')(i) {
-        Ok(ok) => Ok(ok),
-        Err(_) => fail(i, expected),
-    }
-}
-
-// blank = (" " | "\t")+
+// blank, line_end, field and unsigned (a port, a count) are the rules every line grammar
+// shares (`vesper_input::syntax`); the first two are typed here, for `?`.
 fn blank(i: &str) -> Res<'_, ()> {
-    match take_while1::<_, _, RuleError<'_>>(is_blank)(i) {
-        Ok((rest, _)) => Ok((rest, ())),
-        Err(_) => fail(i, Expected::Blank),
-    }
+    syntax::blank(i)
 }
 
-// line_end = (blank | "\r")* end
 fn line_end(i: &str) -> Res<'_, ()> {
-    let (i, _) = take_while(|c| is_blank(c) || c == '\r')(i)?;
-    if !i.is_empty() {
-        return fail(i, Expected::EndOfLine);
-    }
-    Ok((i, ()))
-}
-
-pub(crate) fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
+    syntax::line_end(i)
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ mod roundtrip {
 
         #[test]
         fn arbitrary_bytes_never_break_the_parser(data in proptest::collection::vec(any::<u8>(), 0..200)) {
-            crate::check_parser_invariants(&data);
+            check_parser_invariants(&data);
         }
 
         #[test]
@@ -240,7 +240,7 @@ mod roundtrip {
             let mut line = m.to_string();
             let at = cut.index(line.len() + 1);
             line.insert_str(at, &junk);
-            crate::check_parser_invariants(line.as_bytes());
+            check_parser_invariants(line.as_bytes());
         }
     }
 }

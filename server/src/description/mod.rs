@@ -171,7 +171,7 @@ pub fn read_pattern(path: &Path) -> Result<Vec<Vec<(u32, u32)>>, SpecError> {
     let text = vesper_input::read_text(path, vesper_map2topo::generate::MAX_PATTERN_BYTES)
         .map_err(|e| field(Field::Pattern, format!("{file}: {e}")))?;
     vesper_map2topo::generate::read_phases(&file, &text, |w| w.parse().ok(), "two node numbers")
-        .map_err(SpecError::Mapping)
+        .map_err(|e| SpecError::Mapping(e.to_string()))
 }
 
 /// Reads a network file: its `[network]` table as a description, with a relative

@@ -477,8 +477,8 @@ impl Switched {
                 Ok(RoutingPolicy::ShortestPath)
             }
             (None, Some(RoutingName::UpDown)) => {
-                let (_, routes) =
-                    vesper_map2topo::generate::up_down(&net.topology).map_err(|e| field(Field::Routing, e))?;
+                let (_, routes) = vesper_map2topo::generate::up_down(&net.topology)
+                    .map_err(|e| field(Field::Routing, e.to_string()))?;
                 explicit("up-down", routes)
             }
             (None, Some(_)) => Err(field(
