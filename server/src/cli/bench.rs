@@ -5,8 +5,8 @@ use clap::Subcommand;
 use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
 
 use crate::config::{FabricConfig, NetworkConfig};
+use crate::description::preset;
 use crate::description::{self, Field, SwitchName};
-use crate::preset;
 
 use super::network::*;
 use super::*;

@@ -7,6 +7,8 @@
 
 use clap::{Parser, Subcommand};
 
+pub use crate::description::value_name;
+
 /// The command line of `vesper`.
 #[derive(Debug, Parser)]
 #[command(
@@ -257,13 +259,6 @@ pub fn message_size(text: &str) -> Result<u32, String> {
         ));
     }
     Ok(size)
-}
-
-/// How a value is written on the command line.
-pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
-    value
-        .to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// `value` of `flag`, in a unit of `ps_per_unit` picoseconds, as picoseconds; refused

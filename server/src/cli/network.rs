@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use vesper_netmodels::{BuildError, Parameter};
 
 use crate::config::NetworkConfig;
+use crate::description::preset;
 use crate::description::{self, Field, KindName, NetworkFlags, NetworkSpec};
-use crate::preset;
 
 /// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
 /// built-in name, a preset or a file) and flags that override its fields.
@@ -112,7 +112,7 @@ impl NetworkArgs {
     /// words of the flag that gave the parameter it is about, or else of where the
     /// network came from; any other error as it is.
     pub fn name_build_error(&self, e: anyhow::Error, origin: &str) -> anyhow::Error {
-        let Some(crate::ServerError::Network(build)) = e.downcast_ref() else {
+        let Some(crate::error::ServerError::Network(build)) = e.downcast_ref() else {
             return e;
         };
         let text = build.to_string();

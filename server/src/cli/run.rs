@@ -838,13 +838,13 @@ pub fn run_on(
                     _ => 1,
                 };
                 args.net.check_memory(&network, &origin, partitions)?;
-                let config = crate::ServerConfig {
+                let config = crate::config::ServerConfig {
                     network: network.clone(),
                     trace,
                     replies: args.replies.unwrap_or_default(),
                     reply_limit,
                     split: split.clone(),
-                    ..crate::ServerConfig::default()
+                    ..crate::config::ServerConfig::default()
                 };
                 let (outcome, report) =
                     crate::replay_job::over_server(config, programs, options.clone(), spin, show_progress(&progress))
@@ -888,7 +888,7 @@ pub fn run_on(
 /// with what every rank's partition recorded).
 pub(crate) fn follow_on_ranks(
     network: &crate::config::NetworkConfig,
-    trace: Option<&crate::network_trace::TraceConfig>,
+    trace: Option<&crate::config::TraceConfig>,
     ranks: &Arc<dyn vesper_netmodels::partition::Ranks>,
 ) -> anyhow::Result<()> {
     use vesper_netmodels::partition::Followed;
@@ -925,7 +925,7 @@ pub struct Run {
     /// the replay's outcome (its record, if one was made, dropped once written)
     pub outcome: vesper_client_dimemas_adapter::replay::Outcome,
     /// the report of the server of `run`'s own, if it had one
-    pub report: Option<crate::Report>,
+    pub report: Option<crate::report::Report>,
     /// where the report of an external server (`--server`) is
     pub server_note: Option<String>,
     /// the folder `--output` wrote the result into

@@ -248,12 +248,15 @@ fn serve_as(args: ServeArgs, split: crate::config::Split) -> anyhow::Result<()> 
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        anyhow::Ok((signal, crate::serve(listener, config, shutdown, reports).await))
+        anyhow::Ok((
+            signal,
+            crate::sync::listener::serve(listener, config, shutdown, reports).await,
+        ))
     })?;
     let served = match served {
         Ok(served) => served,
         // A run the model stopped still reports what it did until then, then fails.
-        Err(crate::ServerError::Stopped { stopped, report }) => {
+        Err(crate::error::ServerError::Stopped { stopped, report }) => {
             let written = writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report);
             written.map_err(anyhow::Error::msg)?;
             return Err(stopped.into());

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use vesper_netmodels::SimTime;
 
+use crate::description::preset;
 use crate::description::{self, Claim, Field, NetworkSpec, RoutingName, SwitchName};
-use crate::preset;
 
 use super::network::*;
 use super::*;

@@ -151,7 +151,7 @@ impl NetworkSpec {
         let Some(name) = &self.preset else {
             return Ok(self.clone());
         };
-        let mut base = crate::preset::spec(name).map_err(|e| field(Field::Preset, e))?;
+        let mut base = super::preset::spec(name).map_err(|e| field(Field::Preset, e))?;
         if base.preset.is_some() {
             return Err(field(Field::Preset, format!("preset {name} names another preset")));
         }

@@ -68,9 +68,8 @@ use vesper_netmodels::TraceOutput;
 use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
 use crate::config::{is_per_run, per_run};
-use crate::network_trace::{
-    STREAM_END, STREAM_PCF, STREAM_ROW, STREAM_TOPOLOGY, TraceSetupError, TraceTarget, check_file_name,
-};
+use crate::error::TraceSetupError;
+use crate::network_trace::{STREAM_END, STREAM_PCF, STREAM_ROW, STREAM_TOPOLOGY, TraceTarget, check_file_name};
 
 /// Longest line accepted from a stream [bytes]: records are short, but the header
 /// lists every traced device (about 8 bytes each).

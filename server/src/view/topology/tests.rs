@@ -24,7 +24,7 @@ fn network(text: &str) -> NetworkConfig {
 }
 
 fn preset(name: &str) -> NetworkConfig {
-    network(crate::preset::find(name).expect("a preset").file)
+    network(crate::description::preset::find(name).expect("a preset").file)
 }
 
 /// The trace of `config` (no traffic: the topology is known before any record), its
