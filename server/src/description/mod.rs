@@ -63,7 +63,7 @@ use std::path::Path;
 use vesper_input::MIB;
 use vesper_netmodels::HostId;
 
-pub use checked::{Description, Network, ShapeSpec, SwitchSpec, Switched};
+pub use checked::{Description, FabricSpec, ShapeSpec, SwitchSpec, SwitchedSpec};
 pub use error::{At, NetworkFileError, SpecError, Table};
 pub use fields::{Claim, Field, NetworkFlags, NetworkSpec};
 pub use names::{
