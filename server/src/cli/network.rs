@@ -43,6 +43,28 @@ pub struct NetworkArgs {
     pub renamed: Vec<(Field, &'static str)>,
 }
 
+/// `--partitions`, as `vesper serve`, `run` and `traffic` take it.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct PartitionsArg {
+    /// Split the network into N partitions simulated side by side on N threads
+    /// (output-queued and CIOQ switches, and wormhole switches with --granularity fine);
+    /// the results (and a network trace) do not depend on N [default: 1].
+    #[arg(long = "partitions", id = "partitions", value_name = "N")]
+    pub given: Option<u32>,
+}
+
+impl PartitionsArg {
+    /// The number of partitions: 1 (the network whole) unless given.
+    pub fn count(self) -> u32 {
+        self.given.unwrap_or(1)
+    }
+
+    /// The number given, unless 1, which asks for nothing (the network whole).
+    pub fn beyond_one(self) -> Option<u32> {
+        self.given.filter(|&p| p != 1)
+    }
+}
+
 /// The field of a description that sets a model's `parameter`.
 pub fn field_of(parameter: Parameter) -> Option<Field> {
     Some(match parameter {

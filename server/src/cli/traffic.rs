@@ -95,11 +95,8 @@ pub struct TrafficArgs {
     /// --partitions].
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Split each point's network into N partitions simulated side by side on N
-    /// threads (output-queued and CIOQ switches, and wormhole switches with
-    /// --granularity fine); the results do not depend on N.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub partitions: u32,
+    #[command(flatten)]
+    pub partitions: PartitionsArg,
     /// Points of a --sweep kept after the first saturated one [default: 1].
     #[arg(long)]
     pub past_saturation: Option<usize>,
@@ -136,7 +133,7 @@ pub fn traffic_on(
     let split = match ranks {
         Some(ranks) if ranks.size() > 1 => {
             // Its default, 1, says nothing.
-            partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
+            partitions_on_ranks(ranks.size(), args.partitions.beyond_one())?;
             anyhow::ensure!(
                 args.threads.is_none_or(|t| t == 1),
                 "--threads {}: under mpirun every rank takes part in every point, so the points run one at a time; \
@@ -146,7 +143,7 @@ pub fn traffic_on(
             args.threads = Some(1);
             Split::Ranks(ranks)
         }
-        _ => Split::Threads(args.partitions),
+        _ => Split::Threads(args.partitions.count()),
     };
 
     // The network's --pattern is --routing-pattern here.
