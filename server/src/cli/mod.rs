@@ -78,7 +78,7 @@ impl Verb {
 }
 
 /// The command line `args` (the program's name first) read as `vesper` reads it: clap's
-/// parse, then what `run` needs to know of the flags given. An error is clap's, to
+/// parse, then what `run` and `bench model` need to know of the flags given. An error is clap's, to
 /// print and exit with ([`clap::Error::exit`]), help and version included.
 pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
 where
@@ -90,6 +90,12 @@ where
     let mut cli = Cli::from_arg_matches(&matches)?;
     if let (Verb::Run(args), Some(matches)) = (&mut cli.verb, matches.subcommand_matches("run")) {
         args.note_given_flags(matches);
+    }
+    let model = matches
+        .subcommand_matches("bench")
+        .and_then(|m| m.subcommand_matches("model"));
+    if let (Verb::Bench(bench::BenchCommand::Model(args)), Some(matches)) = (&mut cli.verb, model) {
+        args.note_network_flags(matches);
     }
     Ok(cli)
 }

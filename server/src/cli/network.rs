@@ -8,7 +8,7 @@ use vesper_netmodels::{BuildError, Parameter};
 
 use crate::config::NetworkConfig;
 use crate::description::preset;
-use crate::description::{self, Field, KindName, NetworkFlags, NetworkSpec};
+use crate::description::{self, Claim, Field, KindName, NetworkFlags, NetworkSpec, SwitchName};
 
 /// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
 /// built-in name, a preset or a file) and flags that override its fields.
@@ -219,6 +219,27 @@ impl NetworkArgs {
             }
         })
     }
+}
+
+/// `spec` (a base with the flags' fields `flags` over it) with switches of kind
+/// `switch`: the base's fields of the other switch kinds do not apply to this one and
+/// are left out (the flags' still do, and are refused as usual).
+pub fn with_switch(spec: &mut NetworkSpec, flags: &NetworkSpec, switch: SwitchName) {
+    spec.switch = Some(switch);
+    let others: Vec<Field> = Field::ALL
+        .iter()
+        .copied()
+        .filter(|f| matches!(f.claim(), Claim::Switches(list) if !list.contains(&switch)))
+        .collect();
+    let mut flags = flags.clone();
+    for &f in Field::ALL {
+        if others.contains(&f) {
+            spec.clear(f);
+        } else {
+            flags.clear(f);
+        }
+    }
+    spec.overlay(flags);
 }
 
 /// A description of `kind` with every other field left to its default.

@@ -6,7 +6,7 @@ use anyhow::Context;
 use vesper_netmodels::SimTime;
 
 use crate::description::preset;
-use crate::description::{self, Claim, Field, NetworkSpec, RoutingName, SwitchName};
+use crate::description::{self, Field, NetworkSpec, RoutingName, SwitchName};
 
 use super::network::*;
 use super::*;
@@ -188,24 +188,8 @@ pub fn traffic_on(
                     label.push(value_name(r));
                 }
                 if let Some(s) = switch {
-                    spec.switch = Some(*s);
                     label.push(value_name(s));
-                    // The base's fields of other switch kinds do not apply to this one (the
-                    // flags' still do, and are refused as usual).
-                    let others: Vec<Field> = Field::ALL
-                        .iter()
-                        .copied()
-                        .filter(|f| matches!(f.claim(), Claim::Switches(list) if !list.contains(s)))
-                        .collect();
-                    let mut flags = overrides.clone();
-                    for &f in Field::ALL {
-                        if others.contains(&f) {
-                            spec.clear(f);
-                        } else {
-                            flags.clear(f);
-                        }
-                    }
-                    spec.overlay(flags);
+                    with_switch(&mut spec, &overrides, *s);
                     // The seed draws random routes too.
                     if *s != SwitchName::Wormhole && spec.routing != Some(RoutingName::Random) {
                         spec.seed = overrides.seed;
