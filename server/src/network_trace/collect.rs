@@ -879,7 +879,7 @@ fn read_topology(lines: &mut Lines<impl BufRead>, provisional: &str) -> Result<S
     let text = read_text(lines, bytes, ".topology")?;
     // Its devices and threads must be the header's (names come with the .row, which
     // the view checks them against).
-    let header = crate::view::reader::parse_header(provisional).map_err(|e| Trailed::Bad(format!("line 1: {e}")))?;
+    let header = crate::view::header::parse_header(provisional).map_err(|e| Trailed::Bad(format!("line 1: {e}")))?;
     check_topology(&text, &header.threads_of).map_err(|e| Trailed::Bad(format!("line {at}: the .topology: {e}")))?;
     Ok(text)
 }
@@ -887,7 +887,7 @@ fn read_topology(lines: &mut Lines<impl BufRead>, provisional: &str) -> Result<S
 /// Checks that `text` is a topology of tasks of `threads_of` threads each.
 fn check_topology(text: &str, threads_of: &[u32]) -> Result<(), String> {
     use crate::view::topology::Topology;
-    let header = crate::view::reader::Header {
+    let header = crate::view::header::Header {
         end_ns: 0,
         threads_of: threads_of.to_vec(),
     };

@@ -40,7 +40,8 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 use vesper_netmodels::trace::check::RecordCheck;
 
-use super::reader::{Header, Names, Record, fold, parse_header, parse_record, quantum_of_pcf, with_topology};
+use super::header::{Header, Names, parse_header};
+use super::reader::{Record, fold, parse_record, quantum_of_pcf, with_topology};
 use super::topology::Topology;
 use super::{Aggregate, Runs, Shared, read_lock, write_lock};
 use crate::network_trace::STREAM_TOPOLOGY;

@@ -5,9 +5,10 @@ use vesper_netmodels::{DeviceSelection, MemoryOutput, Network as _, NetworkBuild
 
 use super::*;
 use crate::config::NetworkConfig;
+use crate::view::header::{Names, parse_header};
 use crate::view::http::trace_json;
 use crate::view::layout::Kind;
-use crate::view::reader::{Names, TraceFiles, load, parse_header};
+use crate::view::reader::{TraceFiles, load};
 use crate::view::{Shared, read_lock};
 
 /// A fresh scratch directory for `name`.
