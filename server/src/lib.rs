@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod collect;
 pub mod config;
 pub mod description;
 pub mod error;

@@ -46,7 +46,7 @@ pub enum Verb {
     Bench(bench::BenchCommand),
     /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
     /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
-    Collect(crate::network_trace::collect::CollectArgs),
+    Collect(crate::collect::CollectArgs),
     /// Show a network trace in a web browser: a page served by vesper itself (on
     /// 127.0.0.1:8080 unless --http says otherwise) that draws the network by levels
     /// and colours every link by its utilisation in a time window picked with a slider.
@@ -136,7 +136,7 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
         }
         Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
         Verb::Bench(command) => bench::bench(command, out),
-        Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+        Verb::Collect(args) => Ok(crate::collect::collect(&args)?),
         Verb::View(args) => Ok(crate::view::view(&args)?),
     }
 }

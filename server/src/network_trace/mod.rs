@@ -36,7 +36,7 @@
 //! `ADDR` is `HOST:PORT` (a numeric address, or a host name resolved when the run
 //! starts: `collector:9000` in a Docker network) or the path of a named pipe.
 //!
-//! The stream (what `vesper collect` reads, [`crate::network_trace::collect`]):
+//! The stream (what `vesper collect` reads, [`crate::collect`]):
 //!
 //! ```text
 //!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
@@ -64,7 +64,7 @@
 //! nothing was dropped, and it tells when something was: its record count falls short
 //! of the end line's.
 
-pub mod collect;
+pub mod read;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
