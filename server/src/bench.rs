@@ -53,7 +53,7 @@ pub fn sync(
                 spin,
                 ..ServerConfig::default()
             };
-            let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
+            let server = runtime.spawn(crate::sync::listener::run(listener, config, std::future::pending()));
             (addr, Some(server))
         }
     };

@@ -631,7 +631,45 @@ pub struct ServerConfig {
     /// (this process being rank 0, which hears the clients and leads the others)
     pub split: Split,
     /// the network's Paraver trace, if one is written
-    pub trace: Option<crate::network_trace::TraceConfig>,
+    pub trace: Option<TraceConfig>,
+}
+
+/// Where and how the network trace is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// the `.prv` (or `.prv.gz`) file
+    pub file: Option<std::path::PathBuf>,
+    /// a TCP address or a named pipe
+    pub stream: Option<String>,
+    /// how long to wait for room in the stream's buffer
+    pub stream_wait: Duration,
+    /// when the stream connects, and what a collector out of reach does
+    pub stream_connect: StreamConnect,
+    /// what the trace holds
+    pub options: vesper_netmodels::ParaverOptions,
+}
+
+/// When a run's stream connects, and what a collector out of reach does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamConnect {
+    /// As the run is set up, once: a collector out of reach is an error that ends the
+    /// server (a server of one run, `vesper run`: nobody would see the trace).
+    AtSetup,
+    /// When the run's first records are ready, trying for up to this long: a collector
+    /// out of reach leaves the run untraced, with a warning in the log and in the
+    /// run's report (a server that keeps serving: it must stay up).
+    Retrying(Duration),
+}
+
+impl TraceConfig {
+    /// The trace of run `run` of a server: `{run}` in the file's name becomes the
+    /// run's number; a stream opens anew for every run.
+    pub fn for_run(&self, run: u64) -> TraceConfig {
+        TraceConfig {
+            file: self.file.as_deref().map(|f| per_run(f, run)),
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for ServerConfig {

@@ -15,13 +15,14 @@
 
 pub mod bench;
 pub mod cli;
+pub mod collect;
 pub mod config;
 pub mod description;
+pub mod error;
 pub mod log_budget;
 pub mod memory;
 pub mod network_summary;
 pub mod network_trace;
-pub mod preset;
 pub mod replay_job;
 pub mod report;
 pub mod sync;
@@ -30,6 +31,8 @@ pub mod translate;
 pub mod view;
 
 pub use config::{NetworkConfig, ServerConfig};
+pub use description::preset;
+pub use error::ServerError;
 pub use report::Report;
 pub use sync::driver::Served;
-pub use sync::listener::{ServerError, run, serve};
+pub use sync::listener::{run, serve};

@@ -52,7 +52,7 @@ pub fn over_server(
     let whole_replies = crate::config::replies_read_whole(config.reply_limit);
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
-    let server = runtime.spawn(crate::run(listener, config, std::future::pending()));
+    let server = runtime.spawn(crate::sync::listener::run(listener, config, std::future::pending()));
     let client = std::thread::spawn({
         move || -> anyhow::Result<Outcome> {
             let mut connection = LegacyConnection::connect(addr)?;

@@ -20,11 +20,31 @@ pub struct Report {
     /// collector, and of the trace's records those it sent and those it dropped (timing
     /// decides them: they are not part of `simulation`)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_stream: Option<crate::network_trace::StreamReport>,
+    pub trace_stream: Option<StreamReport>,
     /// deterministic results
     pub simulation: SimulationReport,
     /// wall-clock measurements
     pub wall: WallReport,
+}
+
+/// A run's trace stream, in the run's report (`trace_stream`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StreamReport {
+    /// `--trace-stream`'s address
+    pub address: String,
+    /// whether the collector was reached (the named pipe opened)
+    pub connected: bool,
+    /// records handed to the stream: every record of the trace (the states, events
+    /// and communications `simulation.network_trace` counts)
+    pub records: u64,
+    /// of which the collector's socket (or pipe) took
+    pub sent_records: u64,
+    /// and the others, dropped: the collector did not keep up, stopped reading, closed,
+    /// or was not reached (`records = sent_records + dropped_records`)
+    pub dropped_records: u64,
+    /// why the stream failed, if it did (the rest of the run went untraced)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Results that depend only on the inputs.

@@ -573,7 +573,7 @@ mod tests {
     }
 
     fn kary_ntree() -> Configuration {
-        let network = crate::preset::spec("kary-ntree")
+        let network = crate::description::preset::spec("kary-ntree")
             .and_then(|s| s.resolve().map_err(|e| e.to_string()))
             .expect("valid");
         Configuration {

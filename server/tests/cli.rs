@@ -382,6 +382,22 @@ fn the_model_benchmark_offers_fractions_of_the_measured_saturation() {
     assert!((2.0 * scaled[0] - scaled[1]).abs() < 1e-12, "{scaled:?}");
 }
 
+#[test]
+fn the_model_benchmarks_saturation_run_measures_the_network_of_the_flags() {
+    // The overloaded run (a child process) takes the network's flags as given: virtual
+    // output queues and a faster crossbar saturate above FIFO inputs.
+    let saturation = |network: &[&str]| {
+        let points = bench_model(&[network, &["--loads", "1", "--of-saturation"]].concat());
+        points[0]["offered_load"].as_f64().expect("offered_load")
+    };
+    let fifo = saturation(&["--hosts", "16", "--switch", "cioq"]);
+    let voq = saturation(&["--hosts", "16", "--switch", "cioq", "--voq", "--speedup", "2"]);
+    assert!(
+        voq > fifo + 0.1,
+        "FIFO inputs saturate at {fifo}, virtual output queues at {voq}"
+    );
+}
+
 /// `vesper run ARGS` on two hosts: its error, or a panic if it succeeds or runs for
 /// more than `seconds`.
 fn run_error_within(args: &[&str], seconds: u64) -> String {

@@ -2,11 +2,10 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use vesper_netmodels::{CioqParams, Granularity, SimTime, SwitchKind, WormholeParams};
+use vesper_netmodels::SimTime;
 
 use crate::config::{FabricConfig, NetworkConfig};
-use crate::description::{self, Field, SwitchName};
-use crate::preset;
+use crate::description::{Claim, Field, GranularityName, SwitchName};
 
 use super::network::*;
 use super::*;
@@ -16,51 +15,13 @@ use super::*;
 #[allow(rustdoc::broken_intra_doc_links)]
 pub enum BenchCommand {
     /// The network model alone, without sockets: uniform random traffic of
-    /// single-packet messages on a crossbar (or a preset) at several offered loads.
+    /// single-packet messages on a crossbar (or the network --preset, --network or --map
+    /// names: one rail, routes fixed per pair) at several offered loads.
     ///
     /// Speeds are packet-hops (a packet crossing one link) per wall second:
     /// `pkt-hops/s` over the whole run, `model only` over the time spent in the model,
     /// without the traffic generator's random draws (made ahead, in blocks).
-    Model {
-        /// Hosts in the network (a crossbar).
-        #[arg(long, default_value_t = 256)]
-        hosts: u32,
-        /// A built-in network instead of the crossbar (`vesper topo --presets` lists
-        /// them); one rail, routes fixed per pair.
-        #[arg(long, value_name = "NAME", conflicts_with = "hosts")]
-        preset: Option<String>,
-        /// Offered loads, as fractions of a host link's rate (or of the saturation
-        /// throughput with --of-saturation).
-        #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
-        loads: Vec<f64>,
-        /// Read --loads as fractions of the saturation throughput, measured first (an
-        /// overloaded run).
-        #[arg(long)]
-        of_saturation: bool,
-        /// Run wormhole switches one event per flit (the fine path), to compare with the
-        /// default coarse path.
-        #[arg(long)]
-        fine: bool,
-        /// Wormhole switches: the input (slack) buffer of every port [bytes] [default: 512,
-        /// or the preset's].
-        #[arg(long, value_name = "BYTES")]
-        buffer_bytes: Option<u32>,
-        /// Wormhole switches: the flow-control unit [bytes] [default: 8, or the preset's].
-        #[arg(long, value_name = "BYTES")]
-        flit_bytes: Option<u32>,
-        /// Simulated time per load [µs], at least 1.
-        #[arg(long, default_value_t = 20_000)]
-        duration_us: u64,
-        /// Seed of the traffic generator.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// The switch architecture [default: output-queued, or the preset's].
-        #[arg(long, value_enum)]
-        switch: Option<SwitchName>,
-        /// Print the results as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Model(Box<ModelArgs>),
     /// Synchronisation round trips per second and reply latency over loopback.
     Sync {
         /// Timed round trips.
@@ -80,6 +41,72 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         spin_us: u64,
     },
+}
+
+/// `vesper bench model`'s arguments: the network as the other commands take it, and the
+/// measurement's own.
+#[derive(Debug, clap::Args)]
+// `--seed` is the traffic generator's here: the network's is --network-seed.
+#[command(mut_arg("seed", |a| a.long("network-seed")))]
+// Its doc comments are `--help` text: units stay in plain brackets ([ns]).
+#[allow(rustdoc::broken_intra_doc_links)]
+pub struct ModelArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    /// Offered loads, as fractions of a host link's rate (or of the saturation
+    /// throughput with --of-saturation).
+    #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
+    pub loads: Vec<f64>,
+    /// Read --loads as fractions of the saturation throughput, measured first (an
+    /// overloaded run).
+    #[arg(long)]
+    pub of_saturation: bool,
+    /// Run wormhole switches one event per flit (the fine path), to compare with the
+    /// default coarse path.
+    #[arg(long, conflicts_with = "granularity")]
+    pub fine: bool,
+    /// Simulated time per load [µs], at least 1.
+    #[arg(long, default_value_t = 20_000)]
+    pub duration_us: u64,
+    /// Seed of the traffic generator.
+    #[arg(long = "seed", id = "traffic_seed", value_name = "SEED", default_value_t = 1)]
+    pub seed: u64,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The network's flags as given, for the saturation run (see
+    /// [`ModelArgs::note_network_flags`]).
+    #[arg(skip)]
+    pub network_flags: Vec<std::ffi::OsString>,
+}
+
+impl ModelArgs {
+    /// Notes the network's flags given on the command line (`matches`, the subcommand's),
+    /// as given, so that the saturation run measures the same network.
+    pub fn note_network_flags(&mut self, matches: &clap::ArgMatches) {
+        use clap::Args as _;
+        let network = NetworkArgs::augment_args(clap::Command::new("network"));
+        let model = ModelArgs::augment_args(clap::Command::new("model"));
+        for arg in model.get_arguments() {
+            let id = arg.get_id();
+            let given = matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine);
+            let (true, Some(long)) = (given, arg.get_long()) else {
+                continue;
+            };
+            if !network.get_arguments().any(|a| a.get_id() == id) {
+                continue;
+            }
+            let flag = std::ffi::OsString::from(format!("--{long}"));
+            match matches.get_raw(id.as_str()) {
+                Some(values) if arg.get_action().takes_values() => {
+                    for value in values {
+                        self.network_flags.extend([flag.clone(), value.to_owned()]);
+                    }
+                }
+                _ => self.network_flags.push(flag),
+            }
+        }
+    }
 }
 
 /// What `vesper bench sync` prints: its measurement, as text or (`--json`) in full as
@@ -132,7 +159,7 @@ pub fn bench_sync(
 }
 
 /// The accepted load of the overloaded run of `vesper ARGS` (a `bench model --json`).
-pub fn saturation_in_child(args: &[String]) -> anyhow::Result<f64> {
+pub fn saturation_in_child(args: &[std::ffi::OsString]) -> anyhow::Result<f64> {
     let exe = std::env::current_exe().context("cannot find this program to measure the saturation")?;
     let output = std::process::Command::new(&exe)
         .args(args)
@@ -142,7 +169,7 @@ pub fn saturation_in_child(args: &[String]) -> anyhow::Result<f64> {
     anyhow::ensure!(
         output.status.success(),
         "the saturation run (vesper {}) failed: {}",
-        args.join(" "),
+        args.join(std::ffi::OsStr::new(" ")).to_string_lossy(),
         output.status
     );
     let points: Vec<serde_json::Value> =
@@ -153,99 +180,47 @@ pub fn saturation_in_child(args: &[String]) -> anyhow::Result<f64> {
         .context("the saturation run reported no accepted load")
 }
 
-/// The model benchmark's options for wormhole switches.
-#[derive(Debug, Clone, Copy)]
-pub struct WormholeBench {
-    pub fine: bool,
-    pub buffer_bytes: Option<u32>,
-    pub flit_bytes: Option<u32>,
-}
-
-impl WormholeBench {
-    /// The command-line flags that give these options.
-    fn flags(&self) -> Vec<String> {
-        let mut flags = Vec::new();
-        if self.fine {
-            flags.push("--fine".to_string());
-        }
-        for (flag, value) in [("--buffer-bytes", self.buffer_bytes), ("--flit-bytes", self.flit_bytes)] {
-            if let Some(value) = value {
-                flags.extend([flag.to_string(), value.to_string()]);
-            }
-        }
-        flags
-    }
-
-    /// A network the model refused, named by the flag that gave the field it names, or
-    /// else by the flags given (the networks built in are valid as they are: flits too
-    /// large for the default buffers show as a buffer error).
-    fn name_build_error(&self, e: &vesper_netmodels::BuildError) -> anyhow::Error {
-        let text = e.to_string();
-        let given: Vec<_> = [
-            (Field::BufferBytes, "--buffer-bytes", self.buffer_bytes),
-            (Field::FlitBytes, "--flit-bytes", self.flit_bytes),
-        ]
-        .into_iter()
-        .filter_map(|(field, flag, value)| value.map(|v| (field, format!("{flag} {v}"))))
-        .collect();
-        let named = match flag_of(e, &given) {
-            Some(flag) => flag.to_string(),
-            None => given
-                .iter()
-                .map(|(_, flag)| flag.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        match named.as_str() {
-            "" => anyhow::anyhow!("{text}"),
-            flags => anyhow::anyhow!("{flags}: {text}"),
-        }
+/// A network the model refused, named by the flag of `given` ((field, flag as typed)
+/// pairs) that gave the field it names, or else by the flags given of the switches' own
+/// fields (the networks built in are valid as they are: flits too large for the default
+/// buffers show as a buffer error).
+fn name_build_error(e: &vesper_netmodels::BuildError, given: &[(Field, String)]) -> anyhow::Error {
+    let text = e.to_string();
+    let named = match flag_of(e, given) {
+        Some(flag) => flag.to_string(),
+        None => given
+            .iter()
+            .filter(|(field, _)| matches!(field.claim(), Claim::Switches(_)))
+            .map(|(_, flag)| flag.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    match named.as_str() {
+        "" => anyhow::anyhow!("{text}"),
+        flags => anyhow::anyhow!("{flags}: {text}"),
     }
 }
 
-/// Runs the model benchmark at `loads`, as fractions of `saturation` when given, and
-/// writes its table to `out` a row a load as it is measured (or, with `json`, its
-/// points once all are).
+/// Runs the model benchmark on `network` at `loads`, as fractions of `saturation` when
+/// given, and writes its table to `out` a row a load as it is measured (or, with
+/// `json`, its points once all are). A network larger than `limit` is refused, and one
+/// the model refuses is named by the flags `given`.
 #[allow(clippy::too_many_arguments, reason = "the command's options, passed through")]
 pub fn bench_model(
-    mut network: NetworkConfig,
+    network: NetworkConfig,
     loads: &[f64],
     saturation: Option<f64>,
-    wormhole: WormholeBench,
     duration_us: u64,
     seed: u64,
-    switch: Option<SwitchName>,
     json: bool,
+    given: &[(Field, String)],
+    limit: Option<crate::memory::Limit>,
     out: &mut dyn std::io::Write,
 ) -> anyhow::Result<()> {
-    let FabricConfig::Switched(s) = &mut network.fabric else {
-        anyhow::bail!("the model benchmark needs a network of one rail of switches");
-    };
-    // A switch of the preset's kind keeps the preset's parameters (a torus's bubble flow
-    // control and buffers, say); another kind starts from its defaults.
-    s.switch.kind = match (switch, s.switch.kind) {
-        (None, kind)
-        | (Some(SwitchName::Cioq), kind @ SwitchKind::Cioq(_))
-        | (Some(SwitchName::Wormhole), kind @ SwitchKind::Wormhole(_)) => kind,
-        (Some(SwitchName::OutputQueued), _) => SwitchKind::OutputQueued,
-        (Some(SwitchName::Cioq), _) => SwitchKind::Cioq(CioqParams::default()),
-        (Some(SwitchName::Wormhole), _) => SwitchKind::Wormhole(WormholeParams::default()),
-    };
-    match &mut s.switch.kind {
-        SwitchKind::Wormhole(w) => {
-            w.granularity = if wormhole.fine {
-                Granularity::Fine
-            } else {
-                Granularity::Coarse
-            };
-            w.buffer_bytes = wormhole.buffer_bytes.unwrap_or(w.buffer_bytes);
-            w.flit_bytes = wormhole.flit_bytes.unwrap_or(w.flit_bytes);
-        }
-        _ => anyhow::ensure!(
-            wormhole.flags().is_empty(),
-            "--fine, --buffer-bytes and --flit-bytes are for wormhole switches (--switch wormhole)"
-        ),
-    }
+    anyhow::ensure!(
+        matches!(network.fabric, FabricConfig::Switched(_)),
+        "the model benchmark needs a network of one rail of switches"
+    );
     let duration = SimTime::from_ps(ps_of("--duration-us", duration_us, 1_000_000)?);
     let scale = saturation.unwrap_or(1.0);
     for &load in loads {
@@ -254,14 +229,10 @@ pub fn bench_model(
     // A network that would not fit in what the machine leaves is refused before it is
     // built; one the model refuses (buffers too small for their flits, say) is reported
     // before the table's header, not under it.
-    if let Some(room) = crate::memory::machine_room() {
-        let limit = crate::memory::Limit {
-            bytes: room.bytes,
-            from: format!("this process may use ({})", room.from),
-        };
+    if let Some(limit) = limit {
         crate::memory::check(&network, 1, 1, &limit)?;
     }
-    network.build().map_err(|e| wormhole.name_build_error(&e))?;
+    network.build().map_err(|e| name_build_error(&e, given))?;
     let mut points = Vec::new();
     if !json {
         writeln!(out, "network: {}", network.describe())?;
@@ -316,76 +287,7 @@ pub fn bench_model(
 /// Runs `vesper bench …`, writing what it prints to `out`.
 pub fn bench(command: BenchCommand, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match command {
-        BenchCommand::Model {
-            hosts,
-            preset,
-            loads,
-            of_saturation,
-            fine,
-            buffer_bytes,
-            flit_bytes,
-            duration_us,
-            seed,
-            switch,
-            json,
-        } => {
-            let wormhole = WormholeBench {
-                fine,
-                buffer_bytes,
-                flit_bytes,
-            };
-            // Checked before the crossbar is built (its cables alone could exhaust memory)
-            // and before anything is printed.
-            description::host_count(hosts).map_err(|rule| anyhow::anyhow!("--hosts {hosts}: {rule}"))?;
-            anyhow::ensure!(
-                preset.is_some() || hosts >= 2,
-                "--hosts {hosts}: the model benchmark needs two hosts or more"
-            );
-            anyhow::ensure!(
-                duration_us > 0,
-                "--duration-us 0: the model benchmark needs at least 1 µs of simulated time per load"
-            );
-            let network = match &preset {
-                Some(name) => preset::spec(name).map_err(anyhow::Error::msg)?.resolve()?,
-                None => NetworkConfig {
-                    hosts,
-                    ..NetworkConfig::default()
-                },
-            };
-            let scale = if of_saturation {
-                // In a child process: the memory the overloaded run grows is then not
-                // counted in the peaks of the points (the allocator keeps what is freed).
-                let mut child = vec!["bench".to_string(), "model".to_string()];
-                match &preset {
-                    Some(name) => child.extend(["--preset".to_string(), name.clone()]),
-                    None => child.extend(["--hosts".to_string(), hosts.to_string()]),
-                }
-                if let Some(switch) = &switch {
-                    child.extend(["--switch".to_string(), value_name(switch)]);
-                }
-                child.extend(wormhole.flags());
-                child.extend(
-                    [
-                        "--loads",
-                        "1.2",
-                        "--json",
-                        "--duration-us",
-                        &duration_us.to_string(),
-                        "--seed",
-                        &seed.to_string(),
-                    ]
-                    .map(String::from),
-                );
-                let saturation = saturation_in_child(&child)?;
-                if !json {
-                    writeln!(out, "saturation throughput: {saturation:.3} of the link rate")?;
-                }
-                Some(saturation)
-            } else {
-                None
-            };
-            bench_model(network, &loads, scale, wormhole, duration_us, seed, switch, json, out)
-        }
+        BenchCommand::Model(args) => model(*args, out),
         BenchCommand::Sync {
             round_trips,
             warmup,
@@ -397,4 +299,70 @@ pub fn bench(command: BenchCommand, out: &mut dyn std::io::Write) -> anyhow::Res
             Ok(write!(out, "{}", bench_sync(round_trips, warmup, json, server, spin)?)?)
         }
     }
+}
+
+/// `vesper bench model`: the network the flags describe (the crossbar unless they name
+/// another), measured.
+fn model(mut args: ModelArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    // The network's --seed is --network-seed here.
+    args.net.renamed = vec![(Field::Seed, "--network-seed")];
+    let (mut spec, origin) = args.net.spec(None)?;
+    let (flags, given) = args.net.overrides();
+    // A switch of the base's kind keeps the base's parameters (a torus's bubble flow
+    // control and buffers, say); another kind starts from its defaults.
+    if let Some(switch) = flags.switch {
+        with_switch(&mut spec, &flags, switch);
+    }
+    anyhow::ensure!(
+        spec.switch == Some(SwitchName::Wormhole)
+            || !(args.fine || flags.flit_bytes.is_some() || flags.buffer_bytes.is_some()),
+        "--fine, --buffer-bytes and --flit-bytes are for wormhole switches (--switch wormhole)"
+    );
+    if args.fine {
+        spec.granularity = Some(GranularityName::Fine);
+    }
+    // Checked before the crossbar is built (its cables alone could exhaust memory) and
+    // before anything is printed.
+    let network = args.net.resolve(&spec, &origin, &[])?;
+    if network.hosts < 2 {
+        let by = given
+            .iter()
+            .find(|(field, _)| *field == Field::Hosts)
+            .map_or(origin.as_str(), |(_, flag)| flag);
+        anyhow::bail!("{by}: the model benchmark needs two hosts or more");
+    }
+    anyhow::ensure!(
+        args.duration_us > 0,
+        "--duration-us 0: the model benchmark needs at least 1 µs of simulated time per load"
+    );
+    let scale = if args.of_saturation {
+        // In a child process: the memory the overloaded run grows is then not counted in
+        // the peaks of the points (the allocator keeps what is freed).
+        let mut child: Vec<std::ffi::OsString> = vec!["bench".into(), "model".into()];
+        child.extend(args.network_flags.iter().cloned());
+        if args.fine {
+            child.push("--fine".into());
+        }
+        let (duration, seed) = (args.duration_us.to_string(), args.seed.to_string());
+        child.extend(["--loads", "1.2", "--json", "--duration-us", &duration, "--seed", &seed].map(Into::into));
+        let saturation = saturation_in_child(&child)?;
+        if !args.json {
+            writeln!(out, "saturation throughput: {saturation:.3} of the link rate")?;
+        }
+        Some(saturation)
+    } else {
+        None
+    };
+    let limit = args.net.memory_limit();
+    bench_model(
+        network,
+        &args.loads,
+        scale,
+        args.duration_us,
+        args.seed,
+        args.json,
+        &given,
+        limit,
+        out,
+    )
 }

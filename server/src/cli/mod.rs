@@ -7,6 +7,8 @@
 
 use clap::{Parser, Subcommand};
 
+pub use crate::description::value_name;
+
 /// The command line of `vesper`.
 #[derive(Debug, Parser)]
 #[command(
@@ -44,7 +46,7 @@ pub enum Verb {
     Bench(bench::BenchCommand),
     /// Receive the network trace a server streams (`--trace-stream HOST:PORT`) and
     /// write it as `--trace FILE.prv` would: .prv, .pcf and .row, byte for byte.
-    Collect(crate::network_trace::collect::CollectArgs),
+    Collect(crate::collect::CollectArgs),
     /// Show a network trace in a web browser: a page served by vesper itself (on
     /// 127.0.0.1:8080 unless --http says otherwise) that draws the network by levels
     /// and colours every link by its utilisation in a time window picked with a slider.
@@ -76,7 +78,7 @@ impl Verb {
 }
 
 /// The command line `args` (the program's name first) read as `vesper` reads it: clap's
-/// parse, then what `run` needs to know of the flags given. An error is clap's, to
+/// parse, then what `run` and `bench model` need to know of the flags given. An error is clap's, to
 /// print and exit with ([`clap::Error::exit`]), help and version included.
 pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
 where
@@ -88,6 +90,12 @@ where
     let mut cli = Cli::from_arg_matches(&matches)?;
     if let (Verb::Run(args), Some(matches)) = (&mut cli.verb, matches.subcommand_matches("run")) {
         args.note_given_flags(matches);
+    }
+    let model = matches
+        .subcommand_matches("bench")
+        .and_then(|m| m.subcommand_matches("model"));
+    if let (Verb::Bench(bench::BenchCommand::Model(args)), Some(matches)) = (&mut cli.verb, model) {
+        args.note_network_flags(matches);
     }
     Ok(cli)
 }
@@ -128,7 +136,7 @@ pub fn execute(verb: Verb, out: &mut dyn std::io::Write, notes: &mut dyn std::io
         }
         Verb::Traffic(args) => Ok(write!(out, "{}", traffic::traffic(*args, notes)?)?),
         Verb::Bench(command) => bench::bench(command, out),
-        Verb::Collect(args) => Ok(crate::network_trace::collect::collect(&args)?),
+        Verb::Collect(args) => Ok(crate::collect::collect(&args)?),
         Verb::View(args) => Ok(crate::view::view(&args)?),
     }
 }
@@ -257,13 +265,6 @@ pub fn message_size(text: &str) -> Result<u32, String> {
         ));
     }
     Ok(size)
-}
-
-/// How a value is written on the command line.
-pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
-    value
-        .to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// `value` of `flag`, in a unit of `ps_per_unit` picoseconds, as picoseconds; refused

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use vesper_netmodels::{BuildError, Parameter};
 
 use crate::config::NetworkConfig;
-use crate::description::{self, Field, KindName, NetworkFlags, NetworkSpec};
-use crate::preset;
+use crate::description::preset;
+use crate::description::{self, Claim, Field, KindName, NetworkFlags, NetworkSpec, SwitchName};
 
 /// The network, as `vesper serve`, `vesper run` and `vesper topo` take it: a base (a
 /// built-in name, a preset or a file) and flags that override its fields.
@@ -41,6 +41,28 @@ pub struct NetworkArgs {
     /// Flags a command renames (`vesper traffic`'s `--routing-pattern`), for messages.
     #[arg(skip)]
     pub renamed: Vec<(Field, &'static str)>,
+}
+
+/// `--partitions`, as `vesper serve`, `run` and `traffic` take it.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct PartitionsArg {
+    /// Split the network into N partitions simulated side by side on N threads
+    /// (output-queued and CIOQ switches, and wormhole switches with --granularity fine);
+    /// the results (and a network trace) do not depend on N [default: 1].
+    #[arg(long = "partitions", id = "partitions", value_name = "N")]
+    pub given: Option<u32>,
+}
+
+impl PartitionsArg {
+    /// The number of partitions: 1 (the network whole) unless given.
+    pub fn count(self) -> u32 {
+        self.given.unwrap_or(1)
+    }
+
+    /// The number given, unless 1, which asks for nothing (the network whole).
+    pub fn beyond_one(self) -> Option<u32> {
+        self.given.filter(|&p| p != 1)
+    }
 }
 
 /// The field of a description that sets a model's `parameter`.
@@ -112,7 +134,7 @@ impl NetworkArgs {
     /// words of the flag that gave the parameter it is about, or else of where the
     /// network came from; any other error as it is.
     pub fn name_build_error(&self, e: anyhow::Error, origin: &str) -> anyhow::Error {
-        let Some(crate::ServerError::Network(build)) = e.downcast_ref() else {
+        let Some(crate::error::ServerError::Network(build)) = e.downcast_ref() else {
             return e;
         };
         let text = build.to_string();
@@ -197,6 +219,27 @@ impl NetworkArgs {
             }
         })
     }
+}
+
+/// `spec` (a base with the flags' fields `flags` over it) with switches of kind
+/// `switch`: the base's fields of the other switch kinds do not apply to this one and
+/// are left out (the flags' still do, and are refused as usual).
+pub fn with_switch(spec: &mut NetworkSpec, flags: &NetworkSpec, switch: SwitchName) {
+    spec.switch = Some(switch);
+    let others: Vec<Field> = Field::ALL
+        .iter()
+        .copied()
+        .filter(|f| matches!(f.claim(), Claim::Switches(list) if !list.contains(&switch)))
+        .collect();
+    let mut flags = flags.clone();
+    for &f in Field::ALL {
+        if others.contains(&f) {
+            spec.clear(f);
+        } else {
+            flags.clear(f);
+        }
+    }
+    spec.overlay(flags);
 }
 
 /// A description of `kind` with every other field left to its default.

@@ -145,12 +145,8 @@ pub struct RunArgs {
     /// round trips), which Dimemas's client could not read.
     #[arg(long, value_name = "BYTES", default_value_t = vesper_protocol::LEGACY_REPLY_LIMIT)]
     pub reply_limit: usize,
-    /// Split the in-process server's network into N partitions simulated side by side
-    /// on N threads (output-queued and CIOQ switches, and wormhole switches with
-    /// --granularity fine); the prediction and the network trace do not depend on N
-    /// [default: 1].
-    #[arg(long, value_name = "N")]
-    pub partitions: Option<u32>,
+    #[command(flatten)]
+    pub partitions: PartitionsArg,
     /// Write the result (result.json) and the application Paraver trace (app.prv,
     /// app.pcf, app.row: tasks as threads, MPI states, one record per message) here.
     #[arg(long, value_name = "DIR")]
@@ -541,7 +537,7 @@ pub fn run_on(
              ranks simulate; leave them out",
             ranks.size()
         );
-        partitions_on_ranks(ranks.size(), args.partitions)?;
+        partitions_on_ranks(ranks.size(), args.partitions.given)?;
     }
     let mut methods = Methods::default();
     if args.config.is_some() {
@@ -561,7 +557,7 @@ pub fn run_on(
             "--replies: a server started apart answers as it was started (vesper serve --replies); leave --replies \
              out with --server"
         ),
-        Some(_) if args.partitions.is_some() => anyhow::bail!(
+        Some(_) if args.partitions.given.is_some() => anyhow::bail!(
             "--partitions: a server started apart runs as it was started (vesper serve --partitions); leave \
              --partitions out with --server"
         ),
@@ -792,7 +788,7 @@ pub fn run_on(
             let progress = new_progress(programs.total());
             let (outcome, report) = if args.no_server {
                 anyhow::ensure!(
-                    args.partitions.is_none_or(|p| p == 1),
+                    args.partitions.given.is_none_or(|p| p == 1),
                     "--partitions with --no-server: the local bus model is not partitioned; leave --partitions out"
                 );
                 let FabricConfig::Ideal(params) = network.fabric else {
@@ -818,7 +814,7 @@ pub fn run_on(
             } else {
                 let split = match &ranks {
                     None => {
-                        let partitions = args.partitions.unwrap_or(1);
+                        let partitions = args.partitions.count();
                         warn_if_more_threads_than_cores(partitions, partitions as usize);
                         crate::config::Split::Threads(partitions)
                     }
@@ -838,13 +834,13 @@ pub fn run_on(
                     _ => 1,
                 };
                 args.net.check_memory(&network, &origin, partitions)?;
-                let config = crate::ServerConfig {
+                let config = crate::config::ServerConfig {
                     network: network.clone(),
                     trace,
                     replies: args.replies.unwrap_or_default(),
                     reply_limit,
                     split: split.clone(),
-                    ..crate::ServerConfig::default()
+                    ..crate::config::ServerConfig::default()
                 };
                 let (outcome, report) =
                     crate::replay_job::over_server(config, programs, options.clone(), spin, show_progress(&progress))
@@ -888,7 +884,7 @@ pub fn run_on(
 /// with what every rank's partition recorded).
 pub(crate) fn follow_on_ranks(
     network: &crate::config::NetworkConfig,
-    trace: Option<&crate::network_trace::TraceConfig>,
+    trace: Option<&crate::config::TraceConfig>,
     ranks: &Arc<dyn vesper_netmodels::partition::Ranks>,
 ) -> anyhow::Result<()> {
     use vesper_netmodels::partition::Followed;
@@ -925,7 +921,7 @@ pub struct Run {
     /// the replay's outcome (its record, if one was made, dropped once written)
     pub outcome: vesper_client_dimemas_adapter::replay::Outcome,
     /// the report of the server of `run`'s own, if it had one
-    pub report: Option<crate::Report>,
+    pub report: Option<crate::report::Report>,
     /// where the report of an external server (`--server`) is
     pub server_note: Option<String>,
     /// the folder `--output` wrote the result into

@@ -66,11 +66,8 @@ pub struct ServeArgs {
     /// time only. The predictions are the same.
     #[arg(long, value_enum, default_value_t = crate::config::Replies::Batched)]
     pub replies: crate::config::Replies,
-    /// Split the network into N partitions simulated side by side on N threads
-    /// (output-queued and CIOQ switches, and wormhole switches with --granularity
-    /// fine); the predictions and the network trace do not depend on N.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub partitions: u32,
+    #[command(flatten)]
+    pub partitions: PartitionsArg,
     /// Serve run after run: when every client of a run has finished, the next run
     /// starts on a fresh network at time zero with the clients that connected
     /// meanwhile; each run's report is written as it ends (JSON Lines).
@@ -153,10 +150,11 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
     // is found now, not after the run.
     let writer =
         crate::report::ReportWriter::open(args.stats.as_deref(), args.keep_serving).map_err(anyhow::Error::msg)?;
-    warn_if_more_threads_than_cores(args.partitions, args.partitions as usize);
+    let partitions = args.partitions.count();
+    warn_if_more_threads_than_cores(partitions, partitions as usize);
     let (spec, origin) = args.net.spec(None)?;
     let network = args.net.resolve(&spec, &origin, &[])?;
-    args.net.check_memory(&network, &origin, args.partitions)?;
+    args.net.check_memory(&network, &origin, partitions)?;
     let config = ServerConfig {
         network,
         clients: args.clients,
@@ -178,7 +176,7 @@ pub fn prepare(args: &ServeArgs) -> anyhow::Result<Prepared> {
         },
         trace,
         replies: args.replies,
-        split: crate::config::Split::Threads(args.partitions),
+        split: crate::config::Split::Threads(partitions),
         ..ServerConfig::default()
     };
     Ok(Prepared { config, writer, origin })
@@ -199,7 +197,7 @@ pub fn serve_on(args: ServeArgs, ranks: Option<Arc<dyn vesper_netmodels::partiti
         return serve(args);
     };
     // Its default, 1, says nothing.
-    partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
+    partitions_on_ranks(ranks.size(), args.partitions.beyond_one())?;
     let trace = args.trace.config(&args.trace_date)?;
     let (spec, origin) = args.net.spec(None)?;
     let network = args.net.resolve(&spec, &origin, &[])?;
@@ -248,12 +246,15 @@ fn serve_as(args: ServeArgs, split: crate::config::Split) -> anyhow::Result<()> 
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
-        anyhow::Ok((signal, crate::serve(listener, config, shutdown, reports).await))
+        anyhow::Ok((
+            signal,
+            crate::sync::listener::serve(listener, config, shutdown, reports).await,
+        ))
     })?;
     let served = match served {
         Ok(served) => served,
         // A run the model stopped still reports what it did until then, then fails.
-        Err(crate::ServerError::Stopped { stopped, report }) => {
+        Err(crate::error::ServerError::Stopped { stopped, report }) => {
             let written = writer.lock().unwrap_or_else(PoisonError::into_inner).write(&report);
             written.map_err(anyhow::Error::msg)?;
             return Err(stopped.into());

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::config::{FabricConfig, NetworkConfig};
+use crate::description::preset;
 use crate::network_summary::Summary;
-use crate::preset;
 
 use super::network::*;
 

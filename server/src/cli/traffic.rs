@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use vesper_netmodels::SimTime;
 
-use crate::description::{self, Claim, Field, NetworkSpec, RoutingName, SwitchName};
-use crate::preset;
+use crate::description::preset;
+use crate::description::{self, Field, NetworkSpec, RoutingName, SwitchName};
 
 use super::network::*;
 use super::*;
@@ -95,11 +95,8 @@ pub struct TrafficArgs {
     /// --partitions].
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Split each point's network into N partitions simulated side by side on N
-    /// threads (output-queued and CIOQ switches, and wormhole switches with
-    /// --granularity fine); the results do not depend on N.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub partitions: u32,
+    #[command(flatten)]
+    pub partitions: PartitionsArg,
     /// Points of a --sweep kept after the first saturated one [default: 1].
     #[arg(long)]
     pub past_saturation: Option<usize>,
@@ -136,7 +133,7 @@ pub fn traffic_on(
     let split = match ranks {
         Some(ranks) if ranks.size() > 1 => {
             // Its default, 1, says nothing.
-            partitions_on_ranks(ranks.size(), Some(args.partitions).filter(|&p| p != 1))?;
+            partitions_on_ranks(ranks.size(), args.partitions.beyond_one())?;
             anyhow::ensure!(
                 args.threads.is_none_or(|t| t == 1),
                 "--threads {}: under mpirun every rank takes part in every point, so the points run one at a time; \
@@ -146,7 +143,7 @@ pub fn traffic_on(
             args.threads = Some(1);
             Split::Ranks(ranks)
         }
-        _ => Split::Threads(args.partitions),
+        _ => Split::Threads(args.partitions.count()),
     };
 
     // The network's --pattern is --routing-pattern here.
@@ -191,24 +188,8 @@ pub fn traffic_on(
                     label.push(value_name(r));
                 }
                 if let Some(s) = switch {
-                    spec.switch = Some(*s);
                     label.push(value_name(s));
-                    // The base's fields of other switch kinds do not apply to this one (the
-                    // flags' still do, and are refused as usual).
-                    let others: Vec<Field> = Field::ALL
-                        .iter()
-                        .copied()
-                        .filter(|f| matches!(f.claim(), Claim::Switches(list) if !list.contains(s)))
-                        .collect();
-                    let mut flags = overrides.clone();
-                    for &f in Field::ALL {
-                        if others.contains(&f) {
-                            spec.clear(f);
-                        } else {
-                            flags.clear(f);
-                        }
-                    }
-                    spec.overlay(flags);
+                    with_switch(&mut spec, &overrides, *s);
                     // The seed draws random routes too.
                     if *s != SwitchName::Wormhole && spec.routing != Some(RoutingName::Random) {
                         spec.seed = overrides.seed;

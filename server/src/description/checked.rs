@@ -26,12 +26,12 @@ pub struct Description {
     /// … or in memory
     pub pattern_phases: Option<Vec<Vec<(u32, u32)>>>,
     /// what joins the hosts
-    pub network: Network,
+    pub fabric: FabricSpec,
 }
 
 /// What joins the hosts, by kind.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Network {
+pub enum FabricSpec {
     /// `kind = "ideal"`
     Ideal {
         /// hosts
@@ -42,13 +42,13 @@ pub enum Network {
         latency_ns: Option<f64>,
     },
     /// a network of switches, any kind but ideal and multi-rail
-    Switched(Switched),
+    Switched(SwitchedSpec),
     /// `kind = "multi-rail"`
     MultiRail {
         /// hosts
         hosts: Option<u32>,
         /// the rails
-        rails: Vec<Switched>,
+        rails: Vec<SwitchedSpec>,
         /// how a host picks a message's rail
         rail_policy: Option<RailPolicyName>,
         /// size-threshold's smallest message off rail 0 \[bytes\]
@@ -59,7 +59,7 @@ pub enum Network {
 /// A network of adapters, cables and switches.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(missing_docs, reason = "the fields are the description's fields of the same names")]
-pub struct Switched {
+pub struct SwitchedSpec {
     pub hosts: Option<u32>,
     pub shape: ShapeSpec,
     pub routing: Option<RoutingName>,
@@ -151,7 +151,7 @@ impl NetworkSpec {
         let Some(name) = &self.preset else {
             return Ok(self.clone());
         };
-        let mut base = crate::preset::spec(name).map_err(|e| field(Field::Preset, e))?;
+        let mut base = super::preset::spec(name).map_err(|e| field(Field::Preset, e))?;
         if base.preset.is_some() {
             return Err(field(Field::Preset, format!("preset {name} names another preset")));
         }
@@ -169,15 +169,15 @@ impl NetworkSpec {
         let kind = spec.kind.take().unwrap_or_default();
         let (nodes_per_host, mapping) = (spec.nodes_per_host.take(), spec.mapping.take());
         let pattern_phases = spec.pattern_phases.take();
-        let network = match kind {
+        let fabric = match kind {
             KindName::Ideal => {
-                let network = Network::Ideal {
+                let fabric = FabricSpec::Ideal {
                     hosts: spec.hosts.take(),
                     bandwidth_mbps: spec.bandwidth_mbps.take(),
                     latency_ns: spec.latency_ns.take(),
                 };
                 refuse_the_rest(&spec, kind)?;
-                network
+                fabric
             }
             KindName::MultiRail => {
                 let (hosts, rails) = (spec.hosts.take(), spec.rails.take().unwrap_or_default());
@@ -208,7 +208,7 @@ impl NetworkSpec {
                     mapping,
                     pattern,
                     pattern_phases,
-                    network: Network::MultiRail {
+                    fabric: FabricSpec::MultiRail {
                         hosts,
                         rails,
                         rail_policy,
@@ -224,7 +224,7 @@ impl NetworkSpec {
                     mapping,
                     pattern,
                     pattern_phases,
-                    network: Network::Switched(switched),
+                    fabric: FabricSpec::Switched(switched),
                 });
             }
         };
@@ -233,7 +233,7 @@ impl NetworkSpec {
             mapping,
             pattern: None,
             pattern_phases,
-            network,
+            fabric,
         })
     }
 
@@ -258,7 +258,7 @@ fn refuse_the_rest(spec: &NetworkSpec, kind: KindName) -> Result<(), SpecError> 
 }
 
 /// Rail `rail` of a multi-rail network of `hosts`, with the network's fields `over` its own.
-fn rail_of(rail: &NetworkSpec, hosts: Option<u32>, over: &NetworkSpec) -> Result<Switched, SpecError> {
+fn rail_of(rail: &NetworkSpec, hosts: Option<u32>, over: &NetworkSpec) -> Result<SwitchedSpec, SpecError> {
     let mut spec = rail.expanded()?;
     // Whole-network fields, and the pattern of the whole network's routes.
     if let Some(&f) = spec
@@ -283,7 +283,7 @@ fn rail_of(rail: &NetworkSpec, hosts: Option<u32>, over: &NetworkSpec) -> Result
 }
 
 /// The switched network of `kind` that `spec` describes; its fields are taken out.
-fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<Switched, SpecError> {
+fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, SpecError> {
     let shape = match kind {
         KindName::Crossbar | KindName::Ideal | KindName::MultiRail => ShapeSpec::Crossbar,
         KindName::Xgft => ShapeSpec::Xgft {
@@ -352,7 +352,7 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<Switched, SpecErro
             "applies to switch = \"wormhole\", routing = \"random\" or route_policy = \"random\" only",
         ));
     }
-    let switched = Switched {
+    let switched = SwitchedSpec {
         hosts: spec.hosts.take(),
         shape,
         routing,

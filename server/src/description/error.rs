@@ -186,7 +186,7 @@ fn applies(field: Option<Field>, kind: KindName) -> String {
         Some(Claim::Switches(list)) => {
             let names: Vec<String> = list
                 .iter()
-                .map(|s| format!("\"{}\"", crate::cli::value_name(s)))
+                .map(|s| format!("\"{}\"", super::names::value_name(s)))
                 .collect();
             format!("switch = {} only", names.join(" or "))
         }

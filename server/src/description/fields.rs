@@ -111,7 +111,7 @@ macro_rules! value_enum_text {
     ($($name:ty),*) => {
         $(impl FlagText for $name {
             fn text(&self) -> String {
-                crate::cli::value_name(self)
+                super::names::value_name(self)
             }
         })*
     };

@@ -1,6 +1,6 @@
 //! Network descriptions. Every field is declared once, in [`fields`]: its key in a
 //! file, its flag, and which networks take it. A TOML network file (`vesper serve
-//! --network FILE`), a built-in preset (`--preset NAME`, see [`crate::preset`]) and the
+//! --network FILE`), a built-in preset (`--preset NAME`, see [`preset`]) and the
 //! command line's flags each give a [`NetworkSpec`], one layered over the other field by
 //! field; [`NetworkSpec::check`] makes it a typed [`Description`] (a kind and a switch
 //! kind, each with only its own fields: `checked`), and [`Description::resolve`]
@@ -55,6 +55,7 @@ mod checked;
 mod error;
 pub mod fields;
 mod names;
+pub mod preset;
 mod resolve;
 
 use std::path::Path;
@@ -62,12 +63,12 @@ use std::path::Path;
 use vesper_input::MIB;
 use vesper_netmodels::HostId;
 
-pub use checked::{Description, Network, ShapeSpec, SwitchSpec, Switched};
+pub use checked::{Description, FabricSpec, ShapeSpec, SwitchSpec, SwitchedSpec};
 pub use error::{At, NetworkFileError, SpecError, Table};
 pub use fields::{Claim, Field, NetworkFlags, NetworkSpec};
 pub use names::{
     ArbitrationName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName,
-    RoutePolicyName, RoutingName, SwitchName,
+    RoutePolicyName, RoutingName, SwitchName, value_name,
 };
 
 use crate::config::{FabricConfig, NetworkConfig, Shape};

@@ -5,6 +5,13 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+/// How a value is written on the command line (`output-queued`).
+pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
 /// What kind of network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -10,7 +10,7 @@ use vesper_netmodels::{
     LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft, XgftError,
 };
 
-use super::checked::{Description, Network, ShapeSpec, SwitchSpec, Switched};
+use super::checked::{Description, FabricSpec, ShapeSpec, SwitchSpec, SwitchedSpec};
 use super::error::{At, SpecError, Table, field};
 use super::fields::{Field, NetworkSpec};
 use super::names::{
@@ -122,8 +122,8 @@ impl Description {
         let hosts = |given: Option<u32>| {
             host_count(given.unwrap_or(NetworkConfig::default().hosts)).map_err(|rule| field(Field::Hosts, rule))
         };
-        match &self.network {
-            Network::Ideal {
+        match &self.fabric {
+            FabricSpec::Ideal {
                 hosts: given,
                 bandwidth_mbps,
                 latency_ns,
@@ -156,20 +156,24 @@ impl Description {
                 };
                 Ok((hosts(*given)?, FabricConfig::Ideal(params)))
             }
-            Network::MultiRail {
+            FabricSpec::MultiRail {
                 hosts: given,
                 rails,
                 rail_policy: policy,
                 rail_threshold_bytes,
             } => multi_rail(*given, rails, rail_policy(*policy, *rail_threshold_bytes)?),
-            Network::Switched(s) if matches!(s.shape, ShapeSpec::Map { .. }) => s.map_fabric(),
-            Network::Switched(s) => s.fabric(),
+            FabricSpec::Switched(s) if matches!(s.shape, ShapeSpec::Map { .. }) => s.map_fabric(),
+            FabricSpec::Switched(s) => s.fabric(),
         }
     }
 }
 
 /// A multi-rail network of `rails`, each a switched network joining the same hosts.
-fn multi_rail(given: Option<u32>, rails: &[Switched], policy: RailPolicy) -> Result<(u32, FabricConfig), SpecError> {
+fn multi_rail(
+    given: Option<u32>,
+    rails: &[SwitchedSpec],
+    policy: RailPolicy,
+) -> Result<(u32, FabricConfig), SpecError> {
     let mut configs = Vec::new();
     let mut hosts = None;
     for (index, rail) in rails.iter().enumerate() {
@@ -241,7 +245,7 @@ fn rail_policy(policy: Option<RailPolicyName>, threshold: Option<u32>) -> Result
     Ok(policy)
 }
 
-impl Switched {
+impl SwitchedSpec {
     /// The hosts and the network of a shape vesper makes (not a map).
     fn fabric(&self) -> Result<(u32, FabricConfig), SpecError> {
         let switched = self.on(self.shape()?)?;

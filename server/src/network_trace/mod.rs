@@ -36,7 +36,7 @@
 //! `ADDR` is `HOST:PORT` (a numeric address, or a host name resolved when the run
 //! starts: `collector:9000` in a Docker network) or the path of a named pipe.
 //!
-//! The stream (what `vesper collect` reads, [`crate::network_trace::collect`]):
+//! The stream (what `vesper collect` reads, [`crate::collect`]):
 //!
 //! ```text
 //!   #Paraver (01/01/2026 at 00:00):0_ns:…       the header as known at the start
@@ -64,7 +64,7 @@
 //! nothing was dropped, and it tells when something was: its record count falls short
 //! of the end line's.
 
-pub mod collect;
+pub mod read;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -83,18 +83,14 @@ use vesper_netmodels::{
     BacklogCount, DeviceSelection, Network, ParaverOptions, TimeWindow, TraceOutput, TracedNetwork,
 };
 
-use crate::config::NetworkConfig;
-use crate::sync::listener::ServerError;
+use crate::config::{NetworkConfig, StreamConnect, TraceConfig};
+use crate::error::{ServerError, TraceSetupError};
+use crate::report::StreamReport;
 
 /// Bytes of records sent to the stream at once.
 pub const STREAM_CHUNK: usize = 64 * 1024;
 /// Chunks the stream's queue holds (4 MiB).
 pub const STREAM_CHUNKS: usize = 64;
-
-/// Why a trace cannot be set up.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct TraceSetupError(pub String);
 
 /// The network trace's options, as `vesper serve` and `vesper run` take them.
 #[derive(Debug, Clone, clap::Args)]
@@ -149,47 +145,9 @@ pub enum BacklogArg {
     Both,
 }
 
-/// Where and how the network trace is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceConfig {
-    /// the `.prv` (or `.prv.gz`) file
-    pub file: Option<PathBuf>,
-    /// a TCP address or a named pipe
-    pub stream: Option<String>,
-    /// how long to wait for room in the stream's buffer
-    pub stream_wait: Duration,
-    /// when the stream connects, and what a collector out of reach does
-    pub stream_connect: StreamConnect,
-    /// what the trace holds
-    pub options: ParaverOptions,
-}
-
-/// When a run's stream connects, and what a collector out of reach does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamConnect {
-    /// As the run is set up, once: a collector out of reach is an error that ends the
-    /// server (a server of one run, `vesper run`: nobody would see the trace).
-    AtSetup,
-    /// When the run's first records are ready, trying for up to this long: a collector
-    /// out of reach leaves the run untraced, with a warning in the log and in the
-    /// run's report (a server that keeps serving: it must stay up).
-    Retrying(Duration),
-}
-
 /// The longest `--trace-stream-wait-ms` and `--trace-stream-connect-ms` (an hour):
 /// longer waits are mistakes (the largest numbers would overflow the clock).
 pub const MAX_STREAM_WAIT_MS: u64 = 3_600_000;
-
-impl TraceConfig {
-    /// The trace of run `run` of a server: `{run}` in the file's name becomes the
-    /// run's number; a stream opens anew for every run.
-    pub fn for_run(&self, run: u64) -> TraceConfig {
-        TraceConfig {
-            file: self.file.as_deref().map(|f| crate::config::per_run(f, run)),
-            ..self.clone()
-        }
-    }
-}
 
 impl TraceArgs {
     /// The trace these flags ask for (`None`: no trace), its header dated `date`.
@@ -746,26 +704,6 @@ impl StreamStatus {
     }
 }
 
-/// A run's trace stream, in the run's report (`trace_stream`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct StreamReport {
-    /// `--trace-stream`'s address
-    pub address: String,
-    /// whether the collector was reached (the named pipe opened)
-    pub connected: bool,
-    /// records handed to the stream: every record of the trace (the states, events
-    /// and communications `simulation.network_trace` counts)
-    pub records: u64,
-    /// of which the collector's socket (or pipe) took
-    pub sent_records: u64,
-    /// and the others, dropped: the collector did not keep up, stopped reading, closed,
-    /// or was not reached (`records = sent_records + dropped_records`)
-    pub dropped_records: u64,
-    /// why the stream failed, if it did (the rest of the run went untraced)
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 /// A chunk of whole lines, and how many of them are records.
 type Chunk = (Vec<u8>, u64);
 
@@ -1222,280 +1160,4 @@ fn write_timeout(wait: Duration) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Read;
-    use std::time::Instant;
-
-    use vesper_client_dimemas_adapter::replay::{Cursor, ReplayOptions, Workload};
-    use vesper_netmodels::trace::check::check;
-
-    use super::*;
-    use crate::config::{FabricConfig, SwitchedConfig};
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("vesper-network-trace-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        dir
-    }
-
-    fn network() -> NetworkConfig {
-        NetworkConfig {
-            hosts: 4,
-            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(Default::default())),
-            ..NetworkConfig::default()
-        }
-    }
-
-    fn args(file: &Path) -> TraceArgs {
-        TraceArgs {
-            file: Some(file.to_path_buf()),
-            trace_quantum: 512,
-            trace_end_to_end: true,
-            ..TraceArgs::default()
-        }
-    }
-
-    /// Replays an all-to-all of 4 tasks over a crossbar, tracing as `trace` says.
-    fn replay(trace: Option<TraceConfig>) -> crate::Report {
-        let workload = Workload::all_to_all(4, 5000);
-        let programs = Box::new(Cursor::new(workload));
-        let config = crate::ServerConfig {
-            network: network(),
-            trace,
-            ..crate::ServerConfig::default()
-        };
-        let (_, report) =
-            crate::replay_job::over_server(config, programs, ReplayOptions::default(), Duration::ZERO, |_| {})
-                .expect("replayed");
-        report
-    }
-
-    fn gunzip(path: &Path) -> String {
-        let mut text = String::new();
-        flate2::read::MultiGzDecoder::new(File::open(path).expect("written"))
-            .read_to_string(&mut text)
-            .expect("gzip");
-        text
-    }
-
-    #[test]
-    fn a_gzip_trace_checks_and_repeats_byte_for_byte() {
-        let dir = scratch("gzip");
-        let file = dir.join("net.prv.gz");
-        let config = args(&file).config(SERVE_DATE).expect("valid");
-        let report = replay(config.clone());
-        let first = std::fs::read(&file).expect("written");
-        let prv = gunzip(&file);
-        let pcf = std::fs::read_to_string(dir.join("net.pcf")).expect("written");
-        let row = std::fs::read_to_string(dir.join("net.row")).expect("written");
-        let checked = check(&prv, &pcf, &row).unwrap_or_else(|e| panic!("{e}\n{prv}"));
-        // 4 hosts and the switch; 12 messages × (2 links + end to end).
-        assert_eq!((checked.tasks, checked.threads), (5, 8));
-        assert_eq!(checked.communications, 36);
-        let summary = report.simulation.network_trace.expect("traced");
-        assert_eq!(summary.communications, 36);
-        assert_eq!(summary.end_ns, checked.end_ns);
-        assert!(!dir.join("net.prv.gz.part").exists());
-        replay(config);
-        assert_eq!(std::fs::read(&file).expect("written again"), first);
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn the_stream_carries_the_same_records_as_the_file() {
-        let dir = scratch("stream");
-        let file = dir.join("net.prv");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-        let addr = listener.local_addr().expect("bound").to_string();
-        let collector = std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().expect("connected");
-            let mut text = String::new();
-            socket.read_to_string(&mut text).expect("read");
-            text
-        });
-        let traced = TraceArgs {
-            trace_stream: Some(addr),
-            ..args(&file)
-        };
-        replay(traced.config(SERVE_DATE).expect("valid"));
-        let streamed = collector.join().expect("collected");
-        let prv = std::fs::read_to_string(&file).expect("written");
-        let (header, records) = prv.split_once('\n').expect("a header");
-        // The topology comes right after the first header, framed, as the file has it.
-        let topology = std::fs::read_to_string(dir.join("net.topology")).expect("written");
-        let (first, rest) = streamed.split_once('\n').expect("a first header");
-        let streamed = format!(
-            "{first}\n{}",
-            rest.strip_prefix(&stream_topology(&topology))
-                .expect("the topology after the first header")
-        );
-        assert!(topology.starts_with("{\"vesper_topology\":1,\n\"shape\":{\"kind\":\"crossbar\""));
-        let lines: Vec<&str> = streamed.lines().collect();
-        assert!(
-            lines[0].starts_with("#Paraver (01/01/2026 at 00:00):0_ns:0:1:5("),
-            "{}",
-            lines[0]
-        );
-        // The .prv text ends at the second header; the .pcf and .row follow, framed.
-        let end = 1 + lines[1..]
-            .iter()
-            .position(|l| l.starts_with("#Paraver"))
-            .expect("a final header");
-        assert_eq!(lines[end], header);
-        assert_eq!(lines[1..end].join("\n") + "\n", records);
-        let pcf = std::fs::read_to_string(dir.join("net.pcf")).expect("written");
-        let row = std::fs::read_to_string(dir.join("net.row")).expect("written");
-        let records = (end - 1) as u64;
-        let (_, trailer) = streamed.split_once(&format!("{header}\n")).expect("the final header");
-        assert_eq!(trailer, stream_trailer(&pcf, &row, records));
-        assert!(trailer.starts_with(&format!("#vesper-pcf {}\nDEFAULT_OPTIONS\n", pcf.len())));
-        assert!(trailer.ends_with(&format!("\n#vesper-end {records}\n")));
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn a_stalled_collector_costs_one_wait_then_records_are_dropped() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-        let addr = listener.local_addr().expect("bound").to_string();
-        // Accepted, never read.
-        let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut stream =
-            StreamTarget::open(&addr, Duration::from_millis(50), StreamConnect::AtSetup, &stop).expect("connected");
-        let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
-        let started = Instant::now();
-        for _ in 0..200_000 {
-            stream.send(&line, 1);
-        }
-        stream.close();
-        // 20 MB could never fit the queue and the socket buffers.
-        let report = stream.status().report();
-        assert_eq!(report.records, 200_000);
-        assert_eq!(report.sent_records + report.dropped_records, 200_000);
-        assert!(report.dropped_records > 50_000, "{report:?}");
-        let error = report.error.unwrap_or_default();
-        assert!(error.starts_with("the collector stopped reading: "), "{error}");
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
-        drop(holder.join());
-    }
-
-    #[test]
-    fn flags_are_checked() {
-        let cases = [
-            (
-                TraceArgs {
-                    file: Some("net.txt".into()),
-                    ..TraceArgs::default()
-                },
-                "--trace net.txt: expected a file name ending in .prv or .prv.gz",
-            ),
-            (
-                TraceArgs {
-                    trace_devices: Some("sw*".into()),
-                    ..TraceArgs::default()
-                },
-                "--trace-devices shapes the network trace: give --trace FILE.prv or --trace-stream ADDR too",
-            ),
-            (
-                TraceArgs {
-                    trace_quantum: 0,
-                    ..args(Path::new("n.prv"))
-                },
-                "--trace-quantum 0: expected a backlog quantum of at least 1 byte",
-            ),
-            (
-                TraceArgs {
-                    trace_window: Some("9:3".into()),
-                    ..args(Path::new("n.prv"))
-                },
-                "--trace-window `9:3`: expected START_NS:END_NS with START < END (either may be left out)",
-            ),
-            (
-                TraceArgs {
-                    trace_devices: Some("sw,,x".into()),
-                    ..args(Path::new("n.prv"))
-                },
-                "--trace-devices empty item in `sw,,x`: expected name patterns or level=N[-M], separated by commas",
-            ),
-            (
-                TraceArgs {
-                    trace_stream_wait_ms: u64::MAX,
-                    ..TraceArgs::default()
-                },
-                "--trace-stream-wait-ms 18446744073709551615: at most 3600000 (an hour)",
-            ),
-            (
-                TraceArgs {
-                    trace_stream_connect_ms: MAX_STREAM_WAIT_MS + 1,
-                    ..args(Path::new("n.prv"))
-                },
-                "--trace-stream-connect-ms 3600001: at most 3600000 (an hour)",
-            ),
-        ];
-        for (args, message) in cases {
-            assert_eq!(args.config(SERVE_DATE).expect_err(message).to_string(), message);
-        }
-        let nowhere = args(Path::new("/nonexistent-vesper-dir/n.prv")).config(SERVE_DATE);
-        assert_eq!(
-            nowhere.expect_err("refused").to_string(),
-            "--trace /nonexistent-vesper-dir/n.prv: expected an existing directory, /nonexistent-vesper-dir is not one"
-        );
-        let no_server = args(Path::new("n.prv")).config_for_run(SERVE_DATE, None, true);
-        assert_eq!(
-            no_server.expect_err("refused").to_string(),
-            "--trace and --trace-stream need the server's network; drop --no-server"
-        );
-        let stream_error = |addr: &str| {
-            let stream = TraceArgs {
-                trace_stream: Some(addr.into()),
-                ..TraceArgs::default()
-            };
-            stream.config(SERVE_DATE).expect_err("refused").to_string()
-        };
-        assert_eq!(
-            stream_addr("collector:9000").expect("a host name"),
-            StreamAddr::Host("collector".into())
-        );
-        assert_eq!(
-            stream_addr("[::1]:9000").expect("an address"),
-            StreamAddr::Socket("[::1]:9000".parse().expect("an address"))
-        );
-        assert_eq!(
-            stream_addr("/tmp/trace.fifo").expect("a path"),
-            StreamAddr::Pipe("/tmp/trace.fifo".into())
-        );
-        for addr in ["localhost", "collector:port", ":9000"] {
-            assert_eq!(
-                stream_error(addr),
-                format!(
-                    "--trace-stream {addr}: expected HOST:PORT (127.0.0.1:9000, collector:9000) or the path of a \
-                     named pipe"
-                )
-            );
-        }
-        let dir = scratch("nothing");
-        let nothing = TraceArgs {
-            trace_devices: Some("router*".into()),
-            ..args(&dir.join("n.prv"))
-        };
-        let config = nothing.config(SERVE_DATE).expect("valid flags");
-        assert!(
-            build(
-                &network(),
-                config.as_ref(),
-                &crate::config::Split::Threads(1),
-                &Arc::new(AtomicBool::new(false))
-            )
-            .expect_err("refused")
-            .to_string()
-            .starts_with("--trace-devices: the device selection matches no device of the network")
-        );
-        assert_eq!(
-            std::fs::read_dir(&dir).map(|d| d.count()).ok(),
-            Some(0),
-            "no spool left"
-        );
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
+mod tests;

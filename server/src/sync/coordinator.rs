@@ -48,13 +48,12 @@ use vesper_netmodels::{Delivery, MessageSpec, MultiRail, Network, SimTime, Trace
 use vesper_protocol::{Completion, DataMessage, RendezvousRequest, ServerMessage, WireTime};
 
 use crate::config::{RendezvousMode, Replies, ServerConfig};
+use crate::error::Stopped;
 use crate::log_budget::LogBudget;
 use crate::report::{ClientReport, Report, SimulationReport, WallReport};
+use crate::sync::ClientId;
 use crate::sync::rendezvous::{Ready, RendezvousId, RendezvousTable};
 use crate::translate;
-
-/// Identifies a connection, in accept order.
-pub type ClientId = u32;
 
 /// One line of a batch that asks for something, with its line number.
 #[derive(Debug, Clone, Copy)]
@@ -155,23 +154,6 @@ struct SendRecord {
     requested_at: SimTime,
     /// its completion was told ahead of the model's delivery (batched replies)
     told: bool,
-}
-
-/// Why the coordinator stopped a run before its clients finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Stopped {
-    /// the model has work at its clock's last instant: times that ran past the clock
-    /// stopped there, and nothing there can be reported as it happened
-    #[error(
-        "simulated time ran out: the network model has work at its last instant ({} ns, about 213 simulated \
-         days; its clock counts 64-bit picoseconds) with {in_flight} message(s) in flight: the network is too \
-         slow for this run (its bandwidth, latencies or load), or the run too long",
-        SimTime::MAX.as_ps() / vesper_netmodels::time::PS_PER_NS
-    )]
-    ClockRanOut {
-        /// messages in the model
-        in_flight: usize,
-    },
 }
 
 /// What a message inside the model is, by its cookie.

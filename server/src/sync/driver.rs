@@ -63,8 +63,10 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{debug, error, info, warn};
 
 use crate::config::ServerConfig;
+use crate::error::ServerError;
 use crate::report::Report;
-use crate::sync::coordinator::{ClientId, Coordinator, SessionEvent};
+use crate::sync::ClientId;
+use crate::sync::coordinator::{Coordinator, SessionEvent};
 use crate::sync::session::{Session, SessionLimits};
 
 /// How often a long run logs where it is.
@@ -101,7 +103,7 @@ pub enum Control {
 }
 
 /// Makes the coordinator of run `n` (from 1): a fresh network at time zero.
-pub type NewRun = Box<dyn FnMut(u64) -> Result<Coordinator, crate::ServerError> + Send>;
+pub type NewRun = Box<dyn FnMut(u64) -> Result<Coordinator, ServerError> + Send>;
 
 /// Takes each run's report as the run ends.
 pub type RunReports = Box<dyn FnMut(Report) + Send>;
@@ -389,8 +391,8 @@ impl Driver {
         control: Receiver<Control>,
         occupancy: Arc<Occupancy>,
         shutdown: Arc<AtomicBool>,
-    ) -> Result<(Driver, Arc<Waker>), crate::ServerError> {
-        let thread = |e: io::Error| crate::ServerError::Thread(e.to_string());
+    ) -> Result<(Driver, Arc<Waker>), ServerError> {
+        let thread = |e: io::Error| ServerError::Thread(e.to_string());
         let coordinator = new_run(1)?;
         let poll = Poll::new().map_err(thread)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(thread)?);
@@ -423,7 +425,7 @@ impl Driver {
     /// stops a run, its clients' connections are closed (the protocol has no error
     /// reply): a one-run server returns the reason with the report, a server that keeps
     /// serving reports the reason and starts the next run.
-    pub fn run(mut self) -> Result<Served, crate::ServerError> {
+    pub fn run(mut self) -> Result<Served, ServerError> {
         let mut events = Events::with_capacity(256);
         let mut last_work = Instant::now();
         let mut last_status = Instant::now();
@@ -457,7 +459,7 @@ impl Driver {
                     self.run
                 );
                 if self.config.exit_when_done {
-                    return Err(crate::ServerError::Stopped {
+                    return Err(ServerError::Stopped {
                         stopped,
                         report: Box::new(self.final_report()),
                     });
@@ -562,7 +564,7 @@ impl Driver {
 
     /// Ends the run under way, closes its clients' connections and starts the next run
     /// on a fresh network with the clients that wait for it.
-    fn next_run(&mut self) -> Result<(), crate::ServerError> {
+    fn next_run(&mut self) -> Result<(), ServerError> {
         self.end_run();
         let members: Vec<ClientId> = self
             .connections

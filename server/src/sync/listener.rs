@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
+use crate::error::ServerError;
 use crate::report::Report;
 use crate::sync::coordinator::Coordinator;
 use crate::sync::driver::{Control, Driver, NewRun, Occupancy, RunReports, Served};
@@ -77,37 +78,6 @@ impl Refusals {
         self.unlogged = 0;
         self.logged = Some(Instant::now());
     }
-}
-
-/// Why the server could not run.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServerError {
-    /// the network description is invalid
-    #[error("network: {0}")]
-    Network(#[from] vesper_netmodels::BuildError),
-    /// the network or its trace cannot be set up
-    #[error(transparent)]
-    Trace(#[from] crate::network_trace::TraceSetupError),
-    /// the network cannot be split as asked
-    #[error("{asked}: {error}")]
-    Split {
-        /// what asked for the split (`--partitions N`, `N MPI ranks`)
-        asked: String,
-        /// why not
-        error: vesper_netmodels::partition::SplitError,
-    },
-    /// the run could not go on; the report of what it did until then
-    #[error("{stopped}")]
-    Stopped {
-        /// why
-        stopped: crate::sync::coordinator::Stopped,
-        /// the statistics up to the stop
-        report: Box<Report>,
-    },
-    /// the simulation thread could not start or died
-    #[error("simulation thread: {0}")]
-    Thread(String),
 }
 
 /// Serves one run on `listener`: until every expected client has finished (or, when

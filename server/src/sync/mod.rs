@@ -12,3 +12,6 @@ pub mod driver;
 pub mod listener;
 pub mod rendezvous;
 pub mod session;
+
+/// Identifies a connection, in accept order.
+pub type ClientId = u32;

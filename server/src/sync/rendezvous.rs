@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 use vesper_netmodels::SimTime;
 use vesper_netmodels::slab::Slab;
 
-use crate::sync::coordinator::ClientId;
+use crate::sync::ClientId;
 
 /// What matches a request with its ready line: (client, source application,
 /// destination application, source node, destination node, tag, size).

@@ -19,7 +19,8 @@ use vesper_protocol::ClientMessage;
 use vesper_protocol::codec::{ClientLines, Line, LineCodec};
 
 use crate::log_budget::LogBudget;
-use crate::sync::coordinator::{BatchItem, ClientId, SessionEvent};
+use crate::sync::ClientId;
+use crate::sync::coordinator::{BatchItem, SessionEvent};
 
 /// Limits a session enforces on its own.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@
 //! end stops the reading with a problem, as does anything that is no record. Memory:
 //! [`BINS`] × 8 bytes per thread per state it holds, at most [`MAX_STATES`] states a
 //! thread (a thread with more is a problem, shown), threads bounded by the reader's
-//! [`MAX_THREADS`](super::reader::MAX_THREADS). Events and communications are read and
+//! [`MAX_THREADS`](super::header::MAX_THREADS). Events and communications are read and
 //! not kept. Nothing in the file stops vesper: a problem (naming the file and line)
 //! is shown on the page, with what came before it.
 
@@ -26,8 +26,8 @@ use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 
 use super::aggregate::{BINS, TimeAxis};
-use super::detail::AppQuery;
-use super::reader::{self, Header, Record};
+use super::header::{self, Header};
+use super::reader::{self, Record};
 
 fn read_lock(app: &RwLock<App>) -> RwLockReadGuard<'_, App> {
     app.read().unwrap_or_else(PoisonError::into_inner)
@@ -232,7 +232,7 @@ fn read(path: &Path, app: &Arc<RwLock<App>>) -> Result<(), String> {
     if !first.ends_with('\n') {
         return Err(format!("{shown} line 1: expected a Paraver header line (#Paraver …)"));
     }
-    let header = reader::parse_header(first.trim_end()).map_err(|e| format!("{shown} line 1: {e}"))?;
+    let header = header::parse_header(first.trim_end()).map_err(|e| format!("{shown} line 1: {e}"))?;
     let mut first_thread = Vec::with_capacity(header.threads_of.len());
     let mut threads = 0;
     for &n in &header.threads_of {
@@ -329,6 +329,17 @@ pub struct AppThreadJson {
     /// per bin of the window: the index in `states` of the state it spent most time in
     /// (the first such), none when it has no state record there
     pub dominant: Vec<Option<u16>>,
+}
+
+/// `/api/app`'s query.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct AppQuery {
+    /// from \[ns\] (0 when left out)
+    pub from_ns: Option<u64>,
+    /// to \[ns\] (the application trace's end when left out)
+    pub to_ns: Option<u64>,
+    /// the run (`/api/runs`; the newest when left out)
+    pub run: Option<u64>,
 }
 
 /// What `/api/app` answers for `app`.

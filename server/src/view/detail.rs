@@ -22,8 +22,8 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::{EVENTS_PER_GROUP, GROUP_BINS, MESSAGES_PER_GROUP, Mark, Message, TimedEvent};
-use super::http::{RunQuery, run_of};
-use super::{Run, Runs, Shared, app, read_lock};
+use super::app::AppQuery;
+use super::{Run, RunQuery, Runs, Shared, app, read_lock, run_of};
 
 const DETAIL_JS: &str = include_str!("page/detail.js");
 
@@ -229,17 +229,6 @@ async fn port(State(runs): State<Arc<Runs>>, Query(query): Query<PortQuery>) -> 
         Ok(run) => blocking(move || answer(port_json(&read_lock(&run.shared), &query))).await,
         Err(why) => (StatusCode::NOT_FOUND, why).into_response(),
     }
-}
-
-/// `/api/app`'s query.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-pub struct AppQuery {
-    /// from \[ns\] (0 when left out)
-    pub from_ns: Option<u64>,
-    /// to \[ns\] (the application trace's end when left out)
-    pub to_ns: Option<u64>,
-    /// the run (`/api/runs`; the newest when left out)
-    pub run: Option<u64>,
 }
 
 async fn app_states(State(runs): State<Arc<Runs>>, Query(query): Query<AppQuery>) -> Response {

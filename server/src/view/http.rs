@@ -18,7 +18,7 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::aggregate::Counts;
-use super::{Run, Runs, Shared, layout, read_lock};
+use super::{RunQuery, Runs, Shared, layout, read_lock, run_of};
 
 const INDEX_HTML: &str = include_str!("page/index.html");
 const VIEW_JS: &str = include_str!("page/view.js");
@@ -48,33 +48,6 @@ pub fn router(runs: Arc<Runs>) -> Router {
         .route("/api/runs", get(runs_answer))
         .route("/api/events", get(events))
         .with_state(runs)
-}
-
-/// The run a route's `run=N` names (the newest when left out).
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-pub struct RunQuery {
-    /// the run's number
-    pub run: Option<u64>,
-}
-
-/// Run `query.run`, or the text of a 404 that says which runs there are.
-pub(super) fn run_of(runs: &Runs, query: RunQuery) -> Result<Arc<Run>, String> {
-    runs.get(query.run).ok_or_else(|| {
-        let (kept, dropped) = runs.all();
-        let numbers: Vec<String> = kept.iter().map(|r| r.number.to_string()).collect();
-        let what = match query.run {
-            Some(n) => format!("no run {n}"),
-            None => "no run yet".to_string(),
-        };
-        format!(
-            "{what}: the runs kept are [{}], {dropped} dropped (--keep-runs {}){}",
-            numbers.join(", "),
-            runs.keep(),
-            runs.listening
-                .as_ref()
-                .map_or(String::new(), |at| format!("; streams are awaited on {at}"))
-        )
-    })
 }
 
 /// `/api/runs`: the runs kept.

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The stream's framing is [`crate::network_trace`]'s, read with the collector's own
-//! pieces ([`crate::network_trace::collect`]'s lines, trailer and
+//! pieces ([`crate::network_trace::read`]'s lines, trailer and
 //! [`RecordCheck`]), so a stream the collector refuses is a problem here too, with
 //! the same words. After the first header a stream may carry the network's topology
 //! (`#vesper-topology BYTES`, then BYTES bytes of JSON), kept as text in
@@ -40,11 +40,12 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 use vesper_netmodels::trace::check::RecordCheck;
 
-use super::reader::{Header, Names, Record, fold, parse_header, parse_record, quantum_of_pcf, with_topology};
+use super::header::{Header, Names, parse_header};
+use super::reader::{Record, fold, parse_record, quantum_of_pcf, with_topology};
 use super::topology::Topology;
 use super::{Aggregate, Runs, Shared, read_lock, write_lock};
 use crate::network_trace::STREAM_TOPOLOGY;
-use crate::network_trace::collect::{
+use crate::network_trace::read::{
     Lines, MAX_CONNECTIONS, MAX_SIDECAR, Next, RunNumbers, Trailed, Trailer, read_trailer, shown,
 };
 
@@ -104,7 +105,7 @@ pub fn accept(listener: &TcpListener, local: &str, runs: &Arc<Runs>, options: &S
 fn connection(
     socket: TcpStream,
     peer: &str,
-    ticket: crate::network_trace::collect::Ticket,
+    ticket: crate::network_trace::read::Ticket,
     runs: &Runs,
     options: &StreamOptions,
 ) {

@@ -118,7 +118,7 @@
 //! application trace (`--app`, [`app`]) adds `BINS × 8` bytes per thread per state it
 //! holds (at most [`app::MAX_STATES`]): 4,096 tasks in 5 states, 42 MB.
 //!
-//! A trace of more than [`reader::MAX_THREADS`] threads is refused, so the bound holds
+//! A trace of more than [`header::MAX_THREADS`] threads is refused, so the bound holds
 //! for any file.
 //!
 //! # HTTP API
@@ -164,6 +164,7 @@
 pub mod aggregate;
 pub mod app;
 pub mod detail;
+pub mod header;
 pub mod http;
 pub mod layout;
 pub mod listen;
@@ -177,7 +178,8 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::time::{Duration, SystemTime};
 
 pub use aggregate::{Aggregate, BINS};
-pub use reader::{Names, OpenError, TraceFiles};
+pub use header::Names;
+pub use reader::{OpenError, TraceFiles};
 
 /// The models' default link rate \[MB/s\] (2 Gb/s, Myrinet-2000 class).
 pub const DEFAULT_LINK_MBS: f64 = 250.0;
@@ -351,6 +353,33 @@ pub struct Runs {
 struct RunList {
     runs: VecDeque<Arc<Run>>,
     dropped: u64,
+}
+
+/// The run a route's `run=N` names (the newest when left out).
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct RunQuery {
+    /// the run's number
+    pub run: Option<u64>,
+}
+
+/// Run `query.run`, or the text of a 404 that says which runs there are.
+fn run_of(runs: &Runs, query: RunQuery) -> Result<Arc<Run>, String> {
+    runs.get(query.run).ok_or_else(|| {
+        let (kept, dropped) = runs.all();
+        let numbers: Vec<String> = kept.iter().map(|r| r.number.to_string()).collect();
+        let what = match query.run {
+            Some(n) => format!("no run {n}"),
+            None => "no run yet".to_string(),
+        };
+        format!(
+            "{what}: the runs kept are [{}], {dropped} dropped (--keep-runs {}){}",
+            numbers.join(", "),
+            runs.keep(),
+            runs.listening
+                .as_ref()
+                .map_or(String::new(), |at| format!("; streams are awaited on {at}"))
+        )
+    })
 }
 
 impl Runs {

@@ -14,7 +14,7 @@
 use serde::Deserialize;
 
 use super::aggregate::Thread;
-use super::reader::{Header, Names};
+use super::header::{Header, Names};
 
 /// Largest topology read \[bytes\] (a 4,096-host fat tree's is about 3 MB).
 pub const MAX_TOPOLOGY: u64 = 256 << 20;

@@ -7,8 +7,8 @@ use vesper_protocol::{DataMessage, RendezvousRequest, ServerMessage, Token, Wire
 use super::*;
 use vesper_netmodels::{AdapterParams, HostId, Interleave};
 
-use crate::Report;
 use crate::config::{FabricConfig, NetworkConfig, Placement, RendezvousMode, ServerConfig, SwitchedConfig};
+use crate::report::Report;
 
 /// The default crossbar without packet headers, so that a message of S bytes takes the
 /// closed form S × 4 ns + 2 × 25 ns + 100 ns: these tests are about synchronisation.

@@ -5,9 +5,10 @@ use vesper_netmodels::{DeviceSelection, MemoryOutput, Network as _, NetworkBuild
 
 use super::*;
 use crate::config::NetworkConfig;
+use crate::view::header::{Names, parse_header};
 use crate::view::http::trace_json;
 use crate::view::layout::Kind;
-use crate::view::reader::{Names, TraceFiles, load, parse_header};
+use crate::view::reader::{TraceFiles, load};
 use crate::view::{Shared, read_lock};
 
 /// A fresh scratch directory for `name`.
@@ -24,7 +25,7 @@ fn network(text: &str) -> NetworkConfig {
 }
 
 fn preset(name: &str) -> NetworkConfig {
-    network(crate::preset::find(name).expect("a preset").file)
+    network(crate::description::preset::find(name).expect("a preset").file)
 }
 
 /// The trace of `config` (no traffic: the topology is known before any record), its

@@ -1,7 +1,7 @@
 //! Built-in networks, selected by name with `--preset NAME`: network files compiled
 //! into the binary (`vesper topo --preset NAME --print` shows one as a file to edit).
 
-use crate::description::{NetworkFileError, NetworkSpec, parse_spec};
+use super::{NetworkFileError, NetworkSpec, parse_spec};
 
 /// A built-in network.
 #[derive(Debug, Clone, Copy)]
