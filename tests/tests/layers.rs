@@ -39,18 +39,25 @@ fn declared() -> Vec<Crate> {
             continue;
         }
         if let Some(src) = line.strip_prefix("crate ") {
-            crates.push(Crate { src: src.trim().to_string(), layers: Vec::new() });
+            crates.push(Crate {
+                src: src.trim().to_string(),
+                layers: Vec::new(),
+            });
             continue;
         }
-        let (name, modules) = line
-            .split_once(':')
-            .unwrap_or_else(|| panic!("docs/layers.txt:{}: expected `crate PATH` or `LAYER: MODULES`", number + 1));
+        let (name, modules) = line.split_once(':').unwrap_or_else(|| {
+            panic!(
+                "docs/layers.txt:{}: expected `crate PATH` or `LAYER: MODULES`",
+                number + 1
+            )
+        });
         let current = crates
             .last_mut()
             .unwrap_or_else(|| panic!("docs/layers.txt:{}: a layer before any `crate PATH` line", number + 1));
-        current
-            .layers
-            .push((name.trim().to_string(), modules.split_whitespace().map(str::to_string).collect()));
+        current.layers.push((
+            name.trim().to_string(),
+            modules.split_whitespace().map(str::to_string).collect(),
+        ));
     }
     crates
 }
@@ -99,7 +106,9 @@ fn code_of(text: &str) -> String {
     while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
         if trimmed.starts_with("#[cfg(test)]")
-            && lines.peek().is_some_and(|next| next.trim_start().starts_with("mod ") && next.contains('{'))
+            && lines
+                .peek()
+                .is_some_and(|next| next.trim_start().starts_with("mod ") && next.contains('{'))
         {
             // Skip the block: count braces from the `mod … {` line.
             let mut depth = 0i64;
@@ -174,7 +183,9 @@ fn paths_of(code: &str) -> BTreeSet<String> {
     let mut rest = code;
     while let Some(at) = find_word(rest, "crate::") {
         let after = &rest[at..];
-        let end = after.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).unwrap_or(after.len());
+        let end = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(after.len());
         out.push(after[..end].trim_end_matches(':').to_string());
         rest = &after[end..];
     }
@@ -325,19 +336,27 @@ fn problems(krate: &Crate) -> Vec<String> {
     for (name, entries) in &krate.layers {
         for entry in entries {
             if !files.iter().any(|f| names(entry, f)) {
-                problems.push(format!("{}: layer `{name}` names `{entry}`, which is no file", krate.src));
+                problems.push(format!(
+                    "{}: layer `{name}` names `{entry}`, which is no file",
+                    krate.src
+                ));
             }
         }
     }
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let Some((layer, layer_name)) = layer_of(file, krate) else {
-            problems.push(format!("{}/{}: no layer of docs/layers.txt names this file", krate.src, file.relative));
+            problems.push(format!(
+                "{}/{}: no layer of docs/layers.txt names this file",
+                krate.src, file.relative
+            ));
             continue;
         };
         let text = std::fs::read_to_string(src.join(&file.relative)).unwrap();
         for path in paths_of(&code_of(&text)) {
-            let Some(target) = resolve(&path, file, &by_module) else { continue };
+            let Some(target) = resolve(&path, file, &by_module) else {
+                continue;
+            };
             if target == file {
                 continue;
             }
@@ -350,12 +369,19 @@ fn problems(krate: &Crate) -> Vec<String> {
                 ));
             }
             if !parent_and_child(file, target) {
-                edges.entry(file.relative.clone()).or_default().insert(target.relative.clone());
+                edges
+                    .entry(file.relative.clone())
+                    .or_default()
+                    .insert(target.relative.clone());
             }
         }
     }
     for circle in circles(&edges) {
-        problems.push(format!("{}: these files import each other in a circle: {}", krate.src, circle.join(", ")));
+        problems.push(format!(
+            "{}: these files import each other in a circle: {}",
+            krate.src,
+            circle.join(", ")
+        ));
     }
     problems
 }
@@ -368,7 +394,12 @@ fn every_crate_imports_only_downward_and_in_no_circle() {
     for krate in &crates {
         all.extend(problems(krate));
     }
-    assert!(all.is_empty(), "{} broken layering rules:\n{}", all.len(), all.join("\n"));
+    assert!(
+        all.is_empty(),
+        "{} broken layering rules:\n{}",
+        all.len(),
+        all.join("\n")
+    );
 }
 
 #[test]
@@ -379,7 +410,11 @@ fn the_checker_sees_an_upward_import_and_a_circle() {
     std::fs::create_dir_all(src.join("parts")).unwrap();
     std::fs::write(src.join("lib.rs"), "pub mod low;\npub mod high;\npub mod parts;\n").unwrap();
     std::fs::write(src.join("low.rs"), "use crate::high::Thing;\n").unwrap();
-    std::fs::write(src.join("high.rs"), "pub struct Thing;\n// use crate::parts::a; (a comment)\n").unwrap();
+    std::fs::write(
+        src.join("high.rs"),
+        "pub struct Thing;\n// use crate::parts::a; (a comment)\n",
+    )
+    .unwrap();
     std::fs::write(src.join("parts/mod.rs"), "pub mod a;\npub mod b;\nuse self::a::A;\n").unwrap();
     std::fs::write(src.join("parts/a.rs"), "use super::b::B;\npub struct A;\n").unwrap();
     std::fs::write(
