@@ -40,7 +40,7 @@ pub enum BuildError {
         /// how long it takes (saturated at [`SimTime::MAX`])
         took: SimTime,
         /// the most it may take: [`SimTime::LONGEST_STEP`], or
-        /// [`IdealParams::LONGEST_DELAY`]
+        /// [`IdealParams::LONGEST_DELAY`](crate::ideal::IdealParams::LONGEST_DELAY)
         limit: SimTime,
     },
     /// the wormhole switches' parameters do not work

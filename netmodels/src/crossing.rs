@@ -12,9 +12,9 @@ use crate::time::SimTime;
 use crate::topology::{Endpoint, Route, RouteTable, Wiring};
 
 /// What a partition of a split network keeps, whatever its fabric (see
-/// [`crate::partition::engine`]): where every device is, what it sent to the other
+/// [`crate::partition::windows`]): where every device is, what it sent to the other
 /// partitions, and the records of the messages it holds. Each fabric adds what it
-/// needs to know when a message's record may go ([`Share`], and the wormhole's
+/// needs to know when a message's record may go (`Share` in [`crate::switch::packet`], and the wormhole's
 /// `WormShare`).
 #[derive(Debug)]
 pub(crate) struct Split {

@@ -33,7 +33,7 @@ pub(crate) enum Event {
 /// The pending events of the ideal network and the packet switches that make a final
 /// delivery (the ideal network's, and a message's last packet arriving over its last
 /// cable), by their place in the queue: the message each delivers. Kept from the first
-/// [`Simulation::final_deliveries`] on (found then in the queue), as such events are
+/// [`Simulation::final_deliveries`](crate::simulation::Simulation::final_deliveries) on (found then in the queue), as such events are
 /// scheduled and handled: batched replies ask after every run, and a walk of the whole
 /// queue each time cost a large network more than the round trips saved.
 #[derive(Debug, Default)]

@@ -1,6 +1,6 @@
 //! A message and its packets: what a caller hands the model ([`MessageSpec`]), what the
 //! model hands back ([`Delivery`]), and the records every fabric keeps of them while they
-//! travel ([`Message`], [`Packet`]).
+//! travel (`Message`, `Packet`).
 
 use crate::adapter::AdapterParams;
 use crate::ids::{Device, HostId, MessageId};

@@ -1,22 +1,22 @@
 //! The parameters of a network's description, as a build error names them.
 
-/// A parameter of a network's description, as a [`BuildError`] names it.
+/// A parameter of a network's description, as a [`BuildError`](crate::build_error::BuildError) names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Parameter {
-    /// [`AdapterParams::payload_bytes`]
+    /// [`AdapterParams::payload_bytes`](crate::adapter::AdapterParams::payload_bytes)
     PayloadBytes,
-    /// [`SwitchParams::routing_latency`]
+    /// [`SwitchParams::routing_latency`](crate::switch::SwitchParams::routing_latency)
     RoutingLatency,
-    /// [`SwitchParams::kind`]
+    /// [`SwitchParams::kind`](crate::switch::SwitchParams::kind)
     SwitchKind,
-    /// [`LinkParams::propagation`]
+    /// [`LinkParams::propagation`](crate::link::LinkParams::propagation)
     LinkLatency,
-    /// [`LinkParams::bandwidth`]
+    /// [`LinkParams::bandwidth`](crate::link::LinkParams::bandwidth)
     LinkBandwidth,
-    /// [`IdealParams::latency`]
+    /// [`IdealParams::latency`](crate::ideal::IdealParams::latency)
     IdealLatency,
-    /// [`IdealParams::bandwidth`]
+    /// [`IdealParams::bandwidth`](crate::ideal::IdealParams::bandwidth)
     IdealBandwidth,
     /// [`WormholeParams::flit_bytes`](crate::WormholeParams::flit_bytes)
     FlitBytes,

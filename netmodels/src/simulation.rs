@@ -1,4 +1,4 @@
-//! The simulation: a frozen network (built by [`NetworkBuilder::build`]) and its event
+//! The simulation: a frozen network (built by [`NetworkBuilder::build`](crate::builder::NetworkBuilder::build)) and its event
 //! loop.
 //!
 //! ```text
@@ -17,8 +17,8 @@
 //! This module holds the event loop over the fabrics: the ideal network, the packet
 //! switches' engine ([`crate::switch::packet`]) and the wormhole fabric
 //! ([`crate::switch::wormhole`]). The builder is [`crate::builder`]; messages and
-//! packets are [`crate::message`]; events [`crate::event`]; what partitions send each
-//! other [`crate::crossing`].
+//! packets are [`crate::message`]; events `crate::event`; what partitions send each
+//! other `crate::crossing`.
 
 use std::collections::BTreeMap;
 
@@ -607,7 +607,7 @@ impl<S: TraceSink> Simulation<S> {
 
     /// Processes every event at or before `limit`, appending completed messages to
     /// `deliveries` with their place in the order of the whole network's deliveries:
-    /// the greatest key popped so far, `max_key` (see [`crate::partition::engine`]).
+    /// the greatest key popped so far, `max_key` (see [`crate::partition::windows`]).
     pub(crate) fn run_window(&mut self, limit: SimTime, deliveries: &mut Vec<(u128, Delivery)>, max_key: &mut u128) {
         let mut one = Vec::new();
         while let Some((now, event)) = self.queue.pop_until(limit) {

@@ -4,7 +4,7 @@
 //!
 //! Kinds ([`SwitchKind`]):
 //!
-//! - **output-queued** (ideal, speedup N), in [`output_queued`]: a packet's head is routed after the routing
+//! - **output-queued** (ideal, speedup N), in [`packet::output_queued`]: a packet's head is routed after the routing
 //!   latency and joins the FIFO queue of its output port; the output is never blocked
 //!   by other inputs (unbounded output buffers), so the only contention is for the
 //!   output link itself. Transmission is cut-through at packet level: the output may
@@ -15,7 +15,7 @@
 //!     in p1 ──▶ route (latency) ──▶ [queue] out p1 ──▶
 //!   ```
 //!
-//! - **CIOQ** (combined input-output queued), in [`cioq`]: packets wait in input
+//! - **CIOQ** (combined input-output queued), in [`packet::cioq`]: packets wait in input
 //!   queues (one FIFO, or one virtual output queue per output), cross the crossbar at
 //!   `speedup` × the link rate when both their input and their output crossbar ports
 //!   are free, and wait again in the output queue for the link.
