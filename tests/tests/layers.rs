@@ -430,8 +430,33 @@ fn the_checker_sees_an_upward_import_and_a_circle() {
         ],
     };
     let found = problems(&krate);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(found[0].contains("low.rs (layer `ground`) imports `crate::high::Thing` from high.rs (layer `top`)"));
     assert!(found[1].contains("in a circle: parts/a.rs, parts/b.rs"), "{}", found[1]);
+    // A file no layer names, and an entry that names no file.
+    std::fs::write(src.join("stray.rs"), "").unwrap();
+    let krate = Crate {
+        layers: vec![
+            (
+                "ground".to_string(),
+                vec!["low".to_string(), "parts".to_string(), "gone".to_string()],
+            ),
+            ("top".to_string(), vec!["high".to_string()]),
+        ],
+        ..krate
+    };
+    let found = problems(&krate);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|p| p.ends_with("layer `ground` names `gone`, which is no file")),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.ends_with("stray.rs: no layer of docs/layers.txt names this file")),
+        "{found:#?}"
+    );
 }
