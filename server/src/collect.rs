@@ -69,8 +69,8 @@ use vesper_netmodels::trace::check::{RecordCheck, escaped};
 use crate::config::{is_per_run, per_run};
 use crate::error::TraceSetupError;
 use crate::network_trace::read::{
-    Incomplete, Lines, MAX_CONNECTIONS, Next, RunNumbers, Ticket, Trailed, Trailer, number_on, read_text, read_trailer,
-    shown,
+    Incomplete, Lines, MAX_CONNECTIONS, Next, RunNumbers, Ticket, Trailed, Trailer, final_header, number_on, read_text,
+    read_trailer, shown,
 };
 use crate::network_trace::{STREAM_TOPOLOGY, TraceTarget, check_file_name};
 
@@ -538,13 +538,7 @@ fn finish(
 ) -> Result<Option<Collected>, Finish> {
     let at = lines.number;
     let header = lines.text().map_err(Finish::Bad)?.to_string();
-    check.final_header(&header).map_err(|e| {
-        let e = e.to_string();
-        Finish::Bad(match e.strip_prefix("header: ") {
-            Some(why) => format!("line {at}: the final header: {why}"),
-            None => e,
-        })
-    })?;
+    final_header(&check, &header, at).map_err(Finish::Bad)?;
     // The server's final header is its first one with the end time set.
     if with_end_ns(provisional, 0) != with_end_ns(&header, 0) {
         return Err(Finish::Bad(format!(

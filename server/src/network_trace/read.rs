@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use vesper_netmodels::trace::check::{CARRIAGE_RETURN, escaped};
+use vesper_netmodels::trace::check::{CARRIAGE_RETURN, RecordCheck, escaped};
 
 use super::{STREAM_END, STREAM_PCF, STREAM_ROW};
 
@@ -261,6 +261,18 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
+/// Checks a stream's final `header`, its line `at`, against the records `check` took:
+/// its end time, or what is wrong with it, as the collector and the live view say it.
+pub(crate) fn final_header(check: &RecordCheck, header: &str, at: usize) -> Result<u64, String> {
+    check.final_header(header).map_err(|e| {
+        let e = e.to_string();
+        match e.strip_prefix("header: ") {
+            Some(why) => format!("line {at}: the final header: {why}"),
+            None => e,
+        }
+    })
+}
+
 /// `bytes` (a line received) safe to quote: without its newline, control characters
 /// escaped, cut short.
 pub(crate) fn shown(bytes: &[u8]) -> String {
@@ -383,4 +395,37 @@ pub(crate) fn read_text(lines: &mut Lines<impl BufRead>, bytes: u64, what: &str)
     let first = lines.number + 1;
     lines.number += text.iter().filter(|&&b| b == b'\n').count();
     String::from_utf8(text).map_err(|_| Trailed::Bad(format!("line {first}: the {what} is not UTF-8 text")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_final_header_s_problem_names_its_line_and_says_it_is_the_final_header() {
+        let first = "#Paraver (01/01/2026 at 00:00):0_ns:0:1:1(1:0)";
+        let mut check = RecordCheck::provisional(first).expect("a header");
+        check.record("1:0:1:1:1:100:7000:1").expect("checked at the end");
+        assert_eq!(
+            final_header(&check, "#Paraver (01/01/2026 at 00:00):7000_ns:0:1:1(1:0)", 4),
+            Ok(7000)
+        );
+        assert_eq!(
+            final_header(&check, "#Paraver (01/01/2026 at 00:00):7000_ns:0:1:1(2:0)", 4),
+            Err(
+                "line 4: the final header: expected the first header's tasks and threads, got \
+                 `#Paraver (01/01/2026 at 00:00):7000_ns:0:1:1(2:0)`"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            final_header(&check, "#Paraver 1", 4),
+            Err("line 4: the final header: expected `#Paraver (`: `#Paraver 1`".to_string())
+        );
+        // A record's problem keeps its own line.
+        assert_eq!(
+            final_header(&check, "#Paraver (01/01/2026 at 00:00):5000_ns:0:1:1(1:0)", 4),
+            Err("line 2: time 7000 ns is after the header's end (5000 ns)".to_string())
+        );
+    }
 }

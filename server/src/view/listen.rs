@@ -46,7 +46,7 @@ use super::topology::Topology;
 use super::{Aggregate, Runs, Shared, read_lock, write_lock};
 use crate::network_trace::STREAM_TOPOLOGY;
 use crate::network_trace::read::{
-    Lines, MAX_CONNECTIONS, MAX_SIDECAR, Next, RunNumbers, Trailed, Trailer, read_trailer, shown,
+    Lines, MAX_CONNECTIONS, MAX_SIDECAR, Next, RunNumbers, Trailed, Trailer, final_header, read_trailer, shown,
 };
 
 /// Records folded at once at most (one write lock).
@@ -388,13 +388,7 @@ fn finish<R: Read>(
 ) -> Result<(), String> {
     let at = lines.number;
     let text = lines.text()?.to_string();
-    let end_ns = check.final_header(&text).map_err(|e| {
-        let e = e.to_string();
-        match e.strip_prefix("header: ") {
-            Some(why) => format!("line {at}: the final header: {why}"),
-            None => e,
-        }
-    })?;
+    let end_ns = final_header(&check, &text, at)?;
     write_lock(shared).aggregate.end_at(end_ns);
     let received = check.records();
     let Trailer { pcf, row, sent } = match read_trailer(lines) {
