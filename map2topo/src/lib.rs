@@ -21,6 +21,7 @@ pub mod map;
 pub mod marenostrum;
 mod named;
 pub mod routes;
+mod shape;
 
 pub use error::FileError;
 pub use ibnet::{
@@ -32,3 +33,4 @@ pub use map::{
     write_map,
 };
 pub use named::NamedTopology;
+pub use shape::MapShape;

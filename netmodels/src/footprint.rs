@@ -23,7 +23,7 @@ use crate::adapter::{AdapterParams, Sender};
 use crate::link::LinkParams;
 use crate::switch::packet::cioq::{Crossbar, InputQueues};
 use crate::switch::packet::output_queued::OutPort;
-use crate::topology::{Cable, Endpoint};
+use crate::topology::{Cable, Endpoint, MultipathPolicy, Routing, ShapeCounts};
 
 /// What one switched network (a rail) is made of, counted from its description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +70,25 @@ pub enum RouteCounts {
         /// alternatives taken in turn (round-robin)
         turns: bool,
     },
+}
+
+impl RouteCounts {
+    /// How `routing` keeps the routes of a network that `counts` counts.
+    pub fn of(routing: &Routing, counts: &ShapeCounts) -> RouteCounts {
+        match routing {
+            Routing::DModK(_) => RouteCounts::DModK,
+            Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) | Routing::DimensionOrder(_) => {
+                RouteCounts::Computed
+            }
+            Routing::Explicit(routes) => RouteCounts::Explicit {
+                turns: routes.policy() == MultipathPolicy::RoundRobin,
+            },
+            Routing::ShortestPath => RouteCounts::ShortestPath {
+                columns: counts.switches_with_hosts,
+                switch_cables: counts.switch_cables,
+            },
+        }
+    }
 }
 
 /// Bytes of a network's model.

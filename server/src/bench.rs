@@ -203,7 +203,7 @@ pub fn model(
     // Links each packet crosses: two on a crossbar (into the switch, out of it);
     // elsewhere from the routes of every pair, walked before the clock starts.
     let hops = match shape {
-        Shape::Crossbar => None,
+        Shape::Crossbar(_) => None,
         _ => Some(hop_table(sim.rails()[0].first())?),
     };
     let payload = adapter.payload_bytes;

@@ -3,12 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use vesper_map2topo::NamedTopology;
+use vesper_map2topo::MapShape;
 use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
+pub use vesper_netmodels::topology::RoutingPolicy;
+use vesper_netmodels::topology::{Crossbar, Shape as ShapeModel, ShapeCounts, Strategy};
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, BuildError, ExplicitRoutes, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
-    PatternRoutes, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus,
-    TraceShape, Xgft,
+    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, RailPolicy,
+    Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus, TraceShape, Xgft,
 };
 
 /// How a simulation's network is split (see `vesper_netmodels::partition`).
@@ -161,73 +162,64 @@ pub struct SwitchedConfig {
     pub adapter: AdapterParams,
 }
 
-/// The arrangement of the switches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+/// Declares the shapes a network may have: each line a variant and the model it holds,
+/// which implements [`ShapeModel`] (`vesper_netmodels::topology::Shape`). Gives the enum
+/// [`Shape`] and its own `ShapeModel` implementation, each call a `match` over the
+/// variants: adding a shape is one line here (see `docs/layout.md`).
+macro_rules! shapes {
+    ($( $(#[$doc:meta])* $variant:ident($model:ty), )*) => {
+        /// The arrangement of the switches.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Shape {
+            $( $(#[$doc])* $variant($model), )*
+        }
+
+        /// Each call goes to the variant's model.
+        impl ShapeModel for Shape {
+            fn name(&self) -> String {
+                match self { $( Shape::$variant(s) => s.name(), )* }
+            }
+            fn describe(&self) -> String {
+                match self { $( Shape::$variant(s) => s.describe(), )* }
+            }
+            fn counts(&self) -> ShapeCounts {
+                match self { $( Shape::$variant(s) => s.counts(), )* }
+            }
+            fn try_topology(&self, link: LinkParams) -> Result<Topology, TopologyError> {
+                match self { $( Shape::$variant(s) => s.try_topology(link), )* }
+            }
+            fn routing(&self, policy: &RoutingPolicy) -> Option<Routing> {
+                match self { $( Shape::$variant(s) => s.routing(policy), )* }
+            }
+            fn diameter_links(&self) -> Option<u32> {
+                match self { $( Shape::$variant(s) => s.diameter_links(), )* }
+            }
+            fn bisection_cables(&self) -> Option<u64> {
+                match self { $( Shape::$variant(s) => s.bisection_cables(), )* }
+            }
+            fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
+                match self { $( Shape::$variant(s) => s.cut(parts), )* }
+            }
+        }
+    };
+}
+
+shapes! {
     /// one switch with a port per host
-    Crossbar,
+    Crossbar(Crossbar),
     /// an extended generalized fat tree (k-ary n-trees and thin trees included)
     Xgft(Xgft),
     /// a torus, mesh or hypercube
     Torus(Torus),
     /// read from a map file (one rail of it)
-    Map {
-        /// the file, for descriptions
-        file: String,
-        /// the devices, their names and cables
-        net: Arc<NamedTopology>,
-    },
-}
-
-/// How packets find their way (each shape allows some).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RoutingPolicy {
-    /// breadth-first shortest paths, lowest port among equals (any shape)
-    ShortestPath,
-    /// XGFT: up port chosen by the destination (table routing)
-    DModK,
-    /// XGFT: up port chosen by the source (source routing)
-    SModK,
-    /// XGFT: up ports drawn once per (source, destination) pair from `seed` (source
-    /// routing)
-    Random {
-        /// the seed of the draws
-        seed: u64,
-    },
-    /// XGFT: up ports chosen for a communication pattern (source routing); `None` until
-    /// the pattern is known, d-mod-k meanwhile
-    PatternAware(Option<Arc<PatternRoutes>>),
-    /// torus, mesh, hypercube: one dimension after the other, the shorter way round
-    DimensionOrder,
-    /// paths given one by one: a route file, or routes generated for a map
-    Explicit {
-        /// where they come from: "routes" (a file) or "up-down"
-        name: &'static str,
-        /// the paths
-        routes: Arc<ExplicitRoutes>,
-    },
-}
-
-impl RoutingPolicy {
-    /// The name used in network files and on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            RoutingPolicy::ShortestPath => "shortest-path",
-            RoutingPolicy::DModK => "d-mod-k",
-            RoutingPolicy::SModK => "s-mod-k",
-            RoutingPolicy::Random { .. } => "random",
-            RoutingPolicy::PatternAware(_) => "pattern-aware",
-            RoutingPolicy::DimensionOrder => "dimension-order",
-            RoutingPolicy::Explicit { name, .. } => name,
-        }
-    }
+    Map(MapShape),
 }
 
 impl SwitchedConfig {
-    /// A crossbar of default links and switches, with `adapter` adapters.
-    pub fn crossbar(adapter: AdapterParams) -> SwitchedConfig {
+    /// A crossbar of `hosts` hosts, default links and switches, with `adapter` adapters.
+    pub fn crossbar(hosts: u32, adapter: AdapterParams) -> SwitchedConfig {
         SwitchedConfig {
-            shape: Shape::Crossbar,
+            shape: Shape::Crossbar(Crossbar { hosts }),
             routing: RoutingPolicy::ShortestPath,
             link: LinkParams::default(),
             switch: SwitchParams::default(),
@@ -238,10 +230,9 @@ impl SwitchedConfig {
         }
     }
 
-    /// The network builder of this network of `hosts` hosts; refused if its cables do
-    /// not fit in memory.
-    pub fn builder(&self, hosts: u32) -> Result<NetworkBuilder, BuildError> {
-        let mut builder = NetworkBuilder::new(self.try_topology(hosts)?)
+    /// The network builder of this network; refused if its cables do not fit in memory.
+    pub fn builder(&self) -> Result<NetworkBuilder, BuildError> {
+        let mut builder = NetworkBuilder::new(self.try_topology()?)
             .switch_params(self.switch)
             .adapter_params(self.adapter);
         if let Shape::Xgft(x) = &self.shape {
@@ -262,115 +253,27 @@ impl SwitchedConfig {
         Ok(builder)
     }
 
-    /// The topology of `hosts` hosts (the crossbar's count; other shapes fix their own),
-    /// routed as configured.
-    pub fn topology(&self, hosts: u32) -> Topology {
-        let topology = match &self.shape {
-            Shape::Crossbar => Topology::crossbar(hosts, self.link),
-            Shape::Xgft(x) => x.topology(self.link),
-            Shape::Torus(t) => t.topology(self.link),
-            Shape::Map { net, .. } => net.topology.clone(),
-        };
-        self.routed(topology)
+    /// The topology, routed as configured.
+    ///
+    /// # Panics
+    ///
+    /// If its cables do not fit in memory (see [`Self::try_topology`]).
+    pub fn topology(&self) -> Topology {
+        self.try_topology().unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// [`Self::topology`], or [`TopologyError::NoRoom`] instead of the allocator's abort
-    /// (its size comes from the description).
-    pub fn try_topology(&self, hosts: u32) -> Result<Topology, TopologyError> {
-        let topology = match &self.shape {
-            Shape::Crossbar => Topology::try_crossbar(hosts, self.link)?,
-            Shape::Xgft(x) => x.try_topology(self.link)?,
-            Shape::Torus(t) => t.try_topology(self.link)?,
-            Shape::Map { net, .. } => {
-                let t = &net.topology;
-                let mut cables = Vec::new();
-                cables
-                    .try_reserve_exact(t.cables.len())
-                    .map_err(|_| TopologyError::NoRoom {
-                        what: "cables",
-                        count: t.cables.len(),
-                        bytes: t.cables.len() as u128 * size_of::<vesper_netmodels::Cable>() as u128,
-                    })?;
-                cables.extend_from_slice(&t.cables);
-                Topology {
-                    hosts: t.hosts,
-                    switch_ports: t.switch_ports.clone(),
-                    cables,
-                    routing: Routing::ShortestPath,
-                }
-            }
-        };
-        Ok(self.routed(topology))
+    /// The topology routed as configured, or [`TopologyError::NoRoom`] instead of the
+    /// allocator's abort (its size comes from the description).
+    pub fn try_topology(&self) -> Result<Topology, TopologyError> {
+        let mut topology = self.shape.try_topology(self.link)?;
+        topology.routing = self.routing.on(&self.shape);
+        Ok(topology)
     }
 
-    /// `topology` with this network's links and routing.
-    fn routed(&self, mut topology: Topology) -> Topology {
-        if let Shape::Map { .. } = self.shape {
-            for cable in &mut topology.cables {
-                cable.link = self.link;
-            }
-        }
-        topology.routing = match (&self.shape, &self.routing) {
-            (_, RoutingPolicy::ShortestPath) => Routing::ShortestPath,
-            (_, RoutingPolicy::Explicit { routes, .. }) => Routing::Explicit(Arc::clone(routes)),
-            (Shape::Xgft(x), RoutingPolicy::DModK | RoutingPolicy::PatternAware(None)) => Routing::DModK(x.clone()),
-            (Shape::Xgft(x), RoutingPolicy::SModK) => Routing::SModK(x.clone()),
-            (Shape::Xgft(x), RoutingPolicy::Random { seed }) => Routing::Random {
-                xgft: x.clone(),
-                seed: *seed,
-            },
-            (Shape::Xgft(_), RoutingPolicy::PatternAware(Some(routes))) => {
-                Routing::PatternAware(Box::new(PatternRoutes::clone(routes)))
-            }
-            (Shape::Torus(t), _) => Routing::DimensionOrder(t.clone()),
-            (_, RoutingPolicy::DimensionOrder) => Routing::ShortestPath,
-            (Shape::Crossbar | Shape::Map { .. }, _) => Routing::ShortestPath,
-        };
-        topology
+    /// Ports of this network, hosts' and switches' together, counted without building it.
+    pub fn ports(&self) -> u64 {
+        self.shape.counts().ports()
     }
-
-    /// Ports of this network of `hosts` hosts (the crossbar's count), hosts' and
-    /// switches' together, counted without building it.
-    pub fn ports(&self, hosts: u32) -> u64 {
-        match &self.shape {
-            Shape::Crossbar => 2 * u64::from(hosts),
-            // Every port of a tree has a cable.
-            Shape::Xgft(x) => 2 * x.links(),
-            Shape::Torus(t) => u64::from(t.hosts()) + u64::from(t.switches()) * u64::from(t.ports()),
-            Shape::Map { net, .. } => {
-                u64::from(net.topology.hosts) + net.topology.switch_ports.iter().map(|&p| u64::from(p)).sum::<u64>()
-            }
-        }
-    }
-
-    fn describe_shape(&self, hosts: u32) -> String {
-        match &self.shape {
-            Shape::Crossbar => format!("crossbar of {hosts} hosts"),
-            Shape::Xgft(x) => format!("{} ({hosts} hosts, {} switches)", xgft_name(x), x.switches()),
-            Shape::Torus(t) => format!("{} ({hosts} hosts, {} switches)", torus_name(t), t.switches()),
-            Shape::Map { file, net } => format!("map {file} ({hosts} hosts, {} switches)", net.switch_names.len()),
-        }
-    }
-}
-
-/// `8×8×8 torus`, `4×4 mesh`, `6-cube`, with the hosts per switch when not one.
-pub fn torus_name(t: &Torus) -> String {
-    let dims: Vec<String> = t.dims.iter().map(u32::to_string).collect();
-    let name = if !t.wrap && t.dims.iter().all(|&k| k == 2) {
-        format!("{}-cube", t.dims.len())
-    } else {
-        format!("{} {}", dims.join("×"), if t.wrap { "torus" } else { "mesh" })
-    };
-    match t.hosts_per_switch {
-        1 => name,
-        n => format!("{name}, {n} hosts per switch"),
-    }
-}
-
-/// `XGFT(h; m1,…,mh; w1,…,wh)`.
-pub fn xgft_name(x: &Xgft) -> String {
-    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    format!("XGFT({}; {}; {})", x.height(), list(&x.children), list(&x.parents))
 }
 
 impl Default for NetworkConfig {
@@ -378,7 +281,7 @@ impl Default for NetworkConfig {
         NetworkConfig {
             hosts: 256,
             placement: Placement::ONE_PER_HOST,
-            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams::default())),
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(256, AdapterParams::default())),
         }
     }
 }
@@ -387,12 +290,12 @@ impl NetworkConfig {
     /// Builds the network (every rail of a multi-rail one).
     pub fn build(&self) -> Result<MultiRail, BuildError> {
         match &self.fabric {
-            FabricConfig::Switched(s) => Ok(MultiRail::single(s.builder(self.hosts)?.build()?)),
+            FabricConfig::Switched(s) => Ok(MultiRail::single(s.builder()?.build()?)),
             FabricConfig::Ideal(params) => Ok(MultiRail::single(NetworkBuilder::ideal(self.hosts, *params).build()?)),
             FabricConfig::MultiRail { rails, policy } => {
                 let rails = rails
                     .iter()
-                    .map(|r| r.builder(self.hosts)?.build())
+                    .map(|r| r.builder()?.build())
                     .collect::<Result<Vec<_>, _>>()?;
                 MultiRail::new(rails, *policy)
             }
@@ -429,10 +332,10 @@ impl NetworkConfig {
     /// Every rail's builder and the rails' policy (one rail for a single network).
     pub fn rails(&self) -> Result<(Vec<NetworkBuilder>, RailPolicy), BuildError> {
         Ok(match &self.fabric {
-            FabricConfig::Switched(s) => (vec![s.builder(self.hosts)?], RailPolicy::RoundRobin),
+            FabricConfig::Switched(s) => (vec![s.builder()?], RailPolicy::RoundRobin),
             FabricConfig::Ideal(params) => (vec![NetworkBuilder::ideal(self.hosts, *params)], RailPolicy::RoundRobin),
             FabricConfig::MultiRail { rails, policy } => (
-                rails.iter().map(|r| r.builder(self.hosts)).collect::<Result<_, _>>()?,
+                rails.iter().map(SwitchedConfig::builder).collect::<Result<_, _>>()?,
                 *policy,
             ),
         })
@@ -441,10 +344,10 @@ impl NetworkConfig {
     /// Each rail's shape, for the network trace's topology (`FILE.topology`).
     pub fn trace_shapes(&self) -> Vec<TraceShape> {
         let shape = |s: &SwitchedConfig| match &s.shape {
-            Shape::Crossbar => TraceShape::Crossbar,
+            Shape::Crossbar(_) => TraceShape::Crossbar,
             Shape::Xgft(x) => TraceShape::Xgft(x.clone()),
             Shape::Torus(t) => TraceShape::Torus(t.clone()),
-            Shape::Map { .. } => TraceShape::Map,
+            Shape::Map(_) => TraceShape::Map,
         };
         match &self.fabric {
             FabricConfig::Switched(s) => vec![shape(s)],
@@ -465,7 +368,7 @@ impl NetworkConfig {
 
     fn describe_fabric(&self) -> String {
         match &self.fabric {
-            FabricConfig::Switched(s) => s.describe(self.hosts),
+            FabricConfig::Switched(s) => s.describe(),
             FabricConfig::Ideal(params) => format!(
                 "ideal network, {} hosts, {} + {}, no contention",
                 self.hosts,
@@ -482,7 +385,7 @@ impl NetworkConfig {
                 let each: Vec<String> = rails
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| format!("rail {i}: {}", r.describe(self.hosts)))
+                    .map(|(i, r)| format!("rail {i}: {}", r.describe()))
                     .collect();
                 format!("{} rails ({policy}); {}", rails.len(), each.join("; "))
             }
@@ -492,7 +395,7 @@ impl NetworkConfig {
 
 impl SwitchedConfig {
     /// A one-line description.
-    pub fn describe(&self, hosts: u32) -> String {
+    pub fn describe(&self) -> String {
         let s = self;
         format!(
             "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({} interleaving)",
@@ -519,7 +422,7 @@ impl SwitchedConfig {
                     }
                 ),
             },
-            s.describe_shape(hosts),
+            s.shape.describe(),
             s.routing.name(),
             three_decimals(s.link.bandwidth.bytes_per_second_f64() / 1e6),
             s.link.propagation,

@@ -10,78 +10,24 @@
 
 use std::path::{Path, PathBuf};
 
+use vesper_netmodels::SwitchKind;
 use vesper_netmodels::footprint::{Footprint, RailCounts, RouteCounts};
-use vesper_netmodels::{Device, SwitchKind};
+use vesper_netmodels::topology::{Shape as _, ShapeCounts};
 
-use crate::config::{FabricConfig, NetworkConfig, RoutingPolicy, Shape, SwitchedConfig};
+use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig};
 
-/// What one rail of `hosts` hosts is made of, counted from its description.
-pub fn rail_counts(s: &SwitchedConfig, hosts: u32) -> RailCounts {
-    let h = u64::from(hosts);
-    // (hosts, switches, switch ports, cables, switches with hosts, cables between
-    // switches), and the ports of each switch (for the kinds of some).
-    let (counts, columns, switch_cables) = match &s.shape {
-        Shape::Crossbar => ((h, 1, h, h), 1, 0),
-        Shape::Xgft(x) => {
-            let (hosts, links) = (u64::from(x.hosts()), x.links());
-            // Every port of a tree has a cable: two ends each, one of them a host's
-            // for the hosts' cables.
-            (
-                (hosts, u64::from(x.switches()), 2 * links - hosts, links),
-                u64::from(x.nodes(1)),
-                links - hosts,
-            )
-        }
-        Shape::Torus(t) => {
-            let switches = u64::from(t.switches());
-            let (hosts, links) = (u64::from(t.hosts()), t.links());
-            (
-                (hosts, switches, switches * u64::from(t.ports()), links),
-                switches,
-                links - hosts,
-            )
-        }
-        Shape::Map { net, .. } => {
-            let t = &net.topology;
-            let is_switch = |d: Device| matches!(d, Device::Switch(_));
-            let mut with_hosts = std::collections::BTreeSet::new();
-            let mut switch_cables = 0;
-            for c in &t.cables {
-                match (c.a.device, c.b.device) {
-                    (Device::Host(_), Device::Switch(sw)) | (Device::Switch(sw), Device::Host(_)) => {
-                        with_hosts.insert(sw);
-                    }
-                    (a, b) if is_switch(a) && is_switch(b) => switch_cables += 1,
-                    _ => {}
-                }
-            }
-            (
-                (
-                    u64::from(t.hosts),
-                    t.switch_ports.len() as u64,
-                    t.switch_ports.iter().map(|&p| u64::from(p)).sum(),
-                    t.cables.len() as u64,
-                ),
-                with_hosts.len() as u64,
-                switch_cables,
-            )
-        }
-    };
-    let (hosts, switches, switch_ports, cables) = counts;
-    let (cioq_switches, cioq_ports, cioq_voq) = cioq_counts(s, switches, switch_ports);
-    let routes = match (&s.shape, &s.routing) {
-        (Shape::Torus(_), _) => RouteCounts::Computed,
-        (_, RoutingPolicy::Explicit { routes, .. }) => RouteCounts::Explicit {
-            turns: routes.policy() == vesper_netmodels::MultipathPolicy::RoundRobin,
-        },
-        (Shape::Xgft(_), RoutingPolicy::DModK | RoutingPolicy::PatternAware(None)) => RouteCounts::DModK,
-        (
-            Shape::Xgft(_),
-            RoutingPolicy::SModK | RoutingPolicy::Random { .. } | RoutingPolicy::PatternAware(Some(_)),
-        ) => RouteCounts::Computed,
-        // Everything else routes by shortest paths (see `SwitchedConfig::topology`).
-        _ => RouteCounts::ShortestPath { columns, switch_cables },
-    };
+/// What one rail is made of, counted from its description.
+pub fn rail_counts(s: &SwitchedConfig) -> RailCounts {
+    let counts = s.shape.counts();
+    let (cioq_switches, cioq_ports, cioq_voq) = cioq_counts(s, counts.switches, counts.switch_ports);
+    let routes = RouteCounts::of(&s.routing.on(&s.shape), &counts);
+    let ShapeCounts {
+        hosts,
+        switches,
+        switch_ports,
+        cables,
+        ..
+    } = counts;
     RailCounts {
         hosts,
         switches,
@@ -120,10 +66,10 @@ fn cioq_counts(s: &SwitchedConfig, switches: u64, switch_ports: u64) -> (u64, u6
             others.push((u64::from(x.nodes(l)), u64::from(each), kind));
         }
     }
-    if let Shape::Map { net, .. } = &s.shape {
+    if let Shape::Map(map) = &s.shape {
         let kinds: std::collections::BTreeMap<u32, SwitchKind> = s.switch_kinds.iter().copied().collect();
         for (sw, kind) in kinds {
-            let each = net.topology.switch_ports.get(sw as usize).copied().unwrap_or(0);
+            let each = map.net.topology.switch_ports.get(sw as usize).copied().unwrap_or(0);
             others.push((1, u64::from(each), kind));
         }
     }
@@ -141,8 +87,8 @@ fn cioq_counts(s: &SwitchedConfig, switches: u64, switch_ports: u64) -> (u64, u6
 /// What each rail of `network` is made of (none for the ideal network).
 pub fn network_counts(network: &NetworkConfig) -> Vec<RailCounts> {
     match &network.fabric {
-        FabricConfig::Switched(s) => vec![rail_counts(s, network.hosts)],
-        FabricConfig::MultiRail { rails, .. } => rails.iter().map(|r| rail_counts(r, network.hosts)).collect(),
+        FabricConfig::Switched(s) => vec![rail_counts(s)],
+        FabricConfig::MultiRail { rails, .. } => rails.iter().map(rail_counts).collect(),
         FabricConfig::Ideal(_) => Vec::new(),
     }
 }

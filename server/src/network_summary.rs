@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use vesper_netmodels::{Device, Topology};
 
-use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig, torus_name, xgft_name};
+use vesper_netmodels::topology::Shape as _;
+
+use crate::config::{FabricConfig, NetworkConfig, SwitchedConfig};
 
 /// The figures `vesper topo` prints.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -38,61 +40,32 @@ pub struct Summary {
 /// ideal network.
 pub fn summarize(config: &NetworkConfig) -> Vec<Summary> {
     match &config.fabric {
-        FabricConfig::Switched(s) => vec![summarize_switched(s, config.hosts)],
-        FabricConfig::MultiRail { rails, .. } => rails.iter().map(|r| summarize_switched(r, config.hosts)).collect(),
+        FabricConfig::Switched(s) => vec![summarize_switched(s)],
+        FabricConfig::MultiRail { rails, .. } => rails.iter().map(summarize_switched).collect(),
         FabricConfig::Ideal(_) => Vec::new(),
     }
 }
 
-/// The summary of one switched network of `hosts` hosts.
-pub fn summarize_switched(switched: &SwitchedConfig, hosts: u32) -> Summary {
-    let topology = switched.topology(hosts);
+/// The summary of one switched network.
+pub fn summarize_switched(switched: &SwitchedConfig) -> Summary {
+    let topology = switched.topology();
     let is_host = |d: Device| matches!(d, Device::Host(_));
     let host_cables = topology
         .cables
         .iter()
         .filter(|c| is_host(c.a.device) || is_host(c.b.device))
         .count() as u64;
-    let (name, diameter_links, bisection_cables) = match &switched.shape {
-        Shape::Crossbar => (
-            format!("crossbar of {hosts} ports"),
-            Some(if hosts > 1 { 2 } else { 0 }),
-            Some(u64::from(hosts / 2)),
-        ),
-        Shape::Xgft(x) => {
-            // Hosts differ at most in the highest digit j with m_j > 1: up j levels and
-            // down again.
-            let top = (1..=x.height()).rev().find(|&j| x.children[j - 1] > 1).unwrap_or(0);
-            // Halving the top level's children: each half's level-(h−1) nodes reach
-            // every top switch; put half the top switches on each side.
-            let h = x.height();
-            let bisection =
-                (x.children[h - 1] % 2 == 0).then(|| u64::from(x.nodes(h - 1)) * u64::from(x.parents[h - 1]) / 2);
-            (xgft_name(x), Some(2 * top as u32), bisection)
-        }
-        // Host to switch, the switch hops, switch to host.
-        Shape::Torus(t) => (torus_name(t), Some(t.diameter() + 2), Some(t.bisection_links())),
-        Shape::Map { file, .. } => (
-            format!("map {file}"),
-            vesper_map2topo::generate::diameter(&topology),
-            None,
-        ),
-    };
     Summary {
-        name,
-        hosts,
+        name: switched.shape.name(),
+        hosts: topology.hosts,
         switches: topology.switch_ports.len() as u32,
         host_cables,
         switch_cables: topology.cables.len() as u64 - host_cables,
         max_switch_ports: topology.switch_ports.iter().copied().max().unwrap_or(0),
-        diameter_links,
-        bisection_cables,
+        diameter_links: switched.shape.diameter_links(),
+        bisection_cables: switched.shape.bisection_cables(),
         routing: switched.routing.name().to_string(),
-        memory_bytes: vesper_netmodels::footprint::Footprint::of_rails(
-            &[crate::memory::rail_counts(switched, hosts)],
-            1,
-        )
-        .peak,
+        memory_bytes: vesper_netmodels::footprint::Footprint::of_rails(&[crate::memory::rail_counts(switched)], 1).peak,
     }
 }
 
@@ -134,7 +107,7 @@ pub fn dot(switched: &SwitchedConfig, hosts: u32) -> String {
 /// `r<rail>.sw<n>`; a host's cable to rail `r` leaves its port `r` (its adapter `r`).
 pub fn dot_rails(rails: &[SwitchedConfig], hosts: u32) -> String {
     let mut out = String::from("graph network {\n  node [shape=box];\n");
-    let topologies: Vec<Topology> = rails.iter().map(|r| r.topology(hosts)).collect();
+    let topologies: Vec<Topology> = rails.iter().map(SwitchedConfig::topology).collect();
     let name = |rail: usize, device: Device| match (rails.len(), device) {
         (1, _) | (_, Device::Host(_)) => format!("\"{device}\""),
         _ => format!("\"r{rail}.{device}\""),

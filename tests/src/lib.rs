@@ -61,7 +61,7 @@ pub fn config(hosts: u32, clients: usize) -> ServerConfig {
         network: NetworkConfig {
             hosts,
             placement: Placement::ONE_PER_HOST,
-            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(adapter)),
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(hosts, adapter)),
         },
         clients,
         spin: Duration::from_micros(50),

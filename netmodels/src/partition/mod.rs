@@ -45,7 +45,10 @@
 //! # The partitioners
 //!
 //! [`partition`] chooses by the routing, which knows the shape the topology was built
-//! with ([`Partitioning::strategy`] tells which was used):
+//! with ([`Routing::shape`](crate::topology::Routing::shape)): a shape's own cut
+//! ([`Shape::cut`](crate::topology::Shape::cut), beside the shape in `topology/`) when it
+//! has one for so many parts, else the graph partitioner ([`Partitioning::strategy`]
+//! tells which was used):
 //!
 //! - **XGFT** (d-mod-k, s-mod-k, random, pattern-aware): by subtrees
 //!   ([`Strategy::Subtrees`]). The leaf switches, which the tree numbers so that every
@@ -91,8 +94,6 @@ mod graph;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod ranks;
-mod slabs;
-mod subtrees;
 pub mod windows;
 
 #[cfg(feature = "mpi")]
@@ -100,28 +101,11 @@ pub use mpi::{MpiError, MpiRanks};
 pub use ranks::{Ranks, Reduce, ThreadRanks};
 pub use windows::{Followed, Lead, Partitioned, SplitError, Told, TraceStep};
 
+pub use crate::topology::Strategy;
+
 use crate::ids::{Device, HostId, SwitchId};
 use crate::time::SimTime;
-use crate::topology::{Cable, Routing, Topology};
-
-/// Which partitioner made a [`Partitioning`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Strategy {
-    /// one part: nothing to partition
-    Whole,
-    /// an XGFT by subtrees
-    Subtrees,
-    /// a torus, mesh or hypercube in slabs across `dimension`
-    Slabs {
-        /// the dimension cut across (0-based)
-        dimension: usize,
-    },
-    /// the graph partitioner
-    Graph,
-    /// given switch by switch ([`Partitioning::from_switches`])
-    Given,
-}
+use crate::topology::{Cable, Topology};
 
 /// The part of every switch and every host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,23 +175,13 @@ pub fn partition(topology: &Topology, parts: u32) -> Result<Partitioning, Partit
     if parts == 1 {
         return Partitioning::assemble(topology, 1, vec![0; switches as usize], Strategy::Whole);
     }
-    let hosts = topology.hosts;
-    let xgft = match &topology.routing {
-        Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => Some(x),
-        Routing::PatternAware(routes) => Some(routes.xgft()),
-        Routing::ShortestPath | Routing::DimensionOrder(_) | Routing::Explicit(_) => None,
-    };
-    if let Some(x) = xgft.filter(|x| x.switches() == switches && x.hosts() == hosts)
-        && let Some(of_switch) = subtrees::partition(x, parts)
+    if let Some(shape) = topology.routing.shape()
+        && let counts = shape.counts()
+        && counts.switches == u64::from(switches)
+        && counts.hosts == u64::from(topology.hosts)
+        && let Some((of_switch, strategy)) = shape.cut(parts)
     {
-        return Partitioning::assemble(topology, parts, of_switch, Strategy::Subtrees);
-    }
-    if let Routing::DimensionOrder(torus) = &topology.routing
-        && torus.switches() == switches
-        && torus.hosts() == hosts
-        && let Some((of_switch, dimension)) = slabs::partition(torus, parts)
-    {
-        return Partitioning::assemble(topology, parts, of_switch, Strategy::Slabs { dimension });
+        return Partitioning::assemble(topology, parts, of_switch, strategy);
     }
     partition_graph(topology, parts)
 }
@@ -446,28 +420,4 @@ fn check(topology: &Topology, parts: u32) -> Result<u32, PartitionError> {
         }
     }
     Ok(switches)
-}
-
-/// The part of item `x` when `n` items are split into `parts` contiguous ranges, part
-/// `p` holding items ⌊p·n/P⌋ .. ⌊(p+1)·n/P⌋ (sizes ⌊n/P⌋ or ⌈n/P⌉). Needs `x` < `n`.
-fn balanced_part(x: u64, n: u64, parts: u64) -> u32 {
-    // x is in part p iff ⌊p·n/P⌋ ≤ x, i.e. p·n < (x+1)·P: the largest such p.
-    (((x + 1) * parts - 1) / n) as u32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn balanced_part_matches_the_ranges() {
-        for n in 1..40u64 {
-            for parts in 1..=n {
-                for x in 0..n {
-                    let p = u64::from(balanced_part(x, n, parts));
-                    assert!(p * n / parts <= x && x < (p + 1) * n / parts, "n {n} P {parts} x {x}");
-                }
-            }
-        }
-    }
 }

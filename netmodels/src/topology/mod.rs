@@ -10,8 +10,10 @@
 //!
 //! Here: the topology, its cables and routing choice, and its errors; in `wiring.rs`
 //! where each port's cable leads once checked (`Wiring`); in `routes.rs` the routes
-//! built from both (`RouteTable`); the shapes (`xgft`, `torus`, `explicit` routes,
-//! `multirail`) in their own files.
+//! built from both (`RouteTable`); in `shape.rs` the trait every shape answers
+//! ([`Shape`]: counts, cables, routing, diameter, its cut into parts) and the crossbar;
+//! the shapes (`xgft`, `torus`, with their cuts beside them) and `explicit` routes and
+//! `multirail` in their own files.
 
 use std::sync::Arc;
 
@@ -21,12 +23,14 @@ use crate::link::LinkParams;
 pub mod explicit;
 pub mod multirail;
 mod routes;
+pub mod shape;
 pub mod torus;
 mod wiring;
 pub mod xgft;
 
 pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy, PathList};
 
+pub use shape::{Crossbar, Shape, ShapeCounts, Strategy};
 pub use torus::{Torus, TorusError};
 pub use xgft::{PatternRoutes, PhaseLoad, Xgft, XgftError};
 
@@ -76,6 +80,71 @@ impl Routing {
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
             Routing::PatternAware(routes) => Some(routes.path(src, dst)),
+        }
+    }
+
+    /// The shape this routing is made for (`None`: it follows any cables).
+    pub fn shape(&self) -> Option<&dyn Shape> {
+        match self {
+            Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => Some(x),
+            Routing::PatternAware(routes) => Some(routes.xgft()),
+            Routing::DimensionOrder(t) => Some(t),
+            Routing::ShortestPath | Routing::Explicit(_) => None,
+        }
+    }
+}
+
+/// How packets find their way, as a description chooses it (each shape allows some);
+/// [`Shape::routing`] makes it a [`Routing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoutingPolicy {
+    /// breadth-first shortest paths, lowest port among equals (any shape)
+    ShortestPath,
+    /// XGFT: up port chosen by the destination (table routing)
+    DModK,
+    /// XGFT: up port chosen by the source (source routing)
+    SModK,
+    /// XGFT: up ports drawn once per (source, destination) pair from `seed` (source
+    /// routing)
+    Random {
+        /// the seed of the draws
+        seed: u64,
+    },
+    /// XGFT: up ports chosen for a communication pattern (source routing); `None` until
+    /// the pattern is known, d-mod-k meanwhile
+    PatternAware(Option<Arc<PatternRoutes>>),
+    /// torus, mesh, hypercube: one dimension after the other, the shorter way round
+    DimensionOrder,
+    /// paths given one by one: a route file, or routes generated for a map
+    Explicit {
+        /// where they come from: "routes" (a file) or "up-down"
+        name: &'static str,
+        /// the paths
+        routes: Arc<ExplicitRoutes>,
+    },
+}
+
+impl RoutingPolicy {
+    /// The name used in network files and on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RoutingPolicy::ShortestPath => "shortest-path",
+            RoutingPolicy::DModK => "d-mod-k",
+            RoutingPolicy::SModK => "s-mod-k",
+            RoutingPolicy::Random { .. } => "random",
+            RoutingPolicy::PatternAware(_) => "pattern-aware",
+            RoutingPolicy::DimensionOrder => "dimension-order",
+            RoutingPolicy::Explicit { name, .. } => name,
+        }
+    }
+
+    /// The routing of a topology of `shape` under this policy: shortest paths and
+    /// explicit routes whatever the shape, then what the shape says, else shortest paths.
+    pub fn on(&self, shape: &dyn Shape) -> Routing {
+        match self {
+            RoutingPolicy::ShortestPath => Routing::ShortestPath,
+            RoutingPolicy::Explicit { routes, .. } => Routing::Explicit(Arc::clone(routes)),
+            policy => shape.routing(policy).unwrap_or(Routing::ShortestPath),
         }
     }
 }

@@ -41,7 +41,10 @@
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
-use crate::topology::{Cable, Endpoint, Routing, Topology, TopologyError, room};
+use crate::topology::shape::{Shape, ShapeCounts, Strategy};
+use crate::topology::{Cable, Endpoint, Routing, RoutingPolicy, Topology, TopologyError, room};
+
+mod slabs;
 
 /// The shape of a torus or mesh.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -333,6 +336,58 @@ impl Torus {
             }
         }
         dst.0 % c
+    }
+}
+
+/// `8×8×8 torus`, `4×4 mesh`, `6-cube`, with the hosts per switch when not one; routed
+/// in dimension order whatever the policy (descriptions allow no other); cut into slabs.
+impl Shape for Torus {
+    fn name(&self) -> String {
+        let dims: Vec<String> = self.dims.iter().map(u32::to_string).collect();
+        let name = if !self.wrap && self.dims.iter().all(|&k| k == 2) {
+            format!("{}-cube", self.dims.len())
+        } else {
+            format!("{} {}", dims.join("×"), if self.wrap { "torus" } else { "mesh" })
+        };
+        match self.hosts_per_switch {
+            1 => name,
+            n => format!("{name}, {n} hosts per switch"),
+        }
+    }
+
+    fn counts(&self) -> ShapeCounts {
+        let switches = u64::from(self.switches());
+        let (hosts, links) = (u64::from(self.hosts()), self.links());
+        ShapeCounts {
+            hosts,
+            switches,
+            switch_ports: switches * u64::from(self.ports()),
+            cables: links,
+            switches_with_hosts: switches,
+            switch_cables: links - hosts,
+        }
+    }
+
+    fn try_topology(&self, link: LinkParams) -> Result<Topology, TopologyError> {
+        Torus::try_topology(self, link)
+    }
+
+    fn routing(&self, _policy: &RoutingPolicy) -> Option<Routing> {
+        Some(Routing::DimensionOrder(self.clone()))
+    }
+
+    fn diameter_links(&self) -> Option<u32> {
+        // Host to switch, the switch hops, switch to host.
+        Some(self.diameter() + 2)
+    }
+
+    fn bisection_cables(&self) -> Option<u64> {
+        Some(self.bisection_links())
+    }
+
+    fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
+        let (of_switch, dimension) = slabs::partition(self, parts)?;
+        Some((of_switch, Strategy::Slabs { dimension }))
     }
 }
 

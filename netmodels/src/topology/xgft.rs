@@ -27,9 +27,11 @@
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 use crate::rng::Rng;
-use crate::topology::{Cable, Endpoint, Routing, Topology, TopologyError, room};
+use crate::topology::shape::{Shape, ShapeCounts, Strategy};
+use crate::topology::{Cable, Endpoint, Routing, RoutingPolicy, Topology, TopologyError, room};
 
 pub mod pattern_routes;
+mod subtrees;
 
 pub use pattern_routes::{PatternRoutes, PhaseLoad};
 
@@ -472,6 +474,76 @@ impl Xgft {
             id -= n;
         }
         (self.height(), 0)
+    }
+}
+
+/// A tree's name, `XGFT(h; m1,…,mh; w1,…,wh)`; routed d-mod-k, s-mod-k, at random or
+/// for a pattern; cut into subtrees.
+impl Shape for Xgft {
+    fn name(&self) -> String {
+        let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        format!(
+            "XGFT({}; {}; {})",
+            self.height(),
+            list(&self.children),
+            list(&self.parents)
+        )
+    }
+
+    fn counts(&self) -> ShapeCounts {
+        let (hosts, links) = (u64::from(self.hosts()), self.links());
+        // Every port of a tree has a cable: two ends each, one of them a host's for the
+        // hosts' cables.
+        ShapeCounts {
+            hosts,
+            switches: u64::from(self.switches()),
+            switch_ports: 2 * links - hosts,
+            cables: links,
+            switches_with_hosts: u64::from(self.nodes(1)),
+            switch_cables: links - hosts,
+        }
+    }
+
+    fn try_topology(&self, link: LinkParams) -> Result<Topology, TopologyError> {
+        Xgft::try_topology(self, link)
+    }
+
+    fn routing(&self, policy: &RoutingPolicy) -> Option<Routing> {
+        Some(match policy {
+            RoutingPolicy::DModK | RoutingPolicy::PatternAware(None) => Routing::DModK(self.clone()),
+            RoutingPolicy::SModK => Routing::SModK(self.clone()),
+            RoutingPolicy::Random { seed } => Routing::Random {
+                xgft: self.clone(),
+                seed: *seed,
+            },
+            RoutingPolicy::PatternAware(Some(routes)) => Routing::PatternAware(Box::new(PatternRoutes::clone(routes))),
+            RoutingPolicy::ShortestPath | RoutingPolicy::DimensionOrder | RoutingPolicy::Explicit { .. } => {
+                return None;
+            }
+        })
+    }
+
+    fn diameter_links(&self) -> Option<u32> {
+        // Hosts differ at most in the highest digit j with m_j > 1: up j levels and down
+        // again.
+        let top = (1..=self.height())
+            .rev()
+            .find(|&j| self.children[j - 1] > 1)
+            .unwrap_or(0);
+        Some(2 * top as u32)
+    }
+
+    fn bisection_cables(&self) -> Option<u64> {
+        // Halving the top level's children: each half's level-(h−1) nodes reach every top
+        // switch; put half the top switches on each side.
+        let h = self.height();
+        self.children[h - 1]
+            .is_multiple_of(2)
+            .then(|| u64::from(self.nodes(h - 1)) * u64::from(self.parents[h - 1]) / 2)
+    }
+
+    fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
+        Some((subtrees::partition(self, parts)?, Strategy::Subtrees))
     }
 }
 

@@ -177,9 +177,9 @@ pub fn write_map_files(
 ) -> anyhow::Result<()> {
     // The topology as configured (routing, links), named as the map named it.
     let named = |s: &crate::config::SwitchedConfig| {
-        let topology = s.topology(network.hosts);
+        let topology = s.topology();
         match &s.shape {
-            crate::config::Shape::Map { net, .. } => vesper_map2topo::NamedTopology {
+            crate::config::Shape::Map(vesper_map2topo::MapShape { net, .. }) => vesper_map2topo::NamedTopology {
                 topology,
                 host_names: net.host_names.clone(),
                 switch_names: net.switch_names.clone(),
@@ -197,7 +197,7 @@ pub fn write_map_files(
             .enumerate()
             .map(|(r, s)| {
                 let mut net = named(s);
-                if !matches!(s.shape, crate::config::Shape::Map { .. }) {
+                if !matches!(s.shape, crate::config::Shape::Map(_)) {
                     for name in &mut net.switch_names {
                         *name = format!("r{r}.{name}");
                     }

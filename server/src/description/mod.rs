@@ -109,7 +109,7 @@ fn map_host_names(fabric: &FabricConfig) -> Option<&[String]> {
         FabricConfig::Ideal(_) => return None,
     };
     match shape {
-        Shape::Map { net, .. } => Some(&net.host_names),
+        Shape::Map(map) => Some(&map.net.host_names),
         _ => None,
     }
 }

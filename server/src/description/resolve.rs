@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
+use vesper_map2topo::MapShape;
 use vesper_netmodels::time::seconds_text;
+use vesper_netmodels::topology::Crossbar;
 use vesper_netmodels::{
     AdapterParams, Arbitration, Bandwidth, CioqParams, Granularity, IdealParams, InitialPointer, Interleave,
     LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft, XgftError,
@@ -207,7 +209,7 @@ fn multi_rail(
         ));
     }
     // Each rail is within the limit: all of them together must be too.
-    let ports: u64 = configs.iter().map(|c| c.ports(hosts)).sum();
+    let ports: u64 = configs.iter().map(SwitchedConfig::ports).sum();
     if ports > vesper_netmodels::topology::MAX_PORTS {
         return Err(field(
             Field::Rails,
@@ -275,9 +277,8 @@ impl SwitchedSpec {
                 }
                 t.hosts()
             }
-            Shape::Crossbar => host_count(self.hosts.unwrap_or(NetworkConfig::default().hosts))
-                .map_err(|rule| field(Field::Hosts, rule))?,
-            Shape::Map { net, .. } => net.topology.hosts,
+            Shape::Crossbar(c) => host_count(c.hosts).map_err(|rule| field(Field::Hosts, rule))?,
+            Shape::Map(map) => map.net.topology.hosts,
         };
         Ok((hosts, FabricConfig::Switched(switched)))
     }
@@ -345,7 +346,10 @@ impl SwitchedSpec {
                     Field::Dimensions,
                 )?
             }
-            ShapeSpec::Crossbar | ShapeSpec::Map { .. } => Shape::Crossbar,
+            // The hosts are checked with the routing's (see `fabric`).
+            ShapeSpec::Crossbar | ShapeSpec::Map { .. } => Shape::Crossbar(Crossbar {
+                hosts: self.hosts.unwrap_or(NetworkConfig::default().hosts),
+            }),
         })
     }
 
@@ -394,10 +398,10 @@ impl SwitchedSpec {
                 // Each rail with its own route file.
                 let route = routes.as_ref().map(|r| r[rail].clone());
                 self.on_map(
-                    Shape::Map {
+                    Shape::Map(MapShape {
                         file: file.clone(),
                         net: Arc::new(net),
-                    },
+                    }),
                     route,
                 )
             })
@@ -494,7 +498,7 @@ impl SwitchedSpec {
 
     /// One rail of a map, routed by `route` (a file) or as `routing` says.
     fn on_map(&self, shape: Shape, route: Option<std::path::PathBuf>) -> Result<SwitchedConfig, SpecError> {
-        let Shape::Map { net, .. } = &shape else {
+        let Shape::Map(MapShape { net, .. }) = &shape else {
             return self.on(shape);
         };
         let routing = self.map_routing(net, route.as_deref())?;
@@ -504,7 +508,7 @@ impl SwitchedSpec {
     /// The network of `shape` (not a map's), its routing checked against the shape.
     fn on(&self, shape: Shape) -> Result<SwitchedConfig, SpecError> {
         let routing = match (&shape, self.routing) {
-            (Shape::Map { .. }, _) => return self.on_map(shape, None),
+            (Shape::Map(_), _) => return self.on_map(shape, None),
             (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,
             (Shape::Torus(_), Some(_)) => {
                 return Err(field(
@@ -513,7 +517,7 @@ impl SwitchedSpec {
                 ));
             }
             (_, Some(RoutingName::ShortestPath)) => RoutingPolicy::ShortestPath,
-            (Shape::Crossbar, None) => RoutingPolicy::ShortestPath,
+            (Shape::Crossbar(_), None) => RoutingPolicy::ShortestPath,
             (Shape::Xgft(_), None | Some(RoutingName::DModK)) => RoutingPolicy::DModK,
             (Shape::Xgft(_), Some(RoutingName::SModK)) => RoutingPolicy::SModK,
             (Shape::Xgft(_), Some(RoutingName::Random)) => RoutingPolicy::Random {
@@ -529,7 +533,7 @@ impl SwitchedSpec {
                     "dimension-order routes tori, meshes and hypercubes",
                 ));
             }
-            (Shape::Crossbar, Some(_)) => {
+            (Shape::Crossbar(_), Some(_)) => {
                 return Err(field(
                     Field::Routing,
                     "d-mod-k, s-mod-k, random and pattern-aware route fat trees (kind = \"xgft\" or \"kary-ntree\")",
@@ -566,7 +570,7 @@ impl SwitchedSpec {
             interleave: self.interleave.map_or(adapter_default.interleave, interleave),
         };
         check_packets(None, adapter)?;
-        if let (Shape::Map { net, .. }, SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
+        if let (Shape::Map(MapShape { net, .. }), SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
             deadlock_free(net, &routing)?;
         }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
@@ -649,7 +653,7 @@ impl SwitchedSpec {
             ShapeSpec::Map {
                 models: Some(models), ..
             },
-            Shape::Map { net, .. },
+            Shape::Map(MapShape { net, .. }),
         ) = (&self.shape, shape)
         else {
             return Ok((Vec::new(), Vec::new()));

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use vesper_netmodels::{
-    Arbitration, CioqParams, InitialPointer, Interleave, RailPolicy, SimTime, SwitchKind, Torus, Xgft,
+    AdapterParams, Arbitration, CioqParams, InitialPointer, Interleave, RailPolicy, SimTime, SwitchKind, Torus, Xgft,
 };
 
 use super::*;
@@ -71,6 +71,7 @@ fn a_crossbar_takes_the_defaults() {
         config,
         NetworkConfig {
             hosts: 8,
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(8, AdapterParams::default())),
             ..NetworkConfig::default()
         }
     );
@@ -100,7 +101,7 @@ fn reads_fat_trees() {
     )
     .expect("valid");
     assert_eq!(xgft.hosts, 256);
-    let topology = switched(&xgft).topology(xgft.hosts);
+    let topology = switched(&xgft).topology();
     assert_eq!(topology.switch_ports.len(), 32);
 }
 

@@ -1,38 +1,14 @@
-use std::collections::BTreeSet;
-
-use vesper_netmodels::{MultipathPolicy, Routing, SwitchId, Topology};
+use vesper_netmodels::Topology;
 
 use super::*;
 
 /// The counts of a rail read off the topology it builds (what the footprint counts
 /// without building it).
-fn counts_built(s: &SwitchedConfig, hosts: u32) -> RailCounts {
-    let t: Topology = s.topology(hosts);
-    let switch_ports: u64 = t.switch_ports.iter().map(|&p| u64::from(p)).sum();
-    let is_switch = |d: Device| matches!(d, Device::Switch(_));
-    let routes = match &t.routing {
-        Routing::ShortestPath => RouteCounts::ShortestPath {
-            columns: t
-                .cables
-                .iter()
-                .filter_map(|c| match (c.a.device, c.b.device) {
-                    (Device::Host(_), Device::Switch(s)) | (Device::Switch(s), Device::Host(_)) => Some(s),
-                    _ => None,
-                })
-                .collect::<BTreeSet<SwitchId>>()
-                .len() as u64,
-            switch_cables: t
-                .cables
-                .iter()
-                .filter(|c| is_switch(c.a.device) && is_switch(c.b.device))
-                .count() as u64,
-        },
-        Routing::DModK(_) => RouteCounts::DModK,
-        Routing::Explicit(r) => RouteCounts::Explicit {
-            turns: r.policy() == MultipathPolicy::RoundRobin,
-        },
-        _ => RouteCounts::Computed,
-    };
+fn counts_built(s: &SwitchedConfig) -> RailCounts {
+    let t: Topology = s.topology();
+    // The built topology's own counts and routing.
+    let counts = ShapeCounts::of(&t);
+    let routes = RouteCounts::of(&t.routing, &counts);
     // The kind of every switch, as `SwitchedConfig::builder` gives them.
     let mut kinds = vec![s.switch.kind; t.switch_ports.len()];
     if let Shape::Xgft(x) = &s.shape {
@@ -50,10 +26,10 @@ fn counts_built(s: &SwitchedConfig, hosts: u32) -> RailCounts {
         .filter(|&i| matches!(kinds[i], SwitchKind::Cioq(_)))
         .collect();
     RailCounts {
-        hosts: u64::from(t.hosts),
-        switches: t.switch_ports.len() as u64,
-        switch_ports,
-        cables: t.cables.len() as u64,
+        hosts: counts.hosts,
+        switches: counts.switches,
+        switch_ports: counts.switch_ports,
+        cables: counts.cables,
         cioq_switches: cioq.len() as u64,
         cioq_ports: cioq.iter().map(|&i| u64::from(t.switch_ports[i])).sum(),
         cioq_voq: !cioq.is_empty()
@@ -78,7 +54,7 @@ fn counts_from_the_description_are_the_built_networks() {
     let FabricConfig::Switched(s) = &tree.fabric else {
         panic!("one rail")
     };
-    let named = vesper_map2topo::NamedTopology::with_default_names(s.topology(tree.hosts));
+    let named = vesper_map2topo::NamedTopology::with_default_names(s.topology());
     let map = dir.join("tree.map");
     let text =
         vesper_map2topo::MapFile::from_rails(std::slice::from_ref(&named), vesper_map2topo::WriteOptions::default())
@@ -118,7 +94,7 @@ fn counts_from_the_description_are_the_built_networks() {
             FabricConfig::MultiRail { rails, .. } => rails.iter().collect(),
             FabricConfig::Ideal(_) => Vec::new(),
         };
-        let built: Vec<RailCounts> = rails.iter().map(|s| counts_built(s, net.hosts)).collect();
+        let built: Vec<RailCounts> = rails.iter().map(|s| counts_built(s)).collect();
         assert_eq!(network_counts(&net), built, "{text}");
     }
     let ideal = network("[network]\nkind = \"ideal\"\nbandwidth_mbps = 250\n");

@@ -17,7 +17,7 @@ fn scratch(name: &str) -> PathBuf {
 fn network() -> NetworkConfig {
     NetworkConfig {
         hosts: 4,
-        fabric: FabricConfig::Switched(SwitchedConfig::crossbar(Default::default())),
+        fabric: FabricConfig::Switched(SwitchedConfig::crossbar(4, Default::default())),
         ..NetworkConfig::default()
     }
 }

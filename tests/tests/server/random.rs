@@ -146,7 +146,7 @@ fn both_ways(fabric: FabricConfig, seed: u64) {
 }
 
 fn crossbar(kind: SwitchKind) -> FabricConfig {
-    let mut crossbar = SwitchedConfig::crossbar(AdapterParams::default());
+    let mut crossbar = SwitchedConfig::crossbar(8, AdapterParams::default());
     crossbar.switch.kind = kind;
     FabricConfig::Switched(crossbar)
 }

@@ -16,10 +16,13 @@ fn network(hosts: u32) -> NetworkConfig {
     NetworkConfig {
         hosts,
         placement: Placement::ONE_PER_HOST,
-        fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams {
-            header_bytes: 0,
-            ..AdapterParams::default()
-        })),
+        fabric: FabricConfig::Switched(SwitchedConfig::crossbar(
+            hosts,
+            AdapterParams {
+                header_bytes: 0,
+                ..AdapterParams::default()
+            },
+        )),
     }
 }
 
@@ -583,11 +586,14 @@ fn ack_behind_data(interleave: Interleave) -> Vec<f64> {
         network: NetworkConfig {
             hosts: 4,
             placement: Placement::ONE_PER_HOST,
-            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(AdapterParams {
-                header_bytes: 0,
-                interleave,
-                ..AdapterParams::default()
-            })),
+            fabric: FabricConfig::Switched(SwitchedConfig::crossbar(
+                4,
+                AdapterParams {
+                    header_bytes: 0,
+                    interleave,
+                    ..AdapterParams::default()
+                },
+            )),
         },
         rendezvous: RendezvousMode::Wire { control_bytes: 64 },
         ..ServerConfig::default()

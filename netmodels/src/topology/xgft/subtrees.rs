@@ -5,8 +5,8 @@
 //! are the leaf switches whose child digits l+1..h agree with its own, which are
 //! consecutive leaves: block ⌊index / (w1·…·wl)⌋ of m2·…·ml leaves.
 
-use super::balanced_part;
 use crate::topology::Xgft;
+use crate::topology::shape::balanced_part;
 
 /// The part of every switch of `xgft` (ids level by level) in `parts` parts; `None` when
 /// the tree has fewer leaf switches than parts.

@@ -1,7 +1,7 @@
 //! Tori, meshes and hypercubes in slabs across their largest dimension.
 
-use super::balanced_part;
 use crate::topology::Torus;
+use crate::topology::shape::balanced_part;
 
 /// The part of every switch of `torus` cut into `parts` slabs across its largest
 /// dimension (the last of equals), and that dimension; `None` when `parts` exceeds it.
