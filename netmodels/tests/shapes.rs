@@ -155,6 +155,22 @@ fn every_shape_counts_what_it_builds() {
         if let Some(diameter) = shape.diameter_links() {
             assert_eq!(diameter, walked_diameter(&topology), "{name}");
         }
+        // Levels, where a shape has them, hold every switch once, with its ports.
+        let mut in_levels = 0;
+        for level in 1.. {
+            let Some((switches, ports)) = shape.level(level) else {
+                break;
+            };
+            assert_eq!(switches.start, in_levels, "{name}: level {level}");
+            for s in switches {
+                assert_eq!(topology.switch_ports[s as usize], ports, "{name}: level {level}, sw{s}");
+                in_levels += 1;
+            }
+        }
+        assert!(
+            in_levels == 0 || in_levels as usize == topology.switch_ports.len(),
+            "{name}"
+        );
         let described = shape.describe();
         let hosts = format!("{} hosts", topology.hosts);
         assert!(described.contains(&hosts), "{name}: {described}");

@@ -197,6 +197,9 @@ macro_rules! shapes {
             fn bisection_cables(&self) -> Option<u64> {
                 match self { $( Shape::$variant(s) => s.bisection_cables(), )* }
             }
+            fn level(&self, level: u32) -> Option<(std::ops::Range<u32>, u32)> {
+                match self { $( Shape::$variant(s) => s.level(level), )* }
+            }
             fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
                 match self { $( Shape::$variant(s) => s.cut(parts), )* }
             }
@@ -235,13 +238,9 @@ impl SwitchedConfig {
         let mut builder = NetworkBuilder::new(self.try_topology()?)
             .switch_params(self.switch)
             .adapter_params(self.adapter);
-        if let Shape::Xgft(x) = &self.shape {
-            // Switches are numbered level by level, the leaves first.
-            for &(level, kind) in &self.level_kinds {
-                let first: u32 = (1..level as usize).map(|l| x.nodes(l)).sum();
-                for s in first..first + x.nodes(level as usize) {
-                    builder = builder.switch_kind_of(SwitchId(s), kind);
-                }
+        for &(level, kind) in &self.level_kinds {
+            for s in self.shape.level(level).map_or(0..0, |(switches, _)| switches) {
+                builder = builder.switch_kind_of(SwitchId(s), kind);
             }
         }
         for &(s, kind) in &self.switch_kinds {

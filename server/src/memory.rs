@@ -59,11 +59,9 @@ fn cioq_counts(s: &SwitchedConfig, switches: u64, switch_ports: u64) -> (u64, u6
     };
     // Switches of another kind than the network's: (switches, ports of each) and kind.
     let mut others: Vec<(u64, u64, SwitchKind)> = Vec::new();
-    if let Shape::Xgft(x) = &s.shape {
-        for &(level, kind) in &s.level_kinds {
-            let l = level as usize;
-            let each = x.children[l - 1] + x.parents.get(l).copied().unwrap_or(0);
-            others.push((u64::from(x.nodes(l)), u64::from(each), kind));
+    for &(level, kind) in &s.level_kinds {
+        if let Some((switches, each)) = s.shape.level(level) {
+            others.push((u64::from(switches.end - switches.start), u64::from(each), kind));
         }
     }
     if let Shape::Map(map) = &s.shape {

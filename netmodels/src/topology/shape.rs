@@ -9,11 +9,14 @@
 //!   try_topology     its devices and cables
 //!   routing          how it routes under a policy (DModK on a tree, …)
 //!   diameter_links   the longest route, bisection_cables the cut of two halves
+//!   level            the switches of one level (trees), for kinds of their own
 //!   cut              its own way to split switches into parts (subtrees, slabs)
 //! ```
 //!
 //! The server's network descriptions hold one of them (`config::Shape`, an enum made by
 //! a registry macro, dispatched statically); `docs/layout.md` walks through adding one.
+
+use std::ops::Range;
 
 use super::{Routing, RoutingPolicy, Topology, TopologyError};
 use crate::ids::Device;
@@ -51,6 +54,13 @@ pub trait Shape {
 
     /// Cables cut between two halves of the hosts (`None`: not known).
     fn bisection_cables(&self) -> Option<u64>;
+
+    /// The switches of level `level` (1 = those the hosts hang off) of a shape built in
+    /// levels, as a range of ids, and the ports of each (`None`: no such level, or a
+    /// shape without levels). Descriptions give a level's switches a kind of their own.
+    fn level(&self, _level: u32) -> Option<(Range<u32>, u32)> {
+        None
+    }
 
     /// The part of every switch in `parts` parts by the shape's own cut, and what cut
     /// it is (`None`: the shape has none for so many parts; the graph partitioner

@@ -542,6 +542,15 @@ impl Shape for Xgft {
             .then(|| u64::from(self.nodes(h - 1)) * u64::from(self.parents[h - 1]) / 2)
     }
 
+    fn level(&self, level: u32) -> Option<(std::ops::Range<u32>, u32)> {
+        // Switches are numbered level by level, the leaves first.
+        let l = level as usize;
+        (1..=self.height()).contains(&l).then(|| {
+            let first: u32 = (1..l).map(|j| self.nodes(j)).sum();
+            (first..first + self.nodes(l), self.ports(l))
+        })
+    }
+
     fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
         Some((subtrees::partition(self, parts)?, Strategy::Subtrees))
     }
