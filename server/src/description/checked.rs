@@ -4,15 +4,15 @@
 //! [`NetworkSpec`] leaves it behind, and a field left behind is refused by its
 //! [`Claim`].
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::error::{At, SpecError, field};
 use super::fields::{Claim, Field, NetworkSpec};
 use super::names::{
-    ArbitrationName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName,
-    RoutePolicyName, RoutingName, SwitchName,
+    ArbitrationName, GranularityName, InterleaveName, KindName, PointerSpec, RailPolicyName, RoutePolicyName,
+    RoutingName, SwitchName,
 };
+use super::shapes::{CrossbarSpec, MapSpec, ShapeSpec};
 
 /// A network description whose every field applies.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,59 +71,6 @@ pub struct SwitchedSpec {
     pub interleave: Option<InterleaveName>,
     pub seed: Option<u64>,
     pub switch: SwitchSpec,
-}
-
-/// The arrangement of the switches, by kind, with the fields each kind takes.
-#[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs, reason = "the fields are the description's fields of the same names")]
-pub enum ShapeSpec {
-    Crossbar,
-    Xgft {
-        m: Option<Vec<u32>>,
-        w: Option<Vec<u32>>,
-        levels: Option<BTreeMap<String, LevelSpec>>,
-    },
-    KaryNtree {
-        k: Option<u32>,
-        n: Option<u32>,
-        k_up: Option<u32>,
-        levels: Option<BTreeMap<String, LevelSpec>>,
-    },
-    Torus {
-        dims: Option<Vec<u32>>,
-        hosts_per_switch: Option<u32>,
-    },
-    Mesh {
-        dims: Option<Vec<u32>>,
-        hosts_per_switch: Option<u32>,
-    },
-    Hypercube {
-        dimensions: Option<u32>,
-        hosts_per_switch: Option<u32>,
-    },
-    Map {
-        map: Option<PathBuf>,
-        routes: Option<Vec<PathBuf>>,
-        route_policy: Option<RoutePolicyName>,
-        models: Option<BTreeMap<String, ModelSpec>>,
-        rail_policy: Option<RailPolicyName>,
-        rail_threshold_bytes: Option<u32>,
-    },
-}
-
-impl ShapeSpec {
-    /// The kind it is of.
-    pub fn kind(&self) -> KindName {
-        match self {
-            ShapeSpec::Crossbar => KindName::Crossbar,
-            ShapeSpec::Xgft { .. } => KindName::Xgft,
-            ShapeSpec::KaryNtree { .. } => KindName::KaryNtree,
-            ShapeSpec::Torus { .. } => KindName::Torus,
-            ShapeSpec::Mesh { .. } => KindName::Mesh,
-            ShapeSpec::Hypercube { .. } => KindName::Hypercube,
-            ShapeSpec::Map { .. } => KindName::Map,
-        }
-    }
 }
 
 /// The switches, by kind, with the fields each kind takes.
@@ -284,40 +231,8 @@ fn rail_of(rail: &NetworkSpec, hosts: Option<u32>, over: &NetworkSpec) -> Result
 
 /// The switched network of `kind` that `spec` describes; its fields are taken out.
 fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, SpecError> {
-    let shape = match kind {
-        KindName::Crossbar | KindName::Ideal | KindName::MultiRail => ShapeSpec::Crossbar,
-        KindName::Xgft => ShapeSpec::Xgft {
-            m: spec.m.take(),
-            w: spec.w.take(),
-            levels: spec.levels.take(),
-        },
-        KindName::KaryNtree => ShapeSpec::KaryNtree {
-            k: spec.k.take(),
-            n: spec.n.take(),
-            k_up: spec.k_up.take(),
-            levels: spec.levels.take(),
-        },
-        KindName::Torus => ShapeSpec::Torus {
-            dims: spec.dims.take(),
-            hosts_per_switch: spec.hosts_per_switch.take(),
-        },
-        KindName::Mesh => ShapeSpec::Mesh {
-            dims: spec.dims.take(),
-            hosts_per_switch: spec.hosts_per_switch.take(),
-        },
-        KindName::Hypercube => ShapeSpec::Hypercube {
-            dimensions: spec.dimensions.take(),
-            hosts_per_switch: spec.hosts_per_switch.take(),
-        },
-        KindName::Map => ShapeSpec::Map {
-            map: spec.map.take(),
-            routes: spec.routes.take(),
-            route_policy: spec.route_policy.take(),
-            models: spec.models.take(),
-            rail_policy: spec.rail_policy.take(),
-            rail_threshold_bytes: spec.rail_threshold_bytes.take(),
-        },
-    };
+    // The ideal network and multi-rail take their own fields before (see `check`).
+    let shape = ShapeSpec::take(kind, spec).unwrap_or(ShapeSpec::Crossbar(CrossbarSpec));
     let name = spec.switch.take().unwrap_or(SwitchName::OutputQueued);
     let switch = match name {
         SwitchName::OutputQueued => SwitchSpec::OutputQueued,
@@ -340,10 +255,10 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
     let random = routing == Some(RoutingName::Random)
         || matches!(
             &shape,
-            ShapeSpec::Map {
+            ShapeSpec::Map(MapSpec {
                 route_policy: Some(RoutePolicyName::Random),
                 ..
-            }
+            })
         );
     let seed = spec.seed.take();
     if seed.is_some() && !random && name != SwitchName::Wormhole {
@@ -371,6 +286,8 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     /// Each field's claim says exactly which networks take it: a network of every kind

@@ -7,10 +7,11 @@
 //! `NetworkSpec::check` in `super::checked`).
 //!
 //! To add a field: declare it below (its flag too, if the command line should set it),
-//! take it into the variant of [`Description`](super::Description) that uses it in
-//! `checked.rs` (a field no variant takes is refused wherever it is given, by its
-//! claim), and read it in `resolve.rs`. The test `claims_match_what_each_network_takes`
-//! fails until the claim and the variants agree.
+//! take it into the description that uses it: a shape's spec in `shapes/` (its
+//! `ShapeKind::take`), or a variant of [`Description`](super::Description) in
+//! `checked.rs` (a field nothing takes is refused wherever it is given, by its claim),
+//! and read it there or in `resolve.rs`. The test `claims_match_what_each_network_takes`
+//! fails until the claim and what takes the field agree.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

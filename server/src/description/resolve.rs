@@ -6,19 +6,20 @@ use std::sync::Arc;
 
 use vesper_map2topo::MapShape;
 use vesper_netmodels::time::seconds_text;
-use vesper_netmodels::topology::Crossbar;
+use vesper_netmodels::topology::Shape as _;
 use vesper_netmodels::{
     AdapterParams, Arbitration, Bandwidth, CioqParams, Granularity, IdealParams, InitialPointer, Interleave,
-    LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, Torus, TorusError, WormholeParams, Xgft, XgftError,
+    LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, WormholeParams,
 };
 
-use super::checked::{Description, FabricSpec, ShapeSpec, SwitchSpec, SwitchedSpec};
+use super::checked::{Description, FabricSpec, SwitchSpec, SwitchedSpec};
 use super::error::{At, SpecError, Table, field};
 use super::fields::{Field, NetworkSpec};
 use super::names::{
     ArbitrationName, GranularityName, InterleaveName, LevelSpec, PointerSpec, RailPolicyName, RoutePolicyName,
     RoutingName, SwitchName,
 };
+use super::shapes::{MapSpec, ShapeSpec};
 use super::{host_count, map_host_names, read_mapping, read_pattern};
 use crate::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, Placement, RoutingPolicy, Shape, SwitchedConfig, bandwidth,
@@ -164,7 +165,7 @@ impl Description {
                 rail_policy: policy,
                 rail_threshold_bytes,
             } => multi_rail(*given, rails, rail_policy(*policy, *rail_threshold_bytes)?),
-            FabricSpec::Switched(s) if matches!(s.shape, ShapeSpec::Map { .. }) => s.map_fabric(),
+            FabricSpec::Switched(s) if matches!(s.shape, ShapeSpec::Map(_)) => s.map_fabric(),
             FabricSpec::Switched(s) => s.fabric(),
         }
     }
@@ -180,7 +181,7 @@ fn multi_rail(
     let mut hosts = None;
     for (index, rail) in rails.iter().enumerate() {
         let (rail_hosts, fabric) = match rail.shape {
-            ShapeSpec::Map { .. } => rail.map_fabric(),
+            ShapeSpec::Map(_) => rail.map_fabric(),
             _ => rail.fabric(),
         }
         .map_err(|e| e.in_rail(index))?;
@@ -250,118 +251,33 @@ fn rail_policy(policy: Option<RailPolicyName>, threshold: Option<u32>) -> Result
 impl SwitchedSpec {
     /// The hosts and the network of a shape vesper makes (not a map).
     fn fabric(&self) -> Result<(u32, FabricConfig), SpecError> {
-        let switched = self.on(self.shape()?)?;
-        let hosts = match &switched.shape {
-            Shape::Xgft(x) => {
-                if let Some(given) = self.hosts.filter(|&h| h != x.hosts()) {
+        let switched = self.on(self.shape.shape(self.hosts)?)?;
+        let hosts = match (&switched.shape, self.shape.fixed_hosts()) {
+            (Shape::Map(map), _) => map.net.topology.hosts,
+            (shape, Some((what, from))) => {
+                let hosts = shape.counts().hosts as u32;
+                if let Some(given) = self.hosts.filter(|&h| h != hosts) {
                     return Err(field(
                         Field::Hosts,
-                        format!(
-                            "this tree has {} hosts (the product of its m), not {given}; leave hosts out",
-                            x.hosts()
-                        ),
+                        format!("{what} has {hosts} hosts ({from}), not {given}; leave hosts out"),
                     ));
                 }
-                x.hosts()
+                hosts
             }
-            Shape::Torus(t) => {
-                if let Some(given) = self.hosts.filter(|&h| h != t.hosts()) {
-                    return Err(field(
-                        Field::Hosts,
-                        format!(
-                            "this network has {} hosts (its switches × hosts_per_switch), not {given}; leave hosts \
-                             out",
-                            t.hosts()
-                        ),
-                    ));
-                }
-                t.hosts()
-            }
-            Shape::Crossbar(c) => host_count(c.hosts).map_err(|rule| field(Field::Hosts, rule))?,
-            Shape::Map(map) => map.net.topology.hosts,
+            (shape, None) => host_count(shape.counts().hosts as u32).map_err(|rule| field(Field::Hosts, rule))?,
         };
         Ok((hosts, FabricConfig::Switched(switched)))
     }
 
-    /// The arrangement of the switches of a shape vesper makes.
-    fn shape(&self) -> Result<Shape, SpecError> {
-        // The field an XGFT's error is about: its levels when too large even with k = 2.
-        let tree = |built: Result<Xgft, XgftError>, at_fault: Field| built.map_err(|e| field(at_fault, e.rule()));
-        Ok(match &self.shape {
-            ShapeSpec::Xgft { m, w, .. } => {
-                let m = m
-                    .clone()
-                    .ok_or_else(|| field(Field::M, "an XGFT needs m, e.g. m = [16, 16]"))?;
-                let w = w
-                    .clone()
-                    .ok_or_else(|| field(Field::W, "an XGFT needs w, e.g. w = [1, 16]"))?;
-                Shape::Xgft(tree(Xgft::new(m, w), Field::M)?)
-            }
-            ShapeSpec::KaryNtree { k, n, k_up, .. } => {
-                let k = k.ok_or_else(|| field(Field::K, "a k-ary n-tree needs k, e.g. k = 16"))?;
-                let n = n.ok_or_else(|| field(Field::N, "a k-ary n-tree needs n, e.g. n = 2"))?;
-                if k < 2 || n == 0 {
-                    let at = if k < 2 { Field::K } else { Field::N };
-                    return Err(field(at, "a k-ary n-tree needs k ≥ 2 and n ≥ 1"));
-                }
-                let up = k_up.unwrap_or(k);
-                if up == 0 || up > k {
-                    return Err(field(Field::KUp, format!("between 1 and k = {k}")));
-                }
-                // Too large with k = 2 as well: the levels are at fault.
-                let at = if Xgft::kary_ntree(2, n).is_err() {
-                    Field::N
-                } else {
-                    Field::K
-                };
-                Shape::Xgft(tree(Xgft::thin_tree(k, n, up), at)?)
-            }
-            ShapeSpec::Torus { dims, hosts_per_switch } | ShapeSpec::Mesh { dims, hosts_per_switch } => {
-                let wrap = matches!(self.shape, ShapeSpec::Torus { .. });
-                let dims = dims.clone().ok_or_else(|| {
-                    field(
-                        Field::Dims,
-                        format!("a {} needs its dims, e.g. dims = [8, 8, 8]", self.shape.kind().name()),
-                    )
-                })?;
-                let per_switch = hosts_per_switch.unwrap_or(1);
-                torus(|p| Torus::new(dims.clone(), wrap, p), per_switch, Field::Dims)?
-            }
-            ShapeSpec::Hypercube {
-                dimensions,
-                hosts_per_switch,
-            } => {
-                let n = dimensions.ok_or_else(|| {
-                    field(
-                        Field::Dimensions,
-                        "a hypercube needs its dimensions, e.g. dimensions = 8",
-                    )
-                })?;
-                if n == 0 {
-                    return Err(field(Field::Dimensions, "a hypercube needs at least one dimension"));
-                }
-                torus(
-                    |p| Torus::hypercube(n, p),
-                    hosts_per_switch.unwrap_or(1),
-                    Field::Dimensions,
-                )?
-            }
-            // The hosts are checked with the routing's (see `fabric`).
-            ShapeSpec::Crossbar | ShapeSpec::Map { .. } => Shape::Crossbar(Crossbar {
-                hosts: self.hosts.unwrap_or(NetworkConfig::default().hosts),
-            }),
-        })
-    }
-
     /// A network read from a map file: a single network, or one rail per host port.
     fn map_fabric(&self) -> Result<(u32, FabricConfig), SpecError> {
-        let ShapeSpec::Map {
+        let ShapeSpec::Map(MapSpec {
             map,
             routes,
             rail_policy: policy,
             rail_threshold_bytes,
             ..
-        } = &self.shape
+        }) = &self.shape
         else {
             return self.fabric();
         };
@@ -431,7 +347,7 @@ impl SwitchedSpec {
         route: Option<&std::path::Path>,
     ) -> Result<RoutingPolicy, SpecError> {
         use vesper_netmodels::{ExplicitRoutes, MultipathPolicy};
-        let ShapeSpec::Map { route_policy, .. } = &self.shape else {
+        let ShapeSpec::Map(MapSpec { route_policy, .. }) = &self.shape else {
             return Ok(RoutingPolicy::ShortestPath);
         };
         let policy = match route_policy {
@@ -507,39 +423,10 @@ impl SwitchedSpec {
 
     /// The network of `shape` (not a map's), its routing checked against the shape.
     fn on(&self, shape: Shape) -> Result<SwitchedConfig, SpecError> {
-        let routing = match (&shape, self.routing) {
-            (Shape::Map(_), _) => return self.on_map(shape, None),
-            (Shape::Torus(_), None | Some(RoutingName::DimensionOrder)) => RoutingPolicy::DimensionOrder,
-            (Shape::Torus(_), Some(_)) => {
-                return Err(field(
-                    Field::Routing,
-                    "tori, meshes and hypercubes route in dimension order (routing = \"dimension-order\")",
-                ));
-            }
-            (_, Some(RoutingName::ShortestPath)) => RoutingPolicy::ShortestPath,
-            (Shape::Crossbar(_), None) => RoutingPolicy::ShortestPath,
-            (Shape::Xgft(_), None | Some(RoutingName::DModK)) => RoutingPolicy::DModK,
-            (Shape::Xgft(_), Some(RoutingName::SModK)) => RoutingPolicy::SModK,
-            (Shape::Xgft(_), Some(RoutingName::Random)) => RoutingPolicy::Random {
-                seed: self.seed.unwrap_or(1),
-            },
-            (Shape::Xgft(_), Some(RoutingName::PatternAware)) => RoutingPolicy::PatternAware(None),
-            (_, Some(RoutingName::UpDown)) => {
-                return Err(field(Field::Routing, "up-down routes maps (kind = \"map\")"));
-            }
-            (_, Some(RoutingName::DimensionOrder)) => {
-                return Err(field(
-                    Field::Routing,
-                    "dimension-order routes tori, meshes and hypercubes",
-                ));
-            }
-            (Shape::Crossbar(_), Some(_)) => {
-                return Err(field(
-                    Field::Routing,
-                    "d-mod-k, s-mod-k, random and pattern-aware route fat trees (kind = \"xgft\" or \"kary-ntree\")",
-                ));
-            }
-        };
+        if let Shape::Map(_) = shape {
+            return self.on_map(shape, None);
+        }
+        let routing = self.shape.routing(self.routing, self.seed.unwrap_or(1))?;
         self.with_routing(shape, routing)
     }
 
@@ -609,31 +496,24 @@ impl SwitchedSpec {
 
     /// The switch kinds of `[network.levels.N]` tables, checked against the tree.
     fn level_kinds(&self, shape: &Shape, kind: SwitchKind) -> Result<Vec<(u32, SwitchKind)>, SpecError> {
-        let (
-            ShapeSpec::Xgft {
-                levels: Some(levels), ..
-            }
-            | ShapeSpec::KaryNtree {
-                levels: Some(levels), ..
-            },
-            Shape::Xgft(x),
-        ) = (&self.shape, shape)
-        else {
+        let Some(levels) = self.shape.levels() else {
             return Ok(Vec::new());
         };
+        // The shape's levels: 1 (the switches hosts hang off) to `height`.
+        let height = (1..).take_while(|&l| shape.level(l).is_some()).count();
         let mut kinds = Vec::new();
         for (name, level) in levels {
             let table = Table::Level(name.clone());
             let number = name
                 .parse::<u32>()
                 .ok()
-                .filter(|&l| (1..=x.height() as u32).contains(&l))
+                .filter(|&l| (1..=height as u32).contains(&l))
                 .ok_or_else(|| SpecError::Field {
                     at: At {
                         table: Some(table.clone()),
                         ..At::default()
                     },
-                    rule: format!("expected a level from 1 to {}", x.height()),
+                    rule: format!("expected a level from 1 to {height}"),
                 })?;
             kinds.push((number, other_kind(&table, level, kind)?));
         }
@@ -650,9 +530,9 @@ impl SwitchedSpec {
         adapter: AdapterParams,
     ) -> Result<(Vec<(u32, SwitchKind)>, Vec<(u32, AdapterParams)>), SpecError> {
         let (
-            ShapeSpec::Map {
+            ShapeSpec::Map(MapSpec {
                 models: Some(models), ..
-            },
+            }),
             Shape::Map(MapShape { net, .. }),
         ) = (&self.shape, shape)
         else {
@@ -770,29 +650,6 @@ impl SwitchedSpec {
             }
         })
     }
-}
-
-/// A torus, mesh or hypercube made by `make` with `per_switch` hosts a switch; an error
-/// is said of `dims_field` (`dims`, or `dimensions` for a hypercube), or of
-/// `hosts_per_switch` when only the hosts make it too large.
-fn torus(
-    make: impl Fn(u32) -> Result<Torus, TorusError>,
-    per_switch: u32,
-    dims_field: Field,
-) -> Result<Shape, SpecError> {
-    let hosts_at_fault = per_switch > 1 && make(1).is_ok();
-    make(per_switch).map(Shape::Torus).map_err(|e| {
-        let (at, index) = match e {
-            TorusError::TooLarge if hosts_at_fault => (Field::HostsPerSwitch, None),
-            TorusError::NoHosts => (Field::HostsPerSwitch, None),
-            TorusError::TooSmall(i) if dims_field == Field::Dims => (Field::Dims, Some(i)),
-            _ => (dims_field, None),
-        };
-        SpecError::Field {
-            at: At { index, ..At::field(at) },
-            rule: e.rule().to_string(),
-        }
-    })
 }
 
 /// The model's interleaving of `name`.
