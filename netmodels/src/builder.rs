@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use crate::adapter::{AdapterParams, Sender};
 use crate::build_error::{BuildError, Timed, room_for, within};
+use crate::fabric::Fabric;
 use crate::ideal::IdealParams;
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
-use crate::simulation::{Fabric, Simulation};
+use crate::simulation::Simulation;
 use crate::slab::Slab;
 use crate::switch::packet::PacketFabric;
 use crate::switch::packet::cioq::Crossbar;
@@ -179,7 +180,7 @@ impl NetworkBuilder {
                     },
                 )?;
                 // Messages never meet: nothing injected changes another's delivery.
-                (hosts, Fabric::Ideal(params), SimTime::MAX, 1)
+                (hosts, Fabric::Ideal(Box::new(params)), SimTime::MAX, 1)
             }
             Kind::Switched {
                 topology,

@@ -3,29 +3,24 @@
 
 use std::collections::BTreeMap;
 
-use crate::ids::{MessageId, PortId, SwitchId};
-use crate::message::PacketId;
+use crate::ideal::events::IdealEvent;
+use crate::ids::MessageId;
 use crate::queue::EventQueue;
+use crate::switch::packet::events::PacketEvent;
 use crate::switch::wormhole::events::WormEvent;
 use crate::time::SimTime;
 
-/// Everything that can happen. Small and `Copy`: the queue holds events by value.
+/// Everything that can happen: a message entering its adapter, whatever the fabric,
+/// and each fabric's own events (one variant a fabric, holding the events its module
+/// defines). Small and `Copy`: the queue holds events by value (16 bytes).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
     /// the message enters its source adapter
     Inject { message: MessageId },
-    /// a packet's head reached a switch and was routed: it requests the output
-    Routed { packet: PacketId, port: PortId },
-    /// an output finished sending its current packet
-    PortFree { port: PortId },
-    /// a packet's last byte reached its destination adapter
-    TailArrives { packet: PacketId },
-    /// a CIOQ switch matches free inputs to free outputs
-    Match { switch: SwitchId },
-    /// a CIOQ crossbar transfer ended (switch-local port numbers)
-    CrossbarDone { switch: SwitchId, input: u32, output: u32 },
-    /// the ideal network delivers a whole message
-    Delivered { message: MessageId },
+    /// an event of the ideal network
+    Ideal(IdealEvent),
+    /// an event of the packet switches (output-queued, CIOQ)
+    Packet(PacketEvent),
     /// an event of the wormhole fabric
     Worm(WormEvent),
 }

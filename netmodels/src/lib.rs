@@ -17,15 +17,19 @@
 //!             stats, footprint (the memory a network takes, from its description)
 //!   parallel: partition (partitioners; windows: partitions run on threads or MPI
 //!             ranks), rails (multi-rail networks, each rail a network of its own)
-//!   network:  builder (NetworkBuilder: validate and freeze), simulation (the event
-//!             loop over the fabrics), network (the `dyn Network` a coordinator drives)
-//!   parts:    adapter, ideal, message (messages and packets), event (what the queue
-//!             holds), crossing (what partitions send each other), build_error,
-//!             parameter, switch: packet (the output-queued and CIOQ switches' engine,
-//!             with output_queued and cioq), wormhole (the flit-level fabric: build,
-//!             fine, coarse, arbiter, deliver, split)
-//!   topology: which devices exist, how cables join them, routes (xgft, torus,
-//!             explicit, the rail policy of multi-rail networks)
+//!   network:  fabric (the registry of fabrics: the enum a simulation holds and its
+//!             dispatch), builder (NetworkBuilder: validate and freeze), simulation
+//!             (the event loop), network (the `dyn Network` a coordinator drives)
+//!   parts:    part (FabricPart: the one interface the network drives), and each
+//!             fabric behind it with its own events: ideal, switch/packet (the
+//!             output-queued and CIOQ switches, with output_queued and cioq),
+//!             switch/wormhole (the flit-level fabric: build, fine, coarse, arbiter,
+//!             deliver, split); adapter, message (messages and packets), event (what
+//!             the queue holds: an injection or a fabric's own event), crossing (what
+//!             partitions send each other), build_error, parameter
+//!   topology: which devices exist, how cables join them, routes; the Shape trait
+//!             (shape) and the shapes (xgft, torus, with their cuts), explicit routes,
+//!             the rail policy of multi-rail networks
 //!   hooks:    trace (the sink trait the parts report through, device selection, the
 //!             trace checker, what a trace counted)
 //!   ground:   ids, time, rng, slab, queue (the event queue), link
@@ -43,6 +47,7 @@ pub mod build_error;
 pub mod builder;
 pub(crate) mod crossing;
 pub(crate) mod event;
+pub(crate) mod fabric;
 pub mod footprint;
 pub mod ideal;
 pub mod ids;
@@ -50,6 +55,7 @@ pub mod link;
 pub mod message;
 pub mod network;
 pub mod parameter;
+pub(crate) mod part;
 pub mod partition;
 pub mod queue;
 pub mod rails;

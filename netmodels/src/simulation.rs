@@ -14,81 +14,32 @@
 //! adapter is its physical send time; the last byte of its last packet reaching the
 //! destination adapter completes it.
 //!
-//! This module holds the event loop over the fabrics: the ideal network, the packet
-//! switches' engine ([`crate::switch::packet`]) and the wormhole fabric
-//! ([`crate::switch::wormhole`]). The builder is [`crate::builder`]; messages and
+//! This module holds the event loop over the fabric, whichever it is (the ideal
+//! network, the packet switches' engine [`crate::switch::packet`], the wormhole fabric
+//! [`crate::switch::wormhole`]): it hands each event to it through `crate::fabric`'s
+//! `Fabric`, and keeps what is the same for all (messages, the queue, injections,
+//! deliveries, final deliveries). The builder is [`crate::builder`]; messages and
 //! packets are [`crate::message`]; events `crate::event`; what partitions send each
 //! other `crate::crossing`.
 
-use std::collections::BTreeMap;
-
 #[cfg(test)]
 use crate::adapter::AdapterParams;
+#[cfg(test)]
 use crate::adapter::Sender;
-use crate::crossing::{Crossing, CrossingEvent, Split};
+use crate::crossing::Crossing;
 use crate::event::{Event, Finals};
-use crate::ideal::IdealParams;
+use crate::fabric::Fabric;
 use crate::ids::{HostId, MessageId};
 use crate::link::LinkParams;
-use crate::message::{Delivery, InjectError, Message, MessageSpec, Packet, PacketId, check_injection};
+use crate::message::{Delivery, InjectError, Message, MessageSpec, check_injection};
+use crate::part::Core;
 use crate::queue::EventQueue;
 use crate::slab::Slab;
 #[cfg(test)]
 use crate::switch::packet::cioq::Crossbar;
-use crate::switch::packet::{PacketFabric, Share, Step};
-use crate::switch::wormhole::{Ctx, WormholeFabric};
 use crate::time::SimTime;
-use crate::topology::{Endpoint, Route, Wiring};
+use crate::topology::{Endpoint, Wiring};
 use crate::trace::{NullSink, TraceSink};
-
-/// What carries the messages.
-#[derive(Debug)]
-pub(crate) enum Fabric {
-    Ideal(IdealParams),
-    Packet(Box<PacketFabric>),
-    Wormhole(Box<WormholeFabric>),
-}
-
-impl Fabric {
-    /// What this partition keeps of the split, whatever the fabric (`None`: whole).
-    fn split(&mut self) -> Option<&mut Split> {
-        match self {
-            Fabric::Packet(net) => net.share.as_mut().map(|s| &mut s.split),
-            Fabric::Wormhole(net) => net.split(),
-            Fabric::Ideal(_) => None,
-        }
-    }
-
-    /// A message, number `number`, entered this partition's adapters: its record is
-    /// found by number from now on (no effect unless partitioned).
-    fn entered_here(&mut self, message: MessageId, number: u64) {
-        match self {
-            Fabric::Packet(net) => net.arrived_here(message, number),
-            _ => {
-                if let Some(split) = self.split() {
-                    split.by_number.insert(number, message);
-                }
-            }
-        }
-    }
-
-    /// A message, number `number`, was delivered here: its record goes (no effect
-    /// unless partitioned).
-    fn delivered_here(&mut self, message: MessageId, number: u64) {
-        match self {
-            Fabric::Packet(net) => {
-                if let Some(share) = &mut net.share {
-                    share.forget(message, number);
-                }
-            }
-            _ => {
-                if let Some(split) = self.split() {
-                    split.by_number.remove(&number);
-                }
-            }
-        }
-    }
-}
 
 /// A frozen network and its event loop, tracing into `S`.
 #[derive(Debug)]
@@ -199,15 +150,11 @@ impl<S: TraceSink> Simulation<S> {
         let delivery = |messages: &Slab<Message>, message: MessageId, arrived: SimTime| {
             messages[message.index()].delivery(arrived)
         };
-        if let Fabric::Wormhole(net) = &self.fabric {
-            // Found in the queue each time: whether nothing can hold a worm any more
-            // changes as it goes.
-            let events = self.queue.pending().filter_map(|(at, place, event)| match event {
-                Event::Worm(e) => Some((at, place, e)),
-                _ => None,
-            });
+        if !self.fabric.keeps_finals() {
+            // Found in the queue each time (see `FabricPart::final_deliveries`).
             let mut fixed = Vec::new();
-            net.final_deliveries::<S>(events, &self.messages, self.queue.now(), &mut fixed);
+            self.fabric
+                .final_deliveries::<S>(self.queue.pending(), &self.messages, self.queue.now(), &mut fixed);
             fixed.sort_unstable_by_key(|&(place, _, _)| place);
             out.extend(
                 fixed
@@ -216,25 +163,12 @@ impl<S: TraceSink> Simulation<S> {
             );
             return;
         }
-        let by_place = self.finals.by_place.get_or_insert_with(|| {
-            // The first time: the events already in the queue.
-            let mut found = BTreeMap::new();
-            for (_, place, event) in self.queue.pending() {
-                match (event, &self.fabric) {
-                    (Event::Delivered { message }, Fabric::Ideal(_)) => {
-                        found.insert(place, *message);
-                    }
-                    (Event::TailArrives { packet }, Fabric::Packet(net)) => {
-                        let p = &net.packets[packet.index()];
-                        if p.last {
-                            found.insert(place, p.message);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            found
-        });
+        // The first time: the events already in the queue.
+        let (fabric, queue) = (&self.fabric, &self.queue);
+        let by_place = self
+            .finals
+            .by_place
+            .get_or_insert_with(|| fabric.kept_finals(queue.pending()));
         // In the order the model will deliver them.
         out.extend(by_place.iter().map(|(&place, &message)| {
             let arrived = EventQueue::<Event>::time_of(place);
@@ -301,13 +235,9 @@ impl<S: TraceSink> Simulation<S> {
         if src.0 >= self.hosts || dst.0 >= self.hosts {
             return false;
         }
-        match &self.fabric {
-            Fabric::Packet(net) => net.routes.walk(&net.wiring, src, dst, ports),
-            Fabric::Wormhole(net) => {
-                let (wiring, routes) = net.wiring_and_routes();
-                routes.walk(wiring, src, dst, ports)
-            }
-            Fabric::Ideal(_) => false,
+        match self.fabric.wiring_and_routes() {
+            Some((wiring, routes)) => routes.walk(wiring, src, dst, ports),
+            None => false,
         }
     }
 
@@ -326,21 +256,13 @@ impl<S: TraceSink> Simulation<S> {
     }
 
     fn wiring(&self) -> Option<&Wiring> {
-        match &self.fabric {
-            Fabric::Packet(net) => Some(&net.wiring),
-            Fabric::Wormhole(net) => Some(net.wiring_and_routes().0),
-            Fabric::Ideal(_) => None,
-        }
+        self.fabric.wiring_and_routes().map(|(wiring, _)| wiring)
     }
 
     /// Messages at `host`'s adapter with packets still to send (its source queue, the
     /// message being sent included); 0 for the ideal network, which has no adapters.
     pub fn source_backlog(&self, host: HostId) -> usize {
-        match &self.fabric {
-            Fabric::Packet(net) => net.senders.get(host.index()).map_or(0, Sender::len),
-            Fabric::Wormhole(net) => net.source_backlog(host),
-            Fabric::Ideal(_) => 0,
-        }
+        self.fabric.source_backlog(host)
     }
 
     /// Flow-control signals the wormhole fabric sent: (time, input, STOP?).
@@ -374,16 +296,8 @@ impl<S: TraceSink> Simulation<S> {
     /// Hands a checked message, the `number`th injected into the whole network, to its
     /// source adapter.
     pub(crate) fn enter(&mut self, at: SimTime, spec: MessageSpec, number: u64) -> MessageId {
-        let route = match &mut self.fabric {
-            Fabric::Packet(net) => net.routes.route(spec.src, spec.dst),
-            Fabric::Wormhole(net) => net.routes_mut().route(spec.src, spec.dst),
-            Fabric::Ideal(_) => Route::Table,
-        };
-        let packets_total = match &self.fabric {
-            Fabric::Packet(net) => net.adapters[spec.src.index()].packets(spec.size_bytes),
-            Fabric::Wormhole(net) => net.adapter(spec.src).packets(spec.size_bytes),
-            Fabric::Ideal(_) => 1,
-        };
+        let route = self.fabric.route(spec.src, spec.dst);
+        let packets_total = self.fabric.packets(spec.src, spec.size_bytes);
         self.injected = number;
         let record = Message {
             spec,
@@ -397,12 +311,13 @@ impl<S: TraceSink> Simulation<S> {
             route,
         };
         let message = MessageId(self.messages.insert(record));
-        if S::ENABLED && !matches!(self.fabric, Fabric::Ideal(_)) {
+        let switched = self.fabric.switched();
+        if S::ENABLED && switched {
             self.sink.injected(at, self.injected);
         }
         self.entered += 1;
         self.fabric.entered_here(message, number);
-        if let Fabric::Packet(_) | Fabric::Wormhole(_) = self.fabric {
+        if switched {
             // Its adapter schedules it: the host is the origin of its events.
             self.queue.set_origin(spec.src.index());
         }
@@ -444,6 +359,7 @@ impl<S: TraceSink> Simulation<S> {
         if let Event::Inject { .. } = event {
             self.injections_waiting -= 1;
         }
+        let may_deliver = self.fabric.may_deliver(&event);
         let Simulation {
             fabric,
             messages,
@@ -452,53 +368,15 @@ impl<S: TraceSink> Simulation<S> {
             finals,
             ..
         } = self;
-        let delivered = match (event, fabric) {
-            (Event::Inject { message }, Fabric::Ideal(params)) => {
-                let m = &mut messages[message.index()];
-                m.first_byte_sent = now;
-                let size = u64::from(m.spec.size_bytes);
-                let arrival = now + params.latency + params.transfer(size);
-                finals.schedule(queue, arrival, Event::Delivered { message }, Some(message));
-                None
-            }
-            (Event::Delivered { message }, _) => Some(message),
-            (Event::Inject { message }, Fabric::Wormhole(net)) => {
-                queue.set_origin(messages[message.index()].spec.src.index());
-                let mut ctx = Ctx {
-                    now,
-                    rank: 0,
-                    messages,
-                    queue,
-                    sink,
-                };
-                net.inject(message, &mut ctx);
-                None
-            }
-            (Event::Worm(event), Fabric::Wormhole(net)) => {
-                queue.set_origin(net.device_of(event));
-                let mut ctx = Ctx {
-                    now,
-                    rank: event.rank(),
-                    messages,
-                    queue,
-                    sink,
-                };
-                net.handle(event, &mut ctx)
-            }
-            (event, Fabric::Packet(net)) => {
-                let mut step = Step {
-                    now,
-                    messages,
-                    queue,
-                    sink,
-                    finals,
-                };
-                net.handle(event, &mut step)
-            }
-            // Each fabric only ever sees its own events.
-            (_, Fabric::Ideal(_) | Fabric::Wormhole(_)) => None,
+        let core = Core {
+            now,
+            messages,
+            queue,
+            sink,
+            finals,
         };
-        if let Event::Delivered { .. } | Event::TailArrives { .. } = event {
+        let delivered = fabric.handle(event, core);
+        if may_deliver {
             self.finals.handled(self.queue.last_key());
         }
         if let Some(message) = delivered {
@@ -525,26 +403,14 @@ impl<S: TraceSink> Simulation<S> {
     /// [`Self::take_crossings`]. Only switches can be split, the wormhole fabric when it
     /// steps flit by flit ([`Self::can_be_split`]); the ideal network is left whole.
     pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
-        let net = match &mut self.fabric {
-            Fabric::Packet(net) => net,
-            Fabric::Wormhole(net) => return net.share(part, of_device),
-            Fabric::Ideal(_) => return,
-        };
-        net.share = Some(Box::new(Share {
-            split: Split::new(part, of_device),
-            presence: Vec::new(),
-        }));
+        self.fabric.share(part, of_device);
     }
 
     /// Whether the network can be split into partitions ([`Self::share`]): packet
     /// switches; wormhole switches stepping flit by flit (`Err` says what stands in
     /// the way).
     pub(crate) fn can_be_split(&self) -> Result<(), &'static str> {
-        match &self.fabric {
-            Fabric::Packet(_) => Ok(()),
-            Fabric::Wormhole(net) => net.can_be_split::<S>(),
-            Fabric::Ideal(_) => Err("the ideal network has no switch to split by"),
-        }
+        self.fabric.can_be_split::<S>()
     }
 
     /// The `number`th message entered another partition: this one draws the route
@@ -553,11 +419,7 @@ impl<S: TraceSink> Simulation<S> {
     /// draws for every message, in the order of their numbers, as the whole network
     /// does: their generators agree, and each message takes the route it takes whole.
     pub(crate) fn entered_elsewhere(&mut self, spec: &MessageSpec) {
-        if let Fabric::Packet(net) = &mut self.fabric
-            && net.routes.draws_at_random()
-        {
-            net.routes.route(spec.src, spec.dst);
-        }
+        self.fabric.entered_elsewhere(spec);
     }
 
     /// Moves what this partition sent to others since the last call into `out`.
@@ -570,39 +432,14 @@ impl<S: TraceSink> Simulation<S> {
     /// Takes in a packet another partition sent, in the place among its instant's
     /// events the sender gave it.
     pub(crate) fn receive(&mut self, crossing: &Crossing) {
-        let net = match &mut self.fabric {
-            Fabric::Packet(net) => net,
-            Fabric::Wormhole(net) => {
-                return net.receive(crossing, &mut self.messages, &mut self.queue, &mut self.sink);
-            }
-            Fabric::Ideal(_) => return,
+        let core = Core {
+            now: self.queue.now(),
+            messages: &mut self.messages,
+            queue: &mut self.queue,
+            sink: &mut self.sink,
+            finals: &mut self.finals,
         };
-        let Some(share) = &mut net.share else {
-            return;
-        };
-        let number = crossing.message.number;
-        let message = share.split.record_of(crossing, &mut self.messages, &mut net.routes);
-        share.present(message, 1);
-        if S::ENABLED {
-            self.sink
-                .arrived(number, crossing.packet.head_in, crossing.message.source());
-        }
-        let packet = PacketId(net.packets.insert(Packet {
-            message,
-            ..crossing.packet
-        }));
-        let event = match crossing.event {
-            CrossingEvent::Routed { port } => Event::Routed { packet, port },
-            CrossingEvent::TailArrives => {
-                if crossing.packet.last {
-                    self.finals.scheduled(crossing.key, message);
-                }
-                Event::TailArrives { packet }
-            }
-            // The wormhole fabric's own.
-            CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } => return,
-        };
-        self.queue.schedule_keyed(crossing.key, event);
+        self.fabric.receive(crossing, core);
     }
 
     /// Processes every event at or before `limit`, appending completed messages to

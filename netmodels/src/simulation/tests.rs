@@ -2,6 +2,7 @@ use super::*;
 use crate::adapter::{AdapterParams, Interleave};
 use crate::build_error::{BuildError, room_for};
 use crate::builder::NetworkBuilder;
+use crate::ideal::IdealParams;
 use crate::ids::{Device, SwitchId};
 use crate::switch::{SwitchKind, SwitchParams};
 use crate::time::Bandwidth;

@@ -26,11 +26,14 @@
 //!   control (virtual cut-through admission) for the rings of tori.
 //!
 //! The output-queued and CIOQ switches move whole packets: they share the packet engine
-//! of [`crate::simulation`] (adapters, packets, the event loop), and their own parts are
-//! `impl` blocks of it in their modules. Their queues keep waiting packets as runs
+//! of [`packet`] (adapters, packets moving from device to device, its events), and their
+//! own parts are `impl` blocks of it in their modules, so one network may mix them
+//! (levels of a tree, types of a map). Their queues keep waiting packets as runs
 //! (module `waiting`): memory grows with the messages that wait, not with their bytes.
-//! The wormhole fabric is a model of its own, flit by flit, that the simulation hands
-//! its events to.
+//! The wormhole fabric is a model of its own, flit by flit. Each fabric is behind the
+//! one interface the network drives (`crate::part::FabricPart`), with its events in a
+//! variant of the network's `Event`, and named in the registry `fabrics!`
+//! (`crate::fabric`).
 
 use crate::time::SimTime;
 

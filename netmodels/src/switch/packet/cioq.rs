@@ -19,6 +19,7 @@ use crate::event::Event;
 use crate::ids::{Device, PortId, SwitchId};
 use crate::message::{Packet, PacketId};
 use crate::slab::Slab;
+use crate::switch::packet::events::PacketEvent;
 use crate::switch::waiting::{Queue, Side, Waiting};
 use crate::switch::{CioqParams, rotated};
 use crate::time::SimTime;
@@ -328,7 +329,8 @@ impl PacketFabric {
             } else {
                 // After every other arrival of this instant.
                 x.matching = true;
-                step.queue.schedule(step.now, Event::Match { switch });
+                step.queue
+                    .schedule(step.now, Event::Packet(PacketEvent::Match { switch }));
             }
         }
     }
@@ -369,7 +371,8 @@ impl PacketFabric {
                 };
                 step.sink.backlog(now, at, BufferSide::Input, x.input_mut(input).bytes);
             }
-            step.queue.schedule(end, Event::CrossbarDone { switch, input, output });
+            step.queue
+                .schedule(end, Event::Packet(PacketEvent::CrossbarDone { switch, input, output }));
             // The head is through: the packet joins its output queue now.
             self.enter_output(port, packet, step);
         }

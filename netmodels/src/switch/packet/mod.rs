@@ -9,7 +9,8 @@ use crate::adapter::{AdapterParams, Sender};
 use crate::crossing::{Crossing, CrossingEvent, PathRest, Split, path_returns};
 use crate::event::{Event, Finals};
 use crate::ids::{Device, HostId, MessageId, PortId, SwitchId};
-use crate::message::{Cut, Message, Packet, PacketId, host_port, port_ref};
+use crate::message::{Cut, Message, MessageSpec, Packet, PacketId, host_port, port_ref};
+use crate::part::{Core, FabricPart};
 use crate::queue::EventQueue;
 use crate::slab::Slab;
 use crate::switch::SwitchParams;
@@ -19,9 +20,11 @@ use crate::topology::{Endpoint, Route, RouteTable, Wiring};
 use crate::trace::{LinkTraversal, TraceSink};
 
 pub mod cioq;
+pub(crate) mod events;
 pub mod output_queued;
 
 use cioq::Crossbar;
+use events::PacketEvent;
 use output_queued::Ports;
 
 /// Adapters, links and switches: the packet engine of the output-queued and CIOQ
@@ -91,21 +94,149 @@ pub(crate) struct Step<'a, S> {
     pub(crate) finals: &'a mut Finals,
 }
 
-impl PacketFabric {
-    /// Handles one packet-level event; returns a message that just completed.
-    pub(crate) fn handle<S: TraceSink>(&mut self, event: Event, step: &mut Step<'_, S>) -> Option<MessageId> {
-        let now = step.now;
-        step.queue.set_origin(self.device_of(event, step.messages));
-        match event {
-            Event::Inject { message } => {
-                let src = step.messages[message.index()].spec.src;
-                self.senders[src.index()].push(message);
-                let port = self.port_id(host_port(src));
-                if self.claim(port, step) {
-                    self.send_next_packet(port, src, step);
-                }
+/// Whole packets from device to device: see the [module documentation](self).
+impl FabricPart for PacketFabric {
+    type Event = PacketEvent;
+
+    fn route(&mut self, src: HostId, dst: HostId) -> Route {
+        self.routes.route(src, dst)
+    }
+
+    fn packets(&self, src: HostId, size_bytes: u32) -> u32 {
+        self.adapters[src.index()].packets(size_bytes)
+    }
+
+    fn wiring_and_routes(&self) -> Option<(&Wiring, &RouteTable)> {
+        Some((&self.wiring, &self.routes))
+    }
+
+    fn source_backlog(&self, host: HostId) -> usize {
+        self.senders.get(host.index()).map_or(0, Sender::len)
+    }
+
+    #[inline]
+    fn inject<S: TraceSink>(&mut self, message: MessageId, core: Core<'_, S>) {
+        self.on_inject(message, &mut Step::from(core));
+    }
+
+    #[inline]
+    fn handle<S: TraceSink>(&mut self, event: PacketEvent, core: Core<'_, S>) -> Option<MessageId> {
+        self.on_event(event, &mut Step::from(core))
+    }
+
+    fn may_deliver(event: &PacketEvent) -> bool {
+        matches!(event, PacketEvent::TailArrives { .. })
+    }
+
+    /// A message's last packet arriving over its last cable: its arrival is fixed when
+    /// it starts, and the packets of a message arrive in order.
+    fn delivers(&self, event: &PacketEvent) -> Option<MessageId> {
+        match *event {
+            PacketEvent::TailArrives { packet } => {
+                let p = &self.packets[packet.index()];
+                p.last.then_some(p.message)
             }
-            Event::Routed { packet, port } => {
+            _ => None,
+        }
+    }
+
+    fn split(&mut self) -> Option<&mut Split> {
+        self.share.as_mut().map(|s| &mut s.split)
+    }
+
+    fn entered_here(&mut self, message: MessageId, number: u64) {
+        self.arrived_here(message, number);
+    }
+
+    fn delivered_here(&mut self, message: MessageId, number: u64) {
+        if let Some(share) = &mut self.share {
+            share.forget(message, number);
+        }
+    }
+
+    /// Draws the route the other partition drew for it, when routes are drawn at random
+    /// from one generator (explicit routes, [`crate::MultipathPolicy::Random`]): every
+    /// partition then draws for every message, in the order of their numbers, as the
+    /// whole network does, so their generators agree.
+    fn entered_elsewhere(&mut self, spec: &MessageSpec) {
+        if self.routes.draws_at_random() {
+            self.routes.route(spec.src, spec.dst);
+        }
+    }
+
+    fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn share(&mut self, part: u32, of_device: Vec<u32>) {
+        self.share = Some(Box::new(Share {
+            split: Split::new(part, of_device),
+            presence: Vec::new(),
+        }));
+    }
+
+    /// Takes in a packet another partition sent, with the event it comes with.
+    fn receive<S: TraceSink>(&mut self, crossing: &Crossing, core: Core<'_, S>) {
+        let Some(share) = &mut self.share else {
+            return;
+        };
+        let number = crossing.message.number;
+        let message = share.split.record_of(crossing, core.messages, &mut self.routes);
+        share.present(message, 1);
+        if S::ENABLED {
+            core.sink
+                .arrived(number, crossing.packet.head_in, crossing.message.source());
+        }
+        let packet = PacketId(self.packets.insert(Packet {
+            message,
+            ..crossing.packet
+        }));
+        let event = match crossing.event {
+            CrossingEvent::Routed { port } => PacketEvent::Routed { packet, port },
+            CrossingEvent::TailArrives => {
+                if crossing.packet.last {
+                    core.finals.scheduled(crossing.key, message);
+                }
+                PacketEvent::TailArrives { packet }
+            }
+            // The wormhole fabric's own.
+            CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } => return,
+        };
+        core.queue.schedule_keyed(crossing.key, Event::Packet(event));
+    }
+}
+
+impl<'a, S> From<Core<'a, S>> for Step<'a, S> {
+    #[inline(always)]
+    fn from(core: Core<'a, S>) -> Self {
+        Step {
+            now: core.now,
+            messages: core.messages,
+            queue: core.queue,
+            sink: core.sink,
+            finals: core.finals,
+        }
+    }
+}
+
+impl PacketFabric {
+    /// A message enters its source adapter: its packets are cut and sent in turn.
+    fn on_inject<S: TraceSink>(&mut self, message: MessageId, step: &mut Step<'_, S>) {
+        let src = step.messages[message.index()].spec.src;
+        step.queue.set_origin(src.index());
+        self.senders[src.index()].push(message);
+        let port = self.port_id(host_port(src));
+        if self.claim(port, step) {
+            self.send_next_packet(port, src, step);
+        }
+    }
+
+    /// Handles one packet-level event; returns a message that just completed.
+    fn on_event<S: TraceSink>(&mut self, event: PacketEvent, step: &mut Step<'_, S>) -> Option<MessageId> {
+        let now = step.now;
+        step.queue.set_origin(self.device_of(event));
+        match event {
+            PacketEvent::Routed { packet, port } => {
                 let owner = self.ports[port.index()].owner;
                 if let Device::Switch(switch) = owner.device
                     && self.crossbars[switch.index()].is_some()
@@ -115,7 +246,7 @@ impl PacketFabric {
                 }
                 self.enter_output(port, packet, step);
             }
-            Event::PortFree { port } => {
+            PacketEvent::PortFree { port } => {
                 let out = &mut self.ports[port.index()];
                 out.busy = false;
                 out.release_scheduled = false;
@@ -131,7 +262,7 @@ impl PacketFabric {
                     Device::Switch(_) => self.send_queued(port, step),
                 }
             }
-            Event::TailArrives { packet } => {
+            PacketEvent::TailArrives { packet } => {
                 let message = self.packets[packet.index()].message;
                 self.packets.release(packet.0);
                 let m = &mut step.messages[message.index()];
@@ -140,14 +271,13 @@ impl PacketFabric {
                     return Some(message);
                 }
             }
-            Event::Match { switch } => self.cioq_match(switch, step),
-            Event::CrossbarDone { switch, input, output } => {
+            PacketEvent::Match { switch } => self.cioq_match(switch, step),
+            PacketEvent::CrossbarDone { switch, input, output } => {
                 if let Some(x) = self.crossbars[switch.index()].as_mut() {
                     x.done(&self.waiting, input, output);
                 }
                 self.schedule_match(switch, step);
             }
-            Event::Delivered { .. } | Event::Worm(_) => {}
         }
         None
     }
@@ -189,7 +319,7 @@ impl PacketFabric {
     }
 
     /// A message entered this partition's adapters (no effect unless partitioned).
-    pub(crate) fn arrived_here(&mut self, message: MessageId, number: u64) {
+    fn arrived_here(&mut self, message: MessageId, number: u64) {
         if let Some(share) = &mut self.share {
             share.split.by_number.insert(number, message);
             share.present(message, 0);
@@ -292,15 +422,18 @@ impl PacketFabric {
     /// The index (hosts first, then switches) of the device that handles `event`: the
     /// origin of the events it schedules.
     #[inline(always)]
-    fn device_of(&self, event: Event, messages: &[Message]) -> usize {
+    fn device_of(&self, event: PacketEvent) -> usize {
         match event {
-            Event::Routed { port, .. } | Event::PortFree { port } => self.port_device[port.index()] as usize,
+            PacketEvent::Routed { port, .. } | PacketEvent::PortFree { port } => {
+                self.port_device[port.index()] as usize
+            }
             // The port it arrives at is its destination's.
-            Event::TailArrives { packet } => self.port_device[self.packets[packet.index()].in_port as usize] as usize,
-            Event::Inject { message } => messages[message.index()].spec.src.index(),
-            Event::Match { switch } | Event::CrossbarDone { switch, .. } => self.adapters.len() + switch.index(),
-            Event::Delivered { message } => messages[message.index()].spec.dst.index(),
-            Event::Worm(_) => 0,
+            PacketEvent::TailArrives { packet } => {
+                self.port_device[self.packets[packet.index()].in_port as usize] as usize
+            }
+            PacketEvent::Match { switch } | PacketEvent::CrossbarDone { switch, .. } => {
+                self.adapters.len() + switch.index()
+            }
         }
     }
 

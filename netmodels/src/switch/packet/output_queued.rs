@@ -28,6 +28,7 @@ use crate::event::Event;
 use crate::ids::{Device, PortId};
 use crate::link::LinkParams;
 use crate::message::{PacketId, port_ref};
+use crate::switch::packet::events::PacketEvent;
 use crate::switch::waiting::{Queue, Side};
 use crate::time::SimTime;
 use crate::topology::Endpoint;
@@ -160,8 +161,12 @@ impl PacketFabric {
                 return true;
             }
             out.release_scheduled = true;
-            step.queue
-                .schedule_reserved(out.free_at, 0, out.release_sequence, Event::PortFree { port });
+            step.queue.schedule_reserved(
+                out.free_at,
+                0,
+                out.release_sequence,
+                Event::Packet(PacketEvent::PortFree { port }),
+            );
         }
         false
     }
@@ -237,8 +242,12 @@ impl PacketFabric {
             };
         out.release_sequence = step.queue.reserve();
         if out.release_scheduled {
-            step.queue
-                .schedule_reserved(tail_sent, 0, out.release_sequence, Event::PortFree { port });
+            step.queue.schedule_reserved(
+                tail_sent,
+                0,
+                out.release_sequence,
+                Event::Packet(PacketEvent::PortFree { port }),
+            );
         }
         let message = &step.messages[sent.message.index()];
         let (route, dst) = (message.route, message.spec.dst);
@@ -253,7 +262,8 @@ impl PacketFabric {
                 let routed = head_arrives + self.switch.routing_latency;
                 let crossed = self.cross(peer.device, routed, packet, CrossingEvent::Routed { port: next }, step);
                 if !crossed {
-                    step.queue.schedule(routed, Event::Routed { packet, port: next });
+                    step.queue
+                        .schedule(routed, Event::Packet(PacketEvent::Routed { packet, port: next }));
                 }
                 crossed
             }
@@ -263,8 +273,12 @@ impl PacketFabric {
                 if !crossed {
                     let p = &self.packets[packet.index()];
                     let delivers = p.last.then_some(p.message);
-                    step.finals
-                        .schedule(step.queue, tail_arrives, Event::TailArrives { packet }, delivers);
+                    step.finals.schedule(
+                        step.queue,
+                        tail_arrives,
+                        Event::Packet(PacketEvent::TailArrives { packet }),
+                        delivers,
+                    );
                 }
                 crossed
             }

@@ -50,7 +50,7 @@ impl WormholeFabric {
     /// are interleaved whole) or behind its tail on the switches' buffers: it cannot
     /// move a flit on a cable, nor one in a buffer whose output the packet holds, as
     /// long as no flow-control signal can hold that output.
-    pub(crate) fn final_deliveries<'a, S: TraceSink>(
+    pub(super) fn fixed_deliveries<'a, S: TraceSink>(
         &self,
         events: impl Iterator<Item = (SimTime, u128, &'a WormEvent)>,
         messages: &Slab<Message>,
@@ -101,7 +101,7 @@ impl WormholeFabric {
     }
 
     /// Coarse path: whether the plan of `packet`'s arrival at its destination adapter is
-    /// final (see [`Self::final_deliveries`]). Walking up its path from the output
+    /// final (see [`Self::fixed_deliveries`]). Walking up its path from the output
     /// feeding the adapter: the packet's tail has left this output (its flits are on
     /// the cable or downstream), or it is in the adapter's memory, or every flit has
     /// arrived by `now` in the buffer this output sends from; otherwise that buffer's

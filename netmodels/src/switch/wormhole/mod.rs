@@ -88,8 +88,10 @@ mod split;
 use split::WormShare;
 
 use crate::adapter::{AdapterParams, Sender};
+use crate::crossing::{Crossing, Split};
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
+use crate::part::{Core, FabricPart};
 use crate::queue::EventQueue;
 pub mod error;
 pub(crate) mod events;
@@ -345,24 +347,90 @@ impl<S> Ctx<'_, S> {
     }
 }
 
+/// Flits under stop/go flow control: see the [module documentation](self).
+impl FabricPart for WormholeFabric {
+    type Event = WormEvent;
+    const KEEPS_FINALS: bool = false;
+
+    fn route(&mut self, src: HostId, dst: HostId) -> Route {
+        self.routes.route(src, dst)
+    }
+
+    fn packets(&self, src: HostId, size_bytes: u32) -> u32 {
+        self.adapter(src).packets(size_bytes)
+    }
+
+    fn wiring_and_routes(&self) -> Option<(&Wiring, &RouteTable)> {
+        Some((&self.wiring, &self.routes))
+    }
+
+    fn source_backlog(&self, host: HostId) -> usize {
+        self.senders.get(host.index()).map_or(0, Sender::len)
+    }
+
+    #[inline]
+    fn inject<S: TraceSink>(&mut self, message: MessageId, core: Core<'_, S>) {
+        core.queue.set_origin(core.messages[message.index()].spec.src.index());
+        let mut ctx = Ctx {
+            now: core.now,
+            rank: 0,
+            messages: core.messages,
+            queue: core.queue,
+            sink: core.sink,
+        };
+        self.on_inject(message, &mut ctx);
+    }
+
+    #[inline]
+    fn handle<S: TraceSink>(&mut self, event: WormEvent, core: Core<'_, S>) -> Option<MessageId> {
+        core.queue.set_origin(self.device_of(event));
+        let mut ctx = Ctx {
+            now: core.now,
+            rank: event.rank(),
+            messages: core.messages,
+            queue: core.queue,
+            sink: core.sink,
+        };
+        self.on_event(event, &mut ctx)
+    }
+
+    /// Found in the queue each time: whether nothing can hold a worm any more changes
+    /// as it goes (see `fixed_deliveries`).
+    fn final_deliveries<'a, S: TraceSink>(
+        &self,
+        events: impl Iterator<Item = (SimTime, u128, &'a WormEvent)>,
+        messages: &Slab<Message>,
+        now: SimTime,
+        out: &mut Vec<(u128, SimTime, MessageId)>,
+    ) {
+        self.fixed_deliveries::<S>(events, messages, now, out);
+    }
+
+    fn split(&mut self) -> Option<&mut Split> {
+        self.split_kept()
+    }
+
+    fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+        self.can_split::<S>()
+    }
+
+    fn share(&mut self, part: u32, of_device: Vec<u32>) {
+        self.become_part(part, of_device);
+    }
+
+    fn receive<S: TraceSink>(&mut self, crossing: &Crossing, core: Core<'_, S>) {
+        self.on_crossing(crossing, core.messages, core.queue, core.sink);
+    }
+}
+
 impl WormholeFabric {
     /// The parameters of `host`'s adapter.
     pub(crate) fn adapter(&self, host: HostId) -> &AdapterParams {
         &self.adapters[host.index()]
     }
 
-    /// The wiring and the routes, for walking paths.
-    pub(crate) fn wiring_and_routes(&self) -> (&Wiring, &RouteTable) {
-        (&self.wiring, &self.routes)
-    }
-
-    /// Messages waiting at `host`'s adapter with packets still to send.
-    pub(crate) fn source_backlog(&self, host: HostId) -> usize {
-        self.senders.get(host.index()).map_or(0, Sender::len)
-    }
-
     /// A message enters its source adapter.
-    pub(crate) fn inject<S: TraceSink>(&mut self, message: MessageId, ctx: &mut Ctx<'_, S>) {
+    fn on_inject<S: TraceSink>(&mut self, message: MessageId, ctx: &mut Ctx<'_, S>) {
         let src = ctx.messages[message.index()].spec.src;
         self.senders[src.index()].push(message);
         let port = self.host_port(src);
@@ -374,7 +442,7 @@ impl WormholeFabric {
     }
 
     /// Handles one event; returns a message that just completed.
-    pub(crate) fn handle<S: TraceSink>(&mut self, event: WormEvent, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
+    fn on_event<S: TraceSink>(&mut self, event: WormEvent, ctx: &mut Ctx<'_, S>) -> Option<MessageId> {
         match event {
             WormEvent::Tick { port } => {
                 self.outs[port as usize].ticking = false;
@@ -640,11 +708,6 @@ impl WormholeFabric {
             WormEvent::TailArrives { packet, .. } => return self.packets[packet as usize].dst.index(),
         };
         self.port_device[port as usize] as usize
-    }
-
-    /// The routes, for source-routed packets' paths.
-    pub(crate) fn routes_mut(&mut self) -> &mut RouteTable {
-        &mut self.routes
     }
 
     fn host_port(&self, host: HostId) -> u32 {

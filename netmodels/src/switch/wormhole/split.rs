@@ -37,7 +37,7 @@ pub(super) struct WormShare {
 impl WormholeFabric {
     /// Whether this fabric can be one partition of a split network: the fine path
     /// only.
-    pub(crate) fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+    pub(super) fn can_split<S: TraceSink>(&self) -> Result<(), &'static str> {
         if self.coarse_now::<S>() {
             return Err(
                 "its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine (flit by flit, the same results) to split it, or run it whole (1 partition)",
@@ -47,7 +47,7 @@ impl WormholeFabric {
     }
 
     /// Makes this fabric partition `part` of a network split as `of_device` says.
-    pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
+    pub(super) fn become_part(&mut self, part: u32, of_device: Vec<u32>) {
         self.share = Some(Box::new(WormShare {
             split: Split::new(part, of_device),
             by_packet: HashMap::new(),
@@ -58,7 +58,7 @@ impl WormholeFabric {
     /// What this partition keeps of the split (`None`: whole). A message's record
     /// comes by number (`by_number`) when it enters an adapter here or its first flit
     /// crosses here, and goes when it is delivered here or its last tail has left.
-    pub(crate) fn split(&mut self) -> Option<&mut Split> {
+    pub(super) fn split_kept(&mut self) -> Option<&mut Split> {
         self.share.as_mut().map(|s| &mut s.split)
     }
 
@@ -73,7 +73,7 @@ impl WormholeFabric {
 
     /// Takes in a flit or a signal another partition sent, in the place among its
     /// instant's events the sender gave it.
-    pub(crate) fn receive<S: TraceSink>(
+    pub(super) fn on_crossing<S: TraceSink>(
         &mut self,
         crossing: &Crossing,
         messages: &mut Slab<Message>,

@@ -1,0 +1,178 @@
+//! [`Fabric`]: the fabric a simulation holds, one of the kinds the registry `fabrics!`
+//! below names. Each kind is a module of its own behind [`FabricPart`] (the ideal
+//! network, the packet switches, the wormhole switches), with its events in a variant of
+//! [`Event`]; the registry makes the enum and its dispatch, each call a `match` over
+//! the kinds (static: the compiler inlines each kind's code into it).
+//!
+//! Adding a kind: its module (the model, `impl FabricPart`, its events in a file of
+//! their own), a variant of [`Event`] holding its events (`event.rs`), its line here,
+//! and its construction in `crate::builder`.
+
+use std::collections::BTreeMap;
+
+use crate::crossing::{Crossing, Split};
+use crate::event::Event;
+use crate::ideal::IdealParams;
+use crate::ids::{HostId, MessageId};
+use crate::message::{Message, MessageSpec};
+use crate::part::{Core, FabricPart};
+use crate::slab::Slab;
+use crate::switch::packet::PacketFabric;
+use crate::switch::wormhole::WormholeFabric;
+use crate::time::SimTime;
+use crate::topology::{Route, RouteTable, Wiring};
+use crate::trace::TraceSink;
+
+/// Declares the fabrics: each line a kind, the part that models it, and the variant of
+/// [`Event`] that holds its events. Gives [`Fabric`] and its dispatch.
+macro_rules! fabrics {
+    ($( $(#[$doc:meta])* $kind:ident($part:ty) => $event:ident, )*) => {
+        /// What carries the messages (see the [module documentation](self)).
+        #[derive(Debug)]
+        pub(crate) enum Fabric {
+            $( $(#[$doc])* $kind(Box<$part>), )*
+        }
+
+        /// Each call goes to the kind's part ([`FabricPart`] says what each does).
+        impl Fabric {
+            /// Whether it has adapters, cables and switches.
+            pub(crate) fn switched(&self) -> bool {
+                match self { $( Fabric::$kind(_) => <$part as FabricPart>::SWITCHED, )* }
+            }
+
+            /// The route of a message from `src` to `dst`.
+            pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
+                match self { $( Fabric::$kind(p) => p.route(src, dst), )* }
+            }
+
+            /// The packets `src`'s adapter cuts a message of `size_bytes` into.
+            pub(crate) fn packets(&self, src: HostId, size_bytes: u32) -> u32 {
+                match self { $( Fabric::$kind(p) => p.packets(src, size_bytes), )* }
+            }
+
+            /// Its wiring and routes (`None`: no cables).
+            pub(crate) fn wiring_and_routes(&self) -> Option<(&Wiring, &RouteTable)> {
+                match self { $( Fabric::$kind(p) => p.wiring_and_routes(), )* }
+            }
+
+            /// Messages at `host`'s adapter with packets still to send.
+            pub(crate) fn source_backlog(&self, host: HostId) -> usize {
+                match self { $( Fabric::$kind(p) => p.source_backlog(host), )* }
+            }
+
+            /// Handles `event`: an injection, or one of the fabric's own events (each
+            /// fabric only ever sees its own); returns a message that just completed.
+            #[inline(always)]
+            pub(crate) fn handle<S: TraceSink>(&mut self, event: Event, core: Core<'_, S>) -> Option<MessageId> {
+                match (self, event) {
+                    $( (Fabric::$kind(p), Event::Inject { message }) => {
+                        p.inject(message, core);
+                        None
+                    } )*
+                    $( (Fabric::$kind(p), Event::$event(e)) => p.handle(e, core), )*
+                    #[allow(unreachable_patterns, reason = "one kind's events reach another's part")]
+                    _ => None,
+                }
+            }
+
+            /// Whether handling `event` may make a final delivery kept in `Finals`.
+            #[inline(always)]
+            pub(crate) fn may_deliver(&self, event: &Event) -> bool {
+                match (self, event) {
+                    $( (Fabric::$kind(_), Event::$event(e)) => {
+                        <$part as FabricPart>::KEEPS_FINALS && <$part as FabricPart>::may_deliver(e)
+                    } )*
+                    #[allow(unreachable_patterns, reason = "injections, and one kind's events at another's part")]
+                    _ => false,
+                }
+            }
+
+            /// Whether its final deliveries are kept as their events come and go.
+            pub(crate) fn keeps_finals(&self) -> bool {
+                match self { $( Fabric::$kind(_) => <$part as FabricPart>::KEEPS_FINALS, )* }
+            }
+
+            /// The final deliveries among `pending` events, by their place in the queue
+            /// (the start of what `Finals` keeps).
+            pub(crate) fn kept_finals<'a>(
+                &self,
+                pending: impl Iterator<Item = (SimTime, u128, &'a Event)>,
+            ) -> BTreeMap<u128, MessageId> {
+                let mut found = BTreeMap::new();
+                match self { $( Fabric::$kind(p) => {
+                    for (_, place, event) in pending {
+                        if let Event::$event(e) = event
+                            && let Some(message) = p.delivers(e)
+                        {
+                            found.insert(place, message);
+                        }
+                    }
+                } )* }
+                found
+            }
+
+            /// The final deliveries found among `pending` events, for fabrics that keep
+            /// none: (place, time, message), in any order.
+            pub(crate) fn final_deliveries<'a, S: TraceSink>(
+                &self,
+                pending: impl Iterator<Item = (SimTime, u128, &'a Event)>,
+                messages: &Slab<Message>,
+                now: SimTime,
+                out: &mut Vec<(u128, SimTime, MessageId)>,
+            ) {
+                match self { $( Fabric::$kind(p) => {
+                    let own = pending.filter_map(|(at, place, event)| match event {
+                        Event::$event(e) => Some((at, place, e)),
+                        #[allow(unreachable_patterns, reason = "another kind's events")]
+                        _ => None,
+                    });
+                    p.final_deliveries::<S>(own, messages, now, out);
+                } )* }
+            }
+
+            /// What this partition keeps of the split (`None`: whole).
+            pub(crate) fn split(&mut self) -> Option<&mut Split> {
+                match self { $( Fabric::$kind(p) => p.split(), )* }
+            }
+
+            /// A message entered this partition's adapters.
+            pub(crate) fn entered_here(&mut self, message: MessageId, number: u64) {
+                match self { $( Fabric::$kind(p) => p.entered_here(message, number), )* }
+            }
+
+            /// A message was delivered here.
+            pub(crate) fn delivered_here(&mut self, message: MessageId, number: u64) {
+                match self { $( Fabric::$kind(p) => p.delivered_here(message, number), )* }
+            }
+
+            /// A message entered another partition.
+            pub(crate) fn entered_elsewhere(&mut self, spec: &MessageSpec) {
+                match self { $( Fabric::$kind(p) => p.entered_elsewhere(spec), )* }
+            }
+
+            /// Whether it can be one partition of a split network.
+            pub(crate) fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
+                match self { $( Fabric::$kind(p) => p.can_be_split::<S>(), )* }
+            }
+
+            /// Makes it partition `part` of a network split as `of_device` says.
+            pub(crate) fn share(&mut self, part: u32, of_device: Vec<u32>) {
+                match self { $( Fabric::$kind(p) => p.share(part, of_device), )* }
+            }
+
+            /// Takes in what another partition sent.
+            pub(crate) fn receive<S: TraceSink>(&mut self, crossing: &Crossing, core: Core<'_, S>) {
+                match self { $( Fabric::$kind(p) => p.receive(crossing, core), )* }
+            }
+        }
+    };
+}
+
+fabrics! {
+    /// no contention: every message on its own
+    Ideal(IdealParams) => Ideal,
+    /// output-queued and CIOQ switches, packets moving whole
+    Packet(PacketFabric) => Packet,
+    /// Myrinet-like switches, flits under stop/go flow control
+    Wormhole(WormholeFabric) => Worm,
+}

@@ -1,0 +1,132 @@
+//! [`FabricPart`]: the one interface the network drives, whatever carries its messages.
+//! The ideal network ([`crate::ideal`]), the packet switches ([`crate::switch::packet`])
+//! and the wormhole switches ([`crate::switch::wormhole`]) each implement it in their own
+//! module, with events of their own (a variant of [`Event`] holds them); the simulation
+//! holds one of them in its `Fabric`, an enum made by the registry `fabrics!` in
+//! `crate::fabric`, which dispatches each call by a `match` (static, inlined).
+//!
+//! ```text
+//!   simulation ──Event::Inject──▶ part.inject ─┐
+//!              ──Event::<own>───▶ part.handle ─┴─▶ events it schedules, a delivery
+//!   partitions ──Crossing───────▶ part.receive     crossings it sends (its Split)
+//! ```
+
+use crate::crossing::{Crossing, Split};
+use crate::event::{Event, Finals};
+use crate::ids::{HostId, MessageId};
+use crate::message::{Message, MessageSpec};
+use crate::queue::EventQueue;
+use crate::slab::Slab;
+use crate::time::SimTime;
+use crate::topology::{Route, RouteTable, Wiring};
+use crate::trace::TraceSink;
+
+/// What a part works with besides itself while it handles an event: the clock, the
+/// messages, the queue, the trace and the final deliveries kept.
+pub(crate) struct Core<'a, S> {
+    /// the time of the event
+    pub(crate) now: SimTime,
+    /// every message's record
+    pub(crate) messages: &'a mut Slab<Message>,
+    /// the network's events
+    pub(crate) queue: &'a mut EventQueue<Event>,
+    /// the trace
+    pub(crate) sink: &'a mut S,
+    /// the final deliveries kept (see [`FabricPart::delivers`])
+    pub(crate) finals: &'a mut Finals,
+}
+
+/// A fabric: what carries a network's messages (see the [module documentation](self)).
+pub(crate) trait FabricPart {
+    /// Its own events.
+    type Event: Copy;
+
+    /// Whether it has adapters, cables and switches (the ideal network has none): their
+    /// injections are traced, and a message's host orders its injection's events.
+    const SWITCHED: bool = true;
+
+    /// Whether its final deliveries are kept as their events are scheduled and handled
+    /// (see [`Finals`] and [`FabricPart::delivers`]); otherwise they are found in the
+    /// queue each time ([`FabricPart::final_deliveries`]).
+    const KEEPS_FINALS: bool = true;
+
+    /// The route of a message from `src` to `dst` (drawn now, for routes chosen message
+    /// by message).
+    fn route(&mut self, src: HostId, dst: HostId) -> Route;
+
+    /// The packets `src`'s adapter cuts a message of `size_bytes` into.
+    fn packets(&self, src: HostId, size_bytes: u32) -> u32;
+
+    /// Its wiring and routes, for walking paths (`None`: no cables).
+    fn wiring_and_routes(&self) -> Option<(&Wiring, &RouteTable)>;
+
+    /// Messages at `host`'s adapter with packets still to send.
+    fn source_backlog(&self, host: HostId) -> usize;
+
+    /// A message enters its source adapter.
+    fn inject<S: TraceSink>(&mut self, message: MessageId, core: Core<'_, S>);
+
+    /// Handles one of its events; returns a message that just completed.
+    fn handle<S: TraceSink>(&mut self, event: Self::Event, core: Core<'_, S>) -> Option<MessageId>;
+
+    /// Whether handling `event` may make a delivery kept as final (see
+    /// [`FabricPart::KEEPS_FINALS`]): its place then leaves the kept ones.
+    fn may_deliver(_event: &Self::Event) -> bool {
+        false
+    }
+
+    /// The message `event`, pending in the queue, delivers for good when handled (see
+    /// [`FabricPart::KEEPS_FINALS`]).
+    fn delivers(&self, _event: &Self::Event) -> Option<MessageId> {
+        None
+    }
+
+    /// Appends to `out` the deliveries no later injection can change, found among its
+    /// pending `events`, as (place in the queue, time, message), in any order (fabrics
+    /// that keep none, see [`FabricPart::KEEPS_FINALS`]).
+    fn final_deliveries<'a, S: TraceSink>(
+        &self,
+        _events: impl Iterator<Item = (SimTime, u128, &'a Self::Event)>,
+        _messages: &Slab<Message>,
+        _now: SimTime,
+        _out: &mut Vec<(u128, SimTime, MessageId)>,
+    ) where
+        Self::Event: 'a,
+    {
+    }
+
+    /// What this partition keeps of the split (`None`: whole, or never split).
+    fn split(&mut self) -> Option<&mut Split> {
+        None
+    }
+
+    /// A message, number `number`, entered this partition's adapters: its record is
+    /// found by number from now on (no effect unless partitioned).
+    fn entered_here(&mut self, message: MessageId, number: u64) {
+        if let Some(split) = self.split() {
+            split.by_number.insert(number, message);
+        }
+    }
+
+    /// A message, number `number`, was delivered here: its record goes (no effect
+    /// unless partitioned).
+    fn delivered_here(&mut self, _message: MessageId, number: u64) {
+        if let Some(split) = self.split() {
+            split.by_number.remove(&number);
+        }
+    }
+
+    /// The `number`th message, `spec`, entered another partition.
+    fn entered_elsewhere(&mut self, _spec: &MessageSpec) {}
+
+    /// Whether it can be one partition of a split network (`Err` says what stands in
+    /// the way).
+    fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str>;
+
+    /// Makes it partition `part` of a network split as `of_device` says.
+    fn share(&mut self, _part: u32, _of_device: Vec<u32>) {}
+
+    /// Takes in what another partition sent, in the place among its instant's events
+    /// the sender gave it.
+    fn receive<S: TraceSink>(&mut self, _crossing: &Crossing, _core: Core<'_, S>) {}
+}
