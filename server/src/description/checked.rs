@@ -8,11 +8,9 @@ use std::path::PathBuf;
 
 use super::error::{At, SpecError, field};
 use super::fields::{Claim, Field, NetworkSpec};
-use super::names::{
-    ArbitrationName, GranularityName, InterleaveName, KindName, PointerSpec, RailPolicyName, RoutePolicyName,
-    RoutingName, SwitchName,
-};
+use super::names::{InterleaveName, KindName, RailPolicyName, RoutePolicyName, RoutingName, SwitchName};
 use super::shapes::{CrossbarSpec, MapSpec, ShapeSpec};
+use super::switches::SwitchSpec;
 
 /// A network description whose every field applies.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,25 +69,6 @@ pub struct SwitchedSpec {
     pub interleave: Option<InterleaveName>,
     pub seed: Option<u64>,
     pub switch: SwitchSpec,
-}
-
-/// The switches, by kind, with the fields each kind takes.
-#[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs, reason = "the fields are the description's fields of the same names")]
-pub enum SwitchSpec {
-    OutputQueued,
-    Cioq {
-        speedup: Option<u32>,
-        virtual_output_queues: Option<bool>,
-    },
-    Wormhole {
-        flit_bytes: Option<u32>,
-        buffer_bytes: Option<u32>,
-        bubble: Option<bool>,
-        arbitration: Option<ArbitrationName>,
-        granularity: Option<GranularityName>,
-        initial_pointer: Option<PointerSpec>,
-    },
 }
 
 impl NetworkSpec {
@@ -234,21 +213,7 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
     // The ideal network and multi-rail take their own fields before (see `check`).
     let shape = ShapeSpec::take(kind, spec).unwrap_or(ShapeSpec::Crossbar(CrossbarSpec));
     let name = spec.switch.take().unwrap_or(SwitchName::OutputQueued);
-    let switch = match name {
-        SwitchName::OutputQueued => SwitchSpec::OutputQueued,
-        SwitchName::Cioq => SwitchSpec::Cioq {
-            speedup: spec.speedup.take(),
-            virtual_output_queues: spec.virtual_output_queues.take(),
-        },
-        SwitchName::Wormhole => SwitchSpec::Wormhole {
-            flit_bytes: spec.flit_bytes.take(),
-            buffer_bytes: spec.buffer_bytes.take(),
-            bubble: spec.bubble.take(),
-            arbitration: spec.arbitration.take(),
-            granularity: spec.granularity.take(),
-            initial_pointer: spec.initial_pointer.take(),
-        },
-    };
+    let switch = SwitchSpec::take(name, spec);
     let routing = spec.routing.take();
     // The seed draws the wormhole switches' pointers, random routes, and random choices
     // among a pair's routes.
@@ -289,6 +254,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::description::names::{ArbitrationName, GranularityName, PointerSpec};
 
     /// Each field's claim says exactly which networks take it: a network of every kind
     /// and switch given that one field is refused, by the claim's rule, exactly where

@@ -8,7 +8,8 @@
 //!
 //! To add a field: declare it below (its flag too, if the command line should set it),
 //! take it into the description that uses it: a shape's spec in `shapes/` (its
-//! `ShapeKind::take`), or a variant of [`Description`](super::Description) in
+//! `ShapeKind::take`), a switch kind's in `switches/` (`SwitchKindSpec::take`), or a
+//! variant of [`Description`](super::Description) in
 //! `checked.rs` (a field nothing takes is refused wherever it is given, by its claim),
 //! and read it there or in `resolve.rs`. The test `claims_match_what_each_network_takes`
 //! fails until the claim and what takes the field agree.

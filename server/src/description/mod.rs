@@ -3,8 +3,8 @@
 //! --network FILE`), a built-in preset (`--preset NAME`, see [`preset`]) and the
 //! command line's flags each give a [`NetworkSpec`], one layered over the other field by
 //! field; [`NetworkSpec::check`] makes it a typed [`Description`] (a kind and a switch
-//! kind, each with only its own fields: `checked`, and each shape's in a file of
-//! [`shapes`]), and [`Description::resolve`]
+//! kind, each with only its own fields: `checked`, each shape's in a file of
+//! [`shapes`], each switch kind's in a file of [`switches`]), and [`Description::resolve`]
 //! checks values and gives the [`NetworkConfig`] the model is built from (`resolve`).
 //!
 //! ```toml
@@ -59,13 +59,14 @@ mod names;
 pub mod preset;
 mod resolve;
 pub mod shapes;
+pub mod switches;
 
 use std::path::Path;
 
 use vesper_input::MIB;
 use vesper_netmodels::HostId;
 
-pub use checked::{Description, FabricSpec, SwitchSpec, SwitchedSpec};
+pub use checked::{Description, FabricSpec, SwitchedSpec};
 pub use error::{At, NetworkFileError, SpecError, Table};
 pub use fields::{Claim, Field, NetworkFlags, NetworkSpec};
 pub use names::{
@@ -73,6 +74,7 @@ pub use names::{
     RoutePolicyName, RoutingName, SwitchName, value_name,
 };
 pub use shapes::ShapeSpec;
+pub use switches::SwitchSpec;
 
 use crate::config::{FabricConfig, NetworkConfig, Shape};
 use error::field;

@@ -8,18 +8,15 @@ use vesper_map2topo::MapShape;
 use vesper_netmodels::time::seconds_text;
 use vesper_netmodels::topology::Shape as _;
 use vesper_netmodels::{
-    AdapterParams, Arbitration, Bandwidth, CioqParams, Granularity, IdealParams, InitialPointer, Interleave,
-    LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams, WormholeParams,
+    AdapterParams, Bandwidth, IdealParams, Interleave, LinkParams, RailPolicy, SimTime, SwitchKind, SwitchParams,
 };
 
-use super::checked::{Description, FabricSpec, SwitchSpec, SwitchedSpec};
+use super::checked::{Description, FabricSpec, SwitchedSpec};
 use super::error::{At, SpecError, Table, field};
 use super::fields::{Field, NetworkSpec};
-use super::names::{
-    ArbitrationName, GranularityName, InterleaveName, LevelSpec, PointerSpec, RailPolicyName, RoutePolicyName,
-    RoutingName, SwitchName,
-};
+use super::names::{InterleaveName, LevelSpec, RailPolicyName, RoutePolicyName, RoutingName, SwitchName};
 use super::shapes::{MapSpec, ShapeSpec};
+use super::switches::cioq;
 use super::{host_count, map_host_names, read_mapping, read_pattern};
 use crate::config::{
     DIMEMAS_MB, FabricConfig, MB, NetworkConfig, Placement, RoutingPolicy, Shape, SwitchedConfig, bandwidth,
@@ -606,49 +603,7 @@ impl SwitchedSpec {
     /// The switch kind; wormhole switches on a network with rings (`rings`) take bubble
     /// flow control unless told otherwise.
     fn switch_kind(&self, rings: bool) -> Result<SwitchKind, SpecError> {
-        Ok(match &self.switch {
-            SwitchSpec::OutputQueued => SwitchKind::OutputQueued,
-            SwitchSpec::Cioq {
-                speedup,
-                virtual_output_queues,
-            } => cioq(None, *speedup, *virtual_output_queues)?,
-            SwitchSpec::Wormhole {
-                flit_bytes,
-                buffer_bytes,
-                bubble,
-                arbitration,
-                granularity,
-                initial_pointer,
-            } => {
-                let default = WormholeParams::default();
-                let seed = self.seed.unwrap_or(1);
-                let initial = match initial_pointer {
-                    None => InitialPointer::Random { seed },
-                    Some(PointerSpec::Name(s)) if s == "random" => InitialPointer::Random { seed },
-                    Some(PointerSpec::Port(p)) => InitialPointer::Fixed(*p),
-                    Some(PointerSpec::Name(_)) => {
-                        return Err(field(Field::InitialPointer, "expected \"random\" or a port number"));
-                    }
-                };
-                let flit_bytes = flit_bytes.unwrap_or(default.flit_bytes);
-                if flit_bytes == 0 {
-                    return Err(field(Field::FlitBytes, "a flit must hold at least one byte"));
-                }
-                SwitchKind::Wormhole(WormholeParams {
-                    flit_bytes,
-                    buffer_bytes: buffer_bytes.unwrap_or(default.buffer_bytes),
-                    bubble: bubble.unwrap_or(rings),
-                    arbitration: match arbitration.unwrap_or(ArbitrationName::RoundRobin) {
-                        ArbitrationName::RoundRobin => Arbitration::RoundRobin { initial },
-                        ArbitrationName::OldestFirst => Arbitration::OldestFirst,
-                    },
-                    granularity: match granularity.unwrap_or(GranularityName::Coarse) {
-                        GranularityName::Coarse => Granularity::Coarse,
-                        GranularityName::Fine => Granularity::Fine,
-                    },
-                })
-            }
-        })
+        self.switch.kind(self.seed.unwrap_or(1), rings)
     }
 }
 
@@ -658,24 +613,6 @@ fn interleave(name: InterleaveName) -> Interleave {
         InterleaveName::RoundRobin => Interleave::RoundRobin,
         InterleaveName::Fifo => Interleave::Fifo,
     }
-}
-
-/// CIOQ switches of `speedup` and `virtual_output_queues` (`table`: where they are set).
-fn cioq(table: Option<&Table>, speedup: Option<u32>, voq: Option<bool>) -> Result<SwitchKind, SpecError> {
-    let speedup = speedup.unwrap_or(1);
-    if speedup == 0 {
-        return Err(SpecError::Field {
-            at: At {
-                table: table.cloned(),
-                ..At::field(Field::Speedup)
-            },
-            rule: "at least 1".into(),
-        });
-    }
-    Ok(SwitchKind::Cioq(CioqParams {
-        speedup,
-        virtual_output_queues: voq.unwrap_or(false),
-    }))
 }
 
 /// The switch kind a `[network.levels.N]` or `[network.models.TYPE]` table gives, beside
