@@ -79,9 +79,7 @@ macro_rules! fabrics {
             #[inline(always)]
             pub(crate) fn may_deliver(&self, event: &Event) -> bool {
                 match (self, event) {
-                    $( (Fabric::$kind(_), Event::$event(e)) => {
-                        <$part as FabricPart>::KEEPS_FINALS && <$part as FabricPart>::may_deliver(e)
-                    } )*
+                    $( (Fabric::$kind(_), Event::$event(e)) => <$part as FabricPart>::may_deliver(e), )*
                     #[allow(unreachable_patterns, reason = "injections, and one kind's events at another's part")]
                     _ => false,
                 }

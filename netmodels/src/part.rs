@@ -70,7 +70,8 @@ pub(crate) trait FabricPart {
     fn handle<S: TraceSink>(&mut self, event: Self::Event, core: Core<'_, S>) -> Option<MessageId>;
 
     /// Whether handling `event` may make a delivery kept as final (see
-    /// [`FabricPart::KEEPS_FINALS`]): its place then leaves the kept ones.
+    /// [`FabricPart::KEEPS_FINALS`]; a fabric that keeps none says no): its place then
+    /// leaves the kept ones.
     fn may_deliver(_event: &Self::Event) -> bool {
         false
     }

@@ -3,7 +3,6 @@
 
 pub(crate) mod events;
 
-use crate::crossing::Split;
 use crate::event::Event;
 use crate::ids::{HostId, MessageId};
 use crate::part::{Core, FabricPart};
@@ -81,10 +80,6 @@ impl FabricPart for IdealParams {
     fn delivers(&self, event: &IdealEvent) -> Option<MessageId> {
         let IdealEvent::Delivered { message } = *event;
         Some(message)
-    }
-
-    fn split(&mut self) -> Option<&mut Split> {
-        None
     }
 
     fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {

@@ -73,7 +73,6 @@ macro_rules! shape_kinds {
             pub(in crate::description) fn take(kind: KindName, spec: &mut NetworkSpec) -> Option<ShapeSpec> {
                 match kind {
                     $( KindName::$kind => Some(ShapeSpec::$kind(<$spec as ShapeKind>::take(spec))), )*
-                    #[allow(unreachable_patterns, reason = "the kinds that are no shape")]
                     _ => None,
                 }
             }
