@@ -8,6 +8,7 @@ use crate::ids::{Device, HostId, MessageId, NumberHasher, PortId, SwitchId};
 use crate::message::{Message, MessageSpec, Packet};
 use crate::slab::Slab;
 use crate::switch::wormhole::events::Signal;
+use crate::switch::wormhole::runs::Run;
 use crate::time::SimTime;
 use crate::topology::{Endpoint, Route, RouteTable, Wiring};
 
@@ -99,6 +100,17 @@ pub(crate) enum CrossingEvent {
     /// wormhole: a STOP, a GO or a credit reaches the output `port` (no packet goes
     /// with it: the crossing's packet and message are empty)
     Signal { port: u32, signal: Signal },
+    /// wormhole, coarse path: a new plan of the packet's flits reaches input buffer
+    /// `input`, at the switch of position `hop` on its path; the packet has `flits`
+    /// flits, the first `committed` of which keep their arrivals, and `run` says when
+    /// the flits after them arrive (`None`: not planned yet)
+    Plan {
+        input: u32,
+        hop: u16,
+        flits: u32,
+        committed: u32,
+        run: Option<Run>,
+    },
 }
 
 impl Crossing {

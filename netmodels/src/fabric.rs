@@ -14,9 +14,8 @@ use crate::crossing::{Crossing, Split};
 use crate::event::Event;
 use crate::ideal::IdealParams;
 use crate::ids::{HostId, MessageId};
-use crate::message::{Message, MessageSpec};
-use crate::part::{Core, FabricPart};
-use crate::slab::Slab;
+use crate::message::MessageSpec;
+use crate::part::{Arrival, Core, FabricPart, Fixed};
 use crate::switch::packet::PacketFabric;
 use crate::switch::wormhole::WormholeFabric;
 use crate::time::SimTime;
@@ -114,9 +113,8 @@ macro_rules! fabrics {
             pub(crate) fn final_deliveries<'a, S: TraceSink>(
                 &self,
                 pending: impl Iterator<Item = (SimTime, u128, &'a Event)>,
-                messages: &Slab<Message>,
                 now: SimTime,
-                out: &mut Vec<(u128, SimTime, MessageId)>,
+                out: &mut Vec<Arrival>,
             ) {
                 match self { $( Fabric::$kind(p) => {
                     let own = pending.filter_map(|(at, place, event)| match event {
@@ -124,8 +122,13 @@ macro_rules! fabrics {
                         #[allow(unreachable_patterns, reason = "another kind's events")]
                         _ => None,
                     });
-                    p.final_deliveries::<S>(own, messages, now, out);
+                    p.final_deliveries::<S>(own, now, out);
                 } )* }
+            }
+
+            /// See [`FabricPart::walk_on`].
+            pub(crate) fn walk_on(&self, number: u64, index: u32, port: u32, now: SimTime) -> Fixed {
+                match self { $( Fabric::$kind(p) => p.walk_on(number, index, port, now), )* }
             }
 
             /// What this partition keeps of the split (`None`: whole).
@@ -187,8 +190,9 @@ mod tests {
     use super::*;
     use crate::event::Finals;
     use crate::ideal::events::IdealEvent;
-    use crate::message::MessageSpec;
+    use crate::message::{Message, MessageSpec};
     use crate::queue::EventQueue;
+    use crate::slab::Slab;
     use crate::trace::NullSink;
 
     /// Every message arrives `delay` after it enters.

@@ -11,6 +11,8 @@
 //!   partitions ──Crossing───────▶ part.receive     crossings it sends (its Split)
 //! ```
 
+use std::collections::BTreeMap;
+
 use crate::crossing::{Crossing, Split};
 use crate::event::{Event, Finals};
 use crate::ids::{HostId, MessageId};
@@ -82,18 +84,26 @@ pub(crate) trait FabricPart {
         None
     }
 
-    /// Appends to `out` the deliveries no later injection can change, found among its
-    /// pending `events`, as (place in the queue, time, message), in any order (fabrics
-    /// that keep none, see [`FabricPart::KEEPS_FINALS`]).
+    /// Appends to `out` the packet arrivals among its pending `events` that may make
+    /// deliveries no later injection can change, each with how far it is known to be
+    /// fixed at `now` (fabrics that keep no finals, see [`FabricPart::KEEPS_FINALS`]).
+    /// A delivery is final once every packet of its message not yet delivered has a
+    /// fixed arrival ([`final_of`]).
     fn final_deliveries<'a, S: TraceSink>(
         &self,
         _events: impl Iterator<Item = (SimTime, u128, &'a Self::Event)>,
-        _messages: &Slab<Message>,
         _now: SimTime,
-        _out: &mut Vec<(u128, SimTime, MessageId)>,
+        _out: &mut Vec<Arrival>,
     ) where
         Self::Event: 'a,
     {
+    }
+
+    /// Goes on with a walk that another partition began ([`Fixed::Elsewhere`]): whether
+    /// the arrival of packet `index` of message `number` is fixed, from `port` up its
+    /// path.
+    fn walk_on(&self, _number: u64, _index: u32, _port: u32, _now: SimTime) -> Fixed {
+        Fixed::Yes
     }
 
     /// What this partition keeps of the split (`None`: whole, or never split).
@@ -130,4 +140,51 @@ pub(crate) trait FabricPart {
     /// Takes in what another partition sent, in the place among its instant's events
     /// the sender gave it.
     fn receive<S: TraceSink>(&mut self, _crossing: &Crossing, _core: Core<'_, S>) {}
+}
+
+/// A pending packet arrival at a destination that may make a final delivery (see
+/// [`FabricPart::final_deliveries`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Arrival {
+    /// the place of the event that makes it
+    pub(crate) place: u128,
+    pub(crate) at: SimTime,
+    pub(crate) message: MessageId,
+    pub(crate) fixed: Fixed,
+}
+
+/// Whether a packet's arrival is fixed, whatever is injected from now on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fixed {
+    Yes,
+    No,
+    /// as far as this partition knows: the rest of the walk up the packet's path
+    /// (packet `index` of message `number`) starts at `port`, in partition `part`
+    Elsewhere {
+        part: u32,
+        port: u32,
+        number: u64,
+        index: u32,
+    },
+}
+
+/// The deliveries that `arrivals` (every one fixed or not) make final, as (place in the
+/// queue, time, message), in any order: a message's, once each of its packets not yet
+/// delivered has a fixed arrival, the last of them making the delivery.
+pub(crate) fn final_of(arrivals: &[Arrival], messages: &Slab<Message>, out: &mut Vec<(u128, SimTime, MessageId)>) {
+    // Fixed packets by message: (count, the last one's place and time).
+    let mut fixed: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
+    for a in arrivals.iter().filter(|a| a.fixed == Fixed::Yes) {
+        let e = fixed.entry(a.message.0).or_insert((0, a.place, a.at));
+        e.0 += 1;
+        if a.place >= e.1 {
+            (e.1, e.2) = (a.place, a.at);
+        }
+    }
+    for (message, (packets, place, at)) in fixed {
+        let m = &messages[message as usize];
+        if m.packets_delivered + packets == m.packets_total {
+            out.push((place, at, MessageId(message)));
+        }
+    }
 }

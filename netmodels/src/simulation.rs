@@ -32,7 +32,7 @@ use crate::fabric::Fabric;
 use crate::ids::{HostId, MessageId};
 use crate::link::LinkParams;
 use crate::message::{Delivery, InjectError, Message, MessageSpec, check_injection};
-use crate::part::Core;
+use crate::part::{Arrival, Core, Fixed, final_of};
 use crate::queue::EventQueue;
 use crate::slab::Slab;
 #[cfg(test)]
@@ -150,17 +150,8 @@ impl<S: TraceSink> Simulation<S> {
         let delivery = |messages: &Slab<Message>, message: MessageId, arrived: SimTime| {
             messages[message.index()].delivery(arrived)
         };
-        if !self.fabric.keeps_finals() {
-            // Found in the queue each time (see `FabricPart::final_deliveries`).
-            let mut fixed = Vec::new();
-            self.fabric
-                .final_deliveries::<S>(self.queue.pending(), &self.messages, self.queue.now(), &mut fixed);
-            fixed.sort_unstable_by_key(|&(place, _, _)| place);
-            out.extend(
-                fixed
-                    .into_iter()
-                    .map(|(place, at, message)| (place, delivery(&self.messages, message, at))),
-            );
+        if let Some(arrivals) = self.final_arrivals(self.queue.now()) {
+            self.finals_of(&arrivals, out);
             return;
         }
         // The first time: the events already in the queue.
@@ -174,6 +165,50 @@ impl<S: TraceSink> Simulation<S> {
             let arrived = EventQueue::<Event>::time_of(place);
             (place, delivery(&self.messages, message, arrived))
         }));
+    }
+
+    /// Whether its fabric keeps the events that make final deliveries (see
+    /// `FabricPart::KEEPS_FINALS`), rather than finding them in the queue each time.
+    pub(crate) fn keeps_finals(&self) -> bool {
+        self.fabric.keeps_finals()
+    }
+
+    /// The arrivals among the pending events that may make final deliveries, at `now`
+    /// (the clock of the whole network), for fabrics that find them in the queue each
+    /// time (`None`: the fabric keeps them, see `FabricPart::final_deliveries`). Those
+    /// whose fate another partition knows say which ([`Fixed::Elsewhere`]).
+    pub(crate) fn final_arrivals(&self, now: SimTime) -> Option<Vec<Arrival>> {
+        if self.fabric.keeps_finals() {
+            return None;
+        }
+        let mut arrivals = Vec::new();
+        self.fabric
+            .final_deliveries::<S>(self.queue.pending(), now, &mut arrivals);
+        for a in &mut arrivals {
+            if let Fixed::Elsewhere { number, .. } = &mut a.fixed {
+                *number = self.messages[a.message.index()].number;
+            }
+        }
+        Some(arrivals)
+    }
+
+    /// Goes on with another partition's walk up a packet's path (see
+    /// `FabricPart::walk_on`).
+    pub(crate) fn walk_on(&self, number: u64, index: u32, port: u32, now: SimTime) -> Fixed {
+        self.fabric.walk_on(number, index, port, now)
+    }
+
+    /// Appends to `out` the deliveries that `arrivals` (each known fixed or not) make
+    /// final, with the keys of the events that make them, in key order.
+    pub(crate) fn finals_of(&self, arrivals: &[Arrival], out: &mut Vec<(u128, Delivery)>) {
+        let mut fixed = Vec::new();
+        final_of(arrivals, &self.messages, &mut fixed);
+        fixed.sort_unstable_by_key(|&(place, _, _)| place);
+        out.extend(
+            fixed
+                .into_iter()
+                .map(|(place, at, message)| (place, self.messages[message.index()].delivery(at))),
+        );
     }
 
     /// The safe horizon at `t`: a time `h ≥ t` such that no message injected at `t` or

@@ -39,6 +39,17 @@ fn wormhole(flit_bytes: u32, arbitration: Arbitration) -> SwitchKind {
     })
 }
 
+/// The same wormhole switches on the coarse path (runs of flits, the default).
+fn coarse(kind: SwitchKind) -> SwitchKind {
+    match kind {
+        SwitchKind::Wormhole(params) => SwitchKind::Wormhole(WormholeParams {
+            granularity: Granularity::Coarse,
+            ..params
+        }),
+        other => other,
+    }
+}
+
 /// Wormhole switches with bubble flow control, for the rings of a torus: buffers of
 /// two packets of 512 bytes and a little more.
 fn bubble() -> SwitchKind {
@@ -216,6 +227,38 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
             network(
                 Torus::new(vec![4, 3], true, 2).expect("valid").topology(link()),
                 bubble(),
+                routing,
+                512,
+            ),
+        ),
+        (
+            "fat tree, wormhole, coarse",
+            network(
+                tree.topology(link()),
+                coarse(wormhole(
+                    32,
+                    Arbitration::RoundRobin {
+                        initial: InitialPointer::Random { seed: 7 },
+                    },
+                )),
+                routing,
+                1024,
+            ),
+        ),
+        (
+            "hypercube 4, wormhole, oldest first, coarse",
+            network(
+                Torus::hypercube(4, 1).expect("valid").topology(link()),
+                coarse(wormhole(64, Arbitration::OldestFirst)),
+                routing,
+                2048,
+            ),
+        ),
+        (
+            "torus 4x3, wormhole, bubble flow control, coarse",
+            network(
+                Torus::new(vec![4, 3], true, 2).expect("valid").topology(link()),
+                coarse(bubble()),
                 routing,
                 512,
             ),
@@ -438,13 +481,19 @@ fn a_busy_network_splits_alike() {
     let arbitration = Arbitration::RoundRobin {
         initial: InitialPointer::Fixed(0),
     };
-    for kind in [SwitchKind::OutputQueued, wormhole(64, arbitration)] {
+    for kind in [
+        SwitchKind::OutputQueued,
+        wormhole(64, arbitration),
+        coarse(wormhole(64, arbitration)),
+    ] {
         busy_network_splits_alike(network(tree.topology(link()), kind, SimTime::from_ns(100), 1024));
     }
     // Packets wait for room in the rings, and the credits that free it cross the cut
     // cables.
     let torus = Torus::new(vec![4, 4], true, 1).expect("valid");
-    busy_network_splits_alike(network(torus.topology(link()), bubble(), SimTime::from_ns(100), 512));
+    for kind in [bubble(), coarse(bubble())] {
+        busy_network_splits_alike(network(torus.topology(link()), kind, SimTime::from_ns(100), 512));
+    }
 }
 
 fn busy_network_splits_alike(builder: NetworkBuilder) {
@@ -495,18 +544,6 @@ fn networks_that_cannot_be_split_say_why() {
         SplitError::Partition(PartitionError::MoreThanSwitches { parts: 2, switches: 0 })
     );
     assert!(Partitioned::build(ideal, 1).is_ok(), "one partition is any network");
-    let coarse = SwitchKind::Wormhole(WormholeParams {
-        flit_bytes: 8,
-        buffer_bytes: 512,
-        granularity: Granularity::Coarse,
-        bubble: false,
-        arbitration: Arbitration::RoundRobin {
-            initial: InitialPointer::Random { seed: 7 },
-        },
-    });
-    let err = split(network(tree(), coarse, routing, 4096), 2);
-    assert!(matches!(err, SplitError::Unsupported { parts: 2, .. }), "{err:?}");
-    assert!(err.to_string().contains("give them granularity fine"), "{err}");
     let zero = LinkParams {
         propagation: SimTime::ZERO,
         ..link()
@@ -518,15 +555,26 @@ fn networks_that_cannot_be_split_say_why() {
         4096,
     );
     assert_eq!(split(instant, 2), SplitError::NoLookahead { parts: 2 });
-    // A wormhole switch acts on a STOP or GO as it arrives: its routing latency gives
-    // no lookahead.
-    let signals_at_once = network(
-        Xgft::kary_ntree(2, 2).expect("valid").topology(zero),
+    // A wormhole switch acts on a STOP or GO as it arrives, and on the coarse path on
+    // a new plan of the flits coming down a cable: its routing latency gives no
+    // lookahead, on either path.
+    for kind in [
         wormhole(8, Arbitration::OldestFirst),
-        routing,
-        4096,
-    );
-    assert_eq!(split(signals_at_once, 2), SplitError::NoLookahead { parts: 2 });
+        coarse(wormhole(8, Arbitration::OldestFirst)),
+    ] {
+        let signals_at_once = network(
+            Xgft::kary_ntree(2, 2).expect("valid").topology(zero),
+            kind,
+            routing,
+            4096,
+        );
+        let err = split(signals_at_once, 2);
+        assert_eq!(err, SplitError::NoLookahead { parts: 2 });
+        assert!(
+            err.to_string().contains("a wormhole switch acts on a STOP or GO"),
+            "{err}"
+        );
+    }
 }
 
 /// The network trace `messages` give on `builder`'s network split into `parts`, with

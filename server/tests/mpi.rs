@@ -96,10 +96,18 @@ fn ranks_give_the_curves_of_one_process() {
     )
     .expect("writable temp dir");
     let worms = worms.to_str().expect("UTF-8 path");
+    let coarse_worms = std::env::temp_dir().join(format!("vesper-mpi-coarse-torus-{}.toml", std::process::id()));
+    std::fs::write(
+        &coarse_worms,
+        "[network]\nkind = \"torus\"\ndims = [4, 3, 2]\nhosts_per_switch = 2\nswitch = \"wormhole\"\n\
+         packet_payload_bytes = 256\nbuffer_bytes = 1024\n",
+    )
+    .expect("writable temp dir");
+    let coarse_worms = coarse_worms.to_str().expect("UTF-8 path");
     let dir = std::env::temp_dir().join(format!("vesper-mpi-routes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (map, routes) = common::map_with_two_paths_a_pair(&dir);
-    let networks: [&[&str]; 8] = [
+    let networks: [&[&str]; 10] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
@@ -109,6 +117,9 @@ fn ranks_give_the_curves_of_one_process() {
         &["--preset", "fat-tree", "--granularity", "fine"],
         // A torus of wormhole switches takes bubble flow control.
         &["--network", worms],
+        // Wormhole switches in runs of flits (the default).
+        &["--preset", "fat-tree"],
+        &["--network", coarse_worms],
     ];
     for network in networks {
         let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
@@ -132,6 +143,7 @@ fn ranks_give_the_curves_of_one_process() {
     }
     let _ = std::fs::remove_file(torus);
     let _ = std::fs::remove_file(worms);
+    let _ = std::fs::remove_file(coarse_worms);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -196,8 +208,16 @@ fn what_cannot_run_on_ranks_says_so() {
         "--threads 2: under mpirun every rank takes part in every point",
     );
     refused(
-        &["traffic", "--load", "0.3", "--preset", "fat-tree"],
-        "2 MPI ranks: the network cannot be split into 2 partitions: its wormhole switches are simulated in runs of flits",
+        &[
+            "traffic",
+            "--load",
+            "0.3",
+            "--preset",
+            "fat-tree",
+            "--link-latency",
+            "0",
+        ],
+        "2 MPI ranks: a cable between two of the 2 partitions and the routing decision after it take no time",
     );
     // A usage error is printed once, by rank 0.
     let out = mpirun(2, &["traffic", "--no-such-flag"]);
@@ -234,8 +254,12 @@ fn unwalled(out: &Output, what: &str) -> serde_json::Value {
 #[test]
 fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
     // Rank 0 runs the in-process server and leads; the others follow its network's calls.
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 7] = [
         &["--workload", "all-to-all", "--tasks", "16", "--preset", "kary-ntree"],
+        // Wormhole switches in runs of flits: their final deliveries are found by
+        // walks up the packets' paths that go from rank to rank.
+        &["--workload", "all-to-all", "--tasks", "32", "--preset", "fat-tree"],
+        &["--workload", "ring", "--tasks", "32", "--preset", "torus-3d"],
         // Two rails, messages striped over both: each told call names its rail.
         &[
             "--workload",
@@ -384,8 +408,18 @@ fn a_replay_on_ranks_refuses_what_it_cannot_do() {
         "--partitions 3: under mpirun each of the 2 ranks",
     );
     refused(
-        &["run", "--workload", "ring", "--tasks", "8", "--preset", "torus-3d"],
-        "the network cannot be split into 2 partitions: its wormhole switches are simulated in runs of flits",
+        &[
+            "run",
+            "--workload",
+            "ring",
+            "--tasks",
+            "8",
+            "--preset",
+            "torus-3d",
+            "--link-latency",
+            "0",
+        ],
+        "a cable between two of the 2 partitions and the routing decision after it take no time",
     );
     refused(
         &["run", "--workload", "ring", "--tasks", "8", "--preset", "crossbar"],

@@ -29,6 +29,7 @@ use crate::crossing::{Crossing, CrossingEvent};
 use crate::ids::{HostId, MessageId, PortId};
 use crate::message::{Delivery, Message, MessageSpec, Packet};
 use crate::switch::wormhole::Signal;
+use crate::switch::wormhole::runs::Run;
 use crate::time::SimTime;
 use crate::topology::Route;
 
@@ -290,6 +291,28 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
             put_u32(out, u32::from(hop));
             put_u32(out, flits);
         }
+        CrossingEvent::Plan {
+            input,
+            hop,
+            flits,
+            committed,
+            run,
+        } => {
+            out.push(4);
+            put_u32(out, input);
+            put_u32(out, u32::from(hop));
+            put_u32(out, flits);
+            put_u32(out, committed);
+            match run {
+                None => out.push(0),
+                Some(run) => {
+                    out.push(1);
+                    put_u32(out, run.first);
+                    put_u32(out, run.end);
+                    put_u64(out, run.start.as_ps());
+                }
+            }
+        }
         CrossingEvent::Signal { port, signal } => {
             out.push(3);
             put_u32(out, port);
@@ -347,6 +370,20 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
             input: words.u32(),
             hop: words.u32() as u16,
             flits: words.u32(),
+        },
+        4 => CrossingEvent::Plan {
+            input: words.u32(),
+            hop: words.u32() as u16,
+            flits: words.u32(),
+            committed: words.u32(),
+            run: match words.u8() {
+                0 => None,
+                _ => Some(Run {
+                    first: words.u32(),
+                    end: words.u32(),
+                    start: words.time(),
+                }),
+            },
         },
         _ => {
             let port = words.u32();

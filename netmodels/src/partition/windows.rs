@@ -49,16 +49,13 @@
 //! same, with the next-event minimum and the crossing packets going through the
 //! ranks' collectives instead of shared memory.
 //!
-//! Packet switches (output-queued and CIOQ) can be split, and wormhole switches
-//! stepping flit by flit (see below); the ideal network has no switch. Explicit routes drawn at
-//! random share one generator between every host's messages: every partition draws
+//! Packet switches (output-queued and CIOQ) can be split, and wormhole switches on both
+//! of their paths; the ideal network has no switch. Explicit routes drawn at random share one generator between every host's messages: every partition draws
 //! for every message, its own and the others', in the order of their numbers
 //! (`Simulation::entered_elsewhere`), so each message takes the route it takes whole.
 //!
 //! # The wormhole fabric
 //!
-//! A wormhole network splits when it steps flit by flit (`Granularity::Fine`, or
-//! traced, which steps so anyway):
 //! - **Its events are ordered by device**, as packet switches' are, whether split or
 //!   not. This changed no delivery when it came (every test passed unchanged), but the
 //!   events come less ordered to the heap: about 5 % more wall time on one core.
@@ -66,11 +63,19 @@
 //!   arrival (with its packet's and message's records, taken the first time) and a
 //!   signal reaching the output upstream (`switch::wormhole::WormShare`): a STOP, a
 //!   GO, or with bubble flow control a credit (a packet slot freed in the buffer).
-//!   The coarse path plans runs of flits across cables (a plan sets the arrivals in
-//!   the buffer downstream, and a STOP or GO replans the output upstream at once), so
-//!   it does not split; it gives the same deliveries in fewer events.
+//! - **In runs of flits (the coarse path), a plan crosses instead of each flit**: an
+//!   output's new plan of the flits it sends reaches the switch at the far end one
+//!   cable delay later, with the packet's records the first time, and STOP and GO as
+//!   on the fine path. Every cable between two switches works so, cut or not, so the
+//!   network whole does what its partitions do (see "Crossing rules" in
+//!   `switch::wormhole::coarse`).
 //! - **The lookahead is the cable alone** (`NetworkBuilder::acting_latency`): a signal
-//!   acts when it arrives, with no routing decision after it.
+//!   or a plan acts when it arrives, with no routing decision after it.
+//! - **Final deliveries walk across partitions**: on the coarse path, whether nothing
+//!   can change a delivery is found by walking up the packet's path; a walk that
+//!   reaches a cut cable goes on in the partition beyond it, round by round
+//!   (`Partitioned::walked_finals`), each partition reading its own devices' state at
+//!   the clock of the whole network.
 //! - **Bubble flow control splits**: an output counts the slots it gave away in the
 //!   buffer at the far end of its cable, and a slot is free for it again when the
 //!   credit has come back up the cable. (Before credits travelled, the grant read the
@@ -91,6 +96,7 @@ use crate::crossing::Crossing;
 use crate::ids::HostId;
 use crate::link::LinkParams;
 use crate::message::{Delivery, InjectError, MessageSpec, check_injection};
+use crate::part::{Arrival, Fixed};
 use crate::simulation::Simulation;
 use crate::time::SimTime;
 use crate::topology::Endpoint;
@@ -116,7 +122,7 @@ pub enum SplitError {
     },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
-        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay (or packet switches a routing latency; a wormhole switch acts on a STOP or GO as it arrives), or run the network whole (1 partition)"
+        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay (or packet switches a routing latency; a wormhole switch acts on a STOP or GO, and on a new plan of the flits coming down a cable, as it arrives), or run the network whole (1 partition)"
     )]
     NoLookahead {
         /// partitions asked for
@@ -599,12 +605,126 @@ impl<S: TraceSink + Send> Partitioned<S> {
             return;
         }
         let mut keyed = Vec::new();
-        for p in &mut self.parts {
-            p.sim.final_deliveries_keyed(&mut keyed);
+        if self.parts.iter().any(|p| !p.sim.keeps_finals()) {
+            self.walked_finals(&mut keyed);
+        } else {
+            for p in &mut self.parts {
+                p.sim.final_deliveries_keyed(&mut keyed);
+            }
         }
         let mut keyed = self.gather_tagged(keyed);
         keyed.sort_by_key(|&(key, _)| key);
         out.extend(keyed.into_iter().map(|(_, d)| d));
+    }
+
+    /// The final deliveries of fabrics that find them by walking up each packet's path
+    /// (wormhole switches on the coarse path), appended to `keyed` with the keys of the
+    /// events that make them: each partition walks up from its destinations while the
+    /// path stays in it, then hands the walk to the partition the path goes on in
+    /// (round by round, each round through the ranks' collectives), until every walk
+    /// has ended; then each partition counts its messages' packets. With the clock of
+    /// the whole network, every partition reads what one simulation would.
+    fn walked_finals(&mut self, keyed: &mut Vec<(u128, Delivery)>) {
+        let local_now = self.parts.iter().map(|p| p.sim.now()).max().unwrap_or(SimTime::ZERO);
+        let now = SimTime::from_ps(self.reduce([local_now.as_ps()], Reduce::Max)[0]);
+        let mut arrivals: Vec<Vec<Arrival>> = self
+            .parts
+            .iter()
+            .map(|p| p.sim.final_arrivals(now).unwrap_or_default())
+            .collect();
+        // The partition number of local part `i`, and the local part of a partition.
+        let rank = self.ranks.as_ref().map(|r| r.rank());
+        let number_of = |i: usize| rank.unwrap_or(i as u32);
+        let local = |part: u32| match rank {
+            Some(r) => (part == r).then_some(0),
+            None => Some(part as usize),
+        };
+        loop {
+            // (origin partition, its arrival, where the walk goes on)
+            let mut walks: Vec<(u32, u32, Fixed)> = Vec::new();
+            for (i, list) in arrivals.iter().enumerate() {
+                for (a, arrival) in list.iter().enumerate() {
+                    if let Fixed::Elsewhere { .. } = arrival.fixed {
+                        walks.push((number_of(i), a as u32, arrival.fixed));
+                    }
+                }
+            }
+            let walks = self.gather_walks(walks);
+            if walks.is_empty() {
+                break;
+            }
+            let mut answers = Vec::new();
+            for (origin, a, fixed) in walks {
+                let Fixed::Elsewhere {
+                    part,
+                    port,
+                    number,
+                    index,
+                } = fixed
+                else {
+                    continue;
+                };
+                if let Some(i) = local(part) {
+                    answers.push((origin, a, self.parts[i].sim.walk_on(number, index, port, now)));
+                }
+            }
+            for (origin, a, fixed) in self.gather_walks(answers) {
+                if let Some(i) = local(origin) {
+                    arrivals[i][a as usize].fixed = fixed;
+                }
+            }
+        }
+        for (p, list) in self.parts.iter().zip(&arrivals) {
+            p.sim.finals_of(list, keyed);
+        }
+    }
+
+    /// On ranks, every rank's `walks` (`walks` themselves otherwise): (origin partition,
+    /// its arrival, the walk's state).
+    fn gather_walks(&self, walks: Vec<(u32, u32, Fixed)>) -> Vec<(u32, u32, Fixed)> {
+        let Some(ranks) = &self.ranks else {
+            return walks;
+        };
+        let mut bytes = Vec::new();
+        for (origin, a, fixed) in walks {
+            ranks::put_u32(&mut bytes, origin);
+            ranks::put_u32(&mut bytes, a);
+            match fixed {
+                Fixed::Yes => bytes.push(0),
+                Fixed::No => bytes.push(1),
+                Fixed::Elsewhere {
+                    part,
+                    port,
+                    number,
+                    index,
+                } => {
+                    bytes.push(2);
+                    ranks::put_u32(&mut bytes, part);
+                    ranks::put_u32(&mut bytes, port);
+                    ranks::put_u64(&mut bytes, number);
+                    ranks::put_u32(&mut bytes, index);
+                }
+            }
+        }
+        let mut all = Vec::new();
+        for theirs in ranks.all_gather(&bytes) {
+            let mut words = Words::new(&theirs);
+            while !words.is_empty() {
+                let (origin, a) = (words.u32(), words.u32());
+                let fixed = match words.u8() {
+                    0 => Fixed::Yes,
+                    1 => Fixed::No,
+                    _ => Fixed::Elsewhere {
+                        part: words.u32(),
+                        port: words.u32(),
+                        number: words.u64(),
+                        index: words.u32(),
+                    },
+                };
+                all.push((origin, a, fixed));
+            }
+        }
+        all
     }
 
     /// On ranks, every rank's `tagged` deliveries (`tagged` itself otherwise).

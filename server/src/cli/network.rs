@@ -47,8 +47,8 @@ pub struct NetworkArgs {
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct PartitionsArg {
     /// Split the network into N partitions simulated side by side on N threads
-    /// (output-queued and CIOQ switches, and wormhole switches with --granularity fine);
-    /// the results (and a network trace) do not depend on N [default: 1].
+    /// (output-queued, CIOQ and wormhole switches; cables between partitions need a
+    /// delay); the results (and a network trace) do not depend on N [default: 1].
     #[arg(long = "partitions", id = "partitions", value_name = "N")]
     pub given: Option<u32>,
 }

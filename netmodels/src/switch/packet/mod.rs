@@ -200,7 +200,7 @@ impl FabricPart for PacketFabric {
                 PacketEvent::TailArrives { packet }
             }
             // The wormhole fabric's own.
-            CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } => return,
+            CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } | CrossingEvent::Plan { .. } => return,
         };
         core.queue.schedule_keyed(crossing.key, Event::Packet(event));
     }

@@ -139,6 +139,7 @@ impl WormholeFabric {
                 last_send: None,
                 version: 0,
                 tail_deferred: None,
+                plan_arrives: SimTime::ZERO,
                 awaits: Awaits::Nothing,
             });
             // The input side of this port is fed by the peer's output.
@@ -175,6 +176,7 @@ impl WormholeFabric {
                 pending: None,
                 stop_deferred: None,
                 signal_from: SimTime::ZERO,
+                signal_arrives: SimTime::ZERO,
             });
         }
         if params.bubble {
@@ -217,6 +219,7 @@ impl WormholeFabric {
             outs,
             ins,
             packets: Slab::new(),
+            plans: Slab::new(),
             traversals: BTreeMap::new(),
             share: None,
         })

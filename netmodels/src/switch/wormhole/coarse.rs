@@ -33,11 +33,42 @@
 //! that event has not made it stale.
 //! Requires every link to have the same flit time, and routing that takes time (cables
 //! may take none); traces use the fine path.
+//!
+//! # Crossing rules: what a switch knows of its neighbours' plans, and when
+//!
+//! A cascade stops at every cable between two switches: what one switch decides, the
+//! switch at the other end learns one cable delay `p` later, whether the cable is cut
+//! between two partitions (a crossing packet) or not (an event, `PlanArrives` or a
+//! signal's arrival). The network whole runs by the same rules as its partitions, so
+//! a split changes nothing.
+//! - **Down a cable: plans.** An output's new plan at `t` (the flits it keeps sent, and
+//!   when the rest arrive) reaches the input at the far end at `t + p`
+//!   (`send_plan`). It moves no flit that arrives before `t + τ + p`, so the input
+//!   knows every arrival before `now + τ` exactly, and learns of a change before the
+//!   first flit it moves; what it plans further ahead (its own outputs' runs, its STOP
+//!   and GO) stands until a later plan comes, in time, and replans it.
+//! - **Up a cable: signals.** A STOP or GO that an input sends at `at` (now, or later
+//!   when certain) reaches the output upstream at `at + p`, as an event, which replans
+//!   it from then on; that new plan comes down by the rule above, before the first flit
+//!   it holds back arrives. An input is certain its output upstream is held once its
+//!   STOP has arrived there and the plan that STOP cut has come back down: after
+//!   `at + 2p` (`go_certain`).
+//! - **Cables to and from adapters** keep the cascade: a host's cable is never cut (a
+//!   host goes with its switch), so the adapter plans around the signals of its
+//!   switch as they are sent, and the switch around the adapter's plan as it is made.
+//! - **Final deliveries** walk up a packet's path, one switch at a time; no plan on
+//!   its way down a cable, nor a signal on its way up, may be pending where it passes
+//!   (`walk_up`). A walk that reaches a cut cable goes on in the partition beyond.
+//!
+//! A cable of no delay between switches makes a plan arrive at its own instant (an
+//! event of rank 1, after the event that made it): the network whole runs so, but it
+//! cannot be cut there, and `Partitioned::build` says so.
 
 use crate::ids::Device;
 use crate::slab::Slab;
+use crate::switch::wormhole::events::Signal;
 use crate::switch::wormhole::runs::{Run, Runs, first_go, first_stop};
-use crate::switch::wormhole::{Awaits, Ctx, Entry, InPort, Packet, Worm, WormEvent, WormholeFabric};
+use crate::switch::wormhole::{Awaits, Ctx, Entry, InPort, Packet, PlanChange, Worm, WormEvent, WormholeFabric};
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 
@@ -55,7 +86,30 @@ impl WormholeFabric {
         // A work list kept between calls: no allocation per event.
         let mut inputs = self.scratch_inputs.pop().unwrap_or_default();
         inputs.extend(input);
-        let mut next = Some(port);
+        self.follow(Some(port), inputs, ctx);
+    }
+
+    /// A plan change sent down a cable between two switches (`slot` in `plans`)
+    /// reaches `input`: its arrivals follow it, and the plans downstream of it.
+    pub(super) fn plan_arrives<S: TraceSink>(&mut self, input: u32, slot: u32, ctx: &mut Ctx<'_, S>) {
+        let change = self.plans[slot as usize];
+        self.plans.release(slot);
+        let mut inputs = self.scratch_inputs.pop().unwrap_or_default();
+        let next = self.set_arrivals(
+            input,
+            change.packet,
+            change.hop,
+            change.committed,
+            change.run,
+            ctx,
+            &mut inputs,
+        );
+        self.follow(next, inputs, ctx);
+    }
+
+    /// Recomputes the plans of the chain from output `next` on, then the thresholds of
+    /// `inputs` and of the inputs the plans touch.
+    fn follow<S: TraceSink>(&mut self, mut next: Option<u32>, mut inputs: Vec<u32>, ctx: &mut Ctx<'_, S>) {
         while let Some(out) = next {
             next = self.replan_one(out, ctx, &mut inputs);
         }
@@ -205,9 +259,37 @@ impl WormholeFabric {
                 return None;
             }
             let hop = self.next_hop(worm.input);
+            let change = PlanChange {
+                packet: worm.packet,
+                hop,
+                committed: worm.next,
+                run: arrivals,
+            };
+            if let Device::Switch(_) = self.outs[port as usize].owner.device {
+                // Between two switches: the switch at the far end learns it a cable
+                // delay later, as a signal (and across a cut cable too).
+                self.send_plan(port, peer, change, ctx);
+                return None;
+            }
             return self.set_arrivals(peer, worm.packet, hop, worm.next, arrivals, ctx, inputs);
         }
         None
+    }
+
+    /// Sends `change`, a new plan of output `port`, down its cable to the switch's
+    /// `input` at the far end, where it arrives one cable delay from now: before any
+    /// flit it moves, which leaves `port` now at the earliest.
+    fn send_plan<S: TraceSink>(&mut self, port: u32, input: u32, change: PlanChange, ctx: &mut Ctx<'_, S>) {
+        let out = &mut self.outs[port as usize];
+        let at = ctx.now + out.link.propagation;
+        out.plan_arrives = at;
+        match self.elsewhere(input) {
+            None => {
+                let slot = self.plans.insert(change);
+                ctx.schedule(at, WormEvent::PlanArrives { input, slot });
+            }
+            Some(to) => self.cross_plan((port, input, to), at, change, ctx),
+        }
     }
 
     /// The run `port` can send from its worm's next flit on, not before `earliest`: back
@@ -294,6 +376,15 @@ impl WormholeFabric {
             return;
         };
         let arrival = at + inp.propagation;
+        if let Device::Switch(_) = self.outs[upstream as usize].owner.device {
+            // From a switch: it learns the signal as it arrives (its new plan comes
+            // down a cable delay later, before the first flit it holds back).
+            self.ins[input as usize].signal_arrives = arrival;
+            let signal = if stop { Signal::Stop } else { Signal::Go };
+            self.signal(upstream, arrival, signal, ctx);
+            self.schedule_thresholds(input, ctx);
+            return;
+        }
         self.outs[upstream as usize].signals.push((arrival, stop));
         self.replan_and_check(upstream, Some(input), ctx);
     }
@@ -310,10 +401,15 @@ impl WormholeFabric {
             return false;
         };
         let upstream = &self.outs[upstream as usize];
-        let held = upstream
-            .signals
-            .last()
-            .map_or(upstream.stopped, |&(arrival, stop)| stop && arrival <= now);
+        let held = match upstream.owner.device {
+            // A switch: held once the STOP has arrived, and its new plan (cut by the
+            // STOP) has come down the cable, one cable delay later.
+            Device::Switch(_) => inp.stop_sent && inp.signal_arrives + inp.propagation < now,
+            Device::Host(_) => upstream
+                .signals
+                .last()
+                .map_or(upstream.stopped, |&(arrival, stop)| stop && arrival <= now),
+        };
         held && front
             .route
             .is_some_and(|o| self.unstoppable(o) && self.outs[o as usize].worm.is_some_and(|w| w.input == Some(input)))

@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ids::{Device, MessageId};
-use crate::message::Message;
-use crate::slab::Slab;
+use crate::part::{Arrival, Fixed};
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 
@@ -29,22 +28,22 @@ impl WormholeFabric {
         (m.packets_delivered == m.packets_total).then_some(message)
     }
 
-    /// Appends to `out` the deliveries that the pending `events` already fix, whatever
-    /// is injected from now on: (the place of the event that makes it, its time, the
-    /// message). A message counts once each of its packets not yet delivered is known
-    /// to arrive at a fixed time, the last of them making the delivery.
+    /// Appends to `out` the arrivals at destination adapters among the pending `events`
+    /// that may make final deliveries, each with whether it is fixed whatever is
+    /// injected from now on (see [`crate::part::final_of`]).
     ///
     /// A packet's arrival at its destination adapter is fixed once its tail can no
     /// longer be held anywhere:
     /// - fine path: every flit not yet received is on the last cable (its `FlitArrives`
     ///   pending); a flit on a cable arrives when it was planned to;
     /// - coarse path: the planned `TailArrives` is current and its plan stands
-    ///   ([`Self::tail_settled`]): walking up its path from the output feeding the
-    ///   adapter, each output it holds has no STOP or GO under way or due, up to where
-    ///   its tail has left an output, or all its flits have reached the buffer an output
-    ///   sends from (or sit in an adapter's memory). An output to an adapter is never
-    ///   stopped (adapters take flits as they come), and every output holds its worm to
-    ///   the tail.
+    ///   ([`Self::walk_up`]): walking up its path from the output feeding the adapter,
+    ///   each output it holds has no STOP or GO under way or due, and no new plan on its
+    ///   way down its cable, up to where its tail has left an output, or all its flits
+    ///   have reached the buffer an output sends from (or sit in an adapter's memory).
+    ///   An output to an adapter is never stopped (adapters take flits as they come),
+    ///   and every output holds its worm to the tail. In a split network the walk goes
+    ///   on in the partition of the output it reaches ([`Fixed::Elsewhere`]).
     ///
     /// Whatever a new message does, it meets this packet only at the adapters (packets
     /// are interleaved whole) or behind its tail on the switches' buffers: it cannot
@@ -53,88 +52,105 @@ impl WormholeFabric {
     pub(super) fn fixed_deliveries<'a, S: TraceSink>(
         &self,
         events: impl Iterator<Item = (SimTime, u128, &'a WormEvent)>,
-        messages: &Slab<Message>,
         now: SimTime,
-        out: &mut Vec<(u128, SimTime, MessageId)>,
+        out: &mut Vec<Arrival>,
     ) {
+        let coarse = self.coarse_now::<S>();
+        if coarse {
+            for (at, place, event) in events {
+                if let WormEvent::TailArrives { packet, version } = *event
+                    && self.packets[packet as usize].version == version
+                {
+                    let p = &self.packets[packet as usize];
+                    let fixed = match self.ins[self.host_port(p.dst) as usize].upstream {
+                        Some(port) => self.walk_up(packet, port, now),
+                        None => Fixed::No,
+                    };
+                    out.push(Arrival {
+                        place,
+                        at,
+                        message: p.message,
+                        fixed,
+                    });
+                }
+            }
+            return;
+        }
         // Fine path: flits on the last cable, by packet (count, the last one's place
         // and time).
         let mut on_cable: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
-        // Packets whose arrival is fixed, by message (count, the last one's place and time).
-        let mut fixed: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
-        // One more in `key`'s count, which ends with the latest place.
-        fn count(counts: &mut BTreeMap<u32, (u32, u128, SimTime)>, key: u32, place: u128, at: SimTime) {
-            let e = counts.entry(key).or_insert((0, place, at));
-            e.0 += 1;
-            if place >= e.1 {
-                (e.1, e.2) = (place, at);
-            }
-        }
-        let coarse = self.coarse_now::<S>();
         for (at, place, event) in events {
-            match *event {
-                WormEvent::FlitArrives { input, packet, .. }
-                    if !coarse && matches!(self.ins[input as usize].owner.device, Device::Host(_)) =>
-                {
-                    count(&mut on_cable, packet, place, at);
+            if let WormEvent::FlitArrives { input, packet, .. } = *event
+                && matches!(self.ins[input as usize].owner.device, Device::Host(_))
+            {
+                let e = on_cable.entry(packet).or_insert((0, place, at));
+                e.0 += 1;
+                if place >= e.1 {
+                    (e.1, e.2) = (place, at);
                 }
-                WormEvent::TailArrives { packet, version }
-                    if coarse && self.packets[packet as usize].version == version && self.tail_settled(packet, now) =>
-                {
-                    count(&mut fixed, self.packets[packet as usize].message.0, place, at);
-                }
-                _ => {}
             }
         }
         for (packet, (flits, place, at)) in on_cable {
             let p = &self.packets[packet as usize];
-            if p.delivered + flits == p.flits {
-                count(&mut fixed, p.message.0, place, at);
-            }
+            out.push(Arrival {
+                place,
+                at,
+                message: p.message,
+                fixed: if p.delivered + flits == p.flits {
+                    Fixed::Yes
+                } else {
+                    Fixed::No
+                },
+            });
         }
-        for (message, (packets, place, at)) in fixed {
-            let m = &messages[message as usize];
-            if m.packets_delivered + packets == m.packets_total {
-                out.push((place, at, MessageId(message)));
-            }
+    }
+
+    /// Coarse path, split: goes on with a walk another partition began, at `port`, for
+    /// packet `index` of message `number` (see [`Self::walk_up`]). A packet this
+    /// partition no longer holds has left it for good: its tail has left `port`.
+    pub(super) fn walk_on_here(&self, number: u64, index: u32, port: u32, now: SimTime) -> Fixed {
+        match self.share.as_ref().and_then(|s| s.by_packet.get(&(number, index))) {
+            Some(&packet) => match self.walk_up(packet, port, now) {
+                Fixed::Elsewhere { part, port, index, .. } => Fixed::Elsewhere {
+                    part,
+                    port,
+                    number,
+                    index,
+                },
+                fixed => fixed,
+            },
+            None => Fixed::Yes,
         }
     }
 
     /// Coarse path: whether the plan of `packet`'s arrival at its destination adapter is
-    /// final (see [`Self::fixed_deliveries`]). Walking up its path from the output
-    /// feeding the adapter: the packet's tail has left this output (its flits are on
-    /// the cable or downstream), or it is in the adapter's memory, or every flit has
-    /// arrived by `now` in the buffer this output sends from; otherwise that buffer's
-    /// arrivals are planned to the tail and the output feeding it is held by the
-    /// packet, with no STOP or GO on its way or due from the buffer, and the same
-    /// holds one hop up. Outputs towards adapters are never stopped. Every buffer a
+    /// final (see [`Self::fixed_deliveries`]), walking up its path from output `port`:
+    /// the packet's tail has left this output (its flits are on the cable or
+    /// downstream), or it is in the adapter's memory, or every flit has arrived by
+    /// `now` in the buffer this output sends from; otherwise that buffer's arrivals are
+    /// planned to the tail, the output feeding it is held by the packet with no STOP or
+    /// GO on its way or due from the buffer and no new plan on its way down, and the
+    /// same holds one hop up. Outputs towards adapters are never stopped. Every buffer a
     /// packet has reached holds nothing ahead of it once its output is granted, and
-    /// nothing behind it comes in before its tail: only its own flits, whose plans
-    /// then stand.
-    pub(super) fn tail_settled(&self, packet: u32, now: SimTime) -> bool {
+    /// nothing behind it comes in before its tail: only its own flits, whose plans then
+    /// stand. Each step reads the state of one switch (an output, and the input it
+    /// sends from): a step in another partition is left to it.
+    pub(super) fn walk_up(&self, packet: u32, mut port: u32, now: SimTime) -> Fixed {
         let p = &self.packets[packet as usize];
-        let Some(mut port) = self.ins[self.host_port(p.dst) as usize].upstream else {
-            return false;
-        };
         loop {
             let out = &self.outs[port as usize];
             let Some(worm) = out.worm.filter(|w| w.packet == packet) else {
                 // A planned arrival downstream is this output's worm's: this packet's
                 // tail has left it.
-                return true;
+                return Fixed::Yes;
             };
-            if !out.peer_host {
-                let quiet = out.peer_input.is_some_and(|i| {
-                    let far = &self.ins[i as usize];
-                    far.pending.is_none() && far.stop_deferred.is_none()
-                });
-                if out.stopped || !out.signals.is_empty() || !quiet {
-                    return false;
-                }
+            let between_switches = matches!(out.owner.device, Device::Switch(_)) && !out.peer_host;
+            if out.stopped || !out.signals.is_empty() || (between_switches && out.plan_arrives >= now) {
+                return Fixed::No;
             }
             let Some(input) = worm.input else {
                 // The adapter's memory holds every flit.
-                return true;
+                return Fixed::Yes;
             };
             let inp = &self.ins[input as usize];
             let Some(last) = inp
@@ -143,17 +159,31 @@ impl WormholeFabric {
                 .filter(|e| e.packet == packet)
                 .and_then(|e| e.arrivals.last())
             else {
-                return false;
+                return Fixed::No;
             };
             if last.end != p.flits {
-                return false;
+                return Fixed::No;
             }
             if last.last(self.tau) <= now {
-                return true;
+                return Fixed::Yes;
             }
             let Some(upstream) = inp.upstream else {
-                return false;
+                return Fixed::No;
             };
+            // The output upstream is held by no signal from this buffer, sent or due.
+            let from_switch = matches!(self.outs[upstream as usize].owner.device, Device::Switch(_));
+            if inp.pending.is_some() || inp.stop_deferred.is_some() || (from_switch && inp.signal_arrives >= now) {
+                return Fixed::No;
+            }
+            if let Some(part) = self.elsewhere(upstream) {
+                // (Its message's number is the caller's to fill in.)
+                return Fixed::Elsewhere {
+                    part,
+                    port: upstream,
+                    number: 0,
+                    index: p.index,
+                };
+            }
             port = upstream;
         }
     }

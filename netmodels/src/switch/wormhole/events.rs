@@ -5,7 +5,7 @@
 /// port share the index).
 ///
 /// At one instant they take effect in this order ([`WormEvent::rank`]): flow-control
-/// signals and bubble credits arriving, flits arriving, outputs released (freeing the
+/// signals, bubble credits and plans arriving, flits arriving, outputs released (freeing the
 /// bubble slots their packets held: at once upstream on a cable of no delay), heads
 /// routed, arbitration, sends.
 /// So a flit wholly received at `t` can leave at `t`, a STOP arriving at `t` holds a
@@ -44,13 +44,20 @@ pub(crate) enum WormEvent {
     GoDue { input: u32, version: u32 },
     /// coarse path: a packet's tail arrives at its destination adapter now
     TailArrives { packet: u32, version: u32 },
+    /// coarse path: the plan of flits sent to `input` over a cable between two switches
+    /// changed one cable delay ago (`slot`: the change, in the fabric's `plans`), and the
+    /// switch at the far end now knows
+    PlanArrives { input: u32, slot: u32 },
 }
 
 impl WormEvent {
     /// The order of events at one instant (lower first).
     pub(crate) fn rank(self) -> u8 {
         match self {
-            WormEvent::StopArrives { .. } | WormEvent::GoArrives { .. } | WormEvent::CreditArrives { .. } => 1,
+            WormEvent::StopArrives { .. }
+            | WormEvent::GoArrives { .. }
+            | WormEvent::CreditArrives { .. }
+            | WormEvent::PlanArrives { .. } => 1,
             WormEvent::FlitArrives { .. } | WormEvent::StopDue { .. } | WormEvent::TailArrives { .. } => 2,
             WormEvent::Released { .. } | WormEvent::TailDone { .. } => 3,
             WormEvent::Routed { .. } => 4,

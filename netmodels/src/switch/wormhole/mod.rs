@@ -70,8 +70,8 @@
 //!
 //! This is the fine path: one event per flit per hop. It is the reference semantics;
 //! a coarse path that computes unobstructed flit runs in closed form must give the
-//! same times. Only the fine path splits into partitions (see
-//! [`crate::partition::windows`]): flits and STOP/GO signals cross the cut cables
+//! same times. Both split into partitions (see [`crate::partition::windows`]): flits
+//! (fine) or plans of runs of flits (coarse), and STOP/GO signals, cross the cut cables
 //! (`WormShare`).
 
 use std::collections::BTreeMap;
@@ -82,7 +82,7 @@ mod coarse;
 mod deliver;
 mod entries;
 mod fine;
-mod runs;
+pub(crate) mod runs;
 mod split;
 
 use split::WormShare;
@@ -91,7 +91,7 @@ use crate::adapter::{AdapterParams, Sender};
 use crate::crossing::{Crossing, Split};
 use crate::ids::{Device, HostId, MessageId};
 use crate::link::LinkParams;
-use crate::part::{Core, FabricPart};
+use crate::part::{Arrival, Core, FabricPart, Fixed};
 use crate::queue::EventQueue;
 pub mod error;
 pub(crate) mod events;
@@ -165,6 +165,19 @@ struct Packet {
     dst: HostId,
 }
 
+/// Coarse path: a new plan of the flits an output sends over a cable between two
+/// switches, on its way to the input at the far end (see `coarse`).
+#[derive(Debug, Clone, Copy)]
+struct PlanChange {
+    packet: u32,
+    /// the position on the packet's path of the switch it goes to
+    hop: u16,
+    /// the flits whose arrivals stand (those sent already)
+    committed: u32,
+    /// when the flits after them arrive, back to back (`None`: not planned yet)
+    run: Option<Run>,
+}
+
 /// The packet an output is sending: its worm.
 #[derive(Debug, Clone, Copy)]
 struct Worm {
@@ -220,6 +233,9 @@ struct OutPort {
     /// nothing else to send; the next message schedules it, or does its work if its
     /// place has passed
     tail_deferred: Option<u64>,
+    /// coarse path, between switches: when the last plan change sent down the cable
+    /// reaches the switch at the far end
+    plan_arrives: SimTime,
     /// coarse path: the planned run ends before the tail with no event at its end,
     /// waiting for this (see `replan_one`)
     awaits: Awaits,
@@ -289,6 +305,9 @@ struct InPort {
     /// was sent then (or will be: one certain ahead of its time is sent early, see
     /// `stop_certain` and `go_certain`)
     signal_from: SimTime,
+    /// coarse path, from a switch: when the last STOP or GO sent reaches the output
+    /// upstream
+    signal_arrives: SimTime,
 }
 
 /// Adapters, cables and wormhole switches.
@@ -306,6 +325,9 @@ pub(crate) struct WormholeFabric {
     port_device: Vec<u32>,
     senders: Vec<Sender>,
     packets: Slab<Packet>,
+    /// coarse path: plan changes on their way over cables between switches (see
+    /// `coarse`), each named by its `PlanArrives` event
+    plans: Slab<PlanChange>,
     /// link traversals in progress, by (message, output port); only kept when tracing
     traversals: BTreeMap<(MessageId, u32), LinkTraversal>,
     /// runs of flits are computed in closed form (see `coarse`)
@@ -399,19 +421,23 @@ impl FabricPart for WormholeFabric {
     fn final_deliveries<'a, S: TraceSink>(
         &self,
         events: impl Iterator<Item = (SimTime, u128, &'a WormEvent)>,
-        messages: &Slab<Message>,
         now: SimTime,
-        out: &mut Vec<(u128, SimTime, MessageId)>,
+        out: &mut Vec<Arrival>,
     ) {
-        self.fixed_deliveries::<S>(events, messages, now, out);
+        self.fixed_deliveries::<S>(events, now, out);
+    }
+
+    fn walk_on(&self, number: u64, index: u32, port: u32, now: SimTime) -> Fixed {
+        self.walk_on_here(number, index, port, now)
     }
 
     fn split(&mut self) -> Option<&mut Split> {
         self.split_kept()
     }
 
+    /// On either path (see [`crate::partition::windows`]).
     fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
-        self.can_split::<S>()
+        Ok(())
     }
 
     fn share(&mut self, part: u32, of_device: Vec<u32>) {
@@ -497,6 +523,7 @@ impl WormholeFabric {
                     return self.delivered(packet, ctx);
                 }
             }
+            WormEvent::PlanArrives { input, slot } => self.plan_arrives(input, slot, ctx),
         }
         None
     }
@@ -506,7 +533,11 @@ impl WormholeFabric {
     fn release<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
         let out = &mut self.outs[port as usize];
         let finished = out.worm.take();
-        match out.owner.device {
+        if let (Some(_), Some(worm)) = (&self.share, finished) {
+            // First, as a grant below may cut or send the next packet at once.
+            self.let_go(port, worm.packet, ctx);
+        }
+        match self.outs[port as usize].owner.device {
             Device::Host(host) => self.next_packet(port, host, ctx),
             Device::Switch(_) => {
                 // Arbitrate once every request of this instant is in. At once if no
@@ -527,9 +558,6 @@ impl WormholeFabric {
         }
         if let Some(input) = finished.and_then(|w| w.input) {
             self.free_slot(input, ctx);
-        }
-        if self.share.is_some() {
-            self.let_go(port, ctx);
         }
     }
 
@@ -704,7 +732,8 @@ impl WormholeFabric {
             WormEvent::FlitArrives { input, .. }
             | WormEvent::Routed { input }
             | WormEvent::StopDue { input, .. }
-            | WormEvent::GoDue { input, .. } => input,
+            | WormEvent::GoDue { input, .. }
+            | WormEvent::PlanArrives { input, .. } => input,
             WormEvent::TailArrives { packet, .. } => return self.packets[packet as usize].dst.index(),
         };
         self.port_device[port as usize] as usize

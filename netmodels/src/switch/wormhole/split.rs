@@ -13,7 +13,7 @@ use crate::time::SimTime;
 use crate::trace::TraceSink;
 
 use super::events::{Signal, WormEvent};
-use super::{Ctx, Packet, WormholeFabric};
+use super::{Ctx, Packet, PlanChange, WormholeFabric};
 
 /// What a partition of a split wormhole fabric keeps about the others (see
 /// [`crate::partition::windows`]). Flits and STOP/GO signals cross cut cables, each
@@ -35,17 +35,6 @@ pub(super) struct WormShare {
 }
 
 impl WormholeFabric {
-    /// Whether this fabric can be one partition of a split network: the fine path
-    /// only.
-    pub(super) fn can_split<S: TraceSink>(&self) -> Result<(), &'static str> {
-        if self.coarse_now::<S>() {
-            return Err(
-                "its wormhole switches are simulated in runs of flits (granularity coarse, the default); give them granularity fine (flit by flit, the same results) to split it, or run it whole (1 partition)",
-            );
-        }
-        Ok(())
-    }
-
     /// Makes this fabric partition `part` of a network split as `of_device` says.
     pub(super) fn become_part(&mut self, part: u32, of_device: Vec<u32>) {
         self.share = Some(Box::new(WormShare {
@@ -80,42 +69,101 @@ impl WormholeFabric {
         queue: &mut EventQueue<Event>,
         sink: &mut S,
     ) {
-        let Some(share) = &mut self.share else {
+        if self.share.is_none() {
             return;
-        };
+        }
         let event = match crossing.event {
             CrossingEvent::Signal { port, signal } => signal.arrives(port),
             CrossingEvent::Flit { input, hop, flits } => {
-                let number = crossing.message.number;
-                let message = share.split.record_of(crossing, messages, &mut self.routes);
-                let index = crossing.packet.index;
-                let packet = match share.by_packet.get(&(number, index)) {
-                    Some(&packet) => packet,
-                    None => {
-                        // Its head: a record of the packet here.
-                        let m = &messages[message.index()];
-                        if S::ENABLED {
-                            sink.arrived(number, crossing.packet.head_in, m.source());
-                        }
-                        let packet = self.packets.insert(Packet {
-                            message,
-                            index,
-                            flits,
-                            last: crossing.packet.last,
-                            delivered: 0,
-                            version: 0,
-                            route: m.route,
-                            dst: m.spec.dst,
-                        });
-                        share.by_packet.insert((number, index), packet);
-                        packet
-                    }
-                };
+                let packet = self.record_of(crossing, flits, messages, sink);
                 WormEvent::FlitArrives { input, packet, hop }
+            }
+            CrossingEvent::Plan {
+                input,
+                hop,
+                flits,
+                committed,
+                run,
+            } => {
+                let packet = self.record_of(crossing, flits, messages, sink);
+                let slot = self.plans.insert(PlanChange {
+                    packet,
+                    hop,
+                    committed,
+                    run,
+                });
+                WormEvent::PlanArrives { input, slot }
             }
             CrossingEvent::Routed { .. } | CrossingEvent::TailArrives => return,
         };
         queue.schedule_keyed(crossing.key, Event::Worm(event));
+    }
+
+    /// The record here of the packet (of `flits` flits) whose flit or plan `crossing`
+    /// brings: found by its message's number and its index, or made the first time.
+    fn record_of<S: TraceSink>(
+        &mut self,
+        crossing: &Crossing,
+        flits: u32,
+        messages: &mut Slab<Message>,
+        sink: &mut S,
+    ) -> u32 {
+        let Some(share) = &mut self.share else {
+            unreachable!("crossings come to the partitions of a split network only")
+        };
+        let number = crossing.message.number;
+        let message = share.split.record_of(crossing, messages, &mut self.routes);
+        let index = crossing.packet.index;
+        if let Some(&packet) = share.by_packet.get(&(number, index)) {
+            return packet;
+        }
+        // Its head (or its first plan): a record of the packet here.
+        let m = &messages[message.index()];
+        if S::ENABLED {
+            sink.arrived(number, crossing.packet.head_in, m.source());
+        }
+        let packet = self.packets.insert(Packet {
+            message,
+            index,
+            flits,
+            last: crossing.packet.last,
+            delivered: 0,
+            version: 0,
+            route: m.route,
+            dst: m.spec.dst,
+        });
+        share.by_packet.insert((number, index), packet);
+        packet
+    }
+
+    /// Sends `change`, a new plan of output `port`, to input `input` of another
+    /// partition, `to`, where it arrives at `at`. A packet whose path does not come
+    /// back here goes from this partition (with its message, if it is the message's
+    /// last) once `port` is released.
+    #[cold]
+    pub(super) fn cross_plan<S: TraceSink>(
+        &mut self,
+        (port, input, to): (u32, u32, u32),
+        at: SimTime,
+        change: PlanChange,
+        ctx: &mut Ctx<'_, S>,
+    ) {
+        let event = WormEvent::PlanArrives { input, slot: 0 };
+        let plan = CrossingEvent::Plan {
+            input,
+            hop: change.hop,
+            flits: self.packets[change.packet as usize].flits,
+            committed: change.committed,
+            run: change.run,
+        };
+        let leaves = self.share.as_ref().is_some_and(|share| {
+            !share
+                .leaving
+                .iter()
+                .any(|&(o, packet, _)| o == port && packet == change.packet)
+        });
+        let hop = change.hop;
+        self.cross_packet((port, input, hop, to), change.packet, (event, at), plan, leaves, ctx);
     }
 
     /// Sends `signal` from the input fed by `upstream`, to arrive at `at`.
@@ -146,21 +194,46 @@ impl WormholeFabric {
         ctx: &mut Ctx<'_, S>,
     ) {
         let (flit, at) = arrival;
-        let p = self.packets[packet as usize];
         let event = WormEvent::FlitArrives { input, packet, hop };
+        let flits = self.packets[packet as usize].flits;
+        let crossing = CrossingEvent::Flit { input, hop, flits };
+        self.cross_packet(
+            (port, input, hop, to),
+            packet,
+            (event, at),
+            crossing,
+            flit + 1 == flits,
+            ctx,
+        );
+    }
+
+    /// Sends `crossing`, whose event here would be `event.0` at `event.1`, with
+    /// `packet`'s records, from output `port` to input `input` of partition `to`, at the
+    /// switch of position `hop` on the packet's path. If the packet `leaves` with it and
+    /// its path does not come back here, it goes from this partition (with its message,
+    /// if it is the message's last) once `port` is released.
+    fn cross_packet<S: TraceSink>(
+        &mut self,
+        (port, input, hop, to): (u32, u32, u16, u32),
+        packet: u32,
+        (event, at): (WormEvent, SimTime),
+        crossing: CrossingEvent,
+        leaves: bool,
+        ctx: &mut Ctx<'_, S>,
+    ) {
+        let p = self.packets[packet as usize];
         let key = EventQueue::<Event>::key_of(at, event.rank(), ctx.queue.reserve());
         let message = ctx.messages[p.message.index()];
         let Some(share) = &mut self.share else {
             return;
         };
-        let flits = p.flits;
-        let mut crossing = Crossing::bare(to, key, CrossingEvent::Flit { input, hop, flits });
+        let mut crossing = Crossing::bare(to, key, crossing);
         crossing.packet.index = p.index;
         crossing.packet.last = p.last;
         crossing.packet.head_in = at;
         crossing.message = message;
         share.split.crossings.push(crossing);
-        if flit + 1 < p.flits {
+        if !leaves {
             return;
         }
         let Device::Switch(switch) = self.wiring.owner[input as usize].device else {
@@ -183,14 +256,15 @@ impl WormholeFabric {
         }
     }
 
-    /// `port` was released: a packet whose tail it sent away for good goes from this
-    /// partition, with its message if that was the message's last packet.
+    /// `port` was released from `packet`: if it sent the packet away for good, the
+    /// packet goes from this partition, with its message if that was the message's
+    /// last packet.
     #[cold]
-    pub(super) fn let_go<S: TraceSink>(&mut self, port: u32, ctx: &mut Ctx<'_, S>) {
+    pub(super) fn let_go<S: TraceSink>(&mut self, port: u32, packet: u32, ctx: &mut Ctx<'_, S>) {
         let Some(share) = &mut self.share else {
             return;
         };
-        let Some(i) = share.leaving.iter().position(|&(p, ..)| p == port) else {
+        let Some(i) = share.leaving.iter().position(|&(o, p, _)| o == port && p == packet) else {
             return;
         };
         let (_, packet, last) = share.leaving.swap_remove(i);
