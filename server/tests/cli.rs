@@ -603,18 +603,20 @@ fn without_mpi_a_run_under_mpirun_says_how_to_build() {
 
 /// `vesper serve --partitions N` with several clients: the partitions advance to the
 /// times the clients allow, and every client's prediction is what the network whole
-/// gives, on packet switches and on wormhole switches stepping flit by flit (bubble
-/// flow control on the torus).
+/// gives, on packet switches and on wormhole switches, flit by flit and in runs of flits
+/// (bubble flow control on the torus).
 #[test]
 fn a_split_server_serves_several_clients_as_the_network_whole() {
     let workloads: [&[&str]; 2] = [
         &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
         &["--workload", "random", "--tasks", "8", "--messages", "200"],
     ];
-    let networks: [&[&str]; 3] = [
+    let networks: [&[&str]; 5] = [
         &["--preset", "kary-ntree"],
         &["--preset", "fat-tree", "--granularity", "fine"],
         &["--preset", "torus-3d", "--granularity", "fine"],
+        &["--preset", "fat-tree"],
+        &["--preset", "torus-3d"],
     ];
     for network in networks {
         let served = |partitions: &str| {

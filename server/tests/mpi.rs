@@ -455,9 +455,12 @@ fn a_server_on_ranks_serves_several_clients_as_one_process_does() {
         &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
         &["--workload", "random", "--tasks", "8", "--messages", "200"],
     ];
-    let alone = served(false, &["--preset", "kary-ntree"], &workloads);
-    assert!(alone.iter().all(serde_json::Value::is_number), "{alone:?}");
-    assert_eq!(served(true, &["--preset", "kary-ntree"], &workloads), alone);
+    // Packet switches, and wormhole switches in runs of flits.
+    for network in ["kary-ntree", "fat-tree"] {
+        let alone = served(false, &["--preset", network], &workloads);
+        assert!(alone.iter().all(serde_json::Value::is_number), "{network}: {alone:?}");
+        assert_eq!(served(true, &["--preset", network], &workloads), alone, "{network}");
+    }
 }
 
 /// `mpirun -np 2 vesper serve --trace` on two rails with two clients: the predictions
