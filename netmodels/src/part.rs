@@ -172,19 +172,31 @@ pub(crate) enum Fixed {
 /// queue, time, message), in any order: a message's, once each of its packets not yet
 /// delivered has a fixed arrival, the last of them making the delivery.
 pub(crate) fn final_of(arrivals: &[Arrival], messages: &Slab<Message>, out: &mut Vec<(u128, SimTime, MessageId)>) {
-    // Fixed packets by message: (count, the last one's place and time).
-    let mut fixed: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
-    for a in arrivals.iter().filter(|a| a.fixed == Fixed::Yes) {
-        let e = fixed.entry(a.message.0).or_insert((0, a.place, a.at));
-        e.0 += 1;
-        if a.place >= e.1 {
-            (e.1, e.2) = (a.place, a.at);
-        }
-    }
+    let fixed = count_latest(
+        arrivals
+            .iter()
+            .filter(|a| a.fixed == Fixed::Yes)
+            .map(|a| (a.message.0, a.place, a.at)),
+    );
     for (message, (packets, place, at)) in fixed {
         let m = &messages[message as usize];
         if m.packets_delivered + packets == m.packets_total {
             out.push((place, at, MessageId(message)));
         }
     }
+}
+
+/// `(key, place in the queue, time)` items counted by key, each key with its latest
+/// item's place and time: what makes a delivery final is how many of its parts come
+/// and which comes last.
+pub(crate) fn count_latest(items: impl Iterator<Item = (u32, u128, SimTime)>) -> BTreeMap<u32, (u32, u128, SimTime)> {
+    let mut counted: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
+    for (key, place, at) in items {
+        let e = counted.entry(key).or_insert((0, place, at));
+        e.0 += 1;
+        if place >= e.1 {
+            (e.1, e.2) = (place, at);
+        }
+    }
+    counted
 }

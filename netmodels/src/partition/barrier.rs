@@ -11,17 +11,28 @@
 //! while it spins, so that on a busy machine the threads soon just sleep.
 //!
 //! With more threads than cores, some of the threads a meeting waits for are not
-//! running: a waiting thread yields its core (`sched_yield`) for up to the same
+//! running: a waiting thread yields its core (`sched_yield`) for up to
 //! 200 µs, so that one of them runs at once, before it sleeps. Sleeping at once cost
 //! a futex round trip a thread a meeting: a 16×16 torus on 3 partitions and 2 cores
 //! ran 8 times slower than whole (see `bench/oversubscribed.sh`).
+//!
+//! The spin's ceiling is 2 ms, longer than a window's work on large networks: with
+//! 200 µs, the 32-ary 3-tree of wormhole switches (windows of 25 ns, some 400 µs of
+//! work a window on each of two threads) slept some 16,000 times in 25,000 meetings
+//! and ran 1.56 times faster on two threads than on one; with 2 ms it seldom sleeps
+//! and runs 1.7-1.8 times faster (BENCHMARKS.md). On a busy machine the spin still
+//! halves to nothing within a few meetings.
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest a waiting thread spins before it sleeps \[µs\].
-const SPIN_US: u32 = 200;
+const SPIN_US: u32 = 2_000;
+
+/// With more threads than cores: the longest a waiting thread yields its core before
+/// it sleeps \[µs\].
+const YIELD_US: u32 = 200;
 
 /// A reusable barrier for `n` threads that spins, then sleeps.
 #[derive(Debug)]
@@ -96,7 +107,7 @@ impl SpinBarrier {
             self.spin_us.store(1, Ordering::Relaxed);
         } else {
             // More threads than cores: give this core to a thread that has not come yet.
-            let (start, limit) = (Instant::now(), Duration::from_micros(u64::from(SPIN_US)));
+            let (start, limit) = (Instant::now(), Duration::from_micros(u64::from(YIELD_US)));
             while !passed() && start.elapsed() < limit {
                 std::thread::yield_now();
             }

@@ -1,10 +1,8 @@
 //! Deliveries: a packet's last flit at its destination adapter, and which deliveries
 //! nothing can change any more (for batched replies).
 
-use std::collections::BTreeMap;
-
 use crate::ids::{Device, MessageId};
-use crate::part::{Arrival, Fixed};
+use crate::part::{Arrival, Fixed, count_latest};
 use crate::time::SimTime;
 use crate::trace::TraceSink;
 
@@ -78,18 +76,14 @@ impl WormholeFabric {
         }
         // Fine path: flits on the last cable, by packet (count, the last one's place
         // and time).
-        let mut on_cable: BTreeMap<u32, (u32, u128, SimTime)> = BTreeMap::new();
-        for (at, place, event) in events {
-            if let WormEvent::FlitArrives { input, packet, .. } = *event
-                && matches!(self.ins[input as usize].owner.device, Device::Host(_))
+        let on_cable = count_latest(events.filter_map(|(at, place, event)| match *event {
+            WormEvent::FlitArrives { input, packet, .. }
+                if matches!(self.ins[input as usize].owner.device, Device::Host(_)) =>
             {
-                let e = on_cable.entry(packet).or_insert((0, place, at));
-                e.0 += 1;
-                if place >= e.1 {
-                    (e.1, e.2) = (place, at);
-                }
+                Some((packet, place, at))
             }
-        }
+            _ => None,
+        }));
         for (packet, (flits, place, at)) in on_cable {
             let p = &self.packets[packet as usize];
             out.push(Arrival {

@@ -29,9 +29,22 @@ pub(super) struct WormShare {
     pub(super) split: Split,
     /// the packets this partition holds a record of, by message number and index
     pub(super) by_packet: HashMap<(u64, u32), u32>,
-    /// outputs whose packet's tail left for good: (output, packet, its message's last);
-    /// let go once the output is released (the worm holds the packet until then)
-    pub(super) leaving: Vec<(u32, u32, bool)>,
+    /// by output: what the packet it sends across a cut cable does beyond it, found
+    /// the first time and kept until the output is released (the worm holds the
+    /// packet until then)
+    pub(super) sent: Vec<Sent>,
+}
+
+/// What an output's packet does beyond the cut cable it crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sent {
+    /// nothing crossed from the output since it was last released
+    Nothing,
+    /// packet `.0`'s path comes back to this partition
+    Returns(u32),
+    /// packet `.0` left for good (`.1`: its message's last); it goes from this
+    /// partition once the output is released
+    Leaves(u32, bool),
 }
 
 impl WormholeFabric {
@@ -40,7 +53,7 @@ impl WormholeFabric {
         self.share = Some(Box::new(WormShare {
             split: Split::new(part, of_device),
             by_packet: HashMap::new(),
-            leaving: Vec::new(),
+            sent: vec![Sent::Nothing; self.outs.len()],
         }));
     }
 
@@ -156,14 +169,8 @@ impl WormholeFabric {
             committed: change.committed,
             run: change.run,
         };
-        let leaves = self.share.as_ref().is_some_and(|share| {
-            !share
-                .leaving
-                .iter()
-                .any(|&(o, packet, _)| o == port && packet == change.packet)
-        });
         let hop = change.hop;
-        self.cross_packet((port, input, hop, to), change.packet, (event, at), plan, leaves, ctx);
+        self.cross_packet((port, input, hop, to), change.packet, (event, at), plan, true, ctx);
     }
 
     /// Sends `signal` from the input fed by `upstream`, to arrive at `at`.
@@ -233,7 +240,8 @@ impl WormholeFabric {
         crossing.packet.head_in = at;
         crossing.message = message;
         share.split.crossings.push(crossing);
-        if !leaves {
+        let sent = &mut share.sent[port as usize];
+        if !leaves || matches!(*sent, Sent::Returns(p) | Sent::Leaves(p, _) if p == packet) {
             return;
         }
         let Device::Switch(switch) = self.wiring.owner[input as usize].device else {
@@ -245,29 +253,39 @@ impl WormholeFabric {
             hop: usize::from(hop),
             dst: p.dst,
         };
-        if !path_returns(
+        let returns = path_returns(
             &self.wiring,
             &self.routes,
             &share.split.of_device,
             path,
             share.split.part,
-        ) {
-            share.leaving.push((port, packet, p.last));
-        }
+        );
+        share.sent[port as usize] = if returns {
+            Sent::Returns(packet)
+        } else {
+            Sent::Leaves(packet, p.last)
+        };
     }
 
     /// `port` was released from `packet`: if it sent the packet away for good, the
     /// packet goes from this partition, with its message if that was the message's
     /// last packet.
-    #[cold]
     pub(super) fn let_go<S: TraceSink>(&mut self, port: u32, packet: u32, ctx: &mut Ctx<'_, S>) {
         let Some(share) = &mut self.share else {
             return;
         };
-        let Some(i) = share.leaving.iter().position(|&(o, p, _)| o == port && p == packet) else {
-            return;
+        let sent = &mut share.sent[port as usize];
+        let last = match *sent {
+            Sent::Returns(p) if p == packet => {
+                *sent = Sent::Nothing;
+                return;
+            }
+            Sent::Leaves(p, last) if p == packet => {
+                *sent = Sent::Nothing;
+                last
+            }
+            _ => return,
         };
-        let (_, packet, last) = share.leaving.swap_remove(i);
         let p = self.packets[packet as usize];
         let number = ctx.messages[p.message.index()].number;
         share.by_packet.remove(&(number, p.index));
