@@ -1,7 +1,7 @@
 //! The meeting point of the partitions' threads at every window.
 //!
 //! `std::sync::Barrier` puts a waiting thread to sleep and the last one to arrive wakes
-//! it: a futex round trip, tens of microseconds on a virtual machine, twice a window.
+//! it: a futex round trip, tens of microseconds on a virtual machine, at every window.
 //! With windows of a few hundred events that was most of a window's wall time (a
 //! 512-host fat tree ran 2.8 times slower on two threads than on one). This barrier
 //! spins for a while when the threads fit on the machine's cores, and then sleeps as

@@ -11,8 +11,8 @@
 //!
 //! | when | what | how |
 //! |---|---|---|
-//! | before a window | each rank's next event time | all-reduce (min) |
-//! | after a window | packets that crossed a cut cable | all-to-all, by destination rank |
+//! | before the first window | each rank's next event time | all-reduce (min) |
+//! | after a window | packets that crossed a cut cable, then the earliest time the rank knows of work (the next window starts at the least) | all-to-all, by destination rank |
 //! | after a run | the deliveries, with their order tags | all-gather |
 //! | on a query | clock, counts, a host's backlog | all-reduce |
 //! | co-simulation: before each call | the call rank 0 makes, and its rail ([`Partitioned::lead`](super::Partitioned::lead)) | broadcast |

@@ -93,10 +93,12 @@ use super::{PartitionError, Partitioning, lookahead, partition};
 use crate::build_error::BuildError;
 use crate::builder::NetworkBuilder;
 use crate::crossing::Crossing;
+use crate::event::Event;
 use crate::ids::HostId;
 use crate::link::LinkParams;
 use crate::message::{Delivery, InjectError, MessageSpec, check_injection};
 use crate::part::{Arrival, Fixed};
+use crate::queue::EventQueue;
 use crate::simulation::Simulation;
 use crate::time::SimTime;
 use crate::topology::Endpoint;
@@ -965,25 +967,39 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Runs windows on this rank's partition, in step with the other ranks, with `driver`
     /// saying what it has to do and when (see [`Window`]), until no rank has anything;
     /// returns the driver.
+    ///
+    /// One exchange a window, as the threads' one meeting (see [`Self::on_threads`]):
+    /// after its window a rank sends each rank its crossing packets and, last, the
+    /// earliest time it knows of work (8 bytes); the next window starts at the earliest
+    /// time received.
     fn windows_on_ranks<W: Window<S>>(&mut self, ranks: &dyn Ranks, mut driver: W) -> W {
         let lookahead = self.lookahead;
         let part = &mut self.parts[0];
-        let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks.size() as usize];
-        loop {
-            let mut t0 = [driver.next(part).map_or(u64::MAX, SimTime::as_ps)];
-            ranks.all_reduce(&mut t0, Reduce::Min);
-            if t0[0] == u64::MAX {
-                break;
-            }
-            part.window(&mut driver, SimTime::from_ps(t0[0]), lookahead);
+        let as_ps = |t: Option<SimTime>| t.map_or(u64::MAX, SimTime::as_ps);
+        let mut t0 = [as_ps(driver.next(part))];
+        ranks.all_reduce(&mut t0, Reduce::Min);
+        let mut t0 = t0[0];
+        while t0 != u64::MAX {
+            part.window(&mut driver, SimTime::from_ps(t0), lookahead);
+            let mut earliest = as_ps(driver.next(part));
+            let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks.size() as usize];
             self.crossings += part.sent.len() as u64;
             for c in part.sent.drain(..) {
+                let at = EventQueue::<Event>::time_of(c.key);
+                if driver.counts(at) {
+                    earliest = earliest.min(at.as_ps());
+                }
                 ranks::put_crossing(&mut out[c.to as usize], &c);
             }
+            for bytes in &mut out {
+                ranks::put_u64(bytes, earliest);
+            }
             self.bytes_sent += out.iter().map(|b| b.len() as u64).sum::<u64>();
-            let inbox = ranks.exchange(std::mem::replace(&mut out, vec![Vec::new(); ranks.size() as usize]));
-            for bytes in &inbox {
-                let mut words = Words::new(bytes);
+            t0 = u64::MAX;
+            for bytes in &ranks.exchange(out) {
+                let (packets, time) = bytes.split_at(bytes.len().saturating_sub(8));
+                t0 = t0.min(Words::new(time).u64());
+                let mut words = Words::new(packets);
                 while !words.is_empty() {
                     part.sim.receive(&ranks::crossing(&mut words));
                 }
@@ -996,12 +1012,21 @@ impl<S: TraceSink + Send> Partitioned<S> {
     /// Runs windows on one thread per partition, each partition's `drivers` entry
     /// saying what it has to do and when (see [`Window`]), until no partition has
     /// anything; returns the drivers.
+    ///
+    /// The threads meet once a window. After its window a thread posts its crossing
+    /// packets and the earliest time it knows of work: its own next event or injection,
+    /// or a crossing it sent (which its receiver would count alike, as every driver
+    /// bounds its work alike). Once all have come, each takes the packets sent to it and
+    /// starts the next window at the earliest time posted. Posts alternate between two
+    /// sets of boxes: a thread that runs ahead into the next window writes to the set no
+    /// other thread reads until the meeting after it.
     fn on_threads<W: Window<S>>(&mut self, drivers: Vec<W>) -> Vec<W> {
         let n = self.parts.len();
         let lookahead = self.lookahead;
         let barrier = SpinBarrier::new(n);
-        let next: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
-        let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
+        let next: [Vec<AtomicU64>; 2] = std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(u64::MAX)).collect());
+        let mailboxes: [Vec<Mutex<Vec<Crossing>>>; 2] =
+            std::array::from_fn(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect());
         let outcomes: Vec<(u64, u64, W)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .parts
@@ -1012,24 +1037,37 @@ impl<S: TraceSink + Send> Partitioned<S> {
                     let (barrier, next, mailboxes) = (&barrier, &next, &mailboxes);
                     scope.spawn(move || {
                         let (mut windows, mut crossings) = (0u64, 0u64);
+                        let as_ps = |t: Option<SimTime>| t.map_or(u64::MAX, SimTime::as_ps);
+                        let mut set = 0;
+                        next[set][me].store(as_ps(driver.next(part)), Ordering::Relaxed);
+                        barrier.wait();
                         loop {
-                            let first = driver.next(part);
-                            next[me].store(first.map_or(u64::MAX, SimTime::as_ps), Ordering::Relaxed);
-                            barrier.wait();
-                            let t0 = next.iter().map(|t| t.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX);
+                            let t0 = next[set]
+                                .iter()
+                                .map(|t| t.load(Ordering::Relaxed))
+                                .min()
+                                .unwrap_or(u64::MAX);
                             if t0 == u64::MAX {
                                 break;
                             }
                             part.window(&mut driver, SimTime::from_ps(t0), lookahead);
+                            set = 1 - set;
+                            let mut earliest = as_ps(driver.next(part));
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
-                                mailboxes[c.to as usize]
+                                let at = EventQueue::<Event>::time_of(c.key);
+                                if driver.counts(at) {
+                                    earliest = earliest.min(at.as_ps());
+                                }
+                                mailboxes[set][c.to as usize]
                                     .lock()
                                     .unwrap_or_else(|e| e.into_inner())
                                     .push(c);
                             }
+                            next[set][me].store(earliest, Ordering::Relaxed);
                             barrier.wait();
-                            let arrived = std::mem::take(&mut *mailboxes[me].lock().unwrap_or_else(|e| e.into_inner()));
+                            let arrived =
+                                std::mem::take(&mut *mailboxes[set][me].lock().unwrap_or_else(|e| e.into_inner()));
                             for c in &arrived {
                                 part.sim.receive(c);
                             }
@@ -1092,6 +1130,10 @@ pub(crate) fn follow_rails<S: TraceSink + Send>(rails: &mut [Partitioned<S>]) ->
 trait Window<S: TraceSink>: Send {
     /// The earliest time this partition has something to do at; `None`: nothing more.
     fn next(&self, part: &Part<S>) -> Option<SimTime>;
+    /// Whether an event at `at` is work for this driver: every partition's driver
+    /// answers alike at the end of a window (a crossing's sender answers for its
+    /// receiver).
+    fn counts(&self, at: SimTime) -> bool;
     /// The work before a window that may run up to `end`; returns the end it runs to.
     fn open(&mut self, part: &mut Part<S>, end: SimTime) -> SimTime;
     /// The work after the window's events.
@@ -1107,6 +1149,10 @@ struct Until {
 impl<S: TraceSink> Window<S> for Until {
     fn next(&self, part: &Part<S>) -> Option<SimTime> {
         part.sim.next_event_time().filter(|&t| t <= self.limit)
+    }
+
+    fn counts(&self, at: SimTime) -> bool {
+        at <= self.limit
     }
 
     fn open(&mut self, _part: &mut Part<S>, end: SimTime) -> SimTime {
@@ -1191,6 +1237,11 @@ impl<A: Arrivals> Window<NullSink> for OpenLoop<'_, A> {
     fn next(&self, part: &Part<NullSink>) -> Option<SimTime> {
         let event = part.sim.next_event_time().filter(|&t| t <= self.bound);
         event.into_iter().chain(self.arrivals.peek()).min()
+    }
+
+    /// Every partition walks the same messages: its bound is every other's.
+    fn counts(&self, at: SimTime) -> bool {
+        at <= self.bound
     }
 
     fn open(&mut self, part: &mut Part<NullSink>, end: SimTime) -> SimTime {
