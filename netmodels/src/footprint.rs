@@ -77,9 +77,11 @@ impl RouteCounts {
     pub fn of(routing: &Routing, counts: &ShapeCounts) -> RouteCounts {
         match routing {
             Routing::DModK(_) => RouteCounts::DModK,
-            Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) | Routing::DimensionOrder(_) => {
-                RouteCounts::Computed
-            }
+            Routing::SModK(_)
+            | Routing::Random { .. }
+            | Routing::PatternAware(_)
+            | Routing::DimensionOrder(_)
+            | Routing::DragonflyMinimal(_) => RouteCounts::Computed,
             Routing::Explicit(routes) => RouteCounts::Explicit {
                 turns: routes.policy() == MultipathPolicy::RoundRobin,
             },

@@ -85,8 +85,8 @@ pub use switch::{Arbitration, CioqParams, Granularity, InitialPointer, SwitchKin
 pub use time::{Bandwidth, SimTime, WireTimeError};
 pub use topology::multirail::{RailPolicy, RailsError};
 pub use topology::{
-    Cable, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList, PatternRoutes, PhaseLoad, Routing,
-    Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
+    Arrangement, Cable, Dragonfly, DragonflyError, Endpoint, ExplicitError, ExplicitRoutes, MultipathPolicy, PathList,
+    PatternRoutes, PhaseLoad, Routing, Topology, TopologyError, Torus, TorusError, Xgft, XgftError,
 };
 pub use trace::paraver::{
     BacklogCount, LinkBytes, MemoryOutput, NoOutput, ParaverOptions, TraceError, TraceOutput, TraceShape, TraceSummary,

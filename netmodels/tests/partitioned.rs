@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
-use vesper_netmodels::topology::{Cable, Endpoint, ExplicitRoutes, MultipathPolicy, Routing, Topology};
+use vesper_netmodels::topology::{Cable, Endpoint, ExplicitRoutes, MultipathPolicy, Routing, Shape, Topology};
 use vesper_netmodels::{
-    AdapterParams, Arbitration, BacklogCount, CioqParams, Delivery, Device, Granularity, HostId, IdealParams,
-    InitialPointer, LinkParams, MemoryOutput, MessageSpec, MultiRail, Network, NetworkBuilder, ParaverOptions,
-    RailPolicy, SimTime, SwitchId, SwitchKind, SwitchParams, Torus, TraceSummary, TracedNetwork, WormholeParams, Xgft,
+    AdapterParams, Arbitration, Arrangement, BacklogCount, CioqParams, Delivery, Device, Dragonfly, Granularity,
+    HostId, IdealParams, InitialPointer, LinkParams, MemoryOutput, MessageSpec, MultiRail, Network, NetworkBuilder,
+    ParaverOptions, RailPolicy, SimTime, SwitchId, SwitchKind, SwitchParams, Torus, TraceSummary, TracedNetwork,
+    WormholeParams, Xgft,
 };
 
 fn link() -> LinkParams {
@@ -261,6 +262,18 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
                 coarse(bubble()),
                 routing,
                 512,
+            ),
+        ),
+        (
+            "dragonfly p 2 (72 hosts, 9 groups), minimal, OQ",
+            network(
+                Dragonfly::balanced(2, Arrangement::Absolute)
+                    .expect("valid")
+                    .try_topology(link())
+                    .expect("fits"),
+                SwitchKind::OutputQueued,
+                routing,
+                2048,
             ),
         ),
         (

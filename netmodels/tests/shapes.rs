@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, VecDeque};
 use vesper_netmodels::partition::Partitioning;
 use vesper_netmodels::topology::{Crossbar, RoutingPolicy, Shape, ShapeCounts, Strategy, TopologyError};
 use vesper_netmodels::{
-    Cable, Device, Endpoint, HostId, LinkParams, MessageSpec, NetworkBuilder, Routing, SimTime, SwitchId, Topology,
-    Torus, Xgft,
+    Arrangement, Cable, Device, Dragonfly, Endpoint, HostId, LinkParams, MessageSpec, NetworkBuilder, Routing, SimTime,
+    SwitchId, Topology, Torus, Xgft,
 };
 
 /// The toy shape: a hub switch with `leaves` leaf switches, each with `hosts_per_leaf`
@@ -101,6 +101,12 @@ fn shapes() -> Vec<(String, Box<dyn Shape>)> {
         Box::new(Torus::new(vec![5, 2], true, 2).expect("valid")),
         Box::new(Torus::new(vec![3, 3, 2], false, 1).expect("valid")),
         Box::new(Torus::hypercube(3, 2).expect("valid")),
+        Box::new(Dragonfly::balanced(1, Arrangement::Absolute).expect("valid")),
+        Box::new(Dragonfly::balanced(2, Arrangement::Relative).expect("valid")),
+        Box::new(Dragonfly::new(2, 4, 2, 6, Arrangement::Absolute).expect("valid")),
+        Box::new(Dragonfly::new(1, 3, 2, 4, Arrangement::Relative).expect("valid")),
+        Box::new(Dragonfly::new(3, 1, 2, 3, Arrangement::Absolute).expect("valid")),
+        Box::new(Dragonfly::new(2, 3, 0, 1, Arrangement::Absolute).expect("valid")),
         Box::new(Star {
             leaves: 4,
             hosts_per_leaf: 3,
@@ -198,12 +204,13 @@ fn every_shape_carries_every_pair_under_its_routing() {
         let policies = [
             RoutingPolicy::DModK,
             RoutingPolicy::DimensionOrder,
+            RoutingPolicy::Minimal,
             RoutingPolicy::ShortestPath,
         ];
         let policy = policies
             .iter()
             .find(|p| shape.routing(p).is_some())
-            .unwrap_or(&policies[2]);
+            .unwrap_or(&policies[3]);
         let mut topology = shape.try_topology(LinkParams::default()).expect("fits");
         topology.routing = policy.on(shape.as_ref());
         let mut sim = NetworkBuilder::new(topology.clone()).build().expect("builds");
@@ -247,4 +254,9 @@ fn the_graph_partitioner_splits_a_shape_whose_routing_names_none() {
     assert_eq!(topology.routing.shape().map(|s| s.name()), Some(tree.name()));
     let p = vesper_netmodels::partition::partition(&topology, 2).expect("splits");
     assert_eq!(p.strategy(), Strategy::Subtrees);
+    // A dragonfly's minimal routing names it, and whole groups cut it.
+    let dragonfly = Dragonfly::balanced(2, Arrangement::Absolute).expect("valid");
+    let topology = dragonfly.try_topology(LinkParams::default()).expect("fits");
+    let p = vesper_netmodels::partition::partition(&topology, 3).expect("splits");
+    assert_eq!(p.strategy(), Strategy::Groups);
 }

@@ -67,6 +67,9 @@
 //!   along the dimension, `N/k` cables, and a ring has `P` boundaries (a mesh `P − 1`).
 //!   When `P` exceeds the largest dimension (a hypercube into more than 2), the graph
 //!   partitioner takes over.
+//! - **Dragonfly** (minimal): whole groups in `P` contiguous balanced ranges
+//!   ([`Strategy::Groups`]): only global cables are cut. With more parts than groups,
+//!   the graph partitioner.
 //! - **Everything else** (shortest paths on any graph, maps, explicit routes), and a
 //!   routing whose shape does not match the topology: a balanced graph partition of the
 //!   switches that cuts few cables ([`Strategy::Graph`], [`partition_graph`]): recursive

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
 
+pub mod dragonfly;
 pub mod explicit;
 pub mod multirail;
 mod routes;
@@ -28,6 +29,7 @@ pub mod torus;
 mod wiring;
 pub mod xgft;
 
+pub use dragonfly::{Arrangement, Dragonfly, DragonflyError};
 pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy, PathList};
 
 pub use shape::{Crossbar, Shape, ShapeCounts, Strategy};
@@ -64,6 +66,9 @@ pub enum Routing {
     /// torus, mesh or hypercube: dimension 0 first, each dimension the shorter way
     /// round, ties to + (table routing; see [`torus`])
     DimensionOrder(Torus),
+    /// dragonfly, minimal: a local hop to the router with the cable towards the
+    /// destination's group, that cable, a local hop (table routing; see [`dragonfly`])
+    DragonflyMinimal(Dragonfly),
     /// paths given one by one, several per pair (route files; see [`explicit`]);
     /// source routing
     Explicit(Arc<ExplicitRoutes>),
@@ -75,7 +80,10 @@ impl Routing {
     /// that are not defined by paths.
     pub fn xgft_path(&self, src: HostId, dst: HostId) -> Option<Vec<u32>> {
         match self {
-            Routing::ShortestPath | Routing::DimensionOrder(_) | Routing::Explicit(_) => None,
+            Routing::ShortestPath
+            | Routing::DimensionOrder(_)
+            | Routing::DragonflyMinimal(_)
+            | Routing::Explicit(_) => None,
             Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
@@ -89,6 +97,7 @@ impl Routing {
             Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => Some(x),
             Routing::PatternAware(routes) => Some(routes.xgft()),
             Routing::DimensionOrder(t) => Some(t),
+            Routing::DragonflyMinimal(d) => Some(d),
             Routing::ShortestPath | Routing::Explicit(_) => None,
         }
     }
@@ -115,6 +124,8 @@ pub enum RoutingPolicy {
     PatternAware(Option<Arc<PatternRoutes>>),
     /// torus, mesh, hypercube: one dimension after the other, the shorter way round
     DimensionOrder,
+    /// dragonfly: the one shortest way through the cable between the two groups
+    Minimal,
     /// paths given one by one: a route file, or routes generated for a map
     Explicit {
         /// where they come from: "routes" (a file) or "up-down"
@@ -134,6 +145,7 @@ impl RoutingPolicy {
             RoutingPolicy::Random { .. } => "random",
             RoutingPolicy::PatternAware(_) => "pattern-aware",
             RoutingPolicy::DimensionOrder => "dimension-order",
+            RoutingPolicy::Minimal => "minimal",
             RoutingPolicy::Explicit { name, .. } => name,
         }
     }
@@ -276,16 +288,21 @@ pub enum TopologyError {
     /// the dimension-order routing names an invalid torus
     #[error("routing: {0}")]
     Torus(#[from] TorusError),
-    /// the dimension-order routing's torus is not the topology's shape
+    /// the minimal routing names an invalid dragonfly
+    #[error("routing: {0}")]
+    Dragonfly(#[from] DragonflyError),
+    /// the routing's shape (a torus, a dragonfly) is not the topology's
     #[error(
-        "routing: the torus has {torus_switches} switches and {torus_hosts} hosts, \
+        "routing: the {shape} has {shape_switches} switches and {shape_hosts} hosts, \
          the topology {switches} switches and {hosts} hosts"
     )]
-    TorusShape {
-        /// switches of the routing's torus
-        torus_switches: u32,
-        /// hosts of the routing's torus
-        torus_hosts: u32,
+    ShapeMismatch {
+        /// what the routing's shape is: "torus", "dragonfly"
+        shape: &'static str,
+        /// switches of the routing's shape
+        shape_switches: u32,
+        /// hosts of the routing's shape
+        shape_hosts: u32,
         /// switches of the topology
         switches: u32,
         /// hosts of the topology

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::wiring::Wiring;
 use super::{
-    Endpoint, ExplicitRoutes, MAX_ROUTE_SWITCHES, MultipathPolicy, Routing, Topology, TopologyError, Torus, filled,
-    room, xgft,
+    Dragonfly, Endpoint, ExplicitRoutes, MAX_ROUTE_SWITCHES, MultipathPolicy, Routing, Topology, TopologyError, Torus,
+    filled, room, xgft,
 };
 use crate::ids::{Device, HostId, SwitchId};
 use crate::rng::Rng;
@@ -65,6 +65,7 @@ thread_local! {
 enum ClosedForm {
     DModK(xgft::DModKRoutes),
     DimensionOrder(Torus),
+    Dragonfly(Dragonfly),
     ShortestPath(ShortestPaths),
 }
 
@@ -132,7 +133,7 @@ impl RouteTable {
                     + bytes(t.column.capacity(), size_of::<u32>())
                     + bytes(t.ports.capacity(), size_of::<u32>())
             }
-            Some(ClosedForm::DimensionOrder(_)) | None => 0,
+            Some(ClosedForm::DimensionOrder(_) | ClosedForm::Dragonfly(_)) | None => 0,
         };
         closed + bytes(self.self_port.capacity(), size_of::<u32>()) + bytes(self.turns.capacity(), size_of::<u32>())
     }
@@ -142,7 +143,10 @@ impl RouteTable {
         let xgft = match &topology.routing {
             Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => Some(x),
             Routing::PatternAware(routes) => Some(routes.xgft()),
-            Routing::ShortestPath | Routing::DimensionOrder(_) | Routing::Explicit(_) => None,
+            Routing::ShortestPath
+            | Routing::DimensionOrder(_)
+            | Routing::DragonflyMinimal(_)
+            | Routing::Explicit(_) => None,
         };
         if let Some(x) = xgft {
             check_route_length(x.longest_route(), || "the longest route of the XGFT".into())?;
@@ -157,19 +161,19 @@ impl RouteTable {
             }),
             Routing::DimensionOrder(t) => {
                 t.check()?;
-                let (hosts, switches) = (topology.hosts, topology.switch_ports.len() as u32);
-                if (t.switches(), t.hosts()) != (switches, hosts) {
-                    return Err(TopologyError::TorusShape {
-                        torus_switches: t.switches(),
-                        torus_hosts: t.hosts(),
-                        switches,
-                        hosts,
-                    });
-                }
+                check_shape("torus", (t.switches(), t.hosts()), topology)?;
                 Ok(RouteTable {
                     torus: Some(t.clone()),
                     closed: Some(ClosedForm::DimensionOrder(t.clone())),
-                    ..RouteTable::table(hosts)
+                    ..RouteTable::table(topology.hosts)
+                })
+            }
+            Routing::DragonflyMinimal(d) => {
+                d.check()?;
+                check_shape("dragonfly", (d.routers(), d.hosts()), topology)?;
+                Ok(RouteTable {
+                    closed: Some(ClosedForm::Dragonfly(d.clone())),
+                    ..RouteTable::table(topology.hosts)
                 })
             }
             Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
@@ -581,8 +585,25 @@ impl RouteTable {
         match &self.closed {
             Some(ClosedForm::DModK(routes)) => routes.port(switch, host),
             Some(ClosedForm::DimensionOrder(t)) => t.dimension_order(switch, host),
+            Some(ClosedForm::Dragonfly(d)) => d.minimal(switch, host),
             Some(ClosedForm::ShortestPath(tables)) => tables.port(switch, host),
             None => u32::MAX,
         }
     }
+}
+
+/// Refuses a routing made for a `shape` of (switches, hosts) `counts` other than
+/// `topology`'s.
+fn check_shape(shape: &'static str, counts: (u32, u32), topology: &Topology) -> Result<(), TopologyError> {
+    let (switches, hosts) = (topology.switch_ports.len() as u32, topology.hosts);
+    if counts == (switches, hosts) {
+        return Ok(());
+    }
+    Err(TopologyError::ShapeMismatch {
+        shape,
+        shape_switches: counts.0,
+        shape_hosts: counts.1,
+        switches,
+        hosts,
+    })
 }

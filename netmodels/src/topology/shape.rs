@@ -131,6 +131,8 @@ pub enum Strategy {
         /// the dimension cut across (0-based)
         dimension: usize,
     },
+    /// a dragonfly by whole groups
+    Groups,
     /// the graph partitioner
     Graph,
     /// given switch by switch

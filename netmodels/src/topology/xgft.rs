@@ -517,7 +517,10 @@ impl Shape for Xgft {
                 seed: *seed,
             },
             RoutingPolicy::PatternAware(Some(routes)) => Routing::PatternAware(Box::new(PatternRoutes::clone(routes))),
-            RoutingPolicy::ShortestPath | RoutingPolicy::DimensionOrder | RoutingPolicy::Explicit { .. } => {
+            RoutingPolicy::ShortestPath
+            | RoutingPolicy::DimensionOrder
+            | RoutingPolicy::Minimal
+            | RoutingPolicy::Explicit { .. } => {
                 return None;
             }
         })

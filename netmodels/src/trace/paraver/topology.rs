@@ -72,7 +72,8 @@ impl TraceShape {
             Routing::PatternAware(routes) => TraceShape::Xgft(routes.xgft().clone()),
             Routing::DimensionOrder(t) => TraceShape::Torus(t.clone()),
             Routing::ShortestPath | Routing::Explicit(_) if topology.switch_ports.len() == 1 => TraceShape::Crossbar,
-            Routing::ShortestPath | Routing::Explicit(_) => TraceShape::Graph,
+            // A dragonfly is drawn as a graph until the view lays out its groups.
+            Routing::ShortestPath | Routing::Explicit(_) | Routing::DragonflyMinimal(_) => TraceShape::Graph,
         }
     }
 
