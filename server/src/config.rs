@@ -8,8 +8,8 @@ use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
 pub use vesper_netmodels::topology::RoutingPolicy;
 use vesper_netmodels::topology::{Crossbar, Shape as ShapeModel, ShapeCounts, Strategy};
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, BuildError, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder, RailPolicy,
-    Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus, TraceShape, Xgft,
+    AdapterParams, Bandwidth, BuildError, Dragonfly, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
+    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus, TraceShape, Xgft,
 };
 
 /// How a simulation's network is split (see `vesper_netmodels::partition`).
@@ -197,6 +197,9 @@ macro_rules! shapes {
             fn bisection_cables(&self) -> Option<u64> {
                 match self { $( Shape::$variant(s) => s.bisection_cables(), )* }
             }
+            fn cable_kinds(&self) -> Vec<(&'static str, u64)> {
+                match self { $( Shape::$variant(s) => s.cable_kinds(), )* }
+            }
             fn level(&self, level: u32) -> Option<(std::ops::Range<u32>, u32)> {
                 match self { $( Shape::$variant(s) => s.level(level), )* }
             }
@@ -214,6 +217,8 @@ shapes! {
     Xgft(Xgft),
     /// a torus, mesh or hypercube
     Torus(Torus),
+    /// a dragonfly
+    Dragonfly(Dragonfly),
     /// read from a map file (one rail of it)
     Map(MapShape),
 }
@@ -347,6 +352,8 @@ impl NetworkConfig {
             Shape::Xgft(x) => TraceShape::Xgft(x.clone()),
             Shape::Torus(t) => TraceShape::Torus(t.clone()),
             Shape::Map(_) => TraceShape::Map,
+            // Drawn as a graph until the view lays out its groups.
+            Shape::Dragonfly(_) => TraceShape::Graph,
         };
         match &self.fabric {
             FabricConfig::Switched(s) => vec![shape(s)],

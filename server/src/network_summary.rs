@@ -22,6 +22,10 @@ pub struct Summary {
     pub host_cables: u64,
     /// cables between two switches
     pub switch_cables: u64,
+    /// the cables between switches by kind, for shapes whose cables differ (a
+    /// dragonfly's local and global)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switch_cable_kinds: Vec<CableKind>,
     /// the most ports a switch has
     pub max_switch_ports: u32,
     /// links on the longest minimal path between two hosts
@@ -34,6 +38,15 @@ pub struct Summary {
     /// the memory its model takes to build and simulate, estimated from its
     /// description (see `vesper_netmodels::footprint`) \[bytes\]
     pub memory_bytes: u64,
+}
+
+/// Cables of one kind between switches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CableKind {
+    /// what they join: `local`, `global`
+    pub kind: String,
+    /// how many
+    pub cables: u64,
 }
 
 /// The summary of each rail of a network (one for a single network); none for the
@@ -61,6 +74,12 @@ pub fn summarize_switched(switched: &SwitchedConfig) -> Summary {
         switches: topology.switch_ports.len() as u32,
         host_cables,
         switch_cables: topology.cables.len() as u64 - host_cables,
+        switch_cable_kinds: (switched.shape.cable_kinds().into_iter())
+            .map(|(kind, cables)| CableKind {
+                kind: kind.to_string(),
+                cables,
+            })
+            .collect(),
         max_switch_ports: topology.switch_ports.iter().copied().max().unwrap_or(0),
         diameter_links: switched.shape.diameter_links(),
         bisection_cables: switched.shape.bisection_cables(),
@@ -75,9 +94,16 @@ impl std::fmt::Display for Summary {
         writeln!(f, "network: {}", self.name)?;
         writeln!(f, "hosts: {}", self.hosts)?;
         writeln!(f, "switches: {} (up to {} ports)", self.switches, self.max_switch_ports)?;
+        let kinds: Vec<String> = (self.switch_cable_kinds.iter())
+            .map(|k| format!("{} {}", k.cables, k.kind))
+            .collect();
+        let kinds = match kinds.is_empty() {
+            true => String::new(),
+            false => format!(": {}", kinds.join(", ")),
+        };
         writeln!(
             f,
-            "cables: {} ({} host, {} between switches)",
+            "cables: {} ({} host, {} between switches{kinds})",
             self.host_cables + self.switch_cables,
             self.host_cables,
             self.switch_cables

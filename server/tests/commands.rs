@@ -244,7 +244,7 @@ fn network_choices_are_checked() {
         ),
         (
             vec!["--network", "ideal", "--bandwidth", "250", "--link-latency", "3"],
-            "--link-latency 3: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \"hypercube\", \"multi-rail\" or \"map\", not \"ideal\"",
+            "--link-latency 3: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \"hypercube\", \"dragonfly\", \"multi-rail\" or \"map\", not \"ideal\"",
         ),
         (
             vec!["--bandwidth", "250"],

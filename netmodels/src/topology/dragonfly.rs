@@ -390,6 +390,10 @@ impl Shape for Dragonfly {
         self.half_cut()
     }
 
+    fn cable_kinds(&self) -> Vec<(&'static str, u64)> {
+        vec![("local", self.local_cables()), ("global", self.global_cables())]
+    }
+
     fn cut(&self, parts: u32) -> Option<(Vec<u32>, Strategy)> {
         // Whole groups in contiguous runs: only global cables are cut.
         (parts <= self.g).then(|| {

@@ -55,6 +55,12 @@ pub trait Shape {
     /// Cables cut between two halves of the hosts (`None`: not known).
     fn bisection_cables(&self) -> Option<u64>;
 
+    /// The cables between switches by kind, for a shape whose cables differ (a
+    /// dragonfly's `local` and `global`); empty: one kind.
+    fn cable_kinds(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// The switches of level `level` (1 = those the hosts hang off) of a shape built in
     /// levels, as a range of ids, and the ports of each (`None`: no such level, or a
     /// shape without levels). Descriptions give a level's switches a kind of their own.

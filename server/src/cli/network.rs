@@ -21,7 +21,8 @@ pub struct NetworkArgs {
     #[arg(long, value_name = "crossbar|ideal|FILE")]
     pub network: Option<String>,
     /// A built-in network instead: fat-tree, fat-tree-512, two-rail-fat-tree,
-    /// kary-ntree, torus-3d, hypercube, crossbar (`vesper topo --presets` lists them).
+    /// kary-ntree, torus-3d, hypercube, dragonfly, dragonfly-large, crossbar (`vesper
+    /// topo --presets` lists them).
     #[arg(long, value_name = "NAME", conflicts_with = "network")]
     pub preset: Option<String>,
     /// A Myrinet map file instead (hosts with several ports make a multi-rail network);

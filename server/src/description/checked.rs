@@ -254,7 +254,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::description::names::{ArbitrationName, GranularityName, PointerSpec};
+    use crate::description::names::{ArbitrationName, ArrangementName, GranularityName, PointerSpec};
 
     /// Each field's claim says exactly which networks take it: a network of every kind
     /// and switch given that one field is refused, by the claim's rule, exactly where
@@ -311,6 +311,11 @@ mod tests {
             dims: Some(vec![]),
             dimensions: Some(1),
             hosts_per_switch: Some(1),
+            p: Some(1),
+            a: Some(1),
+            h: Some(1),
+            g: Some(1),
+            arrangement: Some(ArrangementName::Absolute),
             rails: Some(Vec::new()),
             models: Some(BTreeMap::new()),
             map: Some("m".into()),

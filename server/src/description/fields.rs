@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::names::{
-    ArbitrationName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec, RailPolicyName,
-    RoutePolicyName, RoutingName, SwitchName, one_or_more_paths,
+    ArbitrationName, ArrangementName, GranularityName, InterleaveName, KindName, LevelSpec, ModelSpec, PointerSpec,
+    RailPolicyName, RoutePolicyName, RoutingName, SwitchName, one_or_more_paths,
 };
 
 /// Which networks take a field.
@@ -233,13 +233,13 @@ macro_rules! network_fields {
     (@id) => { None };
 }
 
-use KindName::{Hypercube, KaryNtree, Map, Mesh, MultiRail, Torus, Xgft};
+use KindName::{Dragonfly, Hypercube, KaryNtree, Map, Mesh, MultiRail, Torus, Xgft};
 
 network_fields! {
     /// a built-in network beneath the other fields (`--preset` chooses the base instead)
     preset (Preset): String => Claim::Any;
-    /// crossbar (the default), xgft, kary-ntree, torus, mesh, hypercube, ideal,
-    /// multi-rail or map
+    /// crossbar (the default), xgft, kary-ntree, torus, mesh, hypercube, dragonfly,
+    /// ideal, multi-rail or map
     kind (Kind): KindName => Claim::Any;
     hosts (Hosts): u32 => Claim::Any,
         /// Hosts of a crossbar or of the ideal network [default: 256].
@@ -260,12 +260,23 @@ network_fields! {
     dims (Dims): Vec<u32> => Claim::Kinds(&[Torus, Mesh]);
     dimensions (Dimensions): u32 => Claim::Kinds(&[Hypercube]);
     hosts_per_switch (HostsPerSwitch): u32 => Claim::Kinds(&[Torus, Mesh, Hypercube]);
+    /// dragonfly: hosts a router
+    p (P): u32 => Claim::Kinds(&[Dragonfly]);
+    /// dragonfly: routers a group [default: 2p]
+    a (A): u32 => Claim::Kinds(&[Dragonfly]);
+    /// dragonfly: global cables a router [default: p]
+    h (H): u32 => Claim::Kinds(&[Dragonfly]);
+    /// dragonfly: groups, at most a·h + 1 [default: a·h + 1]
+    g (G): u32 => Claim::Kinds(&[Dragonfly]);
+    /// dragonfly: how the global cables join the groups, `absolute` (BookSim's, the
+    /// default) or `relative`
+    arrangement (Arrangement): ArrangementName => Claim::Kinds(&[Dragonfly]);
     routing (Routing): RoutingName => Claim::Switched,
         /// Routing: on fat trees `d-mod-k`, `s-mod-k`, `random` (a static seeded choice per
         /// pair, --seed) or `pattern-aware` (routes chosen so that flows of one phase of a
         /// communication pattern share few links: --pattern, or `vesper run`'s workload);
-        /// on tori, meshes and hypercubes `dimension-order`; `shortest-path` on crossbars
-        /// and trees.
+        /// on tori, meshes and hypercubes `dimension-order`; on dragonflies `minimal`;
+        /// `shortest-path` on crossbars, trees and dragonflies.
         flag routing: Option<RoutingName> [value_enum];
     pattern (Pattern): PathBuf => Claim::Switched,
         /// pattern-aware routing: the communication pattern, one `SRC DST` flow of client

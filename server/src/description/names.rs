@@ -29,6 +29,8 @@ pub enum KindName {
     Mesh,
     /// an n-dimensional hypercube
     Hypercube,
+    /// groups of routers joined all to all, the groups by global cables
+    Dragonfly,
     /// no contention (calibration)
     Ideal,
     /// several networks joining the same hosts
@@ -46,6 +48,7 @@ impl KindName {
         KindName::Torus,
         KindName::Mesh,
         KindName::Hypercube,
+        KindName::Dragonfly,
         KindName::Ideal,
         KindName::MultiRail,
         KindName::Map,
@@ -60,6 +63,7 @@ impl KindName {
             KindName::Torus => "torus",
             KindName::Mesh => "mesh",
             KindName::Hypercube => "hypercube",
+            KindName::Dragonfly => "dragonfly",
             KindName::Ideal => "ideal",
             KindName::MultiRail => "multi-rail",
             KindName::Map => "map",
@@ -125,8 +129,20 @@ pub enum RoutingName {
     PatternAware,
     /// tori, meshes, hypercubes: one dimension after the other
     DimensionOrder,
+    /// dragonflies: through the one cable between the two groups
+    Minimal,
     /// maps: up*/down* routes, deadlock-free on any topology
     UpDown,
+}
+
+/// How a dragonfly's global cables join its groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrangementName {
+    /// slot `s` of group `G` to group `s` (`s < G`) or `s + 1` (BookSim's `dragonflynew`)
+    Absolute,
+    /// slot `s` of group `G` to group `(G + s + 1) mod g`
+    Relative,
 }
 
 /// How a message picks one of its pair's routes (multipath route files).

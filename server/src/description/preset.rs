@@ -100,6 +100,34 @@ hosts_per_switch = 1
 "#,
     },
     Preset {
+        name: "dragonfly",
+        summary: "balanced dragonfly of output-queued routers, 33 groups of 8, 1,056 hosts (BookSim's example)",
+        file: r#"# A dragonfly, BookSim's dragonflynew of k = 4: 4 hosts and 4 global cables a router,
+# 8 routers a group joined all to all, 33 groups each joined to every other by one
+# global cable (absolute arrangement); minimal routing; output-queued routers (the
+# wormhole switch needs virtual channels to route a dragonfly without deadlock).
+[network]
+kind = "dragonfly"
+p = 4
+a = 8
+h = 4
+g = 33
+arrangement = "absolute"
+routing = "minimal"
+"#,
+    },
+    Preset {
+        name: "dragonfly-large",
+        summary: "balanced dragonfly of output-queued routers, 129 groups of 16, 16,512 hosts",
+        file: r#"# A balanced dragonfly of p = 8: 8 hosts and 8 global cables a router, 16 routers a
+# group, 129 groups (2,064 routers of 31 ports); minimal routing; output-queued routers.
+[network]
+kind = "dragonfly"
+p = 8
+routing = "minimal"
+"#,
+    },
+    Preset {
         name: "crossbar",
         summary: "one output-queued switch joining 256 hosts (vesper serve's default)",
         file: r#"# One output-queued switch with a port per host.
@@ -140,7 +168,7 @@ mod tests {
         assert_eq!(
             find("torus-9d").err(),
             Some(
-                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, two-rail-fat-tree, kary-ntree, torus-3d, hypercube, crossbar"
+                "--preset torus-9d: no such preset; the presets are fat-tree, fat-tree-512, two-rail-fat-tree, kary-ntree, torus-3d, hypercube, dragonfly, dragonfly-large, crossbar"
                     .into()
             )
         );

@@ -457,6 +457,14 @@ impl SwitchedSpec {
         if let (Shape::Map(MapShape { net, .. }), SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
             deadlock_free(net, &routing)?;
         }
+        if let (Shape::Dragonfly(_), SwitchKind::Wormhole(_)) = (&shape, switch.kind) {
+            return Err(field(
+                Field::Switch,
+                "wormhole switches without virtual channels can deadlock on a dragonfly (its routes go local, \
+                 global, local: channels wait on each other in cycles across groups), and vesper does not model \
+                 virtual channels yet; use switch = \"output-queued\" or \"cioq\"",
+            ));
+        }
         let level_kinds = self.level_kinds(&shape, switch.kind)?;
         let (switch_kinds, host_adapters) = self.models(&shape, switch.kind, adapter)?;
         // The largest packet any adapter cuts must cross a link within one step.

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use vesper_netmodels::{
-    AdapterParams, Arbitration, CioqParams, InitialPointer, Interleave, RailPolicy, SimTime, SwitchKind, Torus, Xgft,
+    AdapterParams, Arbitration, Arrangement, CioqParams, Dragonfly, InitialPointer, Interleave, RailPolicy, SimTime,
+    SwitchKind, Torus, Xgft,
 };
 
 use super::*;
@@ -142,7 +143,7 @@ fn mistakes_are_named() {
     assert_eq!(
         err("[network]\nkind = \"ideal\"\nbandwidth_mbps = 1\nswitch = \"cioq\"\n"),
         "n.toml: network.switch: applies to kind = \"crossbar\", \"xgft\", \"kary-ntree\", \"torus\", \"mesh\", \
-         \"hypercube\", \"multi-rail\" or \"map\", not \"ideal\""
+         \"hypercube\", \"dragonfly\", \"multi-rail\" or \"map\", not \"ideal\""
     );
     assert_eq!(
         err("[network]\nkind = \"crossbar\"\nlink_latency_ns = -1\n"),
@@ -466,6 +467,61 @@ fn reads_tori_meshes_and_hypercubes() {
     .expect("valid description");
     let refused = off.build().expect_err("deadlock-prone").to_string();
     assert!(refused.contains("bubble"), "{refused}");
+}
+
+#[test]
+fn reads_dragonflies() {
+    // The balanced dragonfly of its p by default.
+    let d = parse("d.toml", "[network]\nkind = \"dragonfly\"\np = 2\n").expect("valid");
+    assert_eq!(d.hosts, 72);
+    let s = switched(&d);
+    assert_eq!(
+        s.shape,
+        Shape::Dragonfly(Dragonfly::new(2, 4, 2, 9, Arrangement::Absolute).expect("valid"))
+    );
+    assert_eq!(s.routing, RoutingPolicy::Minimal);
+    d.build().expect("builds");
+    let relative = parse(
+        "d.toml",
+        "[network]\nkind = \"dragonfly\"\np = 1\na = 3\nh = 2\ng = 5\narrangement = \"relative\"\n\
+         routing = \"shortest-path\"\nswitch = \"cioq\"\n",
+    )
+    .expect("valid");
+    assert_eq!(relative.hosts, 15);
+    assert_eq!(switched(&relative).routing, RoutingPolicy::ShortestPath);
+    relative.build().expect("builds");
+    let err = |text: &str| parse("d.toml", text).expect_err("refused").to_string();
+    assert_eq!(
+        err("[network]\nkind = \"dragonfly\"\n"),
+        "d.toml: network.p: a dragonfly needs its hosts a router, e.g. p = 4 (1,056 hosts)"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"dragonfly\"\np = 2\ng = 10\n"),
+        "d.toml: network.g: 10 groups need 9 global ports a group (one to each other group), but a·h = 8 (at \
+         most 9 groups)"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"d-mod-k\"\n"),
+        "d.toml: network.routing: dragonflies route minimally (routing = \"minimal\") or by shortest paths"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"torus\"\ndims = [4, 4]\nrouting = \"minimal\"\n"),
+        "d.toml: network.routing: tori, meshes and hypercubes route in dimension order (routing = \
+         \"dimension-order\")"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"crossbar\"\nrouting = \"minimal\"\n"),
+        "d.toml: network.routing: minimal routes dragonflies (kind = \"dragonfly\")"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"dragonfly\"\np = 2\ndims = [2]\n"),
+        "d.toml: network.dims: applies to kind = \"torus\" or \"mesh\", not \"dragonfly\""
+    );
+    let wormhole = err("[network]\nkind = \"dragonfly\"\np = 2\nswitch = \"wormhole\"\n");
+    assert!(
+        wormhole.starts_with("d.toml: network.switch: wormhole switches without virtual channels"),
+        "{wormhole}"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! ```
 
 mod crossbar;
+mod dragonfly;
 mod map;
 mod torus;
 mod tree;
@@ -18,6 +19,7 @@ mod tree;
 use std::collections::BTreeMap;
 
 pub use crossbar::CrossbarSpec;
+pub use dragonfly::DragonflySpec;
 pub use map::MapSpec;
 pub use torus::{HypercubeSpec, MeshSpec, TorusSpec};
 pub use tree::{KaryNtreeSpec, XgftSpec};
@@ -119,6 +121,8 @@ shape_kinds! {
     Mesh(MeshSpec),
     /// `kind = "hypercube"`
     Hypercube(HypercubeSpec),
+    /// `kind = "dragonfly"`
+    Dragonfly(DragonflySpec),
     /// `kind = "map"`
     Map(MapSpec),
 }
@@ -132,6 +136,10 @@ fn any_kind_routing(name: Option<RoutingName>) -> Result<RoutingPolicy, SpecErro
         Some(RoutingName::DimensionOrder) => Err(field(
             Field::Routing,
             "dimension-order routes tori, meshes and hypercubes",
+        )),
+        Some(RoutingName::Minimal) => Err(field(
+            Field::Routing,
+            "minimal routes dragonflies (kind = \"dragonfly\")",
         )),
         Some(RoutingName::DModK | RoutingName::SModK | RoutingName::Random | RoutingName::PatternAware) => Err(field(
             Field::Routing,

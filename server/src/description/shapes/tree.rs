@@ -134,7 +134,11 @@ impl<S: TreeSize> ShapeKind for TreeSpec<S> {
             Some(RoutingName::SModK) => RoutingPolicy::SModK,
             Some(RoutingName::Random) => RoutingPolicy::Random { seed },
             Some(RoutingName::PatternAware) => RoutingPolicy::PatternAware(None),
-            Some(RoutingName::ShortestPath | RoutingName::DimensionOrder | RoutingName::UpDown) => return None,
+            Some(
+                RoutingName::ShortestPath | RoutingName::DimensionOrder | RoutingName::Minimal | RoutingName::UpDown,
+            ) => {
+                return None;
+            }
         }))
     }
 
