@@ -975,20 +975,15 @@ impl<S: TraceSink + Send> Partitioned<S> {
     fn windows_on_ranks<W: Window<S>>(&mut self, ranks: &dyn Ranks, mut driver: W) -> W {
         let lookahead = self.lookahead;
         let part = &mut self.parts[0];
-        let as_ps = |t: Option<SimTime>| t.map_or(u64::MAX, SimTime::as_ps);
         let mut t0 = [as_ps(driver.next(part))];
         ranks.all_reduce(&mut t0, Reduce::Min);
         let mut t0 = t0[0];
         while t0 != u64::MAX {
             part.window(&mut driver, SimTime::from_ps(t0), lookahead);
-            let mut earliest = as_ps(driver.next(part));
+            let earliest = earliest_work(&driver, part);
             let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks.size() as usize];
             self.crossings += part.sent.len() as u64;
             for c in part.sent.drain(..) {
-                let at = EventQueue::<Event>::time_of(c.key);
-                if driver.counts(at) {
-                    earliest = earliest.min(at.as_ps());
-                }
                 ranks::put_crossing(&mut out[c.to as usize], &c);
             }
             for bytes in &mut out {
@@ -1037,7 +1032,6 @@ impl<S: TraceSink + Send> Partitioned<S> {
                     let (barrier, next, mailboxes) = (&barrier, &next, &mailboxes);
                     scope.spawn(move || {
                         let (mut windows, mut crossings) = (0u64, 0u64);
-                        let as_ps = |t: Option<SimTime>| t.map_or(u64::MAX, SimTime::as_ps);
                         let mut set = 0;
                         next[set][me].store(as_ps(driver.next(part)), Ordering::Relaxed);
                         barrier.wait();
@@ -1052,13 +1046,9 @@ impl<S: TraceSink + Send> Partitioned<S> {
                             }
                             part.window(&mut driver, SimTime::from_ps(t0), lookahead);
                             set = 1 - set;
-                            let mut earliest = as_ps(driver.next(part));
+                            let earliest = earliest_work(&driver, part);
                             crossings += part.sent.len() as u64;
                             for c in part.sent.drain(..) {
-                                let at = EventQueue::<Event>::time_of(c.key);
-                                if driver.counts(at) {
-                                    earliest = earliest.min(at.as_ps());
-                                }
                                 mailboxes[set][c.to as usize]
                                     .lock()
                                     .unwrap_or_else(|e| e.into_inner())
@@ -1126,6 +1116,23 @@ pub(crate) fn follow_rails<S: TraceSink + Send>(rails: &mut [Partitioned<S>]) ->
     }
 }
 
+/// `t` in picoseconds, `u64::MAX` for none (what the partitions post of their work).
+fn as_ps(t: Option<SimTime>) -> u64 {
+    t.map_or(u64::MAX, SimTime::as_ps)
+}
+
+/// After a window: the earliest time `part` knows of work, in picoseconds (`u64::MAX`:
+/// none): its own next event or injection, or a crossing packet it is about to send,
+/// which its receiver's driver counts as `driver` does (every driver bounds its work
+/// alike).
+fn earliest_work<S: TraceSink, W: Window<S>>(driver: &W, part: &Part<S>) -> u64 {
+    let sent = (part.sent.iter())
+        .map(|c| EventQueue::<Event>::time_of(c.key))
+        .filter(|&at| driver.counts(at))
+        .map(SimTime::as_ps);
+    sent.fold(as_ps(driver.next(part)), u64::min)
+}
+
 /// What one partition's thread does in [`Partitioned::on_threads`]'s windows.
 trait Window<S: TraceSink>: Send {
     /// The earliest time this partition has something to do at; `None`: nothing more.
@@ -1148,7 +1155,7 @@ struct Until {
 
 impl<S: TraceSink> Window<S> for Until {
     fn next(&self, part: &Part<S>) -> Option<SimTime> {
-        part.sim.next_event_time().filter(|&t| t <= self.limit)
+        part.sim.next_event_time().filter(|&t| Window::<S>::counts(self, t))
     }
 
     fn counts(&self, at: SimTime) -> bool {
@@ -1235,7 +1242,7 @@ struct OpenLoop<'a, A> {
 
 impl<A: Arrivals> Window<NullSink> for OpenLoop<'_, A> {
     fn next(&self, part: &Part<NullSink>) -> Option<SimTime> {
-        let event = part.sim.next_event_time().filter(|&t| t <= self.bound);
+        let event = part.sim.next_event_time().filter(|&t| self.counts(t));
         event.into_iter().chain(self.arrivals.peek()).min()
     }
 

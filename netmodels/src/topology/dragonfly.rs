@@ -90,22 +90,38 @@ pub enum DragonflyError {
     TooLarge,
 }
 
-impl std::fmt::Display for DragonflyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl DragonflyError {
+    /// The field at fault: `p`, `a` or `g` (`None`: the network as a whole).
+    pub fn field(&self) -> Option<&'static str> {
         match self {
-            DragonflyError::Zero(field) => write!(f, "dragonfly.{field}: must be at least 1"),
-            DragonflyError::TooManyGroups { g, most } => write!(
-                f,
-                "dragonfly.g: {g} groups need {} global ports a group (one to each other group), but a·h = {} \
-                 (at most {most} groups)",
+            DragonflyError::Zero(field) => Some(field),
+            DragonflyError::TooManyGroups { .. } => Some("g"),
+            DragonflyError::TooLarge => None,
+        }
+    }
+
+    /// The rule broken.
+    pub fn rule(&self) -> String {
+        match self {
+            DragonflyError::Zero(_) => "must be at least 1".into(),
+            DragonflyError::TooManyGroups { g, most } => format!(
+                "{g} groups need {} global ports a group (one to each other group), but a·h = {} (at most {most} \
+                 groups)",
                 g - 1,
                 most - 1
             ),
-            DragonflyError::TooLarge => write!(
-                f,
-                "dragonfly: the network has more than 2^26 = 67,108,864 ports (hosts' and routers' together), the \
-                 most vesper models"
-            ),
+            DragonflyError::TooLarge => "the network has more than 2^26 = 67,108,864 ports (hosts' and routers' \
+                                         together), the most vesper models"
+                .into(),
+        }
+    }
+}
+
+impl std::fmt::Display for DragonflyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.field() {
+            Some(field) => write!(f, "dragonfly.{field}: {}", self.rule()),
+            None => write!(f, "dragonfly: {}", self.rule()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `kind = "dragonfly"` (`p`, `a`, `h`, `g`, `arrangement`): routed minimally, or by
 //! shortest paths.
 
-use vesper_netmodels::{Arrangement, Dragonfly, DragonflyError};
+use vesper_netmodels::{Arrangement, Dragonfly};
 
 use super::ShapeKind;
 use crate::config::{RoutingPolicy, Shape};
@@ -50,15 +50,12 @@ impl ShapeKind for DragonflySpec {
         Dragonfly::new(p, a, h, g, arrangement)
             .map(Shape::Dragonfly)
             .map_err(|e| {
-                let at = match e {
-                    DragonflyError::Zero("a") => Field::A,
-                    DragonflyError::Zero("g") | DragonflyError::TooManyGroups { .. } => Field::G,
+                let at = match e.field() {
+                    Some("a") => Field::A,
+                    Some("g") => Field::G,
                     _ => Field::P,
                 };
-                // The model's message names the field as `dragonfly.x`: keep its rule.
-                let text = e.to_string();
-                let rule = text.split_once(": ").map_or(text.as_str(), |(_, rule)| rule);
-                field(at, rule)
+                field(at, e.rule())
             })
     }
 
