@@ -113,10 +113,14 @@ impl NetworkBuilder {
 
     /// What a switch adds, after a cable's delay, before it acts on what came across
     /// it: a packet switch routes the head first; a wormhole switch acts at once on a
-    /// STOP or GO.
+    /// STOP or GO, and a packet switch under UGAL-L on a credit.
     pub(crate) fn acting_latency(&self) -> SimTime {
         match &self.kind {
-            Kind::Switched { switch, .. } if matches!(switch.kind, SwitchKind::Wormhole(_)) => SimTime::ZERO,
+            Kind::Switched { switch, topology, .. }
+                if matches!(switch.kind, SwitchKind::Wormhole(_)) || topology.routing.counts_credits() =>
+            {
+                SimTime::ZERO
+            }
             _ => self.routing_latency(),
         }
     }

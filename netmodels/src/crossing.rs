@@ -111,6 +111,10 @@ pub(crate) enum CrossingEvent {
         committed: u32,
         run: Option<Run>,
     },
+    /// packet switches under UGAL-L: a packet of `bytes` started leaving the switch at
+    /// the far end of output `port`'s cable; its credit reaches the output (no packet
+    /// goes with it)
+    Credit { port: u32, bytes: u32 },
 }
 
 impl Crossing {

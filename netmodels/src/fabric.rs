@@ -39,9 +39,9 @@ macro_rules! fabrics {
                 match self { $( Fabric::$kind(_) => <$part as FabricPart>::SWITCHED, )* }
             }
 
-            /// The route of a message from `src` to `dst`.
-            pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
-                match self { $( Fabric::$kind(p) => p.route(src, dst), )* }
+            /// The route of message `number` (in the whole network) from `src` to `dst`.
+            pub(crate) fn route(&mut self, src: HostId, dst: HostId, number: u64) -> Route {
+                match self { $( Fabric::$kind(p) => p.route(src, dst, number), )* }
             }
 
             /// The packets `src`'s adapter cuts a message of `size_bytes` into.
@@ -206,7 +206,7 @@ mod tests {
         type Event = IdealEvent;
         const SWITCHED: bool = false;
 
-        fn route(&mut self, _src: HostId, _dst: HostId) -> Route {
+        fn route(&mut self, _src: HostId, _dst: HostId, _number: u64) -> Route {
             Route::Table
         }
 

@@ -81,7 +81,8 @@ impl RouteCounts {
             | Routing::Random { .. }
             | Routing::PatternAware(_)
             | Routing::DimensionOrder(_)
-            | Routing::DragonflyMinimal(_) => RouteCounts::Computed,
+            | Routing::DragonflyMinimal(_)
+            | Routing::DragonflyDetour(_) => RouteCounts::Computed,
             Routing::Explicit(routes) => RouteCounts::Explicit {
                 turns: routes.policy() == MultipathPolicy::RoundRobin,
             },

@@ -52,9 +52,9 @@ pub(crate) trait FabricPart {
     /// queue each time ([`FabricPart::final_deliveries`]).
     const KEEPS_FINALS: bool = true;
 
-    /// The route of a message from `src` to `dst` (drawn now, for routes chosen message
-    /// by message).
-    fn route(&mut self, src: HostId, dst: HostId) -> Route;
+    /// The route of message `number` (in the whole network) from `src` to `dst` (drawn
+    /// now, for routes chosen message by message).
+    fn route(&mut self, src: HostId, dst: HostId, number: u64) -> Route;
 
     /// The packets `src`'s adapter cuts a message of `size_bytes` into.
     fn packets(&self, src: HostId, size_bytes: u32) -> u32;

@@ -331,7 +331,7 @@ impl<S: TraceSink> Simulation<S> {
     /// Hands a checked message, the `number`th injected into the whole network, to its
     /// source adapter.
     pub(crate) fn enter(&mut self, at: SimTime, spec: MessageSpec, number: u64) -> MessageId {
-        let route = self.fabric.route(spec.src, spec.dst);
+        let route = self.fabric.route(spec.src, spec.dst, number);
         let packets_total = self.fabric.packets(spec.src, spec.size_bytes);
         self.injected = number;
         let record = Message {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use vesper_netmodels::partition::{Followed, Lead, PartitionError, Partitioned, Ranks, SplitError, ThreadRanks};
 use vesper_netmodels::rng::Rng;
-use vesper_netmodels::topology::{Cable, Endpoint, ExplicitRoutes, MultipathPolicy, Routing, Shape, Topology};
+use vesper_netmodels::topology::{Cable, Detour, Endpoint, ExplicitRoutes, MultipathPolicy, Routing, Shape, Topology};
 use vesper_netmodels::{
     AdapterParams, Arbitration, Arrangement, BacklogCount, CioqParams, Delivery, Device, Dragonfly, Granularity,
     HostId, IdealParams, InitialPointer, LinkParams, MemoryOutput, MessageSpec, MultiRail, Network, NetworkBuilder,
@@ -72,6 +72,19 @@ fn network(topology: Topology, kind: SwitchKind, routing_latency: SimTime, paylo
             payload_bytes,
             ..AdapterParams::default()
         })
+}
+
+/// The balanced dragonfly of 72 hosts routed through intermediate routers: Valiant, or
+/// UGAL-L with `ugal` as its threshold.
+fn detour(ugal: Option<u64>) -> Topology {
+    let dragonfly = Dragonfly::balanced(2, Arrangement::Absolute).expect("valid");
+    let mut topology = dragonfly.try_topology(link()).expect("fits");
+    topology.routing = Routing::DragonflyDetour(Detour {
+        dragonfly,
+        seed: 5,
+        ugal_threshold: ugal,
+    });
+    topology
 }
 
 /// Six switches in a ring with two chords, two hosts each: shortest-path routing on a
@@ -275,6 +288,14 @@ fn networks() -> Vec<(&'static str, NetworkBuilder)> {
                 routing,
                 2048,
             ),
+        ),
+        (
+            "dragonfly p 2, Valiant, OQ",
+            network(detour(None), SwitchKind::OutputQueued, routing, 2048),
+        ),
+        (
+            "dragonfly p 2, UGAL-L, CIOQ speed-up 2",
+            network(detour(Some(240)), cioq(2, true), routing, 1024),
         ),
         (
             "irregular graph, zero-delay cables, CIOQ",
@@ -506,6 +527,42 @@ fn a_busy_network_splits_alike() {
     let torus = Torus::new(vec![4, 4], true, 1).expect("valid");
     for kind in [bubble(), coarse(bubble())] {
         busy_network_splits_alike(network(torus.topology(link()), kind, SimTime::from_ns(100), 512));
+    }
+}
+
+#[test]
+fn ugal_detours_split_alike_under_group_shift_traffic() {
+    // Every host sends to hosts of the next group at once: the minimal paths' queues
+    // fill, UGAL-L detours, and credits cross the cut global cables.
+    let mut messages = Vec::new();
+    for src in 0..72 {
+        for k in 0..40 {
+            let spec = MessageSpec {
+                src: HostId(src),
+                dst: HostId((src + 8 + k % 8) % 72),
+                size_bytes: 200 + 100 * (src + k) % 700,
+                cookie: u64::from(src * 40 + k),
+            };
+            messages.push((SimTime::from_ns(u64::from(k) * 170 + u64::from(src) * 3), spec));
+        }
+    }
+    messages.sort_by_key(|&(at, spec)| (at, spec.cookie));
+    for kind in [SwitchKind::OutputQueued, cioq(2, true)] {
+        let builder = network(detour(Some(240)), kind, SimTime::from_ns(100), 512);
+        let expected = replay(&builder, 0, &messages, false);
+        let minimal = Dragonfly::balanced(2, Arrangement::Absolute)
+            .expect("valid")
+            .try_topology(link())
+            .expect("fits");
+        let minimal = network(minimal, kind, SimTime::from_ns(100), 512);
+        assert_ne!(replay(&minimal, 0, &messages, false), expected, "UGAL-L took detours");
+        for parts in 2..=4 {
+            assert_eq!(
+                replay(&builder, parts, &messages, false),
+                expected,
+                "{kind:?}, {parts} partitions"
+            );
+        }
     }
 }
 

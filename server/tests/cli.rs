@@ -611,12 +611,18 @@ fn a_split_server_serves_several_clients_as_the_network_whole() {
         &["--workload", "all-to-all", "--tasks", "8", "--size", "20000"],
         &["--workload", "random", "--tasks", "8", "--messages", "200"],
     ];
-    let networks: [&[&str]; 5] = [
+    // A dragonfly of 2 hosts a group: the 8 tasks span 4 groups, and UGAL-L chooses.
+    let dragonfly = temp_file(
+        "dragonfly.toml",
+        "[network]\nkind = \"dragonfly\"\np = 1\na = 2\nh = 2\ng = 5\nrouting = \"ugal\"\n",
+    );
+    let networks: [&[&str]; 6] = [
         &["--preset", "kary-ntree"],
         &["--preset", "fat-tree", "--granularity", "fine"],
         &["--preset", "torus-3d", "--granularity", "fine"],
         &["--preset", "fat-tree"],
         &["--preset", "torus-3d"],
+        &["--network", &dragonfly],
     ];
     for network in networks {
         let served = |partitions: &str| {

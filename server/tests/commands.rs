@@ -1136,6 +1136,83 @@ fn traffic_runs_a_point_and_a_compared_sweep() {
     let _ = std::fs::remove_file(&svg);
 }
 
+/// The 1,056-host dragonfly under its adversarial traffic: minimal routing sends a
+/// group's whole load over one global cable and saturates at 1/32 of the link rate;
+/// Valiant and UGAL-L spread it. Under uniform traffic UGAL-L stays near minimal. The
+/// detours do not depend on the partition count.
+#[test]
+fn dragonfly_routings_draw_the_textbook_curves_and_split_alike() {
+    let point = |args: &[&str]| {
+        let base = [
+            "--preset",
+            "dragonfly",
+            "--cycles",
+            "--size-flits",
+            "10",
+            "--warmup",
+            "1000",
+            "--measure",
+            "3000",
+            "--json",
+        ];
+        let json = traffic(&[&base[..], args].concat()).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let mut curves: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        for curve in curves.as_array_mut().expect("curves") {
+            for p in curve["points"].as_array_mut().expect("points") {
+                p["wall_seconds"] = 0.into();
+                p["build_seconds"] = 0.into();
+            }
+        }
+        curves
+    };
+    let shift = point(&[
+        "--load",
+        "0.1",
+        "--pattern",
+        "group-shift",
+        "--compare-routing",
+        "minimal,valiant,ugal",
+    ]);
+    let accepted = |c: &serde_json::Value| c["points"][0]["accepted_load"].as_f64().expect("a number");
+    let [minimal, valiant, ugal] = [&shift[0], &shift[1], &shift[2]];
+    assert_eq!(
+        shift[0]["pattern"], "group-shift:32",
+        "the dragonfly's p·a hosts a group"
+    );
+    assert!(accepted(minimal) < 0.035, "{minimal}");
+    assert_eq!(minimal["points"][0]["saturated"], true);
+    assert!(accepted(valiant) > 0.095 && accepted(ugal) > 0.095, "{valiant} {ugal}");
+    // Adaptive routes are chosen message by message: no fixed path to count hops on.
+    assert_eq!(ugal["points"][0]["mean_hops"], serde_json::Value::Null);
+    let uniform = point(&["--load", "0.3", "--compare-routing", "minimal,ugal"]);
+    let mean = |c: &serde_json::Value| c["points"][0]["latency"]["mean"].as_f64().expect("a number");
+    assert!(mean(&uniform[1]) < mean(&uniform[0]) * 1.1, "{uniform}");
+    let split = |partitions: &str| {
+        point(&[
+            "--load",
+            "0.2",
+            "--pattern",
+            "group-shift",
+            "--routing",
+            "ugal",
+            "--switch",
+            "cioq",
+            "--speedup",
+            "2",
+            "--partitions",
+            partitions,
+        ])
+    };
+    assert_eq!(split("3"), split("1"));
+    let refused = traffic(&["--load", "0.1", "--pattern", "group-shift"]).expect_err("refused");
+    assert!(
+        refused.contains("group-shift: give the hosts of a group as group-shift:N"),
+        "{refused}"
+    );
+    let given = traffic(&["--load", "0.1", "--pattern", "group-shift:16", "--measure", "20"]);
+    assert!(given.is_ok(), "{given:?}");
+}
+
 #[test]
 fn traffic_refuses_what_it_cannot_run() {
     let refused = |args: &[&str], expected: &str| {
@@ -1811,6 +1888,71 @@ fn partitions_change_nothing_but_the_wall_clock() {
         ],
         "--partitions: a server started apart runs as it was started",
     );
+}
+
+/// A Dimemas trace over the 1,056-host dragonfly (64 tasks: two groups of 32 hosts),
+/// minimal, Valiant and UGAL-L: each predicts its own time, and the network split over
+/// threads predicts the same, round trips included; the replayer alone (`--no-server`)
+/// replays the trace too.
+#[test]
+fn a_dimemas_trace_replays_over_a_dragonfly_split_alike() {
+    let saved = std::env::temp_dir().join(format!("vesper-dragonfly-{}.dim", std::process::id()));
+    let saved = saved.to_str().expect("a UTF-8 path");
+    let out = vesper(&[
+        "run",
+        "--workload",
+        "all-to-all",
+        "--tasks",
+        "64",
+        "--size",
+        "8192",
+        "--save-trace",
+        saved,
+    ]);
+    assert!(out.success, "{}", out.stderr);
+    let run = |routing: &str, partitions: &str| {
+        let out = vesper(&[
+            "run",
+            saved,
+            "--preset",
+            "dragonfly",
+            "--routing",
+            routing,
+            "--partitions",
+            partitions,
+        ]);
+        assert!(out.success, "{routing}: {}", out.stderr);
+        out.stdout
+    };
+    let prediction = |out: &str| out.lines().filter(|l| l.starts_with("predicted")).collect::<String>();
+    let mut predictions = Vec::new();
+    for routing in ["minimal", "valiant", "ugal"] {
+        let whole = run(routing, "1");
+        assert!(whole.contains("dragonfly (p 4, a 8, h 4, g 33, absolute)"), "{whole}");
+        assert_eq!(run(routing, "3"), whole, "{routing}");
+        predictions.push(prediction(&whole));
+    }
+    assert_ne!(predictions[0], predictions[1], "Valiant's detours take longer");
+    // The replayer alone, over its bus model at the links' rate, predicts less than any
+    // routing over the dragonfly, whose cables and routers it leaves out.
+    let bus = vesper(&[
+        "run",
+        saved,
+        "--no-server",
+        "--network",
+        "ideal",
+        "--bandwidth",
+        "238",
+        "--json",
+    ]);
+    assert!(bus.success, "{}", bus.stderr);
+    let bus: serde_json::Value = serde_json::from_str(&bus.stdout).expect("JSON");
+    let served = vesper_json(&["run", saved, "--preset", "dragonfly", "--json"]);
+    assert!(
+        bus["predicted_ns"].as_f64() < served["predicted_ns"].as_f64(),
+        "{bus} {served}"
+    );
+    let _ = std::fs::remove_file(saved);
 }
 
 /// Routes drawn at random from a route file with two paths per pair split alike: every

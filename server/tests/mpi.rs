@@ -104,10 +104,18 @@ fn ranks_give_the_curves_of_one_process() {
     )
     .expect("writable temp dir");
     let coarse_worms = coarse_worms.to_str().expect("UTF-8 path");
+    let dragonfly = std::env::temp_dir().join(format!("vesper-mpi-dragonfly-{}.toml", std::process::id()));
+    std::fs::write(
+        &dragonfly,
+        "[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"ugal\"\nswitch = \"cioq\"\nspeedup = 2\n\
+         packet_payload_bytes = 112\n",
+    )
+    .expect("writable temp dir");
+    let dragonfly = dragonfly.to_str().expect("UTF-8 path");
     let dir = std::env::temp_dir().join(format!("vesper-mpi-routes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (map, routes) = common::map_with_two_paths_a_pair(&dir);
-    let networks: [&[&str]; 10] = [
+    let networks: [&[&str]; 11] = [
         &["--preset", "kary-ntree"],
         &["--preset", "hypercube"],
         &["--preset", "fat-tree", "--switch", "cioq"],
@@ -120,6 +128,8 @@ fn ranks_give_the_curves_of_one_process() {
         // Wormhole switches in runs of flits (the default).
         &["--preset", "fat-tree"],
         &["--network", coarse_worms],
+        // UGAL-L's credits cross the cut global cables.
+        &["--network", dragonfly, "--pattern", "group-shift"],
     ];
     for network in networks {
         let load = format!("{:.2}", 0.1 + rng.below(90) as f64 / 100.0);
@@ -144,6 +154,7 @@ fn ranks_give_the_curves_of_one_process() {
     let _ = std::fs::remove_file(torus);
     let _ = std::fs::remove_file(worms);
     let _ = std::fs::remove_file(coarse_worms);
+    let _ = std::fs::remove_file(dragonfly);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -254,7 +265,7 @@ fn unwalled(out: &Output, what: &str) -> serde_json::Value {
 #[test]
 fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
     // Rank 0 runs the in-process server and leads; the others follow its network's calls.
-    let cases: [&[&str]; 7] = [
+    let cases: [&[&str]; 8] = [
         &["--workload", "all-to-all", "--tasks", "16", "--preset", "kary-ntree"],
         // Wormhole switches in runs of flits: their final deliveries are found by
         // walks up the packets' paths that go from rank to rank.
@@ -309,6 +320,19 @@ fn a_replay_over_ranks_led_by_rank_zero_predicts_what_one_process_does() {
             "--switch",
             "cioq",
             "--voq",
+        ],
+        // Two groups of a dragonfly, UGAL-L choosing at the source routers.
+        &[
+            "--workload",
+            "all-to-all",
+            "--tasks",
+            "64",
+            "--size",
+            "8192",
+            "--preset",
+            "dragonfly",
+            "--routing",
+            "ugal",
         ],
     ];
     for case in cases {

@@ -44,7 +44,7 @@ impl FabricPart for IdealParams {
     type Event = IdealEvent;
     const SWITCHED: bool = false;
 
-    fn route(&mut self, _src: HostId, _dst: HostId) -> Route {
+    fn route(&mut self, _src: HostId, _dst: HostId, _number: u64) -> Route {
         Route::Table
     }
 

@@ -323,6 +323,12 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
             });
             return;
         }
+        CrossingEvent::Credit { port, bytes } => {
+            out.push(5);
+            put_u32(out, port);
+            put_u32(out, bytes);
+            return;
+        }
     }
     let p = &c.packet;
     put_u32(out, p.index);
@@ -353,6 +359,16 @@ pub(crate) fn put_crossing(out: &mut Vec<u8>, c: &Crossing) {
         Route::Explicit(id) => {
             out.push(2);
             put_u32(out, id);
+        }
+        Route::Detour { via, hops } => {
+            out.push(3);
+            put_u32(out, via);
+            out.push(hops);
+        }
+        Route::Choose { via, hops } => {
+            out.push(4);
+            put_u32(out, via);
+            out.push(hops);
         }
     }
 }
@@ -385,6 +401,13 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
                 }),
             },
         },
+        5 => {
+            let credit = CrossingEvent::Credit {
+                port: words.u32(),
+                bytes: words.u32(),
+            };
+            return Crossing::bare(to, key, credit);
+        }
         _ => {
             let port = words.u32();
             let signal = match words.u8() {
@@ -424,7 +447,15 @@ pub(crate) fn crossing(words: &mut Words<'_>) -> Crossing {
         route: match words.u8() {
             0 => Route::Table,
             1 => Route::Source(words.u32()),
-            _ => Route::Explicit(words.u32()),
+            2 => Route::Explicit(words.u32()),
+            3 => Route::Detour {
+                via: words.u32(),
+                hops: words.u8(),
+            },
+            _ => Route::Choose {
+                via: words.u32(),
+                hops: words.u8(),
+            },
         },
     };
     Crossing {

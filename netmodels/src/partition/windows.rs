@@ -70,7 +70,9 @@
 //!   network whole does what its partitions do (see "Crossing rules" in
 //!   `switch::wormhole::coarse`).
 //! - **The lookahead is the cable alone** (`NetworkBuilder::acting_latency`): a signal
-//!   or a plan acts when it arrives, with no routing decision after it.
+//!   or a plan acts when it arrives, with no routing decision after it. So does a
+//!   credit going up to a packet switch under UGAL-L (`Detour`): its output counts the
+//!   bytes it sent until they start leaving the next switch.
 //! - **Final deliveries walk across partitions**: on the coarse path, whether nothing
 //!   can change a delivery is found by walking up the packet's path; a walk that
 //!   reaches a cut cable goes on in the partition beyond it, round by round

@@ -35,8 +35,12 @@
 
 use crate::ids::{Device, HostId, SwitchId};
 use crate::link::LinkParams;
+use crate::time::SimTime;
 use crate::topology::shape::{Shape, ShapeCounts, Strategy};
 use crate::topology::{Cable, Endpoint, Routing, RoutingPolicy, Topology, TopologyError, room};
+
+pub mod detour;
+pub use detour::Detour;
 
 /// How a dragonfly's global cables join its groups (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -70,6 +74,9 @@ pub struct Dragonfly {
     pub g: u32,
     /// how the global cables join the groups
     pub arrangement: Arrangement,
+    /// the global cables' propagation delay (`None`: the link's, as every other
+    /// cable's); BookSim's global channels take 10 times its local ones
+    pub global_propagation: Option<SimTime>,
 }
 
 /// Why a dragonfly cannot be built: the field at fault ([`DragonflyError`]'s `Display`
@@ -138,9 +145,19 @@ impl Dragonfly {
             h,
             g,
             arrangement,
+            global_propagation: None,
         };
         d.check()?;
         Ok(d)
+    }
+
+    /// The same dragonfly with global cables of propagation delay `global` (`None`: the
+    /// link's).
+    pub fn with_global_propagation(self, global: Option<SimTime>) -> Dragonfly {
+        Dragonfly {
+            global_propagation: global,
+            ..self
+        }
     }
 
     /// The balanced dragonfly of `p` hosts a router: `a = 2p`, `h = p`, `g = a·h + 1`
@@ -249,10 +266,15 @@ impl Dragonfly {
     /// Minimal routing: the output port of router `switch` towards host `dst` (see the
     /// [module documentation](self)).
     pub fn minimal(&self, switch: SwitchId, dst: HostId) -> u32 {
-        let (r, target) = (switch.0, dst.0 / self.p);
-        if r == target {
+        let target = dst.0 / self.p;
+        if switch.0 == target {
             return dst.0 % self.p;
         }
+        self.towards(switch.0, target)
+    }
+
+    /// The output port of router `r` on the minimal path to router `target` (another).
+    pub fn towards(&self, r: u32, target: u32) -> u32 {
         let (group, d) = (r / self.a, r % self.a);
         let (to_group, t) = (target / self.a, target % self.a);
         if group == to_group {
@@ -264,6 +286,21 @@ impl Dragonfly {
         } else {
             self.local_port(d, gateway)
         }
+    }
+
+    /// The hops between routers of the minimal path from router `from` to router `to`:
+    /// 0 to 3.
+    pub fn router_hops(&self, from: u32, to: u32) -> u32 {
+        let (group, to_group) = (from / self.a, to / self.a);
+        if from == to {
+            return 0;
+        }
+        if group == to_group {
+            return 1;
+        }
+        let gateway = group * self.a + self.slot_towards(group, to_group) / self.h;
+        let arrival = to_group * self.a + self.slot_towards(to_group, group) / self.h;
+        u32::from(from != gateway) + 1 + u32::from(arrival != to)
     }
 
     /// [`Shape::try_topology`]: the host cables in host order, then each group's local
@@ -296,6 +333,10 @@ impl Dragonfly {
                 }
             }
         }
+        let global = LinkParams {
+            propagation: self.global_propagation.unwrap_or(link.propagation),
+            ..link
+        };
         for group in 0..self.g {
             for s in 0..self.g - 1 {
                 let to = self.slot_target(group, s);
@@ -307,7 +348,7 @@ impl Dragonfly {
                 cables.push(Cable {
                     a: router(group * self.a + d, port),
                     b: router(to * self.a + t, far_port),
-                    link,
+                    link: global,
                 });
             }
         }
@@ -361,8 +402,12 @@ pub enum PortKind {
 /// paths); cut by groups.
 impl Shape for Dragonfly {
     fn name(&self) -> String {
+        let global = self
+            .global_propagation
+            .map(|t| format!(", global cables + {t}"))
+            .unwrap_or_default();
         format!(
-            "dragonfly (p {}, a {}, h {}, g {}, {})",
+            "dragonfly (p {}, a {}, h {}, g {}, {}{global})",
             self.p,
             self.a,
             self.h,
@@ -389,7 +434,19 @@ impl Shape for Dragonfly {
     }
 
     fn routing(&self, policy: &RoutingPolicy) -> Option<Routing> {
-        matches!(policy, RoutingPolicy::Minimal).then(|| Routing::DragonflyMinimal(self.clone()))
+        let detour = |seed, ugal_threshold| {
+            Routing::DragonflyDetour(Detour {
+                dragonfly: self.clone(),
+                seed,
+                ugal_threshold,
+            })
+        };
+        match *policy {
+            RoutingPolicy::Minimal => Some(Routing::DragonflyMinimal(self.clone())),
+            RoutingPolicy::Valiant { seed } => Some(detour(seed, None)),
+            RoutingPolicy::Ugal { seed, threshold } => Some(detour(seed, Some(threshold))),
+            _ => None,
+        }
     }
 
     fn diameter_links(&self) -> Option<u32> {
@@ -509,6 +566,50 @@ mod tests {
                         hops += 1;
                         assert!(hops <= 3, "{d:?}: {src} to {dst}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn router_hops_count_the_minimal_path_and_global_cables_take_their_own_delay() {
+        for d in both(2, 4, 2, 9).into_iter().chain(both(1, 3, 2, 5)) {
+            let local = SimTime::from_ns(10);
+            let d = d.with_global_propagation(Some(SimTime::from_ns(100)));
+            let link = LinkParams {
+                propagation: local,
+                ..LinkParams::default()
+            };
+            let t = d.try_topology(link).expect("fits");
+            let mut peer = std::collections::BTreeMap::new();
+            for c in &t.cables {
+                peer.insert(c.a, c.b);
+                peer.insert(c.b, c.a);
+                if let (Device::Switch(x), Device::Switch(y)) = (c.a.device, c.b.device) {
+                    let global = x.0 / d.a != y.0 / d.a;
+                    assert_eq!(c.link.propagation, SimTime::from_ns(if global { 100 } else { 10 }));
+                    assert_eq!(d.port_kind(c.a.port) == PortKind::Global, global);
+                } else {
+                    assert_eq!(c.link.propagation, local, "host cables keep the link's delay");
+                }
+            }
+            for from in 0..d.routers() {
+                for to in 0..d.routers() {
+                    let (mut at, mut hops) = (from, 0);
+                    while at != to {
+                        let port = d.towards(at, to);
+                        let end = peer[&Endpoint {
+                            device: Device::Switch(SwitchId(at)),
+                            port,
+                        }];
+                        let Device::Switch(next) = end.device else {
+                            panic!("{d:?}: {from} to {to} reached a host")
+                        };
+                        at = next.0;
+                        hops += 1;
+                        assert!(hops <= 3);
+                    }
+                    assert_eq!(d.router_hops(from, to), hops, "{d:?}: {from} to {to}");
                 }
             }
         }

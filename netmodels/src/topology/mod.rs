@@ -29,7 +29,7 @@ pub mod torus;
 mod wiring;
 pub mod xgft;
 
-pub use dragonfly::{Arrangement, Dragonfly, DragonflyError};
+pub use dragonfly::{Arrangement, Detour, Dragonfly, DragonflyError};
 pub use explicit::{ExplicitError, ExplicitRoutes, MultipathPolicy, PathList};
 
 pub use shape::{Crossbar, Shape, ShapeCounts, Strategy};
@@ -69,6 +69,10 @@ pub enum Routing {
     /// dragonfly, minimal: a local hop to the router with the cable towards the
     /// destination's group, that cable, a local hop (table routing; see [`dragonfly`])
     DragonflyMinimal(Dragonfly),
+    /// dragonfly, Valiant or UGAL-L: minimal through an intermediate router drawn for
+    /// each message, always (Valiant) or when the source router's queues say so (UGAL-L;
+    /// see [`Detour`])
+    DragonflyDetour(Detour),
     /// paths given one by one, several per pair (route files; see [`explicit`]);
     /// source routing
     Explicit(Arc<ExplicitRoutes>),
@@ -83,12 +87,25 @@ impl Routing {
             Routing::ShortestPath
             | Routing::DimensionOrder(_)
             | Routing::DragonflyMinimal(_)
+            | Routing::DragonflyDetour(_)
             | Routing::Explicit(_) => None,
             Routing::DModK(x) => Some(x.d_mod_k_path(src, dst)),
             Routing::SModK(x) => Some(x.s_mod_k_path(src, dst)),
             Routing::Random { xgft, seed } => Some(xgft.random_path(*seed, src, dst)),
             Routing::PatternAware(routes) => Some(routes.path(src, dst)),
         }
+    }
+
+    /// Whether packet switches send credits up their cables for it (UGAL-L's view of
+    /// the next switch, see [`Detour`]).
+    pub(crate) fn counts_credits(&self) -> bool {
+        matches!(
+            self,
+            Routing::DragonflyDetour(Detour {
+                ugal_threshold: Some(_),
+                ..
+            })
+        )
     }
 
     /// The shape this routing is made for (`None`: it follows any cables).
@@ -98,6 +115,7 @@ impl Routing {
             Routing::PatternAware(routes) => Some(routes.xgft()),
             Routing::DimensionOrder(t) => Some(t),
             Routing::DragonflyMinimal(d) => Some(d),
+            Routing::DragonflyDetour(x) => Some(&x.dragonfly),
             Routing::ShortestPath | Routing::Explicit(_) => None,
         }
     }
@@ -126,6 +144,19 @@ pub enum RoutingPolicy {
     DimensionOrder,
     /// dragonfly: the one shortest way through the cable between the two groups
     Minimal,
+    /// dragonfly: minimal through an intermediate router drawn for each message
+    Valiant {
+        /// the seed of the draws
+        seed: u64,
+    },
+    /// dragonfly: minimal, or Valiant's detour when the minimal path's first queue is
+    /// longer (see [`Detour`])
+    Ugal {
+        /// the seed of the draws
+        seed: u64,
+        /// minimal when `q_min ≤ 2·q_detour + threshold` \[bytes\]
+        threshold: u64,
+    },
     /// paths given one by one: a route file, or routes generated for a map
     Explicit {
         /// where they come from: "routes" (a file) or "up-down"
@@ -146,6 +177,8 @@ impl RoutingPolicy {
             RoutingPolicy::PatternAware(_) => "pattern-aware",
             RoutingPolicy::DimensionOrder => "dimension-order",
             RoutingPolicy::Minimal => "minimal",
+            RoutingPolicy::Valiant { .. } => "valiant",
+            RoutingPolicy::Ugal { .. } => "ugal",
             RoutingPolicy::Explicit { name, .. } => name,
         }
     }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::wiring::Wiring;
 use super::{
-    Dragonfly, Endpoint, ExplicitRoutes, MAX_ROUTE_SWITCHES, MultipathPolicy, Routing, Topology, TopologyError, Torus,
-    filled, room, xgft,
+    Detour, Dragonfly, Endpoint, ExplicitRoutes, MAX_ROUTE_SWITCHES, MultipathPolicy, Routing, Topology, TopologyError,
+    Torus, filled, room, xgft,
 };
 use crate::ids::{Device, HostId, SwitchId};
 use crate::rng::Rng;
@@ -51,6 +51,8 @@ pub(crate) struct RouteTable {
     turns: Vec<u32>,
     /// explicit random: the draws
     rng: Option<Rng>,
+    /// dragonfly Valiant or UGAL-L: the draws and the choice
+    detour: Option<Detour>,
 }
 
 #[cfg(test)]
@@ -118,6 +120,22 @@ pub(crate) enum Route {
     Source(u32),
     /// the header carries this given path (an id into the explicit routes)
     Explicit(u32),
+    /// dragonfly: minimal to router `via`, `hops` switches on, then minimal to the
+    /// destination (Valiant, or UGAL-L's detour)
+    Detour {
+        /// the intermediate router
+        via: u32,
+        /// its index on the path (the source's router is 0)
+        hops: u8,
+    },
+    /// dragonfly UGAL-L, not yet chosen: the source router chooses between the
+    /// minimal path and [`Route::Detour`] through `via` ([`RouteTable::choose`])
+    Choose {
+        /// the intermediate router
+        via: u32,
+        /// its index on the path
+        hops: u8,
+    },
 }
 
 impl RouteTable {
@@ -146,6 +164,7 @@ impl RouteTable {
             Routing::ShortestPath
             | Routing::DimensionOrder(_)
             | Routing::DragonflyMinimal(_)
+            | Routing::DragonflyDetour(_)
             | Routing::Explicit(_) => None,
         };
         if let Some(x) = xgft {
@@ -176,6 +195,16 @@ impl RouteTable {
                     ..RouteTable::table(topology.hosts)
                 })
             }
+            Routing::DragonflyDetour(x) => {
+                let d = &x.dragonfly;
+                d.check()?;
+                check_shape("dragonfly", (d.routers(), d.hosts()), topology)?;
+                Ok(RouteTable {
+                    closed: Some(ClosedForm::Dragonfly(d.clone())),
+                    detour: Some(x.clone()),
+                    ..RouteTable::table(topology.hosts)
+                })
+            }
             Routing::Explicit(routes) => RouteTable::explicit(topology, wiring, routes),
             Routing::SModK(_) | Routing::Random { .. } | Routing::PatternAware(_) => Ok(RouteTable {
                 source: Some(topology.routing.clone()),
@@ -196,6 +225,7 @@ impl RouteTable {
             self_port: Vec::new(),
             turns: Vec::new(),
             rng: None,
+            detour: None,
         }
     }
 
@@ -296,8 +326,17 @@ impl RouteTable {
         })
     }
 
-    /// The route of packets from `src` to `dst`.
-    pub(crate) fn route(&mut self, src: HostId, dst: HostId) -> Route {
+    /// The route of message `number` (in the whole network) from `src` to `dst`.
+    pub(crate) fn route(&mut self, src: HostId, dst: HostId, number: u64) -> Route {
+        if let Some(x) = &self.detour {
+            let p = x.dragonfly.p;
+            return match x.intermediate(number, src.0 / p, dst.0 / p) {
+                // At most 3 hops between routers: it fits.
+                Some((via, hops)) if x.ugal_threshold.is_some() => Route::Choose { via, hops: hops as u8 },
+                Some((via, hops)) => Route::Detour { via, hops: hops as u8 },
+                None => Route::Table,
+            };
+        }
         if let Some(routes) = &self.explicit {
             let alternatives = routes.alternatives(src, dst);
             let count = alternatives.len() as u32;
@@ -352,6 +391,38 @@ impl RouteTable {
         }
     }
 
+    /// The route another partition drew for a message from `src` to `dst` from one
+    /// generator, when [`Self::draws_at_random`]: the same draw, to keep the generator
+    /// in step (the draws of dragonfly detours are keyed by the message's number and
+    /// need no step).
+    pub(crate) fn draw_elsewhere(&mut self, src: HostId, dst: HostId) {
+        if self.draws_at_random() {
+            self.route(src, dst, 0);
+        }
+    }
+
+    /// UGAL-L's choice at the source router `switch` of a [`Route::Choose`] towards
+    /// `dst`, given the bytes waiting for each of its outputs (`queued`); other routes
+    /// are returned as they are.
+    pub(crate) fn choose(&self, route: Route, switch: SwitchId, dst: HostId, queued: impl Fn(u32) -> u64) -> Route {
+        let (Route::Choose { via, hops }, Some(x)) = (route, &self.detour) else {
+            return route;
+        };
+        let minimal = self.next_port(switch, dst);
+        let detour = x.dragonfly.towards(switch.0, via);
+        if x.takes_minimal(queued(minimal), queued(detour)) {
+            Route::Table
+        } else {
+            Route::Detour { via, hops }
+        }
+    }
+
+    /// Whether packet switches count credits for UGAL-L (see [`Detour`]).
+    #[inline(always)]
+    pub(crate) fn counts_credits(&self) -> bool {
+        self.detour.as_ref().is_some_and(|x| x.ugal_threshold.is_some())
+    }
+
     /// Whether routes are drawn at random, message by message, from one generator:
     /// the draws depend on the order of every host's messages.
     pub(crate) fn draws_at_random(&self) -> bool {
@@ -361,8 +432,12 @@ impl RouteTable {
     /// Appends to `ports` the output ports (global indices) a packet from `src` to `dst`
     /// leaves by, the source's own port first, without changing any routing state.
     /// Returns `false` (with nothing appended) when the path is not fixed by the pair:
-    /// explicit routes with several alternatives taken in turn or at random.
+    /// explicit routes with several alternatives taken in turn or at random, dragonfly
+    /// detours.
     pub(crate) fn walk(&self, wiring: &Wiring, src: HostId, dst: HostId, ports: &mut Vec<u32>) -> bool {
+        if self.detour.is_some() {
+            return false;
+        }
         let path: Option<std::borrow::Cow<'_, [u32]>> = if let Some(routes) = &self.explicit {
             let alternatives = routes.alternatives(src, dst);
             let count = alternatives.len() as u32;
@@ -415,7 +490,11 @@ impl RouteTable {
     /// host `dst`.
     pub(crate) fn port(&self, route: Route, switch: SwitchId, hop: usize, dst: HostId) -> u32 {
         match route {
-            Route::Table => self.next_port(switch, dst),
+            Route::Table | Route::Choose { .. } => self.next_port(switch, dst),
+            Route::Detour { via, hops } => match &self.detour {
+                Some(x) if hop < usize::from(hops) => x.dragonfly.towards(switch.0, via),
+                _ => self.next_port(switch, dst),
+            },
             Route::Source(id) => self.paths[id as usize].get(hop).copied().unwrap_or(u32::MAX),
             Route::Explicit(id) => self
                 .explicit

@@ -520,6 +520,8 @@ impl Shape for Xgft {
             RoutingPolicy::ShortestPath
             | RoutingPolicy::DimensionOrder
             | RoutingPolicy::Minimal
+            | RoutingPolicy::Valiant { .. }
+            | RoutingPolicy::Ugal { .. }
             | RoutingPolicy::Explicit { .. } => {
                 return None;
             }
@@ -741,7 +743,7 @@ pub(crate) mod tests {
         let mut out: Vec<_> = pairs
             .iter()
             .map(|&(src, dst)| {
-                let route = routes.route(HostId(src), HostId(dst));
+                let route = routes.route(HostId(src), HostId(dst), 0);
                 assert!(matches!(route, Route::Source(_)), "{route:?}");
                 let hops = 2 * x.top_level(HostId(src), HostId(dst)) - 1;
                 let ports = (0..hops)

@@ -14,6 +14,11 @@
 //!   tornado          d_x = (n_x/2 + s_x) mod n_x, d_y = s_y   (hosts as an n_x × n_y grid)
 //! ```
 //!
+//! `group-shift:N` is a dragonfly's adversarial pattern (Kim, Dally, Scott and Abts,
+//! 2008, "WC"): hosts in groups of `N` (a dragonfly's `p·a`), every packet of group `i`
+//! to a random host of group `i + 1 mod G`, so that minimal routing sends a group's
+//! whole traffic over the one global cable between the two groups.
+//!
 //! A permutation may map a host to itself (bit reversal of a palindrome, say): such a
 //! packet still leaves its host and comes back through the host's switch.
 
@@ -69,6 +74,12 @@ pub enum Pattern {
     NearestNeighbour,
     /// a permutation drawn once from the traffic's seed (Fisher–Yates)
     RandomPermutation,
+    /// hosts in groups of `group`; every packet to a random host of the next group
+    /// (`None`: the network's own groups, filled in by whoever knows them)
+    GroupShift {
+        /// hosts in a group
+        group: Option<u32>,
+    },
 }
 
 /// Why a pattern cannot be used: each carries the pattern as written and the values
@@ -171,6 +182,22 @@ pub enum PatternError {
         /// the network's hosts
         hosts: u32,
     },
+    /// group shift: groups that do not divide the hosts, or fewer than two of them
+    #[error("{pattern}: groups of {group} hosts must divide the {hosts} hosts into two groups or more")]
+    GroupsDoNotDivide {
+        /// the pattern
+        pattern: String,
+        /// hosts in a group
+        group: u32,
+        /// the network's hosts
+        hosts: u32,
+    },
+    /// group shift without its group size, on a network that has no groups
+    #[error("{pattern}: give the hosts of a group as group-shift:N (only a dragonfly has groups of its own)")]
+    NoGroups {
+        /// the pattern
+        pattern: String,
+    },
     /// tornado without its row length on a number of hosts that is not a square
     #[error(
         "{pattern}: needs a square number of hosts (a 2D grid), the network has {hosts}; give the row length as \
@@ -196,6 +223,8 @@ pub enum PatternParam {
     Count,
     /// `tornado`'s NX
     Columns,
+    /// `group-shift`'s N
+    Group,
 }
 
 impl fmt::Display for PatternParam {
@@ -205,6 +234,7 @@ impl fmt::Display for PatternParam {
             PatternParam::First => "the first host",
             PatternParam::Count => "the host count",
             PatternParam::Columns => "NX",
+            PatternParam::Group => "N",
         })
     }
 }
@@ -212,7 +242,7 @@ impl fmt::Display for PatternParam {
 /// The names [`Pattern::from_str`] reads, with their parameters.
 pub const PATTERN_SYNTAX: &str = "uniform, uniform-self, hot-spot[:HOST[:FRACTION]], \
      hot-region[:FIRST:COUNT[:FRACTION]], bit-complement, bit-reversal, transpose, butterfly, \
-     perfect-shuffle, tornado[:NX], nearest-neighbour, random-permutation";
+     perfect-shuffle, tornado[:NX], nearest-neighbour, random-permutation, group-shift[:N]";
 
 impl FromStr for Pattern {
     type Err = PatternError;
@@ -250,7 +280,7 @@ impl FromStr for Pattern {
         let max_params = match name {
             "hot-spot" => 2,
             "hot-region" => 3,
-            "tornado" => 1,
+            "tornado" | "group-shift" => 1,
             _ => 0,
         };
         if params.len() > max_params {
@@ -288,6 +318,9 @@ impl FromStr for Pattern {
             },
             "nearest-neighbour" | "nearest-neighbor" => Pattern::NearestNeighbour,
             "random-permutation" => Pattern::RandomPermutation,
+            "group-shift" => Pattern::GroupShift {
+                group: number(0, PatternParam::Group)?,
+            },
             _ => {
                 return Err(PatternError::UnknownName {
                     pattern: pattern(),
@@ -314,6 +347,8 @@ impl fmt::Display for Pattern {
             Pattern::Tornado { columns: Some(n) } => write!(f, "tornado:{n}"),
             Pattern::NearestNeighbour => write!(f, "nearest-neighbour"),
             Pattern::RandomPermutation => write!(f, "random-permutation"),
+            Pattern::GroupShift { group: None } => write!(f, "group-shift"),
+            Pattern::GroupShift { group: Some(n) } => write!(f, "group-shift:{n}"),
         }
     }
 }
@@ -338,9 +373,22 @@ enum Draw {
     },
     /// the destination of every source
     Fixed(Vec<u32>),
+    /// a random host of the next group of `group` hosts
+    Shift {
+        group: u32,
+    },
 }
 
 impl Pattern {
+    /// The pattern with the network's groups of `group` hosts filled in where it asks
+    /// for them (`group-shift` without its N); `None`: the network has no groups.
+    pub fn with_groups(self, group: Option<u32>) -> Pattern {
+        match (self, group) {
+            (Pattern::GroupShift { group: None }, Some(group)) => Pattern::GroupShift { group: Some(group) },
+            (pattern, _) => pattern,
+        }
+    }
+
     /// The pattern for `hosts` hosts; `seed` draws the random permutation. Refuses host
     /// counts the definition does not cover (bit permutations need a power of two).
     pub fn destinations(&self, hosts: u32, seed: u64) -> Result<Destinations, PatternError> {
@@ -449,6 +497,17 @@ impl Pattern {
                 }
                 Draw::Fixed(order)
             }
+            Pattern::GroupShift { group: None } => return Err(PatternError::NoGroups { pattern: pattern() }),
+            Pattern::GroupShift { group: Some(group) } => {
+                if group == 0 || !hosts.is_multiple_of(group) || hosts / group < 2 {
+                    return Err(PatternError::GroupsDoNotDivide {
+                        pattern: pattern(),
+                        group,
+                        hosts,
+                    });
+                }
+                Draw::Shift { group }
+            }
         };
         Ok(Destinations { hosts, kind })
     }
@@ -482,6 +541,10 @@ impl Destinations {
                 }
             }
             Draw::Fixed(table) => table[src.index()],
+            Draw::Shift { group } => {
+                let next = (src.0 / group + 1) % (n / group);
+                next * group + rng.below(u64::from(*group)) as u32
+            }
         })
     }
 
@@ -579,6 +642,22 @@ mod tests {
         let to_hot = (0..4000).filter(|_| hot.pick(HostId(0), &mut rng) == HostId(2)).count();
         // One half, plus 1/7 of the other half.
         assert!((2150..2420).contains(&to_hot), "{to_hot}");
+        let shift = "group-shift:4".parse::<Pattern>().expect("valid");
+        assert_eq!(shift.to_string(), "group-shift:4");
+        let shift = shift.destinations(12, 0).expect("fits");
+        let mut seen = [0u32; 12];
+        for _ in 0..4000 {
+            seen[shift.pick(HostId(9), &mut rng).index()] += 1;
+            // The last group sends to the first.
+            assert!(shift.pick(HostId(1), &mut rng).0 / 4 == 1);
+        }
+        assert!(seen[..4].iter().all(|&n| (850..1150).contains(&n)), "{seen:?}");
+        assert!(seen[4..].iter().all(|&n| n == 0), "{seen:?}");
+        let own = Pattern::GroupShift { group: None };
+        assert_eq!(own.with_groups(Some(32)), Pattern::GroupShift { group: Some(32) });
+        assert_eq!(own.with_groups(None), own);
+        let given = Pattern::GroupShift { group: Some(8) };
+        assert_eq!(given.with_groups(Some(32)), given, "an N given stays");
     }
 
     #[test]
@@ -600,6 +679,16 @@ mod tests {
         assert!(err("zigzag", 8).starts_with("zigzag: no such pattern"));
         assert!(err("hot-spot:0:1.5", 8).contains("from 0 to 1"));
         assert!(err("uniform:3", 8).contains("at most 0"));
+        assert_eq!(
+            err("group-shift", 8),
+            "group-shift: give the hosts of a group as group-shift:N (only a dragonfly has groups of its own)"
+        );
+        assert_eq!(
+            err("group-shift:3", 8),
+            "group-shift:3: groups of 3 hosts must divide the 8 hosts into two groups or more"
+        );
+        assert!(err("group-shift:8", 8).contains("two groups or more"));
+        assert!(err("group-shift:0", 8).contains("divide"));
         assert_eq!(err("uniform", 1), "uniform: needs two hosts or more, the network has 1");
         let syntax = |p: &str| p.parse::<Pattern>().expect_err("refused");
         assert_eq!(

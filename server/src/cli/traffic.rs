@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use vesper_netmodels::SimTime;
 
+use crate::config::{FabricConfig, NetworkConfig, Shape, SwitchedConfig};
 use crate::description::preset;
 use crate::description::{self, Field, NetworkSpec, RoutingName, SwitchName};
 
@@ -22,7 +23,9 @@ pub struct TrafficArgs {
     /// Where packets go: uniform, uniform-self, hot-spot[:HOST[:FRACTION]],
     /// hot-region[:FIRST:COUNT[:FRACTION]], bit-complement, bit-reversal, transpose,
     /// butterfly, perfect-shuffle, tornado[:NX], nearest-neighbour, random-permutation
-    /// (seed 002, Table 12; bit permutations need a power-of-two number of hosts).
+    /// (seed 002, Table 12; bit permutations need a power-of-two number of hosts), or
+    /// group-shift[:N]: every host of group i to a random host of group i + 1, in groups
+    /// of N hosts (a dragonfly's adversarial traffic; N is its p·a unless given).
     #[arg(long = "pattern", value_name = "PATTERN", default_value = "uniform")]
     pub traffic_pattern: String,
     /// Offered load per host: a fraction of its link's rate on the wire, the same as
@@ -66,8 +69,8 @@ pub struct TrafficArgs {
     #[arg(long, value_name = "TIME")]
     pub drain: Option<f64>,
     /// Cycle-compatible units: one time unit is one flit on one link; --warmup,
-    /// --measure, --drain, --router-delay, --link-delay and every latency reported are
-    /// in those units.
+    /// --measure, --drain, --router-delay, --link-delay, --global-link-delay and every
+    /// latency reported are in those units.
     #[arg(long)]
     pub cycles: bool,
     /// --cycles: the switches' routing (pipeline) delay [cycles].
@@ -76,6 +79,10 @@ pub struct TrafficArgs {
     /// --cycles: the cables' propagation delay [cycles].
     #[arg(long, value_name = "CYCLES", requires = "cycles")]
     pub link_delay: Option<u32>,
+    /// --cycles, dragonflies: the global cables' propagation delay [cycles; default:
+    /// --link-delay] (BookSim's are 100 cycles, its local ones 10).
+    #[arg(long, value_name = "CYCLES", requires = "cycles")]
+    pub global_link_delay: Option<u32>,
     /// Seed of the generators (each point's own seed comes from it and its load).
     #[arg(long, default_value_t = 1)]
     pub traffic_seed: u64,
@@ -191,7 +198,7 @@ pub fn traffic_on(
                     label.push(value_name(s));
                     with_switch(&mut spec, &overrides, *s);
                     // The seed draws random routes too.
-                    if *s != SwitchName::Wormhole && spec.routing != Some(RoutingName::Random) {
+                    if *s != SwitchName::Wormhole && !spec.routing.is_some_and(RoutingName::draws) {
                         spec.seed = overrides.seed;
                     }
                 }
@@ -238,16 +245,23 @@ pub fn traffic_on(
         let mut network = resolve(&spec, &origin)?;
         let mut link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         let flit_ns = link.bandwidth.serialization_time(u64::from(link.flit_bytes)).as_ps() as f64 / 1e3;
-        if args.router_delay.is_some() || args.link_delay.is_some() {
+        if args.router_delay.is_some() || args.link_delay.is_some() || args.global_link_delay.is_some() {
             spec.routing_latency_ns = args
                 .router_delay
                 .map(|c| f64::from(c) * flit_ns)
                 .or(spec.routing_latency_ns);
             spec.link_latency_ns = args.link_delay.map(|c| f64::from(c) * flit_ns).or(spec.link_latency_ns);
-            network = resolve(&spec, &origin)
-                .with_context(|| format!("--router-delay and --link-delay: cycles of {flit_ns} ns ({label})"))?;
+            spec.global_link_latency_ns = args
+                .global_link_delay
+                .map(|c| f64::from(c) * flit_ns)
+                .or(spec.global_link_latency_ns);
+            network = resolve(&spec, &origin).with_context(|| {
+                format!("--router-delay, --link-delay and --global-link-delay: cycles of {flit_ns} ns ({label})")
+            })?;
             link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         }
+        // group-shift without its N: the network's own groups.
+        let pattern = pattern.with_groups(group_hosts(&network));
         let spec = traffic_spec(&args, &link, pattern, flit_ns)?;
         // Checked here, so that a bad pattern is reported before any simulation.
         spec.pattern
@@ -328,7 +342,7 @@ pub fn traffic_on(
 
 /// What crosses between the partitions of `network`: packets, or a wormhole
 /// network's flits and flow-control signals.
-fn crossings_of(network: &crate::config::NetworkConfig) -> &'static str {
+fn crossings_of(network: &NetworkConfig) -> &'static str {
     use crate::config::{FabricConfig, SwitchedConfig};
     let wormhole = |s: &SwitchedConfig| matches!(s.switch.kind, vesper_netmodels::SwitchKind::Wormhole(_));
     let wormhole = match &network.fabric {
@@ -455,4 +469,16 @@ pub fn traffic_spec(
         drain: time("--drain", args.drain, drain_default, drain_default)?,
         seed: args.traffic_seed,
     })
+}
+
+/// Hosts in one of the network's groups, for `group-shift` without its N: a
+/// dragonfly's `p·a`; `None` for networks without groups.
+fn group_hosts(network: &NetworkConfig) -> Option<u32> {
+    match &network.fabric {
+        FabricConfig::Switched(SwitchedConfig {
+            shape: Shape::Dragonfly(d),
+            ..
+        }) => Some(d.p * d.a),
+        _ => None,
+    }
 }

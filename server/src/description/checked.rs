@@ -215,9 +215,9 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
     let name = spec.switch.take().unwrap_or(SwitchName::OutputQueued);
     let switch = SwitchSpec::take(name, spec);
     let routing = spec.routing.take();
-    // The seed draws the wormhole switches' pointers, random routes, and random choices
-    // among a pair's routes.
-    let random = routing == Some(RoutingName::Random)
+    // The seed draws the wormhole switches' pointers, random routes, a dragonfly's
+    // intermediate routers, and random choices among a pair's routes.
+    let random = routing.is_some_and(RoutingName::draws)
         || matches!(
             &shape,
             ShapeSpec::Map(MapSpec {
@@ -229,7 +229,8 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
     if seed.is_some() && !random && name != SwitchName::Wormhole {
         return Err(field(
             Field::Seed,
-            "applies to switch = \"wormhole\", routing = \"random\" or route_policy = \"random\" only",
+            "applies to switch = \"wormhole\", routing = \"random\", \"valiant\" or \"ugal\", or route_policy = \
+             \"random\" only",
         ));
     }
     let switched = SwitchedSpec {
@@ -316,6 +317,8 @@ mod tests {
             h: Some(1),
             g: Some(1),
             arrangement: Some(ArrangementName::Absolute),
+            ugal_threshold: Some(1),
+            global_link_latency_ns: Some(1.0),
             rails: Some(Vec::new()),
             models: Some(BTreeMap::new()),
             map: Some("m".into()),

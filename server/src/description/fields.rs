@@ -271,11 +271,22 @@ network_fields! {
     /// dragonfly: how the global cables join the groups, `absolute` (BookSim's, the
     /// default) or `relative`
     arrangement (Arrangement): ArrangementName => Claim::Kinds(&[Dragonfly]);
+    global_link_latency_ns (GlobalLinkLatencyNs): f64 => Claim::Kinds(&[Dragonfly]),
+        /// dragonfly: the global cables' propagation delay [ns; default: every cable's,
+        /// --link-latency].
+        flag global_link_latency: Option<f64> [value_name = "NS"];
+    ugal_threshold (UgalThreshold): u64 => Claim::Kinds(&[Dragonfly]),
+        /// dragonfly ugal: minimal when the bytes queued for the minimal first hop are at
+        /// most twice the detour's plus this [bytes; default: 240, BookSim's 30 flits of
+        /// 8 bytes].
+        flag ugal_threshold: Option<u64> [value_name = "BYTES"];
     routing (Routing): RoutingName => Claim::Switched,
         /// Routing: on fat trees `d-mod-k`, `s-mod-k`, `random` (a static seeded choice per
         /// pair, --seed) or `pattern-aware` (routes chosen so that flows of one phase of a
         /// communication pattern share few links: --pattern, or `vesper run`'s workload);
-        /// on tori, meshes and hypercubes `dimension-order`; on dragonflies `minimal`;
+        /// on tori, meshes and hypercubes `dimension-order`; on dragonflies `minimal`,
+        /// `valiant` (through a random intermediate router, --seed) or `ugal` (UGAL-L:
+        /// minimal or Valiant's detour, chosen at the source router from its queues);
         /// `shortest-path` on crossbars, trees and dragonflies.
         flag routing: Option<RoutingName> [value_enum];
     pattern (Pattern): PathBuf => Claim::Switched,

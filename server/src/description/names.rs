@@ -131,8 +131,20 @@ pub enum RoutingName {
     DimensionOrder,
     /// dragonflies: through the one cable between the two groups
     Minimal,
+    /// dragonflies: through a random intermediate router, seeded by `seed`
+    Valiant,
+    /// dragonflies: minimal or Valiant's detour, chosen at the source router (UGAL-L)
+    Ugal,
     /// maps: up*/down* routes, deadlock-free on any topology
     UpDown,
+}
+
+impl RoutingName {
+    /// Whether it draws from the seed: random up ports, a dragonfly's intermediate
+    /// routers.
+    pub fn draws(self) -> bool {
+        matches!(self, RoutingName::Random | RoutingName::Valiant | RoutingName::Ugal)
+    }
 }
 
 /// How a dragonfly's global cables join its groups.

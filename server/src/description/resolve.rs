@@ -751,6 +751,11 @@ impl TimeLimit {
     }
 }
 
+/// A delay of one step of a switched network (a cable's, say) in ns, checked.
+pub(crate) fn step_delay(ns: f64, name: Field) -> Result<SimTime, SpecError> {
+    delay(Some(ns), SimTime::ZERO, name, &STEP)
+}
+
 /// A delay in ns within `limit`, or `default`.
 fn delay(value: Option<f64>, default: SimTime, name: Field, limit: &TimeLimit) -> Result<SimTime, SpecError> {
     let Some(v) = value else {

@@ -490,6 +490,35 @@ fn reads_dragonflies() {
     assert_eq!(relative.hosts, 15);
     assert_eq!(switched(&relative).routing, RoutingPolicy::ShortestPath);
     relative.build().expect("builds");
+    // Valiant and UGAL-L draw from the seed; UGAL-L's threshold is BookSim's 30 flits
+    // unless given.
+    let valiant = parse(
+        "d.toml",
+        "[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"valiant\"\nseed = 9\n",
+    )
+    .expect("valid");
+    assert_eq!(switched(&valiant).routing, RoutingPolicy::Valiant { seed: 9 });
+    valiant.build().expect("builds");
+    let ugal = |extra: &str| {
+        let text = format!("[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"ugal\"\nswitch = \"cioq\"\n{extra}");
+        let d = parse("d.toml", &text).expect("valid");
+        d.build().expect("builds");
+        switched(&d).routing.clone()
+    };
+    assert_eq!(
+        ugal(""),
+        RoutingPolicy::Ugal {
+            seed: 1,
+            threshold: 240
+        }
+    );
+    assert_eq!(
+        ugal("ugal_threshold = 800\n"),
+        RoutingPolicy::Ugal {
+            seed: 1,
+            threshold: 800
+        }
+    );
     let err = |text: &str| parse("d.toml", text).expect_err("refused").to_string();
     assert_eq!(
         err("[network]\nkind = \"dragonfly\"\n"),
@@ -502,7 +531,11 @@ fn reads_dragonflies() {
     );
     assert_eq!(
         err("[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"d-mod-k\"\n"),
-        "d.toml: network.routing: dragonflies route minimally (routing = \"minimal\") or by shortest paths"
+        "d.toml: network.routing: dragonflies route minimal, valiant, ugal or shortest-path"
+    );
+    assert_eq!(
+        err("[network]\nkind = \"dragonfly\"\np = 2\nugal_threshold = 100\n"),
+        "d.toml: network.ugal_threshold: only routing = \"ugal\" has a threshold"
     );
     assert_eq!(
         err("[network]\nkind = \"torus\"\ndims = [4, 4]\nrouting = \"minimal\"\n"),
@@ -511,7 +544,7 @@ fn reads_dragonflies() {
     );
     assert_eq!(
         err("[network]\nkind = \"crossbar\"\nrouting = \"minimal\"\n"),
-        "d.toml: network.routing: minimal routes dragonflies (kind = \"dragonfly\")"
+        "d.toml: network.routing: minimal, valiant and ugal route dragonflies (kind = \"dragonfly\")"
     );
     assert_eq!(
         err("[network]\nkind = \"dragonfly\"\np = 2\ndims = [2]\n"),

@@ -18,4 +18,7 @@ pub(crate) enum PacketEvent {
     Match { switch: SwitchId },
     /// a CIOQ crossbar transfer ended (switch-local port numbers)
     CrossbarDone { switch: SwitchId, input: u32, output: u32 },
+    /// UGAL-L: a packet of `bytes` that `port` sent started leaving the next switch
+    /// (see [`crate::topology::Detour`]); its credit is back
+    CreditArrives { port: PortId, bytes: u32 },
 }

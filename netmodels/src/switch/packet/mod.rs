@@ -98,8 +98,8 @@ pub(crate) struct Step<'a, S> {
 impl FabricPart for PacketFabric {
     type Event = PacketEvent;
 
-    fn route(&mut self, src: HostId, dst: HostId) -> Route {
-        self.routes.route(src, dst)
+    fn route(&mut self, src: HostId, dst: HostId, number: u64) -> Route {
+        self.routes.route(src, dst, number)
     }
 
     fn packets(&self, src: HostId, size_bytes: u32) -> u32 {
@@ -159,9 +159,7 @@ impl FabricPart for PacketFabric {
     /// partition then draws for every message, in the order of their numbers, as the
     /// whole network does, so their generators agree.
     fn entered_elsewhere(&mut self, spec: &MessageSpec) {
-        if self.routes.draws_at_random() {
-            self.routes.route(spec.src, spec.dst);
-        }
+        self.routes.draw_elsewhere(spec.src, spec.dst);
     }
 
     fn can_be_split<S: TraceSink>(&self) -> Result<(), &'static str> {
@@ -180,6 +178,14 @@ impl FabricPart for PacketFabric {
         let Some(share) = &mut self.share else {
             return;
         };
+        if let CrossingEvent::Credit { port, bytes } = crossing.event {
+            let event = PacketEvent::CreditArrives {
+                port: PortId(port),
+                bytes,
+            };
+            core.queue.schedule_keyed(crossing.key, Event::Packet(event));
+            return;
+        }
         let number = crossing.message.number;
         let message = share.split.record_of(crossing, core.messages, &mut self.routes);
         share.present(message, 1);
@@ -201,6 +207,7 @@ impl FabricPart for PacketFabric {
             }
             // The wormhole fabric's own.
             CrossingEvent::Flit { .. } | CrossingEvent::Signal { .. } | CrossingEvent::Plan { .. } => return,
+            CrossingEvent::Credit { .. } => return,
         };
         core.queue.schedule_keyed(crossing.key, Event::Packet(event));
     }
@@ -277,6 +284,10 @@ impl PacketFabric {
                     x.done(&self.waiting, input, output);
                 }
                 self.schedule_match(switch, step);
+            }
+            PacketEvent::CreditArrives { port, bytes } => {
+                let out = &mut self.ports[port.index()];
+                out.in_next_bytes -= u64::from(bytes);
             }
         }
         None
@@ -424,9 +435,9 @@ impl PacketFabric {
     #[inline(always)]
     fn device_of(&self, event: PacketEvent) -> usize {
         match event {
-            PacketEvent::Routed { port, .. } | PacketEvent::PortFree { port } => {
-                self.port_device[port.index()] as usize
-            }
+            PacketEvent::Routed { port, .. }
+            | PacketEvent::PortFree { port }
+            | PacketEvent::CreditArrives { port, .. } => self.port_device[port.index()] as usize,
             // The port it arrives at is its destination's.
             PacketEvent::TailArrives { packet } => {
                 self.port_device[self.packets[packet.index()].in_port as usize] as usize

@@ -23,15 +23,16 @@
 //! [`crate::simulation`]), which owns the ports, the packets and the event loop.
 
 use super::{PacketFabric, Step};
-use crate::crossing::CrossingEvent;
+use crate::crossing::{Crossing, CrossingEvent};
 use crate::event::Event;
 use crate::ids::{Device, PortId};
 use crate::link::LinkParams;
-use crate::message::{PacketId, port_ref};
+use crate::message::{Packet, PacketId, port_ref};
+use crate::queue::EventQueue;
 use crate::switch::packet::events::PacketEvent;
 use crate::switch::waiting::{Queue, Side};
 use crate::time::SimTime;
-use crate::topology::Endpoint;
+use crate::topology::{Endpoint, Route};
 use crate::trace::{BufferSide, LinkTraversal, TraceSink};
 
 /// The output ports' state, by global port index: every port's, or in one partition
@@ -120,6 +121,9 @@ pub(crate) struct OutPort {
     pub(crate) queue: Queue,
     /// bytes of the waiting packets
     pub(crate) queued_bytes: u64,
+    /// UGAL-L only: bytes sent on this port to a switch whose credit has not come back
+    /// (their packets have not started leaving that switch, or the news is on its way)
+    pub(crate) in_next_bytes: u64,
 }
 
 impl OutPort {
@@ -135,6 +139,7 @@ impl OutPort {
             release_sequence: 0,
             queue: Queue::default(),
             queued_bytes: 0,
+            in_next_bytes: 0,
         }
     }
 }
@@ -188,6 +193,42 @@ impl PacketFabric {
         }
     }
 
+    /// UGAL-L's credits (see [`crate::topology::Detour`]): switch port `port` starts
+    /// sending `sent` to `peer`. A switch counts the bytes it sends on until their packet
+    /// starts leaving the next switch, as BookSim's credits count flits in the next
+    /// router's buffers: the bytes `sent` took from the output upstream come back there
+    /// one cable later (a crossing, if that switch is another partition's).
+    fn credit<S: TraceSink>(&mut self, port: PortId, sent: Packet, peer: Device, step: &mut Step<'_, S>) {
+        let bytes = sent.wire_bytes;
+        if let Device::Switch(_) = peer {
+            self.ports[port.index()].in_next_bytes += u64::from(bytes);
+        }
+        // The first switch of its path: it came from an adapter.
+        if sent.hop < 2 {
+            return;
+        }
+        let Some((upstream, link)) = self.wiring.peer[sent.in_port as usize] else {
+            return;
+        };
+        let up = self.port_id(upstream);
+        let key = EventQueue::<Event>::key_of(step.now + link.propagation, 0, step.queue.reserve());
+        let elsewhere = self.share.as_mut().and_then(|share| {
+            let to = share.split.elsewhere(self.wiring.device_index(upstream.device))?;
+            Some((share, to))
+        });
+        match elsewhere {
+            Some((share, to)) => {
+                share
+                    .split
+                    .crossings
+                    .push(Crossing::bare(to, key, CrossingEvent::Credit { port: up.0, bytes }))
+            }
+            None => step
+                .queue
+                .schedule_keyed(key, Event::Packet(PacketEvent::CreditArrives { port: up, bytes })),
+        }
+    }
+
     /// The packet `port` was sending has left: the oldest packet waiting for it, if any,
     /// goes next.
     pub(crate) fn send_queued<S: TraceSink>(&mut self, port: PortId, step: &mut Step<'_, S>) {
@@ -232,6 +273,11 @@ impl PacketFabric {
             p.hop += 1;
         }
         p.in_port = self.wiring.port(peer) as u32;
+        if self.routes.counts_credits()
+            && let Device::Switch(_) = owner.device
+        {
+            self.credit(port, sent, peer.device, step);
+        }
         let out = &mut self.ports[port.index()];
         out.free_at = tail_sent;
         // Traces record the port's release (the end of a segment at an adapter).
@@ -254,6 +300,23 @@ impl PacketFabric {
         // The packet's next event, here or in another partition of the network.
         let crossed = match peer.device {
             Device::Switch(switch) => {
+                let route = match route {
+                    // UGAL-L: the source router chooses, from its output queues as the
+                    // message's first packet leaves the adapter, for the whole message.
+                    Route::Choose { .. } => {
+                        let chosen = self.routes.choose(route, switch, dst, |port| {
+                            let id = self.port_id(Endpoint {
+                                device: peer.device,
+                                port,
+                            });
+                            let out = &self.ports[id.index()];
+                            out.queued_bytes + out.in_next_bytes
+                        });
+                        step.messages[sent.message.index()].route = chosen;
+                        chosen
+                    }
+                    route => route,
+                };
                 let out = self.routes.port(route, switch, usize::from(sent.hop), dst);
                 let next = self.port_id(Endpoint {
                     device: peer.device,

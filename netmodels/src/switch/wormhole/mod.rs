@@ -374,8 +374,8 @@ impl FabricPart for WormholeFabric {
     type Event = WormEvent;
     const KEEPS_FINALS: bool = false;
 
-    fn route(&mut self, src: HostId, dst: HostId) -> Route {
-        self.routes.route(src, dst)
+    fn route(&mut self, src: HostId, dst: HostId, number: u64) -> Route {
+        self.routes.route(src, dst, number)
     }
 
     fn packets(&self, src: HostId, size_bytes: u32) -> u32 {

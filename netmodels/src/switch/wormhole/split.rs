@@ -107,7 +107,7 @@ impl WormholeFabric {
                 });
                 WormEvent::PlanArrives { input, slot }
             }
-            CrossingEvent::Routed { .. } | CrossingEvent::TailArrives => return,
+            CrossingEvent::Routed { .. } | CrossingEvent::TailArrives | CrossingEvent::Credit { .. } => return,
         };
         queue.schedule_keyed(crossing.key, Event::Worm(event));
     }

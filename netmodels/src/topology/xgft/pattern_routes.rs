@@ -676,7 +676,7 @@ mod tests {
         let mut table = RouteTable::build(&topology, &wiring).expect("routable");
         for (s, d) in [(1, 4), (0, 0), (7, 13), (1, 4)] {
             let (src, dst) = (HostId(s), HostId(d));
-            let route = table.route(src, dst);
+            let route = table.route(src, dst, 0);
             assert!(matches!(route, Route::Source(_)));
             let path = routes.path(src, dst);
             let ports: Vec<u32> = (0..path.len())

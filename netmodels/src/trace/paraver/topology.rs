@@ -73,7 +73,10 @@ impl TraceShape {
             Routing::DimensionOrder(t) => TraceShape::Torus(t.clone()),
             Routing::ShortestPath | Routing::Explicit(_) if topology.switch_ports.len() == 1 => TraceShape::Crossbar,
             // A dragonfly is drawn as a graph until the view lays out its groups.
-            Routing::ShortestPath | Routing::Explicit(_) | Routing::DragonflyMinimal(_) => TraceShape::Graph,
+            Routing::ShortestPath
+            | Routing::Explicit(_)
+            | Routing::DragonflyMinimal(_)
+            | Routing::DragonflyDetour(_) => TraceShape::Graph,
         }
     }
 

@@ -137,9 +137,9 @@ fn any_kind_routing(name: Option<RoutingName>) -> Result<RoutingPolicy, SpecErro
             Field::Routing,
             "dimension-order routes tori, meshes and hypercubes",
         )),
-        Some(RoutingName::Minimal) => Err(field(
+        Some(RoutingName::Minimal | RoutingName::Valiant | RoutingName::Ugal) => Err(field(
             Field::Routing,
-            "minimal routes dragonflies (kind = \"dragonfly\")",
+            "minimal, valiant and ugal route dragonflies (kind = \"dragonfly\")",
         )),
         Some(RoutingName::DModK | RoutingName::SModK | RoutingName::Random | RoutingName::PatternAware) => Err(field(
             Field::Routing,

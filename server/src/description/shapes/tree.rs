@@ -135,7 +135,12 @@ impl<S: TreeSize> ShapeKind for TreeSpec<S> {
             Some(RoutingName::Random) => RoutingPolicy::Random { seed },
             Some(RoutingName::PatternAware) => RoutingPolicy::PatternAware(None),
             Some(
-                RoutingName::ShortestPath | RoutingName::DimensionOrder | RoutingName::Minimal | RoutingName::UpDown,
+                RoutingName::ShortestPath
+                | RoutingName::DimensionOrder
+                | RoutingName::Minimal
+                | RoutingName::Valiant
+                | RoutingName::Ugal
+                | RoutingName::UpDown,
             ) => {
                 return None;
             }
