@@ -352,8 +352,7 @@ impl NetworkConfig {
             Shape::Xgft(x) => TraceShape::Xgft(x.clone()),
             Shape::Torus(t) => TraceShape::Torus(t.clone()),
             Shape::Map(_) => TraceShape::Map,
-            // Drawn as a graph until the view lays out its groups.
-            Shape::Dragonfly(_) => TraceShape::Graph,
+            Shape::Dragonfly(d) => TraceShape::Dragonfly(d.clone()),
         };
         match &self.fabric {
             FabricConfig::Switched(s) => vec![shape(s)],

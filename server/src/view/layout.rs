@@ -31,6 +31,15 @@
 //! A hypercube's bits are split in two: the low half numbers the column and the high
 //! half the row, each in Gray-code order, so that every neighbour along one of the
 //! low (high) bits' first dimension is the next column (row).
+//!
+//! Groups (a topology of kind `dragonfly`): the groups on a circle, each group's
+//! routers on a small circle of their own, each router's hosts fanned out beyond it.
+//!
+//! ```text
+//!        ∘▪▪∘            group 0 at the top, the others clockwise; a router's
+//!   ∘▪▪∘      ∘▪▪∘       local cables stay inside its group's circle, the global
+//!        ∘▪▪∘            ones cross the middle
+//! ```
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -44,6 +53,8 @@ pub enum Kind {
     Levels,
     /// a grid of coordinates, a slice at a time
     Grid,
+    /// a dragonfly's groups on a circle
+    Groups,
 }
 
 /// A device's place in the picture.
@@ -89,6 +100,7 @@ pub struct Picture {
 pub fn picture(host: &[bool], links: &[(u32, u32)], topology: Option<&Topology>) -> Picture {
     match topology {
         Some(t) if is_grid(&t.kind) && !t.dims.is_empty() && t.devices.len() == host.len() => grid(host, t),
+        Some(t) if t.kind == "dragonfly" && t.devices.len() == host.len() => groups(host, t),
         Some(t) if t.devices.len() == host.len() => {
             let levels = t.devices.iter().map(|d| d.level).collect();
             by_levels(levels, links)
@@ -222,6 +234,68 @@ fn gray_rank(mut g: u32) -> u32 {
         g >>= 1;
     }
     rank
+}
+
+/// A dragonfly's devices in their groups (the topology checked that every device has
+/// its group and place in it, within the shape's `g` and `a`).
+fn groups(host: &[bool], t: &Topology) -> Picture {
+    use std::f64::consts::{PI, TAU};
+    let count = |key: &str| t.shape.get(key).and_then(serde_json::Value::as_u64).unwrap_or(1).max(1) as f64;
+    let (a, g) = (count("a"), count("g"));
+    // The groups' circle, and each group's: as large as their neighbours leave room for.
+    let (big, small) = match g > 1.0 {
+        true => (0.36, (0.36 * (PI / g).sin() * 0.55).min(0.1)),
+        false => (0.0, 0.3),
+    };
+    let place = |d: usize| {
+        let c = t.devices[d].coords.as_deref().unwrap_or(&[0, 0]);
+        (c.first().copied().unwrap_or(0), c.get(1).copied().unwrap_or(0))
+    };
+    // The hosts of each router, in the trace's order.
+    let mut hosts_of: BTreeMap<(u32, u32, u32), u32> = BTreeMap::new();
+    let mut index = vec![0u32; host.len()];
+    for d in 0..host.len() {
+        if host[d] {
+            let (group, router) = place(d);
+            let n = hosts_of.entry((t.devices[d].rail, group, router)).or_default();
+            index[d] = *n;
+            *n += 1;
+        }
+    }
+    let spots = (0..host.len())
+        .map(|d| {
+            let (group, router) = place(d);
+            let rail = t.devices[d].rail;
+            let around = TAU * f64::from(group) / g - PI / 2.0;
+            let (cx, cy) = (0.5 + big * around.cos(), 0.5 + big * around.sin());
+            // Routers start facing the middle: the global cables stay short.
+            let at = around + PI + TAU * (f64::from(router) + 0.5) / a;
+            let (angle, radius) = match host[d] {
+                false => (at, small),
+                true => {
+                    let n = f64::from(hosts_of[&(rail, group, router)]);
+                    let spread = TAU / a * 0.8;
+                    (at + spread * ((f64::from(index[d]) + 0.5) / n - 0.5), small * 1.5)
+                }
+            };
+            Spot {
+                level: t.devices[d].level,
+                x: cx + radius * angle.cos(),
+                y: cy + radius * angle.sin(),
+                slice: rail,
+            }
+        })
+        .collect();
+    Picture {
+        kind: Kind::Groups,
+        spots,
+        rows: Vec::new(),
+        slices: match t.rails {
+            1 => Vec::new(),
+            rails => (0..rails).map(|r| format!("rail {r}")).collect(),
+        },
+        aspect: Some(1.0),
+    }
 }
 
 /// A torus', mesh's or hypercube's devices on their grid (the topology checked that

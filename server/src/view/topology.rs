@@ -172,6 +172,15 @@ impl Topology {
                 ));
             }
         }
+        // A dragonfly's groups (`g`) and routers a group (`a`).
+        let size = |key: &str| raw.shape.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let (groups, routers) = (size("g"), size("a"));
+        if kind == "dragonfly" && (groups == 0 || routers == 0 || groups.saturating_mul(routers) > MAX_GRID) {
+            return Err(format!(
+                "shape: a dragonfly needs \"g\" groups of \"a\" routers, from 1 to {MAX_GRID} routers in all; got g = \
+                 {groups}, a = {routers}"
+            ));
+        }
         if raw.devices.len() != names.tasks.len() {
             return Err(format!(
                 "{} devices; the trace has {} (its .row's tasks)",
@@ -209,6 +218,18 @@ impl Topology {
                 if !fits {
                     return Err(format!(
                         "{at}: coords {:?}; a {kind} of dims {dims:?} places every device",
+                        d.coords
+                    ));
+                }
+            } else if kind == "dragonfly" {
+                let fits = d
+                    .coords
+                    .as_ref()
+                    .is_some_and(|c| c.len() == 2 && u64::from(c[0]) < groups && u64::from(c[1]) < routers);
+                if !fits {
+                    return Err(format!(
+                        "{at}: coords {:?}; a dragonfly of {groups} groups of {routers} routers places every device \
+                         by its group and place in it",
                         d.coords
                     ));
                 }

@@ -15,15 +15,15 @@
 //!
 //! - `shape`: the rails' shape (`kind`: `xgft` with `levels`, `down` (m1…mh) and `up`
 //!   (w1…wh); `torus`, `mesh` or `hypercube` with `dims`, `wrap` and
-//!   `hosts_per_switch`; `crossbar`; `map` (a map file); `graph` (cables without a
-//!   known shape); `ideal` (no switches)), with the rail's `hosts` and `switches`. When
+//!   `hosts_per_switch`; `dragonfly` with `p`, `a`, `h` and `g`; `crossbar`; `map` (a
+//!   map file); `graph` (cables without a known shape); `ideal` (no switches)), with the rail's `hosts` and `switches`. When
 //!   the rails differ: `{"kind": "rails", "rails": [shape, …]}`;
 //! - `devices`: the traced devices, in the trace's task order: `threads` the first and
 //!   last of its ports' threads, numbered from 1 over the whole trace (thread `t` is
 //!   the `t`-th name under `LEVEL THREAD` of the `.row`; a record's task `i`, thread
 //!   `j` is thread `first(i) + j − 1`); `level` the cables from the nearest host (null:
-//!   none reaches it); `coords` a torus', mesh's or hypercube's switch coordinates (a
-//!   host: its switch's), else null;
+//!   none reaches it); `coords` a torus', mesh's or hypercube's switch coordinates, a
+//!   dragonfly router's group and place in it (a host: its switch's), else null;
 //! - `links`: one per direction of every cable whose two ports are traced, idle or
 //!   not, rail by rail in the topology's cable order: `from` and `to` threads, the
 //!   rate in MB/s (10^6 bytes/s) and the propagation delay in whole ns.
@@ -36,7 +36,7 @@ use std::fmt::Write as _;
 use super::layout::{Layout, switch_levels};
 use crate::builder::NetworkBuilder;
 use crate::ids::{Device, HostId, SwitchId};
-use crate::topology::{Endpoint, Routing, Topology, Torus, Xgft};
+use crate::topology::{Dragonfly, Endpoint, Routing, Topology, Torus, Xgft};
 use crate::trace::PortRef;
 
 /// The version of the format written (`vesper_topology`).
@@ -53,6 +53,8 @@ pub enum TraceShape {
     Xgft(Xgft),
     /// a torus, mesh or hypercube
     Torus(Torus),
+    /// a dragonfly
+    Dragonfly(Dragonfly),
     /// read from a map file
     Map,
     /// cables of no known shape
@@ -61,8 +63,8 @@ pub enum TraceShape {
 
 impl TraceShape {
     /// The shape a topology's routing shows (`None`: the ideal network): XGFT routings
-    /// give the tree, dimension order the torus, one switch a crossbar, anything else a
-    /// graph. Descriptions that know better say so ([`super::ParaverOptions::shapes`]).
+    /// give the tree, dimension order the torus, a dragonfly's routings the dragonfly,
+    /// one switch a crossbar, anything else a graph. Descriptions that know better say so ([`super::ParaverOptions::shapes`]).
     pub fn of(topology: Option<&Topology>) -> TraceShape {
         let Some(topology) = topology else {
             return TraceShape::Ideal;
@@ -71,12 +73,10 @@ impl TraceShape {
             Routing::DModK(x) | Routing::SModK(x) | Routing::Random { xgft: x, .. } => TraceShape::Xgft(x.clone()),
             Routing::PatternAware(routes) => TraceShape::Xgft(routes.xgft().clone()),
             Routing::DimensionOrder(t) => TraceShape::Torus(t.clone()),
+            Routing::DragonflyMinimal(d) => TraceShape::Dragonfly(d.clone()),
+            Routing::DragonflyDetour(x) => TraceShape::Dragonfly(x.dragonfly.clone()),
             Routing::ShortestPath | Routing::Explicit(_) if topology.switch_ports.len() == 1 => TraceShape::Crossbar,
-            // A dragonfly is drawn as a graph until the view lays out its groups.
-            Routing::ShortestPath
-            | Routing::Explicit(_)
-            | Routing::DragonflyMinimal(_)
-            | Routing::DragonflyDetour(_) => TraceShape::Graph,
+            Routing::ShortestPath | Routing::Explicit(_) => TraceShape::Graph,
         }
     }
 
@@ -88,6 +88,10 @@ impl TraceShape {
             TraceShape::Crossbar => "\"kind\":\"crossbar\"".to_string(),
             TraceShape::Map => "\"kind\":\"map\"".to_string(),
             TraceShape::Graph => "\"kind\":\"graph\"".to_string(),
+            TraceShape::Dragonfly(d) => format!(
+                "\"kind\":\"dragonfly\",\"p\":{},\"a\":{},\"h\":{},\"g\":{}",
+                d.p, d.a, d.h, d.g
+            ),
             TraceShape::Xgft(x) => format!(
                 "\"kind\":\"xgft\",\"levels\":{},\"down\":[{}],\"up\":[{}]",
                 x.height(),
@@ -111,8 +115,16 @@ impl TraceShape {
         format!("{{{kind},\"hosts\":{hosts},\"switches\":{switches}}}")
     }
 
-    /// A device's coordinates on a torus, mesh or hypercube (a host: its switch's).
+    /// A device's coordinates on a torus, mesh or hypercube, or its group and place in
+    /// it on a dragonfly (a host: its switch's).
     fn coords(&self, device: Device) -> Option<Vec<u32>> {
+        if let TraceShape::Dragonfly(d) = self {
+            let router = match device {
+                Device::Host(h) => h.0 / d.p,
+                Device::Switch(s) => s.0,
+            };
+            return Some(vec![router / d.a, router % d.a]);
+        }
         let TraceShape::Torus(t) = self else { return None };
         let switch = match device {
             Device::Host(h) => h.0 / t.hosts_per_switch.max(1),

@@ -1,6 +1,7 @@
 // vesper view: draws the network as its topology is recognised (fat trees and maps by
 // levels, hosts at the bottom; tori, meshes and hypercubes as grids, a slice at a
-// time) and colours every link by its utilisation in the window the slider picks. Asks
+// time; dragonflies as groups on a circle) and colours every link by its utilisation
+// in the window the slider picks. Asks
 // the server for /api/trace (the devices, their places, and the links) and /api/window
 // (each link's bytes in a window); plain JavaScript, nothing fetched from elsewhere.
 "use strict";
@@ -94,14 +95,15 @@ async function loadTrace() {
 // Device positions, from the server's x and y (0 to 1, y down). Levels: a row per
 // level, hosts at the bottom, devices without a level on a row of their own at the
 // top. A grid (torus, mesh, hypercube): the slice chosen; devices of other slices are
-// not drawn (their places are null).
+// not drawn (their places are null). Groups (a dragonfly): a square picture, the
+// groups on a circle.
 function place() {
   const t = view.trace;
   const layout = t.layout || { kind: "levels", rows: [], slices: [], aspect: null };
   const canvas = $("network");
   canvas.width = canvas.clientWidth * devicePixelRatio;
   let cssHeight, toX, toY;
-  if (layout.kind === "grid") {
+  if (layout.kind === "grid" || layout.kind === "groups") {
     const w = canvas.clientWidth - 2 * MARGIN_PX;
     cssHeight = Math.round(Math.max(160, Math.min(720, w * (layout.aspect || 1) + 2 * MARGIN_PX)));
     const h = cssHeight - 2 * MARGIN_PX;

@@ -69,6 +69,10 @@ fn kinds() -> Vec<(NetworkConfig, &'static str)> {
             "mesh",
         ),
         (preset("hypercube"), "hypercube"),
+        (
+            network("[network]\nkind = \"dragonfly\"\np = 2\nrouting = \"ugal\"\n"),
+            "dragonfly",
+        ),
         (preset("crossbar"), "crossbar"),
         (preset("two-rail-fat-tree"), "xgft"),
         (
@@ -188,6 +192,63 @@ fn a_torus_is_drawn_on_its_grid_a_slice_at_a_time() {
         .filter(|l| crate::view::layout::wraps(&topology, task(l.from), task(l.to)))
         .count();
     assert_eq!(wraps, 2 * (6 + 8));
+}
+
+/// The view's picture of a dragonfly: every group's routers around a centre of their
+/// own, on a circle of groups, each router's hosts beyond it; a broken place is named.
+#[test]
+fn a_dragonfly_is_drawn_in_groups() {
+    let out = traced(
+        &network("[network]\nkind = \"dragonfly\"\np = 2\n"),
+        DeviceSelection::all(),
+    );
+    let names = names_of(&out);
+    let topology = Topology::parse(&out.topology, &names).expect("a topology");
+    assert_eq!(
+        (topology.shape["a"].as_u64(), topology.shape["g"].as_u64()),
+        (Some(4), Some(9))
+    );
+    let host: Vec<bool> = (0..names.tasks.len()).map(|t| names.is_host(t)).collect();
+    let picture = crate::view::layout::picture(&host, &[], Some(&topology));
+    assert_eq!((picture.kind, picture.aspect), (Kind::Groups, Some(1.0)));
+    // Each group's centre: the mean of its 4 routers.
+    let router = |name: &str| match name.strip_prefix("sw") {
+        Some(s) => s.parse::<u32>().expect("a switch number"),
+        None => name["host".len()..].parse::<u32>().expect("a host number") / 2,
+    };
+    let mut centres = [(0.0, 0.0); 9];
+    for (d, name) in names.tasks.iter().enumerate().filter(|&(d, _)| !host[d]) {
+        let spot = picture.spots[d];
+        let c = &mut centres[(router(name) / 4) as usize];
+        (c.0, c.1) = (c.0 + spot.x / 4.0, c.1 + spot.y / 4.0);
+    }
+    let distance = |(x, y): (f64, f64), (u, v): (f64, f64)| ((x - u).powi(2) + (y - v).powi(2)).sqrt();
+    for (d, name) in names.tasks.iter().enumerate() {
+        let spot = picture.spots[d];
+        assert!(
+            (0.0..=1.0).contains(&spot.x) && (0.0..=1.0).contains(&spot.y),
+            "{name}: {spot:?}"
+        );
+        let group = (router(name) / 4) as usize;
+        let own = distance((spot.x, spot.y), centres[group]);
+        // Nearer its own group's centre than any other's; hosts farther out than routers.
+        assert!(
+            centres
+                .iter()
+                .enumerate()
+                .all(|(g, &c)| g == group || distance((spot.x, spot.y), c) > own),
+            "{name}: {spot:?}"
+        );
+        assert!(if host[d] { own > 0.085 } else { own < 0.085 }, "{name}: {own}");
+    }
+    // Group 0 at the top.
+    assert!(centres[0].1 < centres.iter().skip(1).map(|c| c.1).fold(1.0, f64::min));
+    let broken = out.topology.replacen("\"coords\":[0,0]", "\"coords\":[9,0]", 1);
+    let err = Topology::parse(&broken, &names).expect_err("refused");
+    assert!(
+        err.contains("coords Some([9, 0]); a dragonfly of 9 groups of 4 routers places every device"),
+        "{err}"
+    );
 }
 
 /// A hypercube on its Gray-code grid: every switch in a cell of its own, and the
