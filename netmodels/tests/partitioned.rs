@@ -645,6 +645,22 @@ fn networks_that_cannot_be_split_say_why() {
             "{err}"
         );
     }
+    // So does a packet switch under UGAL-L on a credit; Valiant's draws need none.
+    let dragonfly = |ugal| {
+        let mut topology = detour(ugal);
+        for cable in &mut topology.cables {
+            cable.link = zero;
+        }
+        network(topology, SwitchKind::OutputQueued, routing, 4096)
+    };
+    let err = split(dragonfly(Some(240)), 2);
+    assert_eq!(err, SplitError::NoLookahead { parts: 2 });
+    assert!(
+        err.to_string()
+            .contains("a packet switch under UGAL-L routing on a credit"),
+        "{err}"
+    );
+    assert!(Partitioned::build(dragonfly(None), 2).is_ok());
 }
 
 /// The network trace `messages` give on `builder`'s network split into `parts`, with

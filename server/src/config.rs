@@ -8,8 +8,9 @@ use vesper_netmodels::partition::{Lead, Partitioned, Ranks, SplitError};
 pub use vesper_netmodels::topology::RoutingPolicy;
 use vesper_netmodels::topology::{Crossbar, Shape as ShapeModel, ShapeCounts, Strategy};
 use vesper_netmodels::{
-    AdapterParams, Bandwidth, BuildError, Dragonfly, HostId, IdealParams, LinkParams, MultiRail, NetworkBuilder,
-    RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus, TraceShape, Xgft,
+    AdapterParams, Bandwidth, BuildError, Device, Dragonfly, HostId, IdealParams, LinkParams, MultiRail,
+    NetworkBuilder, RailPolicy, Routing, SimTime, SwitchId, SwitchKind, SwitchParams, Topology, TopologyError, Torus,
+    TraceShape, Xgft,
 };
 
 /// How a simulation's network is split (see `vesper_netmodels::partition`).
@@ -127,6 +128,10 @@ impl Placement {
 
 /// What carries the messages between hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a description, made once per network: its size does not matter"
+)]
 pub enum FabricConfig {
     /// adapters, cables and switches arranged by a topology
     Switched(SwitchedConfig),
@@ -150,6 +155,9 @@ pub struct SwitchedConfig {
     pub routing: RoutingPolicy,
     /// every cable's rate and delay
     pub link: LinkParams,
+    /// the host cables' delay, when not the link's (BookSim's injection and ejection
+    /// channels take 1 cycle where its cables take 10)
+    pub host_propagation: Option<SimTime>,
     /// every switch's parameters
     pub switch: SwitchParams,
     /// trees: the switch kind of some levels (1 = the leaves), instead of `switch.kind`
@@ -230,6 +238,7 @@ impl SwitchedConfig {
             shape: Shape::Crossbar(Crossbar { hosts }),
             routing: RoutingPolicy::ShortestPath,
             link: LinkParams::default(),
+            host_propagation: None,
             switch: SwitchParams::default(),
             level_kinds: Vec::new(),
             switch_kinds: Vec::new(),
@@ -271,6 +280,13 @@ impl SwitchedConfig {
     pub fn try_topology(&self) -> Result<Topology, TopologyError> {
         let mut topology = self.shape.try_topology(self.link)?;
         topology.routing = self.routing.on(&self.shape);
+        if let Some(propagation) = self.host_propagation {
+            for cable in &mut topology.cables {
+                if matches!(cable.a.device, Device::Host(_)) || matches!(cable.b.device, Device::Host(_)) {
+                    cable.link.propagation = propagation;
+                }
+            }
+        }
         Ok(topology)
     }
 
@@ -403,7 +419,7 @@ impl SwitchedConfig {
     pub fn describe(&self) -> String {
         let s = self;
         format!(
-            "{} {}, {} routing, links {} MB/s + {}, routing {}, packets of {} + {} bytes ({} interleaving)",
+            "{} {}, {} routing, links {} MB/s + {}{}, routing {}, packets of {} + {} bytes ({} interleaving)",
             match s.switch.kind {
                 SwitchKind::OutputQueued => "output-queued".to_string(),
                 SwitchKind::Cioq(c) => format!(
@@ -431,6 +447,9 @@ impl SwitchedConfig {
             s.routing.name(),
             three_decimals(s.link.bandwidth.bytes_per_second_f64() / 1e6),
             s.link.propagation,
+            s.host_propagation
+                .map(|p| format!(" (host cables + {p})"))
+                .unwrap_or_default(),
             s.switch.routing_latency,
             s.adapter.payload_bytes,
             s.adapter.header_bytes,

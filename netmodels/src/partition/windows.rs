@@ -126,7 +126,7 @@ pub enum SplitError {
     },
     /// a cut cable and its routing take no time: partitions could not run apart
     #[error(
-        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay (or packet switches a routing latency; a wormhole switch acts on a STOP or GO, and on a new plan of the flits coming down a cable, as it arrives), or run the network whole (1 partition)"
+        "a cable between two of the {parts} partitions and the routing decision after it take no time, so the partitions could never run apart: give the cables a propagation delay (or packet switches a routing latency; a wormhole switch acts on a STOP or GO, and on a new plan of the flits coming down a cable, as it arrives, and a packet switch under UGAL-L routing on a credit), or run the network whole (1 partition)"
     )]
     NoLookahead {
         /// partitions asked for

@@ -69,8 +69,8 @@ pub struct TrafficArgs {
     #[arg(long, value_name = "TIME")]
     pub drain: Option<f64>,
     /// Cycle-compatible units: one time unit is one flit on one link; --warmup,
-    /// --measure, --drain, --router-delay, --link-delay, --global-link-delay and every
-    /// latency reported are in those units.
+    /// --measure, --drain, --router-delay, --link-delay, --global-link-delay,
+    /// --host-link-delay and every latency reported are in those units.
     #[arg(long)]
     pub cycles: bool,
     /// --cycles: the switches' routing (pipeline) delay [cycles].
@@ -83,6 +83,10 @@ pub struct TrafficArgs {
     /// --link-delay] (BookSim's are 100 cycles, its local ones 10).
     #[arg(long, value_name = "CYCLES", requires = "cycles")]
     pub global_link_delay: Option<u32>,
+    /// --cycles: the host cables' propagation delay [cycles; default: --link-delay]
+    /// (BookSim's injection and ejection channels take 1 cycle).
+    #[arg(long, value_name = "CYCLES", requires = "cycles")]
+    pub host_link_delay: Option<u32>,
     /// Seed of the generators (each point's own seed comes from it and its load).
     #[arg(long, default_value_t = 1)]
     pub traffic_seed: u64,
@@ -245,7 +249,13 @@ pub fn traffic_on(
         let mut network = resolve(&spec, &origin)?;
         let mut link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         let flit_ns = link.bandwidth.serialization_time(u64::from(link.flit_bytes)).as_ps() as f64 / 1e3;
-        if args.router_delay.is_some() || args.link_delay.is_some() || args.global_link_delay.is_some() {
+        let cycles = [
+            args.router_delay,
+            args.link_delay,
+            args.global_link_delay,
+            args.host_link_delay,
+        ];
+        if cycles.iter().any(Option::is_some) {
             spec.routing_latency_ns = args
                 .router_delay
                 .map(|c| f64::from(c) * flit_ns)
@@ -255,8 +265,15 @@ pub fn traffic_on(
                 .global_link_delay
                 .map(|c| f64::from(c) * flit_ns)
                 .or(spec.global_link_latency_ns);
+            spec.host_link_latency_ns = args
+                .host_link_delay
+                .map(|c| f64::from(c) * flit_ns)
+                .or(spec.host_link_latency_ns);
             network = resolve(&spec, &origin).with_context(|| {
-                format!("--router-delay, --link-delay and --global-link-delay: cycles of {flit_ns} ns ({label})")
+                format!(
+                    "--router-delay, --link-delay, --global-link-delay and --host-link-delay: cycles of {flit_ns} ns \
+                     ({label})"
+                )
             })?;
             link = traffic_sweep::host_link(&network).map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
         }

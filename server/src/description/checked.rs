@@ -29,6 +29,10 @@ pub struct Description {
 
 /// What joins the hosts, by kind.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a description, checked once per network: its size does not matter"
+)]
 pub enum FabricSpec {
     /// `kind = "ideal"`
     Ideal {
@@ -63,6 +67,7 @@ pub struct SwitchedSpec {
     pub routing: Option<RoutingName>,
     pub link_bandwidth_mbs: Option<f64>,
     pub link_latency_ns: Option<f64>,
+    pub host_link_latency_ns: Option<f64>,
     pub routing_latency_ns: Option<f64>,
     pub packet_payload_bytes: Option<u32>,
     pub packet_header_bytes: Option<u32>,
@@ -239,6 +244,7 @@ fn switched(spec: &mut NetworkSpec, kind: KindName) -> Result<SwitchedSpec, Spec
         routing,
         link_bandwidth_mbs: spec.link_bandwidth_mbs.take(),
         link_latency_ns: spec.link_latency_ns.take(),
+        host_link_latency_ns: spec.host_link_latency_ns.take(),
         routing_latency_ns: spec.routing_latency_ns.take(),
         packet_payload_bytes: spec.packet_payload_bytes.take(),
         packet_header_bytes: spec.packet_header_bytes.take(),
@@ -333,6 +339,7 @@ mod tests {
             pattern_phases: Some(vec![]),
             link_bandwidth_mbs: Some(1.0),
             link_latency_ns: Some(1.0),
+            host_link_latency_ns: Some(1.0),
             routing_latency_ns: Some(1.0),
             packet_payload_bytes: Some(1),
             packet_header_bytes: Some(1),

@@ -304,6 +304,10 @@ network_fields! {
     link_latency_ns (LinkLatencyNs): f64 => Claim::Switched,
         /// Cable propagation delay [ns; default: 25, i.e. 5 m at 5 ns/m].
         flag link_latency: Option<f64> [value_name = "NS"];
+    host_link_latency_ns (HostLinkLatencyNs): f64 => Claim::Switched,
+        /// The host cables' propagation delay [ns; default: every cable's,
+        /// --link-latency].
+        flag host_link_latency: Option<f64> [value_name = "NS"];
     routing_latency_ns (RoutingLatencyNs): f64 => Claim::Switched,
         /// Switch routing decision time [ns; default: 100].
         flag routing_latency: Option<f64> [value_name = "NS"];

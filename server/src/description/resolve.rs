@@ -487,6 +487,10 @@ impl SwitchedSpec {
             },
             propagation,
         };
+        let host_propagation = self
+            .host_link_latency_ns
+            .map(|ns| step_delay(ns, Field::HostLinkLatencyNs))
+            .transpose()?;
         Ok(SwitchedConfig {
             level_kinds,
             switch_kinds,
@@ -494,6 +498,7 @@ impl SwitchedSpec {
             shape,
             routing,
             link,
+            host_propagation,
             switch,
             adapter,
         })

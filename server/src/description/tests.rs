@@ -557,6 +557,33 @@ fn reads_dragonflies() {
     );
 }
 
+/// Host cables take a delay of their own when given; the others keep the link's.
+#[test]
+fn host_cables_take_their_own_delay() {
+    let d = parse(
+        "h.toml",
+        "[network]\nkind = \"kary-ntree\"\nk = 2\nn = 2\nhost_link_latency_ns = 5\n",
+    )
+    .expect("valid");
+    let topology = switched(&d).topology();
+    for cable in &topology.cables {
+        let host = matches!(cable.a.device, vesper_netmodels::Device::Host(_))
+            || matches!(cable.b.device, vesper_netmodels::Device::Host(_));
+        let expected = if host { 5 } else { 25 };
+        assert_eq!(cable.link.propagation, SimTime::from_ns(expected), "{cable:?}");
+    }
+    assert!(
+        switched(&d)
+            .describe()
+            .contains("links 250 MB/s + 25.000 ns (host cables + 5.000 ns)")
+    );
+    let err = parse("h.toml", "[network]\nkind = \"crossbar\"\nhost_link_latency_ns = -2\n").expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "h.toml: network.host_link_latency_ns: expected a non-negative time in ns"
+    );
+}
+
 #[test]
 fn an_overlay_replaces_only_what_it_gives() {
     let mut spec = parse_spec("t.toml", "[network]\nkind = \"kary-ntree\"\nk = 4\nn = 2\nseed = 3\n").expect("valid");
