@@ -107,7 +107,10 @@ function place() {
     const w = canvas.clientWidth - 2 * MARGIN_PX;
     cssHeight = Math.round(Math.max(160, Math.min(720, w * (layout.aspect || 1) + 2 * MARGIN_PX)));
     const h = cssHeight - 2 * MARGIN_PX;
-    toX = (x) => MARGIN_PX + x * w;
+    // Groups: a square in the middle, so that the circle of groups stays round.
+    const side = layout.kind === "groups" ? Math.min(w, h) : w;
+    const left = MARGIN_PX + (w - side) / 2;
+    toX = (x) => left + x * side;
     toY = (y) => MARGIN_PX + y * h;
   } else {
     const rows = Math.max(1, layout.rows.length);
