@@ -23,9 +23,13 @@
 //! vesper's 8-byte flits). What `q` counts depends on the switch:
 //!
 //! - output-queued: the bytes of the packets waiting in that output's queue (not the
-//!   one being sent);
-//! - CIOQ: the bytes in that output's queue, past the crossbar (not the packets still
-//!   in input queues: with a speedup of 2 or more the backlog is there);
+//!   one being sent), plus the bytes it sent to the next switch whose packets have not
+//!   yet started leaving that switch: BookSim's credits, which count the flits in the
+//!   next router's buffers. Each packet's credit goes back up its cable one
+//!   propagation delay after it starts leaving (`PacketEvent::CreditArrives`, or a
+//!   crossing to another partition), so a split network's lookahead is the cable alone;
+//! - CIOQ: the same, its queue being the output's, past the crossbar (not the packets
+//!   still in input queues: with a speedup of 2 or more the backlog is there);
 //! - wormhole: not modelled (a dragonfly of wormhole switches needs virtual channels).
 //!
 //! The choice is made when the message's first packet leaves its adapter for the
